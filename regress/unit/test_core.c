@@ -1,0 +1,449 @@
+/*
+ * test_core.c
+ *	  Unit tests of the storage core without PostgreSQL: pool validation,
+ *	  status words, the allocator (also under concurrent threads), tables,
+ *	  version chains, MCSI visibility and conflicts, subtransactions, and
+ *	  recovery of transactions in flight.
+ *
+ * Each test prints "ok" or "not ok" lines; the last line is
+ * "N passed, N failed" and the exit code is non-zero on any failure.
+ */
+#include "alloc.h"
+#include "core.h"
+#include "mcsi.h"
+#include "persist.h"
+#include "pool.h"
+#include "store.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int	passed = 0;
+static int	failed = 0;
+
+#define CHECK(cond, name) \
+	do { \
+		if (cond) { passed++; printf("ok - %s\n", name); } \
+		else { failed++; printf("not ok - %s (%s:%d)\n", name, __FILE__, __LINE__); } \
+	} while (0)
+
+static char pool_path[256];
+static void *shmem = NULL;
+#define SYSID UINT64_C(0x1234567890)
+
+static NvmPoolOpenResult
+open_pool(uint64_t size, uint64_t sysid, uint32_t mode, char *err)
+{
+	NvmPoolOptions o = {0};
+
+	o.path = pool_path;
+	o.create_size = size;
+	o.system_identifier = sysid;
+	o.cc_mode = mode;
+	o.max_slots = 64;
+	o.ring_words = 64;
+	o.max_tables = 128;
+	return nvm_pool_open(&o, err, 256);
+}
+
+/* start (or restart after a simulated crash) the core on the open pool */
+static void
+start_core(void)
+{
+	free(shmem);
+	shmem = calloc(1, nvm_core_shmem_size());
+	nvm_core_startup(shmem);
+}
+
+static void
+test_pool_validation(void)
+{
+	char		err[256];
+	int			fd;
+	struct stat st;
+
+	snprintf(pool_path, sizeof(pool_path), "/dev/shm/nvmam_unit_%d", (int) getpid());
+	unlink(pool_path);
+
+	CHECK(open_pool(64 << 20, SYSID, NVM_CC_MCSI, err) == NVM_POOL_CREATED, "new pool is created");
+	CHECK(stat(pool_path, &st) == 0 && (st.st_mode & 0777) == 0600, "pool file mode is 0600");
+	CHECK(st.st_blocks * 512 >= (64 << 20), "pool file is allocated, not sparse");
+
+	/* a second opener (another process) is refused while we hold the lock */
+	{
+		pid_t		pid = fork();
+		int			status;
+
+		if (pid == 0)
+		{
+			char		e2[256];
+
+			nvm_pool_base = NULL;
+			_exit(open_pool(64 << 20, SYSID, NVM_CC_MCSI, e2) == NVM_POOL_ERR_LOCKED ? 0 : 1);
+		}
+		waitpid(pid, &status, 0);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a locked pool is refused");
+	}
+	nvm_pool_close();
+
+	CHECK(open_pool(64 << 20, SYSID, NVM_CC_MCSI, err) == NVM_POOL_OK, "existing pool reopens");
+	nvm_pool_close();
+	CHECK(open_pool(64 << 20, SYSID + 1, NVM_CC_MCSI, err) == NVM_POOL_ERR_FOREIGN &&
+		  strstr(err, pool_path) != NULL, "pool of another cluster is refused, naming the file");
+	CHECK(open_pool(64 << 20, SYSID, NVM_CC_N2DB, err) == NVM_POOL_ERR_MODE, "pool of another mode is refused");
+
+	/* corrupt one header byte */
+	fd = open(pool_path, O_RDWR);
+	{
+		unsigned char b;
+
+		pread(fd, &b, 1, 20);
+		b ^= 0xff;
+		pwrite(fd, &b, 1, 20);
+		CHECK(open_pool(64 << 20, SYSID, NVM_CC_MCSI, err) == NVM_POOL_ERR_BAD_CHECKSUM, "corrupt header is refused");
+		b ^= 0xff;
+		pwrite(fd, &b, 1, 20);
+	}
+	/* random bytes in place of the magic */
+	{
+		uint64_t	junk = 0xdeadbeefcafef00dULL,
+					saved;
+
+		pread(fd, &saved, 8, 0);
+		pwrite(fd, &junk, 8, 0);
+		CHECK(open_pool(64 << 20, SYSID, NVM_CC_MCSI, err) == NVM_POOL_ERR_BAD_MAGIC, "file without magic is refused");
+		pwrite(fd, &saved, 8, 0);
+	}
+	/* truncated to less than the header says */
+	CHECK(ftruncate(fd, 32 << 20) == 0, "truncate");
+	CHECK(open_pool(64 << 20, SYSID, NVM_CC_MCSI, err) == NVM_POOL_ERR_TRUNCATED, "truncated pool is refused");
+	CHECK(ftruncate(fd, 100) == 0, "truncate");
+	CHECK(open_pool(64 << 20, SYSID, NVM_CC_MCSI, err) == NVM_POOL_ERR_TRUNCATED, "pool shorter than a header is refused");
+	close(fd);
+	unlink(pool_path);
+
+	CHECK(open_pool(64 << 20, SYSID, NVM_CC_MCSI, err) == NVM_POOL_CREATED, "fresh pool for the remaining tests");
+	start_core();
+}
+
+static void
+test_status_word(void)
+{
+	_Atomic uint64_t word = 0;
+
+	nvm_status_word_set(&word, 0, NVM_STATUS_RUNNING);
+	nvm_status_word_set(&word, 30, NVM_STATUS_COMMITTED);
+	nvm_status_word_set(&word, 5, NVM_STATUS_ABORTED);
+	CHECK(nvm_status_word_get(&word, 0) == NVM_STATUS_RUNNING &&
+		  nvm_status_word_get(&word, 30) == NVM_STATUS_COMMITTED &&
+		  nvm_status_word_get(&word, 5) == NVM_STATUS_ABORTED &&
+		  nvm_status_word_get(&word, 6) == NVM_STATUS_INITIAL, "status word keeps 31 independent entries");
+	CHECK((atomic_load(&word) & NVM_STATUS_DIRTY_BIT) == 0, "dirty bit is clear after set");
+	atomic_store(&word, atomic_load(&word) | NVM_STATUS_DIRTY_BIT);
+	CHECK(nvm_status_word_get(&word, 30) == NVM_STATUS_COMMITTED, "a dirty word still reads its status");
+}
+
+static void
+test_alloc_basic(void)
+{
+	NvmAllocStats before,
+				after;
+	nvm_off		a = nvm_alloc(100),
+				b = nvm_alloc(100),
+				big = nvm_alloc((3 << 20) - 64);
+
+	CHECK(a && b && a != b, "two small blocks are distinct");
+	CHECK(nvm_alloc_usable_size(a) >= 100, "usable size covers the request");
+	CHECK(big && nvm_alloc_usable_size(big) >= (3 << 20) - 64, "large block spans chunks");
+	memset(nvm_ptr(big), 0xab, (3 << 20) - 64);
+	nvm_drain();
+	nvm_alloc_get_stats(&before);
+	/* rebuilding from the pool gives the same accounting */
+	start_core();
+	nvm_alloc_get_stats(&after);
+	CHECK(before.bytes_allocated == after.bytes_allocated &&
+		  before.chunks_free == after.chunks_free, "allocator state rebuilds from the pool");
+	nvm_free(a);
+	nvm_free(b);
+	nvm_free(big);
+	nvm_alloc_get_stats(&after);
+	CHECK(after.chunks_free == before.chunks_free + 3, "freeing a large block returns its chunks");
+}
+
+static void
+test_alloc_full(void)
+{
+	nvm_off		offs[1024];
+	int			n = 0;
+	NvmAllocStats st;
+
+	while (n < 1024 && (offs[n] = nvm_alloc(1 << 20)) != 0)
+		n++;
+	CHECK(n > 0 && n < 1024, "a full pool returns 0 instead of crashing");
+	nvm_alloc_get_stats(&st);
+	CHECK(nvm_alloc(2 << 20) == 0, "allocation fails when the pool is full");
+	for (int i = 0; i < n; i++)
+		nvm_free(offs[i]);
+	CHECK(nvm_alloc(1 << 20) != 0, "space freed can be allocated again");
+}
+
+#define THREADS 4
+#define PER_THREAD 20000
+
+static void *
+alloc_worker(void *arg)
+{
+	long		id = (long) arg;
+	nvm_off    *mine = calloc(PER_THREAD, sizeof(nvm_off));
+	size_t	   *sizes = calloc(PER_THREAD, sizeof(size_t));
+	unsigned	seed = (unsigned) id * 7919;
+	long		bad = 0;
+
+	for (int i = 0; i < PER_THREAD; i++)
+	{
+		sizes[i] = 16 + rand_r(&seed) % 2000;
+		mine[i] = nvm_alloc(sizes[i]);
+		if (mine[i])
+			memset(nvm_ptr(mine[i]), (int) id + 1, sizes[i]);
+		if (i % 3 == 0 && mine[i / 2])
+		{
+			nvm_free(mine[i / 2]);
+			mine[i / 2] = 0;
+		}
+	}
+	for (int i = 0; i < PER_THREAD; i++)
+	{
+		unsigned char *p = nvm_ptr(mine[i]);
+
+		if (!p)
+			continue;
+		for (size_t k = 0; k < sizes[i]; k++)
+			if (p[k] != (unsigned char) (id + 1))
+			{
+				bad++;
+				break;
+			}
+		nvm_free(mine[i]);
+	}
+	free(mine);
+	free(sizes);
+	return (void *) bad;
+}
+
+static void
+test_alloc_concurrent(void)
+{
+	pthread_t	th[THREADS];
+	long		bad = 0;
+	NvmAllocStats before,
+				after;
+
+	nvm_alloc_get_stats(&before);
+	for (long i = 0; i < THREADS; i++)
+		pthread_create(&th[i], NULL, alloc_worker, (void *) i);
+	for (int i = 0; i < THREADS; i++)
+	{
+		void	   *r;
+
+		pthread_join(th[i], &r);
+		bad += (long) r;
+	}
+	nvm_alloc_get_stats(&after);
+	CHECK(bad == 0, "concurrent threads never receive overlapping blocks");
+	CHECK(after.blocks_allocated == before.blocks_allocated, "every block freed is accounted for");
+}
+
+static NvmView
+snapshot_view(NvmSnapshot *snap, NvmTxn *txn, uint32_t curcid)
+{
+	NvmView		v = {NVM_VIEW_SNAPSHOT, snap, txn->txid, curcid};
+
+	nvm_snapshot_take(snap);
+	return v;
+}
+
+static NvmTableKey key1 = {1663, 5, 16384, 0};
+
+static void
+test_mvcc(void)
+{
+	NvmTable	t,
+				t2;
+	NvmTxn		a,
+				b;
+	int			sa = nvm_slot_acquire(1),
+				sb = nvm_slot_acquire(2);
+	uint64_t	n1,
+				n2,
+				n3;
+	static NvmSnapshot snap_before,
+				snap_after,
+				snap;
+	NvmView		v;
+	NvmConflict cf;
+	NvmVersion *vis;
+
+	CHECK(sa >= 0 && sb >= 0 && sa != sb, "two clock slots");
+	nvm_txn_init(&a, sa);
+	nvm_txn_init(&b, sb);
+	CHECK(nvm_table_create(&key1, 0, &t), "table created");
+	CHECK(nvm_table_open(&key1, &t2) && t2.desc == t.desc, "table found by key");
+
+	nvm_snapshot_take(&snap_before);
+	CHECK(nvm_record_insert(&t, &a, 1, 0, "hello", 6, &n1) == NVM_WRITE_OK, "insert");
+	CHECK(nvm_txid_clock_id(a.txid) == (uint32_t) sa, "txid carries the clock id");
+
+	/* invisible to others before commit, visible to own later commands */
+	v = snapshot_view(&snap, &b, 0);
+	CHECK(nvm_chain_visible(&t, 1, &v) == NULL, "uncommitted insert invisible to others");
+	v = snapshot_view(&snap, &a, 1);
+	vis = nvm_chain_visible(&t, 1, &v);
+	CHECK(vis && strcmp(vis->data, "hello") == 0, "own insert visible to a later command");
+	v = snapshot_view(&snap, &a, 0);
+	CHECK(nvm_chain_visible(&t, 1, &v) == NULL, "own insert invisible to the same command");
+	nvm_txn_commit(&a);
+
+	v.kind = NVM_VIEW_SNAPSHOT;
+	v.snap = &snap_before;
+	v.my_txid = 0;
+	CHECK(nvm_chain_visible(&t, 1, &v) == NULL, "old snapshot does not see a later commit");
+	v = snapshot_view(&snap_after, &b, 0);
+	CHECK(nvm_chain_visible(&t, 1, &v) != NULL, "new snapshot sees the commit");
+
+	/* b updates with its snapshot; a concurrent a conflicts */
+	CHECK(nvm_record_update(&t, &b, 1, 0, n1, "world", 6, false, &n2, &cf) == NVM_WRITE_OK, "update");
+	CHECK(nvm_version_by_no(&t, n2)->index_root == n1, "update of no key keeps the index root");
+	CHECK(nvm_record_update(&t, &a, 1, 0, n1, "other", 6, false, &n3, &cf) == NVM_WRITE_BEING_MODIFIED &&
+		  cf.newer_version_no == n2, "concurrent update of a running version conflicts");
+	CHECK(nvm_record_update(&t, &b, 1, 0, n1, "again", 6, false, &n3, &cf) == NVM_WRITE_SELF_MODIFIED &&
+		  cf.newer_cid == 0, "updating a version this command replaced is self-modified");
+	CHECK(nvm_record_update(&t, &b, 1, 0, n2, "again", 6, false, &n3, &cf) == NVM_WRITE_INVISIBLE,
+		  "a version made by this very command cannot be updated by it");
+	nvm_txn_commit(&b);
+	nvm_txn_abort(&a);
+	CHECK(nvm_record_update(&t, &a, 1, 0, n1, "other", 6, false, &n3, &cf) == NVM_WRITE_UPDATED &&
+		  cf.newer_version_no == n2, "update from an old snapshot sees the committed newer version");
+	nvm_txn_abort(&a);
+
+	v = snapshot_view(&snap, &a, 0);
+	vis = nvm_chain_visible(&t, 1, &v);
+	CHECK(vis && strcmp(vis->data, "world") == 0, "snapshot sees the newest committed version");
+	v.snap = &snap_after;
+	vis = nvm_chain_visible(&t, 1, &v);
+	CHECK(vis && strcmp(vis->data, "hello") == 0, "older snapshot still reads the older version");
+
+	/* delete + subtransaction rollback */
+	CHECK(nvm_record_update(&t, &a, 1, 0, n2, "keyed", 6, true, &n3, &cf) == NVM_WRITE_OK, "key update");
+	CHECK(nvm_version_by_no(&t, n3)->index_root == n3, "key update starts a new index run");
+	{
+		uint64_t	n4;
+
+		CHECK(nvm_record_update(&t, &a, 2, 1, n3, NULL, 0, false, &n4, &cf) == NVM_WRITE_OK, "delete in a subtransaction");
+		v = snapshot_view(&snap, &a, 2);
+		vis = nvm_chain_visible(&t, 1, &v);
+		CHECK(vis && nvm_version_is_tombstone(vis), "own delete seen as a tombstone");
+		nvm_txn_subxact_abort(&a, 2);
+		vis = nvm_chain_visible(&t, 1, &v);
+		CHECK(vis && strcmp(vis->data, "keyed") == 0, "rolled-back subtransaction's delete is gone");
+	}
+	nvm_txn_commit(&a);
+	v = snapshot_view(&snap, &b, 0);
+	vis = nvm_chain_visible(&t, 1, &v);
+	CHECK(vis && strcmp(vis->data, "keyed") == 0, "commit after subtransaction rollback keeps the rest");
+
+	/* read-only transactions write nothing */
+	{
+		NvmPersistStats s0 = nvm_persist_stats;
+
+		v = snapshot_view(&snap, &b, 0);
+		nvm_chain_visible(&t, 1, &v);
+		nvm_txn_commit(&b);
+		CHECK(nvm_persist_stats.flushes == s0.flushes && nvm_persist_stats.drains == s0.drains,
+			  "a read-only transaction persists nothing");
+	}
+	nvm_slot_release(sa);
+	nvm_slot_release(sb);
+}
+
+static void
+test_recovery(void)
+{
+	NvmTable	t;
+	NvmTxn		a;
+	int			sa = nvm_slot_acquire(1);
+	uint64_t	n,
+				txid_before,
+				committed_txid;
+	static NvmSnapshot snap;
+	NvmView		v;
+
+	nvm_txn_init(&a, sa);
+	CHECK(nvm_table_open(&key1, &t), "table survives");
+	CHECK(nvm_record_insert(&t, &a, 1, 0, "committed", 10, &n) == NVM_WRITE_OK, "insert to commit");
+	committed_txid = a.txid;
+	nvm_txn_commit(&a);
+	CHECK(nvm_record_insert(&t, &a, 1, 0, "inflight", 9, &n) == NVM_WRITE_OK, "insert left in flight");
+	txid_before = a.txid;
+
+	/* crash: the process state is gone; the pool stays */
+	nvm_pool_close();
+	{
+		char		err[256];
+
+		CHECK(open_pool(64 << 20, SYSID, NVM_CC_MCSI, err) == NVM_POOL_OK, "pool reopens after crash");
+	}
+	start_core();
+	CHECK(nvm_status_get(txid_before) == NVM_STATUS_ABORTED, "transaction in flight at the crash is aborted");
+	CHECK(nvm_status_get(committed_txid) == NVM_STATUS_COMMITTED, "committed transaction stays committed");
+	CHECK(nvm_table_open(&key1, &t), "table found after restart");
+	nvm_txn_init(&a, nvm_slot_acquire(1));
+	v = snapshot_view(&snap, &a, 0);
+	{
+		int			seen_committed = 0,
+					seen_inflight = 0;
+
+		for (uint64_t r = 1; r < nvm_table_record_limit(&t); r++)
+		{
+			NvmVersion *x = nvm_chain_visible(&t, r, &v);
+
+			if (x && strcmp(x->data, "committed") == 0)
+				seen_committed++;
+			if (x && strcmp(x->data, "inflight") == 0)
+				seen_inflight++;
+		}
+		CHECK(seen_committed == 1 && seen_inflight == 0, "after recovery committed rows are there, in-flight ones are not");
+	}
+	nvm_txn_begin_write(&a);
+	CHECK(nvm_txid_clock_id(a.txid) == nvm_txid_clock_id(txid_before) &&
+		  nvm_txid_clock_ts(a.txid) > nvm_txid_clock_ts(txid_before), "clocks never go back across a crash");
+	nvm_txn_abort(&a);
+	{
+		uint64_t	n2;
+
+		CHECK(nvm_record_insert(&t, &a, 1, 0, "after", 6, &n2) == NVM_WRITE_OK && n2 > n,
+			  "version numbers are not reused after a crash");
+		nvm_txn_commit(&a);
+	}
+}
+
+int
+main(void)
+{
+	test_pool_validation();
+	test_status_word();
+	test_alloc_basic();
+	test_alloc_full();
+	test_alloc_concurrent();
+	test_mvcc();
+	test_recovery();
+	nvm_pool_close();
+	unlink(pool_path);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,508 @@
+/*
+ * alloc.c
+ *	  The pool allocator: size-class chunks and whole-chunk runs, with its
+ *	  volatile state in shared memory rebuilt from the pool at start-up.
+ *
+ * See alloc.h for the persistent format and the persist order.  The
+ * volatile state is:
+ *	 - per chunk: its kind, its size class, a bitmap of allocated blocks and
+ *	   a free count (for small-class chunks);
+ *	 - per size class: a spinlock, the chunk being filled and a list of
+ *	   chunks with free blocks;
+ *	 - a spinlock over chunk-level changes (taking free chunks).
+ * Lock order: a class lock may be held while taking the chunk lock, never
+ * the other way round.
+ */
+#include "alloc.h"
+
+#include "persist.h"
+#include "pool.h"
+
+#include <string.h>
+
+#define MAX_BLOCKS_PER_CHUNK	((1u << 20) / 64)	/* chunk_size / smallest class */
+#define BITMAP_WORDS			(MAX_BLOCKS_PER_CHUNK / 64)
+
+/* Block sizes (header included) of the small classes. */
+static const uint32_t class_sizes[] = {
+	64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 640, 768, 896,
+	1024, 1280, 1536, 1792, 2048, 2560, 3072, 3584, 4096, 5120, 6144, 7168, 8192,
+	10240, 12288, 14336, 16384, 20480, 24576, 28672, 32768, 40960, 49152, 57344,
+	65536, 81920, 98304, 114688, 131072, 163840, 196608, 229376, 262144
+};
+
+#define NCLASSES ((int) (sizeof(class_sizes) / sizeof(class_sizes[0])))
+
+typedef struct ChunkState
+{
+	int64_t		next_partial;	/* next chunk in its class's partial list, -1 = end */
+	uint32_t	free_count;		/* free blocks (small chunks) */
+	uint32_t	nblocks;
+	int16_t		cls;			/* size class, -1 if not a small chunk */
+	uint8_t		kind;			/* NVM_CHUNK_KIND of the chunk-table entry */
+	uint8_t		on_list;		/* in the partial list or current */
+	uint32_t	hint;			/* bitmap word to start searching at */
+	uint64_t	bitmap[BITMAP_WORDS];
+} ChunkState;
+
+typedef struct ClassState
+{
+	NvmSpinLock lock;
+	int64_t		current;		/* chunk being filled, -1 if none */
+	int64_t		partial;		/* head of the list of chunks with free blocks */
+} ClassState;
+
+typedef struct AllocShared
+{
+	NvmSpinLock chunk_lock;
+	uint64_t	nchunks;
+	uint64_t	chunks_free;
+	uint64_t	free_hint;		/* lowest chunk that may be free */
+	_Atomic uint64_t bytes_allocated;
+	_Atomic uint64_t blocks_allocated;
+	ClassState	classes[NCLASSES];
+	ChunkState	chunks[];
+} AllocShared;
+
+static AllocShared *alloc_shared = NULL;
+
+static inline _Atomic uint64_t *
+chunk_table(void)
+{
+	return (_Atomic uint64_t *) (nvm_pool_base + nvm_pool_header->chunk_table_off);
+}
+
+static inline char *
+chunk_addr(uint64_t chunk)
+{
+	return nvm_pool_base + nvm_pool_header->chunks_off + chunk * nvm_pool_header->chunk_size;
+}
+
+static int
+class_for_size(uint64_t total)
+{
+	int			lo = 0,
+				hi = NCLASSES - 1;
+
+	if (total > class_sizes[NCLASSES - 1])
+		return -1;
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (class_sizes[mid] >= total)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+size_t
+nvm_alloc_shmem_size(uint64_t nchunks)
+{
+	return sizeof(AllocShared) + nchunks * sizeof(ChunkState);
+}
+
+void
+nvm_alloc_attach(void *shmem)
+{
+	alloc_shared = shmem;
+}
+
+static void
+set_chunk_entry(uint64_t chunk, uint64_t entry)
+{
+	atomic_store_explicit(&chunk_table()[chunk], entry, memory_order_relaxed);
+	nvm_flush(&chunk_table()[chunk], sizeof(uint64_t));
+}
+
+/*
+ * nvm_alloc_rebuild reads the chunk table and every small chunk's block
+ * headers and builds the volatile allocator state.  Large runs whose block
+ * header is not marked allocated (a crash during allocation or free) and
+ * orphaned continuation entries are given back.
+ */
+void
+nvm_alloc_rebuild(void *shmem)
+{
+	AllocShared *as = shmem;
+	uint64_t	nchunks = nvm_pool_header->nchunks;
+	uint32_t	chunk_size = nvm_pool_header->chunk_size;
+	bool		changed = false;
+
+	alloc_shared = as;
+	memset(as, 0, nvm_alloc_shmem_size(nchunks));
+	nvm_spin_init(&as->chunk_lock);
+	as->nchunks = nchunks;
+	for (int c = 0; c < NCLASSES; c++)
+	{
+		nvm_spin_init(&as->classes[c].lock);
+		as->classes[c].current = -1;
+		as->classes[c].partial = -1;
+	}
+
+	for (uint64_t i = 0; i < nchunks; i++)
+	{
+		uint64_t	entry = atomic_load(&chunk_table()[i]);
+		ChunkState *cs = &as->chunks[i];
+
+		cs->cls = -1;
+		cs->next_partial = -1;
+		switch (NVM_CHUNK_KIND(entry))
+		{
+			case 1:				/* small */
+				{
+					int			cls = (int) NVM_CHUNK_ARG(entry);
+					uint32_t	bsize;
+
+					if (cls >= NCLASSES)
+					{
+						set_chunk_entry(i, NVM_CHUNK_FREE);
+						changed = true;
+						goto free_chunk;
+					}
+					bsize = class_sizes[cls];
+					cs->kind = 1;
+					cs->cls = (int16_t) cls;
+					cs->nblocks = chunk_size / bsize;
+					for (uint32_t b = 0; b < cs->nblocks; b++)
+					{
+						uint64_t	hdr = *(uint64_t *) (chunk_addr(i) + (uint64_t) b * bsize);
+
+						if (hdr & NVM_BLOCK_ALLOCATED)
+						{
+							cs->bitmap[b / 64] |= UINT64_C(1) << (b % 64);
+							as->bytes_allocated += bsize;
+							as->blocks_allocated++;
+						}
+						else
+							cs->free_count++;
+					}
+					if (cs->free_count > 0)
+					{
+						cs->on_list = 1;
+						cs->next_partial = as->classes[cls].partial;
+						as->classes[cls].partial = (int64_t) i;
+					}
+					break;
+				}
+			case 2:				/* large run */
+				{
+					uint64_t	n = NVM_CHUNK_ARG(entry);
+					uint64_t	hdr = *(uint64_t *) chunk_addr(i);
+
+					if (n == 0 || i + n > nchunks || !(hdr & NVM_BLOCK_ALLOCATED))
+					{
+						set_chunk_entry(i, NVM_CHUNK_FREE);
+						changed = true;
+						goto free_chunk;
+					}
+					for (uint64_t j = i; j < i + n; j++)
+					{
+						as->chunks[j].kind = (j == i) ? 2 : 3;
+						as->chunks[j].cls = -1;
+						as->chunks[j].next_partial = -1;
+						if (j > i && NVM_CHUNK_KIND(atomic_load(&chunk_table()[j])) != 3)
+						{
+							set_chunk_entry(j, NVM_CHUNK_CONT);
+							changed = true;
+						}
+					}
+					as->bytes_allocated += n * chunk_size;
+					as->blocks_allocated++;
+					i += n - 1;
+					break;
+				}
+			case 3:				/* continuation without a head: orphan */
+				set_chunk_entry(i, NVM_CHUNK_FREE);
+				changed = true;
+				/* FALLTHROUGH */
+			default:
+		free_chunk:
+				cs->kind = 0;
+				as->chunks_free++;
+				break;
+		}
+	}
+	if (changed)
+		nvm_drain();
+}
+
+/*
+ * take_free_chunks finds a run of n free chunks, marks them with the given
+ * chunk-table entries (persisted) and returns the first, or -1.  Caller
+ * holds no chunk lock.
+ */
+static int64_t
+take_free_chunks(uint64_t n, int cls)
+{
+	AllocShared *as = alloc_shared;
+	int64_t		found = -1;
+
+	nvm_spin_lock(&as->chunk_lock);
+	if (as->chunks_free >= n)
+	{
+		uint64_t	run = 0;
+
+		for (uint64_t i = as->free_hint; i < as->nchunks; i++)
+		{
+			if (as->chunks[i].kind == 0)
+			{
+				if (++run == n)
+				{
+					found = (int64_t) (i + 1 - n);
+					break;
+				}
+			}
+			else
+				run = 0;
+		}
+	}
+	if (found >= 0)
+	{
+		for (uint64_t j = (uint64_t) found; j < (uint64_t) found + n; j++)
+			as->chunks[j].kind = (cls >= 0) ? 1 : (j == (uint64_t) found ? 2 : 3);
+		as->chunks_free -= n;
+		if ((uint64_t) found == as->free_hint)
+			as->free_hint = (uint64_t) found + n;
+	}
+	nvm_spin_unlock(&as->chunk_lock);
+	if (found < 0)
+		return -1;
+
+	if (cls >= 0)
+	{
+		/*
+		 * A chunk for a size class: its old contents must not look like
+		 * block headers at the next rebuild, so zero it and make that
+		 * durable before the chunk-table entry says it is a small chunk.
+		 */
+		char	   *addr = chunk_addr((uint64_t) found);
+
+		memset(addr, 0, nvm_pool_header->chunk_size);
+		nvm_flush(addr, nvm_pool_header->chunk_size);
+		nvm_drain();
+		set_chunk_entry((uint64_t) found, NVM_CHUNK_SMALL(cls));
+		nvm_drain();
+	}
+	else
+	{
+		/* continuation entries first, then the head entry */
+		for (uint64_t j = (uint64_t) found + 1; j < (uint64_t) found + n; j++)
+			set_chunk_entry(j, NVM_CHUNK_CONT);
+		set_chunk_entry((uint64_t) found, NVM_CHUNK_LARGE(n));
+	}
+	return found;
+}
+
+static void
+give_back_chunks(uint64_t first, uint64_t n)
+{
+	AllocShared *as = alloc_shared;
+
+	for (uint64_t j = first; j < first + n; j++)
+		set_chunk_entry(j, NVM_CHUNK_FREE);
+	nvm_spin_lock(&as->chunk_lock);
+	for (uint64_t j = first; j < first + n; j++)
+	{
+		as->chunks[j].kind = 0;
+		as->chunks[j].cls = -1;
+	}
+	as->chunks_free += n;
+	if (first < as->free_hint)
+		as->free_hint = first;
+	nvm_spin_unlock(&as->chunk_lock);
+}
+
+static int64_t
+find_free_block(ChunkState *cs)
+{
+	uint32_t	nwords = (cs->nblocks + 63) / 64;
+
+	for (uint32_t k = 0; k < nwords; k++)
+	{
+		uint32_t	w = (cs->hint + k) % nwords;
+		uint64_t	bits = cs->bitmap[w];
+
+		if (w == nwords - 1 && cs->nblocks % 64)
+			bits |= ~UINT64_C(0) << (cs->nblocks % 64);
+		if (bits != ~UINT64_C(0))
+		{
+			int			b = __builtin_ctzll(~bits);
+
+			cs->hint = w;
+			return (int64_t) w * 64 + b;
+		}
+	}
+	return -1;
+}
+
+static nvm_off
+alloc_small(int cls)
+{
+	AllocShared *as = alloc_shared;
+	ClassState *cl = &as->classes[cls];
+	uint32_t	bsize = class_sizes[cls];
+	int64_t		chunk,
+				block = -1;
+	char	   *addr;
+
+	nvm_spin_lock(&cl->lock);
+	for (;;)
+	{
+		chunk = cl->current;
+		if (chunk >= 0)
+		{
+			ChunkState *cs = &as->chunks[chunk];
+
+			if (cs->free_count > 0 && (block = find_free_block(cs)) >= 0)
+			{
+				cs->bitmap[block / 64] |= UINT64_C(1) << (block % 64);
+				cs->free_count--;
+				break;
+			}
+			cs->on_list = 0;
+			cl->current = -1;
+		}
+		if (cl->partial >= 0)
+		{
+			chunk = cl->partial;
+			cl->partial = as->chunks[chunk].next_partial;
+			as->chunks[chunk].next_partial = -1;
+			cl->current = chunk;
+			continue;
+		}
+		chunk = take_free_chunks(1, cls);
+		if (chunk < 0)
+		{
+			nvm_spin_unlock(&cl->lock);
+			return 0;
+		}
+		{
+			ChunkState *cs = &as->chunks[chunk];
+
+			memset(cs->bitmap, 0, sizeof(cs->bitmap));
+			cs->cls = (int16_t) cls;
+			cs->nblocks = nvm_pool_header->chunk_size / bsize;
+			cs->free_count = cs->nblocks;
+			cs->hint = 0;
+			cs->on_list = 1;
+			cs->next_partial = -1;
+		}
+		cl->current = chunk;
+	}
+	nvm_spin_unlock(&cl->lock);
+
+	addr = chunk_addr((uint64_t) chunk) + (uint64_t) block * bsize;
+	*(uint64_t *) addr = NVM_BLOCK_ALLOCATED | NVM_BLOCK_MAGIC | bsize;
+	nvm_flush(addr, NVM_BLOCK_HEADER_SIZE);
+	atomic_fetch_add(&as->bytes_allocated, bsize);
+	atomic_fetch_add(&as->blocks_allocated, 1);
+	return nvm_off_of(addr) + NVM_BLOCK_HEADER_SIZE;
+}
+
+/*
+ * nvm_alloc returns the payload offset of a new block of at least size
+ * bytes, or 0 if the pool is full.
+ */
+nvm_off
+nvm_alloc(size_t size)
+{
+	uint64_t	total = (uint64_t) size + NVM_BLOCK_HEADER_SIZE;
+	int			cls = class_for_size(total);
+	uint32_t	chunk_size = nvm_pool_header->chunk_size;
+	uint64_t	n;
+	int64_t		first;
+	char	   *addr;
+
+	if (cls >= 0)
+		return alloc_small(cls);
+
+	n = (total + chunk_size - 1) / chunk_size;
+	first = take_free_chunks(n, -1);
+	if (first < 0)
+		return 0;
+	addr = chunk_addr((uint64_t) first);
+	*(uint64_t *) addr = NVM_BLOCK_ALLOCATED | NVM_BLOCK_MAGIC | (n * chunk_size);
+	nvm_flush(addr, NVM_BLOCK_HEADER_SIZE);
+	atomic_fetch_add(&alloc_shared->bytes_allocated, n * chunk_size);
+	atomic_fetch_add(&alloc_shared->blocks_allocated, 1);
+	return nvm_off_of(addr) + NVM_BLOCK_HEADER_SIZE;
+}
+
+nvm_off
+nvm_alloc_zeroed(size_t size)
+{
+	nvm_off		off = nvm_alloc(size);
+
+	if (off)
+	{
+		memset(nvm_ptr(off), 0, size);
+		nvm_flush(nvm_ptr(off), size);
+	}
+	return off;
+}
+
+size_t
+nvm_alloc_usable_size(nvm_off off)
+{
+	uint64_t	hdr = *(uint64_t *) (nvm_pool_base + off - NVM_BLOCK_HEADER_SIZE);
+
+	return (size_t) (hdr & NVM_BLOCK_SIZE_MASK) - NVM_BLOCK_HEADER_SIZE;
+}
+
+/*
+ * nvm_free gives the block at payload offset off back to the allocator.
+ */
+void
+nvm_free(nvm_off off)
+{
+	AllocShared *as = alloc_shared;
+	uint64_t	block_off = off - NVM_BLOCK_HEADER_SIZE;
+	uint64_t   *hdrp = (uint64_t *) (nvm_pool_base + block_off);
+	uint64_t	bsize = *hdrp & NVM_BLOCK_SIZE_MASK;
+	uint64_t	chunk = (block_off - nvm_pool_header->chunks_off) / nvm_pool_header->chunk_size;
+	ChunkState *cs = &as->chunks[chunk];
+
+	*hdrp = 0;
+	nvm_flush(hdrp, NVM_BLOCK_HEADER_SIZE);
+	atomic_fetch_sub(&as->bytes_allocated, bsize);
+	atomic_fetch_sub(&as->blocks_allocated, 1);
+
+	if (cs->kind == 2)
+	{
+		give_back_chunks(chunk, bsize / nvm_pool_header->chunk_size);
+		return;
+	}
+	else
+	{
+		ClassState *cl = &as->classes[cs->cls];
+		uint64_t	b = (block_off - (uint64_t) (chunk_addr(chunk) - nvm_pool_base)) / class_sizes[cs->cls];
+
+		nvm_spin_lock(&cl->lock);
+		cs->bitmap[b / 64] &= ~(UINT64_C(1) << (b % 64));
+		cs->free_count++;
+		if (!cs->on_list)
+		{
+			cs->on_list = 1;
+			cs->next_partial = cl->partial;
+			cl->partial = (int64_t) chunk;
+		}
+		nvm_spin_unlock(&cl->lock);
+	}
+}
+
+void
+nvm_alloc_get_stats(NvmAllocStats *stats)
+{
+	AllocShared *as = alloc_shared;
+
+	stats->chunks_total = as->nchunks;
+	stats->pool_bytes = as->nchunks * nvm_pool_header->chunk_size;
+	nvm_spin_lock(&as->chunk_lock);
+	stats->chunks_free = as->chunks_free;
+	nvm_spin_unlock(&as->chunk_lock);
+	stats->bytes_allocated = atomic_load(&as->bytes_allocated);
+	stats->blocks_allocated = atomic_load(&as->blocks_allocated);
+}

@@ -1,0 +1,86 @@
+/*
+ * alloc.h
+ *	  The pool allocator, safe for concurrent backends.
+ *
+ * The chunk area of the pool is cut into chunks (NvmPoolHeader.chunk_size,
+ * 1 MiB).  A chunk is free, serves one small size class (blocks of one size),
+ * or is part of a large allocation (a run of whole chunks).  The persistent
+ * state is:
+ *	 - the chunk table: one uint64 per chunk saying which of these it is;
+ *	 - an 8-byte header in front of every block: NVM_BLOCK_ALLOCATED | size.
+ * The volatile state (which blocks and chunks are free, per-class current
+ * chunks) lives in shared memory and is rebuilt at start-up by reading the
+ * chunk table and the block headers.  No lock is ever kept in the pool.
+ *
+ * Persist order:
+ *	 - nvm_alloc writes the block header and flushes it but does not drain:
+ *	   the caller's next drain (which it needs anyway before publishing the
+ *	   block) makes the allocation durable together with the contents.  A
+ *	   crash before the block is published leaks it (recovered by garbage
+ *	   collection, not by the allocator).
+ *	 - Assigning a free chunk to a size class persists the chunk-table entry
+ *	   (flush + drain) before any block of it is handed out.
+ *	 - nvm_free clears the header and flushes it without draining: if the
+ *	   clear is lost in a crash the block merely stays allocated (a leak,
+ *	   never a double use).
+ */
+#ifndef NVM_ALLOC_H
+#define NVM_ALLOC_H
+
+#include "nvm_types.h"
+
+#define NVM_BLOCK_HEADER_SIZE	8
+#define NVM_BLOCK_ALLOCATED		(UINT64_C(1) << 63)
+#define NVM_BLOCK_MAGIC			(UINT64_C(0x4e56) << 47)	/* sanity bits */
+#define NVM_BLOCK_SIZE_MASK		((UINT64_C(1) << 40) - 1)
+
+/* Chunk-table entries. */
+#define NVM_CHUNK_FREE			UINT64_C(0)
+#define NVM_CHUNK_SMALL(cls)	((UINT64_C(1) << 60) | (uint64_t) (cls))
+#define NVM_CHUNK_LARGE(n)		((UINT64_C(2) << 60) | (uint64_t) (n))	/* first of n chunks */
+#define NVM_CHUNK_CONT			(UINT64_C(3) << 60)	/* continuation of a large run */
+#define NVM_CHUNK_KIND(e)		((e) >> 60)
+#define NVM_CHUNK_ARG(e)		((e) & ((UINT64_C(1) << 60) - 1))
+
+/* Space accounting, for statistics views. */
+typedef struct NvmAllocStats
+{
+	uint64_t	pool_bytes;		/* bytes of the chunk area */
+	uint64_t	chunks_total;
+	uint64_t	chunks_free;
+	uint64_t	bytes_allocated;	/* payload + header bytes of allocated blocks */
+	uint64_t	blocks_allocated;
+} NvmAllocStats;
+
+/* Shared-memory size of the allocator's volatile state for a pool of nchunks chunks. */
+extern size_t nvm_alloc_shmem_size(uint64_t nchunks);
+
+/*
+ * nvm_alloc_rebuild builds the volatile state in shmem from the pool's
+ * chunk table and block headers.  Called once at start-up (and after a
+ * crash-restart), before any backend allocates.
+ */
+extern void nvm_alloc_rebuild(void *shmem);
+
+/* Attach a process to already-built allocator shmem (after fork: no-op). */
+extern void nvm_alloc_attach(void *shmem);
+
+/*
+ * nvm_alloc returns the offset of a block of at least size bytes (payload;
+ * the 8-byte header precedes it), or 0 when the pool is full.  The payload
+ * is not zeroed.
+ */
+extern nvm_off nvm_alloc(size_t size);
+
+/* Like nvm_alloc, but the payload is zeroed and flushed (not drained). */
+extern nvm_off nvm_alloc_zeroed(size_t size);
+
+/* Give a block back. */
+extern void nvm_free(nvm_off off);
+
+/* Payload size of an allocated block. */
+extern size_t nvm_alloc_usable_size(nvm_off off);
+
+extern void nvm_alloc_get_stats(NvmAllocStats *stats);
+
+#endif							/* NVM_ALLOC_H */

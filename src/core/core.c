@@ -1,0 +1,100 @@
+/*
+ * core.c
+ *	  Start-up of the storage core: one shared-memory area holding the
+ *	  allocator's, MCSI's and the store's volatile state, built from the
+ *	  pool at every (re)initialisation, followed by recovery.
+ */
+#include "core.h"
+
+#include "alloc.h"
+#include "mcsi.h"
+#include "persist.h"
+#include "pool.h"
+#include "store.h"
+
+#define SHMEM_ALIGN 128
+
+typedef struct CoreLayout
+{
+	size_t		store_off;
+	size_t		mcsi_off;
+	size_t		alloc_off;
+	size_t		total;
+} CoreLayout;
+
+static void
+core_layout(CoreLayout *l)
+{
+	size_t		off = SHMEM_ALIGN;	/* room to align the base */
+
+	l->store_off = off;
+	off = NVM_ALIGN_UP(off + nvm_store_shmem_size(), SHMEM_ALIGN);
+	l->mcsi_off = off;
+	off = NVM_ALIGN_UP(off + nvm_mcsi_shmem_size(nvm_pool_header->max_slots), SHMEM_ALIGN);
+	l->alloc_off = off;
+	off = NVM_ALIGN_UP(off + nvm_alloc_shmem_size(nvm_pool_header->nchunks), SHMEM_ALIGN);
+	l->total = off;
+}
+
+static char *
+aligned_base(void *shmem)
+{
+	return (char *) NVM_ALIGN_UP((uintptr_t) shmem, SHMEM_ALIGN);
+}
+
+/*
+ * nvm_core_shmem_size returns the bytes of shared memory the core needs for
+ * the mapped pool.
+ */
+size_t
+nvm_core_shmem_size(void)
+{
+	CoreLayout	l;
+
+	core_layout(&l);
+	return l.total;
+}
+
+/*
+ * nvm_core_startup builds the volatile state and recovers: the allocator's
+ * free space from the chunk table and block headers, then MCSI recovery
+ * (transactions that were running become aborted, clocks resume).  The
+ * pool is marked as not cleanly shut down until nvm_core_shutdown.
+ */
+void
+nvm_core_startup(void *shmem)
+{
+	CoreLayout	l;
+	char	   *base = aligned_base(shmem);
+	NvmPoolRoot *root = nvm_pool_root();
+
+	core_layout(&l);
+	nvm_store_startup(base + l.store_off);
+	nvm_alloc_rebuild(base + l.alloc_off);
+	nvm_mcsi_recover(base + l.mcsi_off, nvm_pool_header->max_slots);
+
+	root->clean_shutdown = 0;
+	root->start_count++;
+	nvm_persist(root, sizeof(*root));
+}
+
+void
+nvm_core_attach(void *shmem)
+{
+	CoreLayout	l;
+	char	   *base = aligned_base(shmem);
+
+	core_layout(&l);
+	nvm_store_attach(base + l.store_off);
+	nvm_alloc_attach(base + l.alloc_off);
+	nvm_mcsi_attach(base + l.mcsi_off);
+}
+
+void
+nvm_core_shutdown(void)
+{
+	NvmPoolRoot *root = nvm_pool_root();
+
+	root->clean_shutdown = 1;
+	nvm_persist(&root->clean_shutdown, sizeof(uint64_t));
+}

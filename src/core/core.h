@@ -1,0 +1,32 @@
+/*
+ * core.h
+ *	  Start-up of the storage core: shared-memory sizing, rebuilding the
+ *	  volatile state from the pool, and recovery.
+ *
+ * Life cycle, as driven by the PostgreSQL layer (or a test program):
+ *	 1. nvm_pool_open() in the postmaster, before forking (pool.h);
+ *	 2. nvm_core_shmem_size() to size one shared-memory area;
+ *	 3. nvm_core_startup() once per (re)initialisation of shared memory: it
+ *		rebuilds the allocator's free space and runs MCSI recovery;
+ *	 4. every process then uses the core; a backend claims a clock slot
+ *		with nvm_slot_acquire() before its first transaction.
+ */
+#ifndef NVM_CORE_H
+#define NVM_CORE_H
+
+#include "nvm_types.h"
+
+typedef struct NvmCoreShared NvmCoreShared;
+
+extern size_t nvm_core_shmem_size(void);
+
+/* Build the volatile state in shmem (size nvm_core_shmem_size()) and recover. */
+extern void nvm_core_startup(void *shmem);
+
+/* Point this process at an already-initialised shmem area (EXEC_BACKEND only). */
+extern void nvm_core_attach(void *shmem);
+
+/* Mark the pool cleanly shut down (persisted). */
+extern void nvm_core_shutdown(void);
+
+#endif							/* NVM_CORE_H */

@@ -1,0 +1,410 @@
+/*
+ * mcsi.c
+ *	  Multi-clock snapshot isolation: clock slots, status rings with the
+ *	  dirty-bit helping protocol (MCSI paper Algorithm 1), the last-completed
+ *	  array, vector snapshots, the transaction life cycle and recovery.
+ *
+ * The persist orders are written in mcsi.h; each step below says which of
+ * them it implements.
+ */
+#include "mcsi.h"
+
+#include "persist.h"
+#include "pool.h"
+#include "store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+NvmMcsiShared *nvm_mcsi = NULL;
+
+size_t
+nvm_mcsi_shmem_size(uint32_t max_slots)
+{
+	return sizeof(NvmMcsiShared) + (size_t) max_slots * sizeof(NvmSlotShared);
+}
+
+void
+nvm_mcsi_attach(void *shmem)
+{
+	nvm_mcsi = shmem;
+}
+
+/* ---------------------------------------------------------------------
+ * Status words (Algorithm 1)
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * nvm_status_word_set stores a 2-bit status at position index of a status
+ * word owned by the caller: the new value is stored with the dirty bit set,
+ * flushed and drained, and only then is the dirty bit cleared.  A reader
+ * that sees the dirty bit helps persist the word before trusting it, so no
+ * reader ever acts on a status that a crash could still take back.
+ */
+void
+nvm_status_word_set(_Atomic uint64_t *word, int index, NvmTxnStatus status)
+{
+	uint64_t	mask = UINT64_C(3) << (2 * index);
+	uint64_t	old = atomic_load_explicit(word, memory_order_relaxed);
+	uint64_t	newval = (old & ~mask & ~NVM_STATUS_DIRTY_BIT) | ((uint64_t) status << (2 * index));
+
+	atomic_store_explicit(word, newval | NVM_STATUS_DIRTY_BIT, memory_order_release);
+	nvm_flush((const void *) word, sizeof(uint64_t));
+	nvm_drain();
+	atomic_store_explicit(word, newval, memory_order_release);
+}
+
+/*
+ * nvm_status_word_get reads the 2-bit status at position index; if the word
+ * is dirty, it is persisted first (helping).
+ */
+NvmTxnStatus
+nvm_status_word_get(_Atomic uint64_t *word, int index)
+{
+	uint64_t	res = atomic_load_explicit(word, memory_order_acquire);
+
+	if (res & NVM_STATUS_DIRTY_BIT)
+	{
+		nvm_flush((const void *) word, sizeof(uint64_t));
+		nvm_drain();
+	}
+	return (NvmTxnStatus) ((res >> (2 * index)) & 3);
+}
+
+static inline _Atomic uint64_t *
+status_word(uint32_t slot, uint64_t ts, int *index)
+{
+	NvmSlotPersist *sp = nvm_pool_slot(slot);
+	uint64_t	ring_txns = (uint64_t) nvm_pool_header->ring_words * NVM_STATUS_PER_WORD;
+	uint64_t	i = ts % ring_txns;
+
+	*index = (int) (i % NVM_STATUS_PER_WORD);
+	return ((_Atomic uint64_t *) nvm_ptr(sp->ring_off)) + i / NVM_STATUS_PER_WORD;
+}
+
+NvmTxnStatus
+nvm_status_get(uint64_t txid)
+{
+	int			index;
+	_Atomic uint64_t *word = status_word(nvm_txid_clock_id(txid), nvm_txid_clock_ts(txid), &index);
+
+	return nvm_status_word_get(word, index);
+}
+
+bool
+nvm_txid_is_running(uint64_t txid)
+{
+	uint32_t	c = nvm_txid_clock_id(txid);
+	uint64_t	ts = nvm_txid_clock_ts(txid);
+
+	if (ts <= atomic_load_explicit(&nvm_mcsi->slots[c].last_completed, memory_order_acquire))
+		return false;
+	return nvm_status_get(txid) == NVM_STATUS_RUNNING;
+}
+
+/* ---------------------------------------------------------------------
+ * Recovery and slots
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * nvm_mcsi_recover makes every non-final status entry ABORTED, clears dirty
+ * bits (their values were flushed before the bit was ever cleared, and a
+ * dirty word is exactly a flushed one), and resumes every clock at its
+ * persisted reservation.  It reads the status rings and the slot array only:
+ * its cost depends on the number of slots, not on the amount of data.
+ */
+void
+nvm_mcsi_recover(void *shmem, uint32_t max_slots)
+{
+	NvmMcsiShared *ms = shmem;
+	uint32_t	ring_words = nvm_pool_header->ring_words;
+
+	nvm_mcsi = ms;
+	memset(ms, 0, nvm_mcsi_shmem_size(max_slots));
+	ms->max_slots = max_slots;
+	nvm_spin_init(&ms->snapshot_lock);
+	nvm_spin_init(&ms->slot_alloc_lock);
+
+	for (uint32_t c = 0; c < max_slots; c++)
+	{
+		NvmSlotPersist *sp = nvm_pool_slot(c);
+		_Atomic uint64_t *ring = nvm_ptr(sp->ring_off);
+		NvmSlotShared *ss = &ms->slots[c];
+		uint64_t	reserved = sp->clock_reserved;
+
+		for (uint32_t w = 0; w < ring_words; w++)
+		{
+			uint64_t	val = atomic_load(&ring[w]);
+			uint64_t	fixed = val & ~NVM_STATUS_DIRTY_BIT;
+
+			for (int i = 0; i < NVM_STATUS_PER_WORD; i++)
+			{
+				if (((fixed >> (2 * i)) & 3) == NVM_STATUS_RUNNING)
+					fixed |= (uint64_t) NVM_STATUS_ABORTED << (2 * i);
+			}
+			if (fixed != val)
+			{
+				atomic_store(&ring[w], fixed);
+				nvm_flush((const void *) &ring[w], sizeof(uint64_t));
+			}
+		}
+		if (reserved == 0)
+			reserved = 1;
+		atomic_store(&ss->last_completed, reserved - 1);
+		ss->boot_last_completed = reserved - 1;
+		ss->next_ts = reserved;
+	}
+	nvm_drain();
+}
+
+/*
+ * nvm_slot_acquire claims the lowest free clock slot for the calling
+ * process and returns it, or -1 when every slot is taken.  The high-water
+ * mark is raised before the slot can run a transaction, so snapshots taken
+ * afterwards scan it.
+ */
+int
+nvm_slot_acquire(uint32_t owner_pid)
+{
+	NvmMcsiShared *ms = nvm_mcsi;
+	int			found = -1;
+
+	nvm_spin_lock(&ms->slot_alloc_lock);
+	for (uint32_t c = 0; c < ms->max_slots; c++)
+	{
+		if (atomic_load(&ms->slots[c].in_use) == 0)
+		{
+			atomic_store(&ms->slots[c].in_use, 1);
+			ms->slots[c].owner_pid = owner_pid;
+			if (atomic_load(&ms->slots_high_water) <= c)
+				atomic_store(&ms->slots_high_water, c + 1);
+			found = (int) c;
+			break;
+		}
+	}
+	nvm_spin_unlock(&ms->slot_alloc_lock);
+	return found;
+}
+
+void
+nvm_slot_release(int slot)
+{
+	NvmSlotShared *ss = &nvm_mcsi->slots[slot];
+
+	atomic_store(&ss->running_txid, 0);
+	atomic_store(&ss->pg_xid, 0);
+	ss->owner_pid = 0;
+	atomic_store_explicit(&ss->in_use, 0, memory_order_release);
+}
+
+/* ---------------------------------------------------------------------
+ * Snapshots
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * nvm_snapshot_take scans the last-completed array.  Generation is
+ * serialised by a lock so that any two snapshots are ordered by
+ * containment (paper Eq. 1); the scan never blocks transactions from
+ * starting or completing.
+ */
+void
+nvm_snapshot_take(NvmSnapshot *snap)
+{
+	NvmMcsiShared *ms = nvm_mcsi;
+	uint32_t	n;
+
+	nvm_spin_lock(&ms->snapshot_lock);
+	n = atomic_load_explicit(&ms->slots_high_water, memory_order_acquire);
+	for (uint32_t c = 0; c < n; c++)
+		snap->ts[c] = atomic_load_explicit(&ms->slots[c].last_completed, memory_order_acquire);
+	nvm_spin_unlock(&ms->snapshot_lock);
+	snap->nslots = n;
+}
+
+size_t
+nvm_snapshot_size(const NvmSnapshot *snap)
+{
+	return offsetof(NvmSnapshot, ts) + (size_t) snap->nslots * sizeof(uint64_t);
+}
+
+/*
+ * nvm_snapshot_contains says whether the transaction txid had completed when
+ * the snapshot was taken (committed or aborted: the caller checks which).
+ */
+bool
+nvm_snapshot_contains(const NvmSnapshot *snap, uint64_t txid)
+{
+	uint32_t	c = nvm_txid_clock_id(txid);
+	uint64_t	ts = nvm_txid_clock_ts(txid);
+	uint64_t	limit;
+
+	if (c < snap->nslots)
+		limit = snap->ts[c];
+	else
+		limit = nvm_mcsi->slots[c].boot_last_completed;
+	return ts <= limit;
+}
+
+/* ---------------------------------------------------------------------
+ * Transactions
+ * ---------------------------------------------------------------------
+ */
+
+void
+nvm_txn_init(NvmTxn *txn, int slot)
+{
+	memset(txn, 0, sizeof(*txn));
+	txn->slot = slot;
+}
+
+/*
+ * nvm_txn_begin_write gives the transaction its txid at its first write:
+ * the next clock value of its slot (raising and persisting the slot's clock
+ * reservation first when needed), and stores RUNNING in its status entry.
+ * That store is flushed but not drained: the drain that publishes the
+ * transaction's first version makes it durable, and before that no version
+ * carries this txid.
+ */
+uint64_t
+nvm_txn_begin_write(NvmTxn *txn)
+{
+	NvmSlotShared *ss;
+	NvmSlotPersist *sp;
+	uint64_t	ts;
+	int			index;
+	_Atomic uint64_t *word;
+	uint64_t	mask,
+				val;
+
+	if (txn->txid != NVM_INVALID_TXID)
+		return txn->txid;
+
+	ss = &nvm_mcsi->slots[txn->slot];
+	sp = nvm_pool_slot((uint32_t) txn->slot);
+	ts = ss->next_ts++;
+	if (ts >= sp->clock_reserved)
+	{
+		sp->clock_reserved = ts + NVM_CLOCK_RESERVE_STEP;
+		nvm_persist(&sp->clock_reserved, sizeof(uint64_t));
+	}
+	txn->txid = nvm_make_txid((uint32_t) txn->slot, ts);
+
+	word = status_word((uint32_t) txn->slot, ts, &index);
+	mask = UINT64_C(3) << (2 * index);
+	val = atomic_load(word) & ~NVM_STATUS_DIRTY_BIT;
+	atomic_store(word, (val & ~mask) | ((uint64_t) NVM_STATUS_RUNNING << (2 * index)));
+	nvm_flush((const void *) word, sizeof(uint64_t));
+
+	atomic_store(&ss->running_txid, txn->txid);
+	return txn->txid;
+}
+
+/*
+ * nvm_txn_log_version remembers a version the transaction created, for
+ * status inlining at the end and for subtransaction rollback.
+ */
+void
+nvm_txn_log_version(NvmTxn *txn, nvm_off version, int level)
+{
+	if (txn->nlog == txn->log_capacity)
+	{
+		size_t		cap = txn->log_capacity ? txn->log_capacity * 2 : 256;
+		NvmWriteLogEntry *log = realloc(txn->log, cap * sizeof(NvmWriteLogEntry));
+
+		if (log == NULL)
+			abort();			/* out of process memory: nothing sane to do */
+		txn->log = log;
+		txn->log_capacity = cap;
+	}
+	txn->log[txn->nlog].version = version;
+	txn->log[txn->nlog].level = level;
+	txn->nlog++;
+}
+
+static void
+inline_status(nvm_off version, NvmTxnStatus status)
+{
+	NvmVersion *v = nvm_ptr(version);
+	uint64_t	info = atomic_load_explicit(&v->info, memory_order_relaxed);
+
+	if ((info & NVM_VINFO_STATUS_MASK) == 0)
+	{
+		atomic_fetch_or_explicit(&v->info, (uint64_t) status, memory_order_release);
+		nvm_flush(&v->info, sizeof(uint64_t));
+	}
+}
+
+static void
+finish(NvmTxn *txn, NvmTxnStatus status)
+{
+	NvmSlotShared *ss = &nvm_mcsi->slots[txn->slot];
+	uint64_t	ts = nvm_txid_clock_ts(txn->txid);
+	int			index;
+	_Atomic uint64_t *word;
+
+	if (txn->txid == NVM_INVALID_TXID)
+		return;					/* read-only: nothing was written */
+
+	/* versions and heads flushed by the writes become durable here ... */
+	nvm_drain();
+	/* ... before the status that makes them committed (or aborted) */
+	word = status_word((uint32_t) txn->slot, ts, &index);
+	nvm_status_word_set(word, index, status);
+
+	/* inline the final status; flushed now, drained by the next fence */
+	for (size_t i = 0; i < txn->nlog; i++)
+		inline_status(txn->log[i].version, status);
+
+	atomic_store_explicit(&ss->last_completed, ts, memory_order_release);
+	atomic_store(&ss->running_txid, 0);
+	txn->txid = NVM_INVALID_TXID;
+	txn->nlog = 0;
+}
+
+void
+nvm_txn_commit(NvmTxn *txn)
+{
+	finish(txn, NVM_STATUS_COMMITTED);
+}
+
+void
+nvm_txn_abort(NvmTxn *txn)
+{
+	finish(txn, NVM_STATUS_ABORTED);
+}
+
+/*
+ * nvm_txn_subxact_commit hands the versions of a committed subtransaction
+ * to its parent.
+ */
+void
+nvm_txn_subxact_commit(NvmTxn *txn, int level)
+{
+	for (size_t i = 0; i < txn->nlog; i++)
+		if (txn->log[i].level >= level)
+			txn->log[i].level = level - 1;
+}
+
+/*
+ * nvm_txn_subxact_abort marks every version created at nesting level
+ * >= level as aborted (inlined, flushed; the commit's drain makes it
+ * durable before the transaction's status can say committed) and forgets
+ * them.
+ */
+void
+nvm_txn_subxact_abort(NvmTxn *txn, int level)
+{
+	size_t		keep = 0;
+
+	for (size_t i = 0; i < txn->nlog; i++)
+	{
+		if (txn->log[i].level >= level)
+			inline_status(txn->log[i].version, NVM_STATUS_ABORTED);
+		else
+			txn->log[keep++] = txn->log[i];
+	}
+	txn->nlog = keep;
+}

@@ -1,0 +1,145 @@
+/*
+ * mcsi.h
+ *	  Multi-clock snapshot isolation (MCSI paper §4): clock slots, persistent
+ *	  per-slot status arrays, the last-completed array, vector snapshots and
+ *	  the transaction life cycle.
+ *
+ * Every backend that touches nvm tables owns a clock slot.  A transaction
+ * gets a txid (clock id, clock value) at its first write only: a read-only
+ * transaction writes nothing to the pool.  Its status lives in its slot's
+ * status ring in the pool (2 bits a transaction, 31 per 64-bit word, the
+ * top bit a dirty bit: Algorithm 1).  When it completes, its status becomes
+ * final, is inlined into the versions it wrote, and its clock value is
+ * published as the slot's last completed value in shared memory.  A
+ * snapshot is the vector of last completed values.
+ *
+ * Persist orders:
+ *	 - Clock: a clock value is handed out only if it is below the slot's
+ *	   persisted clock_reserved; raising clock_reserved is persisted (flush +
+ *	   drain) before the new values are used, so clocks never go back, even
+ *	   across crashes.
+ *	 - Start of the first write: status RUNNING is stored in the ring (with
+ *	   the dirty-bit protocol) before the first version with this txid is
+ *	   published.  (After a crash an entry that is not final means aborted,
+ *	   so RUNNING need not be durable; it is flushed with the first version.)
+ *	 - Commit: every version and head written by the transaction has been
+ *	   flushed; one drain makes them durable; then the status word is set to
+ *	   COMMITTED|dirty, flushed, drained, and the dirty bit cleared.  Only
+ *	   then is the final status inlined into the versions (flushed, drained
+ *	   by the next commit) and the clock value published as last completed.
+ *	   A crash before the status drain: the transaction is aborted; after it:
+ *	   committed, and every version is durable.
+ *	 - Abort: status ABORTED the same way (its durability is not required:
+ *	   recovery turns every non-final entry into ABORTED).
+ */
+#ifndef NVM_MCSI_H
+#define NVM_MCSI_H
+
+#include "nvm_types.h"
+
+#define NVM_STATUS_PER_WORD		31
+#define NVM_STATUS_DIRTY_BIT	(UINT64_C(1) << 63)
+#define NVM_CLOCK_RESERVE_STEP	4096
+
+/*
+ * Volatile per-slot state in shared memory.  last_completed is on its own
+ * cache line (the paper's global completed-timestamp array).
+ */
+typedef struct NvmSlotShared
+{
+	_Alignas(NVM_CACHELINE) _Atomic uint64_t last_completed;
+	_Alignas(NVM_CACHELINE) atomic_uint in_use;	/* owned by a backend */
+	uint32_t	owner_pid;
+	_Atomic uint64_t running_txid;	/* txid being run, 0 if none */
+	/* Filled by the PG layer so that others can wait for this transaction. */
+	_Atomic uint32_t pg_xid;	/* PostgreSQL xid of the running txn, 0 if none */
+	_Atomic int32_t vxid_backend;
+	_Atomic uint32_t vxid_lxid;
+	uint64_t	next_ts;		/* owner-private: next clock value */
+	uint64_t	boot_last_completed;	/* last completed value at start-up */
+} NvmSlotShared;
+
+typedef struct NvmMcsiShared
+{
+	uint32_t	max_slots;
+	_Atomic uint32_t slots_high_water;	/* slots [0, hw) may have been used since start-up */
+	NvmSpinLock snapshot_lock;	/* serialises snapshot generation */
+	NvmSpinLock slot_alloc_lock;
+	NvmSlotShared slots[];		/* max_slots entries */
+} NvmMcsiShared;
+
+extern NvmMcsiShared *nvm_mcsi;
+
+/*
+ * A vector snapshot: ts[c] is the last completed clock value of slot c when
+ * the snapshot was taken.  Slots at or above nslots had not been used since
+ * start-up when it was taken; for them the boot value applies.
+ */
+typedef struct NvmSnapshot
+{
+	uint32_t	nslots;
+	uint64_t	ts[NVM_MAX_SLOTS];
+} NvmSnapshot;
+
+/* An entry of a transaction's write log: a version it created. */
+typedef struct NvmWriteLogEntry
+{
+	nvm_off		version;
+	int			level;			/* subtransaction nesting level that wrote it */
+} NvmWriteLogEntry;
+
+/*
+ * Backend-local state of the transaction running on this backend's slot.
+ */
+typedef struct NvmTxn
+{
+	int			slot;			/* clock slot, -1 if none attached */
+	uint64_t	txid;			/* 0 until the first write */
+	NvmWriteLogEntry *log;		/* versions created, in order */
+	size_t		nlog;
+	size_t		log_capacity;
+	size_t		unflushed_heads;	/* heads flushed but not yet drained */
+} NvmTxn;
+
+extern size_t nvm_mcsi_shmem_size(uint32_t max_slots);
+
+/*
+ * nvm_mcsi_recover runs at start-up (also after a crash-restart): every
+ * status entry that is not final becomes ABORTED (persisted), clocks resume
+ * at the persisted reservation, and the last-completed array is set so that
+ * every transaction from before the start counts as completed.
+ */
+extern void nvm_mcsi_recover(void *shmem, uint32_t max_slots);
+
+/* Attach a process to the MCSI shmem (after fork: no-op). */
+extern void nvm_mcsi_attach(void *shmem);
+
+/* Claim a free clock slot for this process (-1 if none is free); release it. */
+extern int	nvm_slot_acquire(uint32_t owner_pid);
+extern void nvm_slot_release(int slot);
+
+/* Transaction life cycle. */
+extern void nvm_txn_init(NvmTxn *txn, int slot);
+extern uint64_t nvm_txn_begin_write(NvmTxn *txn);	/* assigns txid if not yet */
+extern void nvm_txn_log_version(NvmTxn *txn, nvm_off version, int level);
+extern void nvm_txn_commit(NvmTxn *txn);
+extern void nvm_txn_abort(NvmTxn *txn);
+extern void nvm_txn_subxact_commit(NvmTxn *txn, int level);
+extern void nvm_txn_subxact_abort(NvmTxn *txn, int level);
+
+/* Snapshots. */
+extern void nvm_snapshot_take(NvmSnapshot *snap);
+extern size_t nvm_snapshot_size(const NvmSnapshot *snap);	/* bytes to copy */
+extern bool nvm_snapshot_contains(const NvmSnapshot *snap, uint64_t txid);
+
+/* Status of a transaction, read with the helping protocol (never dirty). */
+extern NvmTxnStatus nvm_status_get(uint64_t txid);
+
+/* Is txid running right now (not yet completed)? */
+extern bool nvm_txid_is_running(uint64_t txid);
+
+/* Low-level status-word operations (Algorithm 1), exposed for unit tests. */
+extern void nvm_status_word_set(_Atomic uint64_t *word, int index, NvmTxnStatus status);
+extern NvmTxnStatus nvm_status_word_get(_Atomic uint64_t *word, int index);
+
+#endif							/* NVM_MCSI_H */

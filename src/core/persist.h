@@ -1,0 +1,57 @@
+/*
+ * persist.h
+ *	  The one interface through which the core makes pool contents durable.
+ *
+ * Every persistent write path flushes cache lines with nvm_flush() and
+ * orders them with nvm_drain() (a store fence).  nvm_persist() is flush +
+ * drain.  Routing every persist through here lets us count flushes, fences
+ * and bytes, add an emulated NVM write latency, and later swap in a crash
+ * simulator that tracks which lines are durable.
+ *
+ * The default backend is PMDK's libpmem (pmem_flush / pmem_drain, i.e.
+ * CLWB + SFENCE on these machines).
+ */
+#ifndef NVM_PERSIST_H
+#define NVM_PERSIST_H
+
+#include "nvm_types.h"
+
+typedef enum NvmPersistMode
+{
+	NVM_PERSIST_PMEM = 0,		/* libpmem: CLWB/CLFLUSHOPT + SFENCE */
+	NVM_PERSIST_NONE,			/* no flushes (unit tests of pure logic only) */
+	NVM_PERSIST_HOOK			/* callbacks (crash simulator) */
+} NvmPersistMode;
+
+/* Per-process counters; the PG layer can expose them through SQL. */
+typedef struct NvmPersistStats
+{
+	uint64_t	flushes;		/* nvm_flush calls */
+	uint64_t	lines;			/* cache lines flushed */
+	uint64_t	bytes;			/* bytes asked to be flushed */
+	uint64_t	drains;			/* fences */
+} NvmPersistStats;
+
+/* Callbacks used by NVM_PERSIST_HOOK. */
+typedef struct NvmPersistHooks
+{
+	void		(*flush) (const void *addr, size_t len, void *arg);
+	void		(*drain) (void *arg);
+	void	   *arg;
+} NvmPersistHooks;
+
+extern NvmPersistStats nvm_persist_stats;
+
+extern void nvm_persist_set_mode(NvmPersistMode mode, const NvmPersistHooks *hooks);
+extern void nvm_persist_set_drain_delay_ns(uint64_t ns);
+
+/* Write back the cache lines covering [addr, addr+len); not yet ordered. */
+extern void nvm_flush(const void *addr, size_t len);
+
+/* Wait until every earlier flush is durable (store fence). */
+extern void nvm_drain(void);
+
+/* nvm_flush + nvm_drain. */
+extern void nvm_persist(const void *addr, size_t len);
+
+#endif							/* NVM_PERSIST_H */

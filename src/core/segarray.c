@@ -1,0 +1,77 @@
+/*
+ * segarray.c
+ *	  Persistent growable arrays of 8-byte words (see segarray.h).
+ */
+#include "segarray.h"
+
+#include "alloc.h"
+#include "persist.h"
+#include "pool.h"
+
+/*
+ * locate maps an index to its segment number and position in the segment:
+ * segment k holds indexes [BASE * (2^k - 1), BASE * (2^(k+1) - 1)).
+ */
+static inline void
+locate(uint64_t idx, int *seg, uint64_t *pos)
+{
+	uint64_t	j = idx / NVM_SEG_BASE + 1;
+	int			k = 63 - __builtin_clzll(j);
+
+	*seg = k;
+	*pos = idx - (uint64_t) NVM_SEG_BASE * ((UINT64_C(1) << k) - 1);
+}
+
+_Atomic uint64_t *
+nvm_segarray_slot(NvmSegArray *arr, uint64_t idx, bool create)
+{
+	int			k;
+	uint64_t	pos;
+	nvm_off		seg;
+
+	locate(idx, &k, &pos);
+	if (k >= NVM_SEG_COUNT)
+		return NULL;
+	seg = atomic_load_explicit(&arr->seg[k], memory_order_acquire);
+	if (seg == 0)
+	{
+		size_t		bytes;
+		nvm_off		fresh;
+		nvm_off		expected = 0;
+
+		if (!create)
+			return NULL;
+		bytes = ((size_t) NVM_SEG_BASE << k) * sizeof(uint64_t);
+		fresh = nvm_alloc_zeroed(bytes);
+		if (fresh == 0)
+			return NULL;
+		nvm_drain();			/* zeroed segment durable before it is reachable */
+		if (atomic_compare_exchange_strong(&arr->seg[k], &expected, fresh))
+			seg = fresh;
+		else
+		{
+			nvm_free(fresh);
+			seg = expected;
+		}
+	}
+	if (create)
+		nvm_flush(&arr->seg[k], sizeof(nvm_off));
+	return ((_Atomic uint64_t *) nvm_ptr(seg)) + pos;
+}
+
+void
+nvm_segarray_free(NvmSegArray *arr)
+{
+	for (int k = 0; k < NVM_SEG_COUNT; k++)
+	{
+		nvm_off		seg = atomic_load(&arr->seg[k]);
+
+		if (seg)
+		{
+			atomic_store(&arr->seg[k], 0);
+			nvm_flush(&arr->seg[k], sizeof(nvm_off));
+			nvm_free(seg);
+		}
+	}
+	nvm_drain();
+}

@@ -1,0 +1,42 @@
+/*
+ * segarray.h
+ *	  A persistent, growable array of 8-byte words that never moves.
+ *
+ * Used for a table's record heads (record number -> newest version) and its
+ * version slots (version number -> version offset).  Segment k holds
+ * NVM_SEG_BASE << k words, so 40 segment offsets cover more entries than a
+ * table can ever number, while a small table uses a single 8 KiB segment.
+ *
+ * Persist order for growing: a new segment is allocated zeroed and made
+ * durable (flush + drain) before its offset is installed with a
+ * compare-and-swap into seg[k].  Every writer that asks for an entry with
+ * create = true also flushes seg[k], so its own next drain (which comes
+ * before it publishes anything it wrote into the entry) makes the segment
+ * reachable durably.  A crash before that leaks the segment, which then
+ * holds nothing published.
+ */
+#ifndef NVM_SEGARRAY_H
+#define NVM_SEGARRAY_H
+
+#include "nvm_types.h"
+
+#define NVM_SEG_BASE	1024
+#define NVM_SEG_COUNT	40
+
+typedef struct NvmSegArray
+{
+	_Atomic nvm_off seg[NVM_SEG_COUNT];
+} NvmSegArray;
+
+/*
+ * nvm_segarray_slot returns the address of entry idx, allocating its
+ * segment if create is true (NULL if the segment is missing and create is
+ * false, or the pool is full).  With create = true, seg[k] has been
+ * flushed: the caller's next drain makes it durable.
+ */
+extern _Atomic uint64_t *nvm_segarray_slot(NvmSegArray *arr, uint64_t idx, bool create);
+
+/* Frees every segment (the array must be unreachable for everybody). */
+extern void nvm_segarray_free(NvmSegArray *arr);
+
+#endif							/* NVM_SEGARRAY_H */

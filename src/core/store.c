@@ -1,0 +1,479 @@
+/*
+ * store.c
+ *	  Tables, record heads and version chains: the table directory, the
+ *	  visibility rule (MCSI paper Fig. 7), and inserting, updating and
+ *	  deleting with compare-and-swap on the record head (Fig. 8, Fig. 9).
+ *
+ * The persist order of every write is written in store.h and repeated at
+ * each step below.
+ */
+#include "store.h"
+
+#include "alloc.h"
+#include "persist.h"
+#include "pool.h"
+
+#include <string.h>
+
+typedef struct NvmStoreShared
+{
+	NvmSpinLock dir_lock;		/* serialises changes to the table directory */
+} NvmStoreShared;
+
+static NvmStoreShared *store_shared = NULL;
+
+size_t
+nvm_store_shmem_size(void)
+{
+	return sizeof(NvmStoreShared);
+}
+
+void
+nvm_store_startup(void *shmem)
+{
+	store_shared = shmem;
+	nvm_spin_init(&store_shared->dir_lock);
+}
+
+void
+nvm_store_attach(void *shmem)
+{
+	store_shared = shmem;
+}
+
+/* ---------------------------------------------------------------------
+ * Table directory
+ * ---------------------------------------------------------------------
+ */
+
+size_t
+nvm_table_dir_count(void)
+{
+	return nvm_pool_header->max_tables;
+}
+
+NvmTableDirEntry *
+nvm_table_dir(void)
+{
+	return (NvmTableDirEntry *) (nvm_pool_base + nvm_pool_header->tables_off);
+}
+
+static bool
+key_equal(const NvmTableKey *a, const NvmTableKey *b)
+{
+	return a->spc == b->spc && a->db == b->db && a->rel == b->rel;
+}
+
+/*
+ * nvm_table_create makes a new, empty table descriptor for key and installs
+ * it in the directory, replacing a stale descriptor with the same key (a
+ * relfilenode is only reused after the relation that had it is gone).
+ *
+ * Persist order: the descriptor is durable before the directory points at
+ * it; a free entry's key is durable before its descriptor offset is
+ * stored; the offset (an aligned 8-byte store) is the publishing write.
+ * Returns false if the pool or the directory is full.
+ */
+bool
+nvm_table_create(const NvmTableKey *key, uint64_t create_txid, NvmTable *out)
+{
+	nvm_off		desc_off = nvm_alloc_zeroed(sizeof(NvmTableDesc));
+	NvmTableDesc *desc;
+	NvmTableDirEntry *dir = nvm_table_dir();
+	size_t		n = nvm_table_dir_count();
+	NvmTableDirEntry *target = NULL;
+
+	if (desc_off == 0)
+		return false;
+	desc = nvm_ptr(desc_off);
+	desc->magic = NVM_TABLE_MAGIC;
+	desc->key = *key;
+	desc->key.pad = 0;
+	atomic_store(&desc->next_record, 1);
+	atomic_store(&desc->next_version, 1);
+	nvm_flush(desc, sizeof(*desc));
+	nvm_drain();
+
+	nvm_spin_lock(&store_shared->dir_lock);
+	for (size_t i = 0; i < n; i++)
+	{
+		if (atomic_load(&dir[i].desc) != 0 && key_equal(&dir[i].key, key))
+		{
+			target = &dir[i];
+			break;
+		}
+	}
+	if (target == NULL)
+	{
+		for (size_t i = 0; i < n; i++)
+		{
+			if (atomic_load(&dir[i].desc) == 0)
+			{
+				target = &dir[i];
+				target->key = *key;
+				target->key.pad = 0;
+				target->create_txid = create_txid;
+				nvm_persist(target, sizeof(*target));
+				break;
+			}
+		}
+	}
+	if (target == NULL)
+	{
+		nvm_spin_unlock(&store_shared->dir_lock);
+		nvm_free(desc_off);
+		return false;
+	}
+	target->create_txid = create_txid;
+	atomic_store(&target->desc, desc_off);
+	nvm_persist(target, sizeof(*target));
+	nvm_spin_unlock(&store_shared->dir_lock);
+
+	out->desc = desc;
+	return true;
+}
+
+/*
+ * nvm_table_open finds the descriptor of key; false if there is none.
+ */
+bool
+nvm_table_open(const NvmTableKey *key, NvmTable *out)
+{
+	NvmTableDirEntry *dir = nvm_table_dir();
+	size_t		n = nvm_table_dir_count();
+
+	for (size_t i = 0; i < n; i++)
+	{
+		nvm_off		d = atomic_load_explicit(&dir[i].desc, memory_order_acquire);
+
+		if (d != 0 && key_equal(&dir[i].key, key))
+		{
+			NvmTableDesc *desc = nvm_ptr(d);
+
+			if (desc->magic != NVM_TABLE_MAGIC)
+				return false;
+			out->desc = desc;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* ---------------------------------------------------------------------
+ * Access
+ * ---------------------------------------------------------------------
+ */
+
+NvmVersion *
+nvm_version_by_no(const NvmTable *t, uint64_t version_no)
+{
+	_Atomic uint64_t *slot;
+
+	if (version_no == 0 || version_no >= atomic_load(&t->desc->next_version))
+		return NULL;
+	slot = nvm_segarray_slot(&t->desc->versions, version_no, false);
+	if (slot == NULL)
+		return NULL;
+	return nvm_ptr(atomic_load_explicit(slot, memory_order_acquire));
+}
+
+nvm_off
+nvm_record_head(const NvmTable *t, uint64_t record_no)
+{
+	_Atomic uint64_t *slot;
+
+	if (record_no == 0 || record_no >= atomic_load(&t->desc->next_record))
+		return 0;
+	slot = nvm_segarray_slot(&t->desc->records, record_no, false);
+	if (slot == NULL)
+		return 0;
+	return atomic_load_explicit(slot, memory_order_acquire);
+}
+
+uint64_t
+nvm_table_record_limit(const NvmTable *t)
+{
+	return atomic_load(&t->desc->next_record);
+}
+
+uint64_t
+nvm_table_version_limit(const NvmTable *t)
+{
+	return atomic_load(&t->desc->next_version);
+}
+
+/* ---------------------------------------------------------------------
+ * Visibility
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * nvm_version_status returns the status of v's creator: the inlined final
+ * status if there is one, else the status array's (read with helping),
+ * which is inlined when final.  Inlining is a hint: it is flushed but not
+ * drained, because the status array keeps the truth until the entry is
+ * recycled.
+ */
+NvmTxnStatus
+nvm_version_status(NvmVersion *v)
+{
+	uint64_t	info = atomic_load_explicit(&v->info, memory_order_acquire);
+	NvmTxnStatus st = (NvmTxnStatus) (info & NVM_VINFO_STATUS_MASK);
+
+	if (st != NVM_STATUS_INITIAL)
+		return st;
+	st = nvm_status_get(v->txid);
+	if (st == NVM_STATUS_COMMITTED || st == NVM_STATUS_ABORTED)
+	{
+		atomic_fetch_or_explicit(&v->info, (uint64_t) st, memory_order_release);
+		nvm_flush(&v->info, sizeof(uint64_t));
+	}
+	else
+		st = NVM_STATUS_RUNNING;
+	return st;
+}
+
+static inline bool
+inlined_aborted(NvmVersion *v)
+{
+	return (atomic_load_explicit(&v->info, memory_order_acquire) & NVM_VINFO_STATUS_MASK) == NVM_STATUS_ABORTED;
+}
+
+/*
+ * nvm_version_creator_visible applies the view's test to v's creator
+ * (paper Fig. 7 for snapshots; own changes by command id, like heap).
+ */
+bool
+nvm_version_creator_visible(NvmVersion *v, const NvmView *view)
+{
+	if (view->my_txid != NVM_INVALID_TXID && v->txid == view->my_txid)
+	{
+		if (inlined_aborted(v))
+			return false;		/* rolled back with a subtransaction */
+		if (view->kind == NVM_VIEW_SNAPSHOT)
+			return nvm_version_cid(v) < view->curcid;
+		return true;
+	}
+
+	switch (view->kind)
+	{
+		case NVM_VIEW_SNAPSHOT:
+			if (!nvm_snapshot_contains(view->snap, v->txid))
+				return false;
+			return nvm_version_status(v) == NVM_STATUS_COMMITTED;
+		case NVM_VIEW_SELF:
+			return nvm_version_status(v) == NVM_STATUS_COMMITTED;
+		case NVM_VIEW_DIRTY:
+		case NVM_VIEW_ANY:
+			return nvm_version_status(v) != NVM_STATUS_ABORTED;
+	}
+	return false;
+}
+
+NvmVersion *
+nvm_chain_visible(const NvmTable *t, uint64_t record_no, const NvmView *view)
+{
+	NvmVersion *v = nvm_ptr(nvm_record_head(t, record_no));
+
+	for (; v != NULL; v = nvm_ptr(v->prev))
+	{
+		if (nvm_version_creator_visible(v, view))
+			return v;
+	}
+	return NULL;
+}
+
+NvmVersion *
+nvm_chain_newest(const NvmTable *t, uint64_t record_no)
+{
+	NvmVersion *v = nvm_ptr(nvm_record_head(t, record_no));
+
+	for (; v != NULL; v = nvm_ptr(v->prev))
+	{
+		if (nvm_version_status(v) != NVM_STATUS_ABORTED)
+			return v;
+	}
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------
+ * Writes
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * new_version takes a version number, allocates and fills a version
+ * (prev is set by the caller), and writes its version slot.  Everything is
+ * flushed, not drained.  Returns NULL if the pool is full.
+ */
+static NvmVersion *
+new_version(NvmTable *t, uint64_t txid, uint32_t cid, uint64_t record_no,
+			const void *data, uint32_t len, bool tombstone, uint64_t *version_no)
+{
+	NvmTableDesc *desc = t->desc;
+	uint64_t	n = atomic_fetch_add(&desc->next_version, 1);
+	_Atomic uint64_t *slot = nvm_segarray_slot(&desc->versions, n, true);
+	nvm_off		off;
+	NvmVersion *v;
+
+	if (slot == NULL)
+		return NULL;
+	off = nvm_alloc(sizeof(NvmVersion) + len);
+	if (off == 0)
+		return NULL;
+	v = nvm_ptr(off);
+	v->txid = txid;
+	atomic_store_explicit(&v->info, ((uint64_t) cid << NVM_VINFO_CID_SHIFT) |
+						  (tombstone ? NVM_VINFO_TOMBSTONE : 0), memory_order_relaxed);
+	v->prev = 0;
+	v->record_no = record_no;
+	v->version_no = n;
+	v->index_root = n;
+	v->data_len = len;
+	v->reserved = 0;
+	if (len)
+		memcpy(v->data, data, len);
+	atomic_store_explicit(slot, off, memory_order_release);
+	nvm_flush(slot, sizeof(uint64_t));
+	nvm_flush(&desc->next_version, sizeof(uint64_t));
+	*version_no = n;
+	return v;
+}
+
+/*
+ * nvm_record_insert creates a new record whose only version holds data.
+ */
+NvmWriteResult
+nvm_record_insert(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
+				  const void *data, uint32_t len, uint64_t *version_no_out)
+{
+	NvmTableDesc *desc = t->desc;
+	uint64_t	txid = nvm_txn_begin_write(txn);
+	uint64_t	r = atomic_fetch_add(&desc->next_record, 1);
+	_Atomic uint64_t *head = nvm_segarray_slot(&desc->records, r, true);
+	NvmVersion *v;
+
+	if (head == NULL)
+		return NVM_WRITE_NO_SPACE;
+	v = new_version(t, txid, cid, r, data, len, false, version_no_out);
+	if (v == NULL)
+		return NVM_WRITE_NO_SPACE;
+	nvm_flush(v, sizeof(NvmVersion) + len);
+	nvm_flush(&desc->next_record, sizeof(uint64_t));
+	/* step 2: version, slots and counters durable before the record is reachable */
+	nvm_drain();
+	/* step 3: the record number is ours alone, so a plain store publishes it */
+	atomic_store_explicit(head, nvm_off_of(v), memory_order_release);
+	nvm_flush(head, sizeof(uint64_t));
+	nvm_txn_log_version(txn, nvm_off_of(v), level);
+	return NVM_WRITE_OK;
+}
+
+/*
+ * check_newer looks at every version above old in the chain that starts at
+ * head and classifies the first one that is not aborted (paper Fig. 8).
+ */
+static NvmWriteResult
+check_newer(NvmVersion *head, NvmVersion *old, const NvmTxn *txn, uint32_t cid,
+			NvmConflict *conflict)
+{
+	for (NvmVersion *v = head; v != old; v = nvm_ptr(v->prev))
+	{
+		NvmTxnStatus st;
+
+		if (v == NULL)
+			return NVM_WRITE_INVISIBLE; /* old is not in this chain */
+		if (txn->txid != NVM_INVALID_TXID && v->txid == txn->txid)
+		{
+			if (inlined_aborted(v))
+				continue;
+			conflict->newer_version_no = v->version_no;
+			conflict->newer_txid = v->txid;
+			conflict->newer_cid = nvm_version_cid(v);
+			conflict->newer_is_tombstone = nvm_version_is_tombstone(v);
+			return nvm_version_cid(v) >= cid ? NVM_WRITE_SELF_MODIFIED : NVM_WRITE_INVISIBLE;
+		}
+		st = nvm_version_status(v);
+		if (st == NVM_STATUS_ABORTED)
+			continue;
+		conflict->newer_version_no = v->version_no;
+		conflict->newer_txid = v->txid;
+		conflict->newer_cid = nvm_version_cid(v);
+		conflict->newer_is_tombstone = nvm_version_is_tombstone(v);
+		if (st == NVM_STATUS_RUNNING)
+			return NVM_WRITE_BEING_MODIFIED;
+		return conflict->newer_is_tombstone ? NVM_WRITE_DELETED : NVM_WRITE_UPDATED;
+	}
+	return NVM_WRITE_OK;
+}
+
+NvmWriteResult
+nvm_record_update(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
+				  uint64_t old_version_no, const void *data, uint32_t len,
+				  bool new_index_run, uint64_t *version_no_out, NvmConflict *conflict)
+{
+	NvmVersion *old = nvm_version_by_no(t, old_version_no);
+	_Atomic uint64_t *head;
+	NvmVersion *v = NULL;
+	bool		tombstone = (data == NULL);
+
+	memset(conflict, 0, sizeof(*conflict));
+	if (old == NULL)
+		return NVM_WRITE_INVISIBLE;
+	head = nvm_segarray_slot(&t->desc->records, old->record_no, false);
+	if (head == NULL)
+		return NVM_WRITE_INVISIBLE;
+
+	for (;;)
+	{
+		nvm_off		h = atomic_load_explicit(head, memory_order_acquire);
+		NvmWriteResult res = check_newer(nvm_ptr(h), old, txn, cid, conflict);
+
+		if (res == NVM_WRITE_OK)
+		{
+			if (old->txid == txn->txid && txn->txid != NVM_INVALID_TXID)
+			{
+				/* rolled back, or made by this very command: not updatable (as heap) */
+				if (inlined_aborted(old) || nvm_version_cid(old) >= cid)
+					res = NVM_WRITE_INVISIBLE;
+			}
+			else if (nvm_version_status(old) == NVM_STATUS_ABORTED)
+				res = NVM_WRITE_INVISIBLE;
+		}
+		if (res != NVM_WRITE_OK)
+		{
+			if (v != NULL)
+			{
+				/* never published: give the block back, the number stays unused */
+				_Atomic uint64_t *slot = nvm_segarray_slot(&t->desc->versions, v->version_no, false);
+
+				atomic_store(slot, 0);
+				nvm_flush(slot, sizeof(uint64_t));
+				nvm_free(nvm_off_of(v));
+			}
+			return res;
+		}
+
+		if (v == NULL)
+		{
+			uint64_t	txid = nvm_txn_begin_write(txn);
+
+			v = new_version(t, txid, cid, old->record_no, data, tombstone ? 0 : len,
+							tombstone, version_no_out);
+			if (v == NULL)
+				return NVM_WRITE_NO_SPACE;
+			if (tombstone || !new_index_run)
+				v->index_root = old->index_root;
+		}
+		v->prev = h;
+		nvm_flush(v, sizeof(NvmVersion) + v->data_len);
+		/* step 2: the new version (with its prev) durable before it is reachable */
+		nvm_drain();
+		/* step 3: install it; a failed CAS means a concurrent writer: check again */
+		if (atomic_compare_exchange_strong(head, &h, nvm_off_of(v)))
+			break;
+	}
+	nvm_flush(head, sizeof(uint64_t));
+	nvm_txn_log_version(txn, nvm_off_of(v), level);
+	return NVM_WRITE_OK;
+}

@@ -1,0 +1,210 @@
+/*
+ * store.h
+ *	  Tables, record heads and version chains (MCSI paper §3).
+ *
+ * A table is a descriptor in the pool, found through the table directory by
+ * its key (tablespace, database, relfilenode).  It owns two persistent
+ * arrays (segarray.h):
+ *	 - records:  record number -> record head, an 8-byte word holding the
+ *				 offset of the record's newest version (0 = unused number);
+ *	 - versions: version number -> offset of that version.
+ * Version numbers are what PostgreSQL sees as TIDs (block = n / 291,
+ * offset = n % 291 + 1, done by the PG layer): every version has its own
+ * TID, because triggers, foreign keys and EvalPlanQual re-fetch old and new
+ * rows by TID.
+ *
+ * A version chain runs from the head, newest to oldest, through prev.  A
+ * delete pushes a tombstone.  An update pushes a new version; if it changes
+ * no indexed column the new version inherits index_root (the version number
+ * of the first version of its "index run") and gets no index entries; index
+ * entries always hold an index_root.  An index fetch of TID t walks the
+ * chain to the version its snapshot sees and returns it only if that
+ * version's index_root is t: so an index entry never leads to a version
+ * whose key differs from the entry's (btree does not recheck).
+ *
+ * Persist order for a write (insert, update, delete):
+ *	 1. version numbers (and a record number for an insert) are taken with
+ *		fetch-and-add on the table's counters;
+ *	 2. the version (header + data, prev = the head value read) and its
+ *		version slot are written and flushed, together with the counter
+ *		lines, and drained: the version is durable before anybody can reach
+ *		it, and a durable counter never hands its numbers out again;
+ *	 3. the head is switched with a compare-and-swap from the value read in
+ *		step 2 to the new version (a failed CAS means a concurrent writer:
+ *		conflict), and flushed; the drain at commit makes it durable before
+ *		the commit status.
+ *	 A crash after 3 but before commit leaves the new version at the head of
+ *	 the chain with a txid whose status is not final: recovery makes it
+ *	 ABORTED and readers skip it.
+ */
+#ifndef NVM_STORE_H
+#define NVM_STORE_H
+
+#include "nvm_types.h"
+#include "segarray.h"
+#include "mcsi.h"
+
+#define NVM_TUPLES_PER_BLOCK	291 /* MaxHeapTuplesPerPage: tidbitmap.c rejects more */
+#define NVM_TABLE_MAGIC			UINT64_C(0x3142544d564e)	/* "NVMTB1" */
+
+/* Key of a table: PostgreSQL's RelFileNode. */
+typedef struct NvmTableKey
+{
+	uint32_t	spc;
+	uint32_t	db;
+	uint32_t	rel;
+	uint32_t	pad;
+} NvmTableKey;
+
+/* Table directory entry (in the pool): one cache line. */
+typedef struct NvmTableDirEntry
+{
+	_Alignas(NVM_CACHELINE) _Atomic nvm_off desc;	/* 0 = free entry */
+	NvmTableKey key;
+	uint64_t	create_txid;
+} NvmTableDirEntry;
+
+/* Table descriptor (in the pool). */
+typedef struct NvmTableDesc
+{
+	uint64_t	magic;
+	NvmTableKey key;
+	NvmSegArray records;
+	NvmSegArray versions;
+	_Alignas(NVM_CACHELINE) _Atomic uint64_t next_record;	/* numbers start at 1 */
+	_Alignas(NVM_CACHELINE) _Atomic uint64_t next_version;	/* numbers start at 1 */
+} NvmTableDesc;
+
+/* Bits of NvmVersion.info */
+#define NVM_VINFO_STATUS_MASK	UINT64_C(0x3)	/* inlined final status, 0 = not yet */
+#define NVM_VINFO_TOMBSTONE		UINT64_C(0x4)
+#define NVM_VINFO_CID_SHIFT		32
+
+/* A version (in the pool, inside an allocator block). */
+typedef struct NvmVersion
+{
+	uint64_t	txid;			/* creator */
+	_Atomic uint64_t info;		/* inlined status, tombstone bit, command id */
+	nvm_off		prev;			/* older version, 0 = none */
+	uint64_t	record_no;
+	uint64_t	version_no;		/* this version's own number (TID) */
+	uint64_t	index_root;		/* version number index entries use */
+	uint32_t	data_len;
+	uint32_t	reserved;
+	char		data[];			/* opaque to the core (a heap tuple image) */
+} NvmVersion;
+
+/* A backend-local handle on a table. */
+typedef struct NvmTable
+{
+	NvmTableDesc *desc;
+} NvmTable;
+
+/* How a chain is read: which versions count as visible. */
+typedef enum NvmViewKind
+{
+	NVM_VIEW_SNAPSHOT,			/* MVCC: snapshot + own changes before curcid */
+	NVM_VIEW_SELF,				/* committed now + all own changes */
+	NVM_VIEW_DIRTY,				/* committed now + own + others' running */
+	NVM_VIEW_ANY				/* newest version that is not aborted */
+} NvmViewKind;
+
+typedef struct NvmView
+{
+	NvmViewKind kind;
+	const NvmSnapshot *snap;	/* for NVM_VIEW_SNAPSHOT */
+	uint64_t	my_txid;		/* current transaction's txid, 0 if none yet */
+	uint32_t	curcid;			/* current command id */
+} NvmView;
+
+/* Result of a write attempt. */
+typedef enum NvmWriteResult
+{
+	NVM_WRITE_OK = 0,
+	NVM_WRITE_INVISIBLE,		/* the version is not visible to the view at all */
+	NVM_WRITE_SELF_MODIFIED,	/* already changed by this transaction, this or a later command */
+	NVM_WRITE_UPDATED,			/* a committed newer version exists (not in the snapshot) */
+	NVM_WRITE_DELETED,			/* ... and it is a tombstone */
+	NVM_WRITE_BEING_MODIFIED,	/* another running transaction has a newer version */
+	NVM_WRITE_NO_SPACE			/* the pool is full */
+} NvmWriteResult;
+
+/* Details of a conflict, for TM_FailureData. */
+typedef struct NvmConflict
+{
+	uint64_t	newer_version_no;	/* the newer version (its TID) */
+	uint64_t	newer_txid;
+	uint32_t	newer_cid;		/* for SELF_MODIFIED */
+	bool		newer_is_tombstone;
+} NvmConflict;
+
+/* Shared memory of the store (a lock over the table directory). */
+extern size_t nvm_store_shmem_size(void);
+extern void nvm_store_startup(void *shmem);
+extern void nvm_store_attach(void *shmem);
+
+/* Tables */
+extern size_t nvm_table_dir_count(void);
+extern NvmTableDirEntry *nvm_table_dir(void);
+extern bool nvm_table_create(const NvmTableKey *key, uint64_t create_txid, NvmTable *out);
+extern bool nvm_table_open(const NvmTableKey *key, NvmTable *out);
+
+/* Version and record access */
+extern NvmVersion *nvm_version_by_no(const NvmTable *t, uint64_t version_no);
+extern nvm_off nvm_record_head(const NvmTable *t, uint64_t record_no);
+extern uint64_t nvm_table_record_limit(const NvmTable *t);	/* record numbers are < this */
+extern uint64_t nvm_table_version_limit(const NvmTable *t); /* version numbers are < this */
+
+static inline bool
+nvm_version_is_tombstone(const NvmVersion *v)
+{
+	return (atomic_load_explicit(&((NvmVersion *) v)->info, memory_order_relaxed) & NVM_VINFO_TOMBSTONE) != 0;
+}
+
+static inline uint32_t
+nvm_version_cid(const NvmVersion *v)
+{
+	return (uint32_t) (atomic_load_explicit(&((NvmVersion *) v)->info, memory_order_relaxed) >> NVM_VINFO_CID_SHIFT);
+}
+
+/*
+ * Final (or current) status of a version's creator, using the inlined
+ * status when there is one and inlining it when it becomes final.
+ */
+extern NvmTxnStatus nvm_version_status(NvmVersion *v);
+
+/* Does this one version pass the view's test for its creator? */
+extern bool nvm_version_creator_visible(NvmVersion *v, const NvmView *view);
+
+/*
+ * nvm_chain_visible returns the version of record_no the view sees (it may
+ * be a tombstone, meaning the row does not exist for the view), or NULL.
+ */
+extern NvmVersion *nvm_chain_visible(const NvmTable *t, uint64_t record_no, const NvmView *view);
+
+/* Writes (see the persist order above). */
+extern NvmWriteResult nvm_record_insert(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
+										const void *data, uint32_t len,
+										uint64_t *version_no_out);
+
+/*
+ * nvm_record_update pushes a new version (or a tombstone when data is NULL)
+ * onto the chain of the version numbered old_version_no, provided that this
+ * version is still the newest one the transaction may overwrite (MCSI paper
+ * Fig. 8): no committed or running newer version by anybody else, none by
+ * this transaction in this or a later command.
+ */
+extern NvmWriteResult nvm_record_update(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
+										uint64_t old_version_no,
+										const void *data, uint32_t len,
+										bool new_index_run,
+										uint64_t *version_no_out,
+										NvmConflict *conflict);
+
+/*
+ * nvm_chain_newest returns the newest version of the record that is not
+ * aborted (running ones included), or NULL.
+ */
+extern NvmVersion *nvm_chain_newest(const NvmTable *t, uint64_t record_no);
+
+#endif							/* NVM_STORE_H */
