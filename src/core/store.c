@@ -209,10 +209,11 @@ nvm_table_version_limit(const NvmTable *t)
 
 /*
  * nvm_version_status returns the status of v's creator: the inlined final
- * status if there is one, else the status array's (read with helping),
- * which is inlined when final.  Inlining is a hint: it is flushed but not
- * drained, because the status array keeps the truth until the entry is
- * recycled.
+ * status if there is one, else the status array's (read with helping).
+ * Readers never inline a status themselves: a read-only transaction stores
+ * nothing into the pool.  The creator inlines its final status into every
+ * version it wrote before it publishes its completion, so only versions of
+ * transactions cut short by a crash are looked up in the status array.
  */
 NvmTxnStatus
 nvm_version_status(NvmVersion *v)
@@ -223,12 +224,7 @@ nvm_version_status(NvmVersion *v)
 	if (st != NVM_STATUS_INITIAL)
 		return st;
 	st = nvm_status_get(v->txid);
-	if (st == NVM_STATUS_COMMITTED || st == NVM_STATUS_ABORTED)
-	{
-		atomic_fetch_or_explicit(&v->info, (uint64_t) st, memory_order_release);
-		nvm_flush(&v->info, sizeof(uint64_t));
-	}
-	else
+	if (st != NVM_STATUS_COMMITTED && st != NVM_STATUS_ABORTED)
 		st = NVM_STATUS_RUNNING;
 	return st;
 }
