@@ -13,6 +13,8 @@
 #include "pool.h"
 #include "store.h"
 
+#include "alloc.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,6 +111,61 @@ nvm_txid_is_running(uint64_t txid)
  */
 
 /*
+ * valid_version_offset says whether off can be the offset of a version
+ * inside the chunk area (write-log entries may be stale).
+ */
+static bool
+valid_version_offset(nvm_off off)
+{
+	uint64_t	start = nvm_pool_header->chunks_off;
+	uint64_t	end = start + nvm_pool_header->nchunks * nvm_pool_header->chunk_size;
+
+	return off >= start + NVM_BLOCK_HEADER_SIZE && off + sizeof(NvmVersion) <= end && off % 8 == 0;
+}
+
+/*
+ * replay_write_log inlines the final status of the slot's last writing
+ * transaction into every version it logged (its status entry was made
+ * final just before).  Stale entries of older transactions end the scan.
+ */
+static void
+replay_write_log(NvmSlotPersist *sp)
+{
+	uint64_t	txid = sp->log_txid;
+	NvmTxnStatus st;
+	nvm_off		block = sp->log_head;
+
+	if (txid == NVM_INVALID_TXID || block == 0)
+		return;
+	st = nvm_status_get(txid);
+	if (st != NVM_STATUS_COMMITTED)
+		st = NVM_STATUS_ABORTED;
+	while (block != 0 && valid_version_offset(block))
+	{
+		NvmWriteLogBlock *b = nvm_ptr(block);
+
+		for (int i = 0; i < NVM_WRITE_LOG_ENTRIES; i++)
+		{
+			NvmVersion *v;
+			uint64_t	info;
+
+			if (!valid_version_offset(b->entries[i]))
+				return;
+			v = nvm_ptr(b->entries[i]);
+			if (v->txid != txid)
+				return;
+			info = atomic_load(&v->info);
+			if ((info & NVM_VINFO_STATUS_MASK) == 0)
+			{
+				atomic_store(&v->info, info | (uint64_t) st);
+				nvm_flush(&v->info, sizeof(uint64_t));
+			}
+		}
+		block = b->next;
+	}
+}
+
+/*
  * nvm_mcsi_recover makes every non-final status entry ABORTED, clears dirty
  * bits (their values were flushed before the bit was ever cleared, and a
  * dirty word is exactly a flushed one), and resumes every clock at its
@@ -150,6 +207,7 @@ nvm_mcsi_recover(void *shmem, uint32_t max_slots)
 				nvm_flush((const void *) &ring[w], sizeof(uint64_t));
 			}
 		}
+		replay_write_log(sp);
 		if (reserved == 0)
 			reserved = 1;
 		atomic_store(&ss->last_completed, reserved - 1);
@@ -284,6 +342,8 @@ nvm_txn_begin_write(NvmTxn *txn)
 
 	ss = &nvm_mcsi->slots[txn->slot];
 	sp = nvm_pool_slot((uint32_t) txn->slot);
+	/* the previous transaction's inlined statuses durable before its log is reused */
+	nvm_drain();
 	ts = ss->next_ts++;
 	if (ts >= sp->clock_reserved)
 	{
@@ -298,17 +358,53 @@ nvm_txn_begin_write(NvmTxn *txn)
 	atomic_store(word, (val & ~mask) | ((uint64_t) NVM_STATUS_RUNNING << (2 * index)));
 	nvm_flush((const void *) word, sizeof(uint64_t));
 
+	sp->log_txid = txn->txid;
+	nvm_flush(&sp->log_txid, sizeof(uint64_t));
+	txn->plog_block = sp->log_head;
+	txn->plog_count = 0;
+
 	atomic_store(&ss->running_txid, txn->txid);
 	return txn->txid;
 }
 
 /*
- * nvm_txn_log_version remembers a version the transaction created, for
- * status inlining at the end and for subtransaction rollback.
+ * nvm_txn_log_version remembers a version the transaction created: in the
+ * backend-local log (for status inlining at the end and subtransaction
+ * rollback) and in the slot's persistent write log (for recovery), whose
+ * entry is flushed; the caller's next drain makes it durable before the
+ * version is published.  Returns false if the pool has no room for a new
+ * log block.
  */
-void
+bool
 nvm_txn_log_version(NvmTxn *txn, nvm_off version, int level)
 {
+	NvmSlotPersist *sp = nvm_pool_slot((uint32_t) txn->slot);
+	size_t		pos = txn->plog_count % NVM_WRITE_LOG_ENTRIES;
+	NvmWriteLogBlock *b;
+
+	/* the persistent entry: find or chain the block it goes to */
+	if (txn->plog_block == 0 || (pos == 0 && txn->plog_count > 0))
+	{
+		_Atomic nvm_off *link = txn->plog_block == 0 ? (_Atomic nvm_off *) &sp->log_head :
+		(_Atomic nvm_off *) &((NvmWriteLogBlock *) nvm_ptr(txn->plog_block))->next;
+		nvm_off		next = atomic_load(link);
+
+		if (next == 0)
+		{
+			next = nvm_alloc_zeroed(sizeof(NvmWriteLogBlock));
+			if (next == 0)
+				return false;
+			nvm_drain();		/* the zeroed block durable before it is linked */
+			atomic_store(link, next);
+			nvm_flush((const void *) link, sizeof(nvm_off));
+		}
+		txn->plog_block = next;
+	}
+	b = nvm_ptr(txn->plog_block);
+	b->entries[pos] = version;
+	nvm_flush(&b->entries[pos], sizeof(nvm_off));
+	txn->plog_count++;
+
 	if (txn->nlog == txn->log_capacity)
 	{
 		size_t		cap = txn->log_capacity ? txn->log_capacity * 2 : 256;
@@ -322,6 +418,35 @@ nvm_txn_log_version(NvmTxn *txn, nvm_off version, int level)
 	txn->log[txn->nlog].version = version;
 	txn->log[txn->nlog].level = level;
 	txn->nlog++;
+	return true;
+}
+
+/*
+ * nvm_txn_unlog_last forgets the last logged version (it was never
+ * published).  Its persistent entry stays behind as a stale entry: the
+ * next append overwrites it, and until then it names a block that no
+ * longer carries this txid, or a version of this very transaction.
+ */
+void
+nvm_txn_unlog_last(NvmTxn *txn)
+{
+	if (txn->nlog > 0)
+		txn->nlog--;
+	if (txn->plog_count > 0)
+	{
+		size_t		k = --txn->plog_count;
+
+		if (k > 0 && k % NVM_WRITE_LOG_ENTRIES == 0)
+		{
+			/* entry k opened a block: the last entry is in the block before */
+			NvmSlotPersist *sp = nvm_pool_slot((uint32_t) txn->slot);
+			nvm_off		blk = sp->log_head;
+
+			for (size_t i = 0; i + 1 < k / NVM_WRITE_LOG_ENTRIES; i++)
+				blk = ((NvmWriteLogBlock *) nvm_ptr(blk))->next;
+			txn->plog_block = blk;
+		}
+	}
 }
 
 static void

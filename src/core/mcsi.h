@@ -18,10 +18,17 @@
  *	   persisted clock_reserved; raising clock_reserved is persisted (flush +
  *	   drain) before the new values are used, so clocks never go back, even
  *	   across crashes.
- *	 - Start of the first write: status RUNNING is stored in the ring (with
- *	   the dirty-bit protocol) before the first version with this txid is
- *	   published.  (After a crash an entry that is not final means aborted,
- *	   so RUNNING need not be durable; it is flushed with the first version.)
+ *	 - Start of the first write: a drain makes the previous transaction's
+ *	   inlined statuses durable; then the slot's write log is taken over
+ *	   (log_txid) and status RUNNING stored in the ring, both flushed and
+ *	   made durable by the drain that publishes the first version.
+ *	 - Every version's offset is appended to the slot's write log and
+ *	   flushed before the drain that publishes the version.  So after a
+ *	   crash, recovery finds every version of the slot's last transaction
+ *	   and inlines its final status (ABORTED if it was running), and every
+ *	   older transaction's versions already carry theirs durably: no
+ *	   version depends on its status-ring entry any more, which may then be
+ *	   reused (clocks jump forward after a crash).
  *	 - Commit: every version and head written by the transaction has been
  *	   flushed; one drain makes them durable; then the status word is set to
  *	   COMMITTED|dirty, flushed, drained, and the dirty bit cleared.  Only
@@ -98,7 +105,8 @@ typedef struct NvmTxn
 	NvmWriteLogEntry *log;		/* versions created, in order */
 	size_t		nlog;
 	size_t		log_capacity;
-	size_t		unflushed_heads;	/* heads flushed but not yet drained */
+	nvm_off		plog_block;		/* current block of the persistent write log */
+	size_t		plog_count;		/* entries in the persistent write log */
 } NvmTxn;
 
 extern size_t nvm_mcsi_shmem_size(uint32_t max_slots);
@@ -121,7 +129,8 @@ extern void nvm_slot_release(int slot);
 /* Transaction life cycle. */
 extern void nvm_txn_init(NvmTxn *txn, int slot);
 extern uint64_t nvm_txn_begin_write(NvmTxn *txn);	/* assigns txid if not yet */
-extern void nvm_txn_log_version(NvmTxn *txn, nvm_off version, int level);
+extern bool nvm_txn_log_version(NvmTxn *txn, nvm_off version, int level);
+extern void nvm_txn_unlog_last(NvmTxn *txn);
 extern void nvm_txn_commit(NvmTxn *txn);
 extern void nvm_txn_abort(NvmTxn *txn);
 extern void nvm_txn_subxact_commit(NvmTxn *txn, int level);

@@ -76,7 +76,22 @@ typedef struct NvmSlotPersist
 {
 	_Alignas(NVM_CACHELINE) uint64_t clock_reserved;	/* all handed-out clock values are below this */
 	uint64_t	ring_off;		/* offset of this slot's status ring */
+	uint64_t	log_txid;		/* transaction the write log belongs to, 0 = none */
+	nvm_off		log_head;		/* first block of the slot's write log, 0 = none yet */
 } NvmSlotPersist;
+
+/*
+ * A block of a slot's persistent write log: the offsets of the versions
+ * written by the slot's latest writing transaction, in order.  Blocks are
+ * chained and kept for reuse; an entry counts only if the version it names
+ * carries the log's txid (stale entries of older transactions stop a scan).
+ */
+#define NVM_WRITE_LOG_ENTRIES	1023
+typedef struct NvmWriteLogBlock
+{
+	nvm_off		next;
+	nvm_off		entries[NVM_WRITE_LOG_ENTRIES];
+} NvmWriteLogBlock;
 
 /* Result of opening a pool. */
 typedef enum NvmPoolOpenResult

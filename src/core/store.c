@@ -337,6 +337,23 @@ new_version(NvmTable *t, uint64_t txid, uint32_t cid, uint64_t record_no,
 }
 
 /*
+ * discard_version gives back a version that was never published; its
+ * number stays unused.
+ */
+static void
+discard_version(NvmTable *t, NvmVersion *v)
+{
+	_Atomic uint64_t *slot = nvm_segarray_slot(&t->desc->versions, v->version_no, false);
+
+	if (slot)
+	{
+		atomic_store(slot, 0);
+		nvm_flush(slot, sizeof(uint64_t));
+	}
+	nvm_free(nvm_off_of(v));
+}
+
+/*
  * nvm_record_insert creates a new record whose only version holds data.
  */
 NvmWriteResult
@@ -354,14 +371,18 @@ nvm_record_insert(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
 	v = new_version(t, txid, cid, r, data, len, false, version_no_out);
 	if (v == NULL)
 		return NVM_WRITE_NO_SPACE;
+	if (!nvm_txn_log_version(txn, nvm_off_of(v), level))
+	{
+		discard_version(t, v);
+		return NVM_WRITE_NO_SPACE;
+	}
 	nvm_flush(v, sizeof(NvmVersion) + len);
 	nvm_flush(&desc->next_record, sizeof(uint64_t));
-	/* step 2: version, slots and counters durable before the record is reachable */
+	/* step 2: version, slots, counters and log entry durable before the record is reachable */
 	nvm_drain();
 	/* step 3: the record number is ours alone, so a plain store publishes it */
 	atomic_store_explicit(head, nvm_off_of(v), memory_order_release);
 	nvm_flush(head, sizeof(uint64_t));
-	nvm_txn_log_version(txn, nvm_off_of(v), level);
 	return NVM_WRITE_OK;
 }
 
@@ -440,12 +461,8 @@ nvm_record_update(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
 		{
 			if (v != NULL)
 			{
-				/* never published: give the block back, the number stays unused */
-				_Atomic uint64_t *slot = nvm_segarray_slot(&t->desc->versions, v->version_no, false);
-
-				atomic_store(slot, 0);
-				nvm_flush(slot, sizeof(uint64_t));
-				nvm_free(nvm_off_of(v));
+				nvm_txn_unlog_last(txn);
+				discard_version(t, v);
 			}
 			return res;
 		}
@@ -460,6 +477,11 @@ nvm_record_update(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
 				return NVM_WRITE_NO_SPACE;
 			if (tombstone || !new_index_run)
 				v->index_root = old->index_root;
+			if (!nvm_txn_log_version(txn, nvm_off_of(v), level))
+			{
+				discard_version(t, v);
+				return NVM_WRITE_NO_SPACE;
+			}
 		}
 		v->prev = h;
 		nvm_flush(v, sizeof(NvmVersion) + v->data_len);
@@ -470,6 +492,5 @@ nvm_record_update(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
 			break;
 	}
 	nvm_flush(head, sizeof(uint64_t));
-	nvm_txn_log_version(txn, nvm_off_of(v), level);
 	return NVM_WRITE_OK;
 }

@@ -1,0 +1,351 @@
+/*
+ * test_crash.c
+ *	  Crash-consistency test of the storage core with the crash simulator.
+ *
+ * A random workload of small transactions (inserts, updates, deletes,
+ * aborts, rolled-back subtransactions, new tables) runs against a pool
+ * whose persists go through the simulator.  Before every drain the
+ * simulator builds crash images (durable state plus a random subset of the
+ * dirty cache lines) and this file's checker runs recovery on each and
+ * verifies:
+ *	 - every acknowledged commit is there and nothing uncommitted is visible
+ *	   (the transaction whose commit was in progress may be either, but
+ *	   atomically);
+ *	 - no key is live twice;
+ *	 - chains are intact: every reachable version is an allocated block, its
+ *	   version slot points back at it and it names its record;
+ *	 - the table directory points only at valid descriptors;
+ *	 - after recovery the allocator hands out no block that is still in use
+ *	   (a new committed insert leaves every old row unchanged).
+ *
+ * Usage: test_crash [transactions [seed]]; CI runs the default budget.
+ * Exit code non-zero and "N passed, N failed" as the last line.
+ */
+#include "alloc.h"
+#include "core.h"
+#include "crashsim.h"
+#include "mcsi.h"
+#include "persist.h"
+#include "pool.h"
+#include "store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define KEYS 48
+
+typedef struct Row
+{
+	uint32_t	key;
+	uint32_t	value;
+	char		pad[56];
+} Row;
+
+typedef struct Oracle
+{
+	int64_t		committed[KEYS];	/* value, -1 = absent */
+	uint64_t	committed_vno[KEYS];
+	int64_t		pending[KEYS];	/* -2 untouched, -1 deleted, else value */
+	int			commit_in_progress;
+	uint32_t	tables_created;
+} Oracle;
+
+static Oracle oracle;
+static NvmTableKey main_key = {1663, 1, 5000, 0};
+static char pool_path[256];
+
+static const char *
+check_chain(NvmTable *t, uint64_t r)
+{
+	for (NvmVersion *v = nvm_ptr(nvm_record_head(t, r)); v; v = nvm_ptr(v->prev))
+	{
+		nvm_off		off = nvm_off_of(v);
+		uint64_t	hdr = *(uint64_t *) (nvm_pool_base + off - NVM_BLOCK_HEADER_SIZE);
+		NvmVersion *bynum = nvm_version_by_no(t, v->version_no);
+
+		if (!(hdr & NVM_BLOCK_ALLOCATED))
+			return "reachable version is not an allocated block";
+		if (bynum != v)
+			return "version slot does not point at its version";
+		if (v->record_no != r)
+			return "version names another record";
+	}
+	return NULL;
+}
+
+/* scan: read the visible rows into got[]; NULL or an error */
+static const char *
+scan_rows(NvmTable *t, NvmTxn *txn, int64_t *got)
+{
+	static NvmSnapshot snap;
+	NvmView		view;
+
+	nvm_snapshot_take(&snap);
+	view.kind = NVM_VIEW_SNAPSHOT;
+	view.snap = &snap;
+	view.my_txid = txn->txid;
+	view.curcid = 0;
+	for (int k = 0; k < KEYS; k++)
+		got[k] = -1;
+	for (uint64_t r = 1; r < nvm_table_record_limit(t); r++)
+	{
+		NvmVersion *v = nvm_chain_visible(t, r, &view);
+		const char *err = check_chain(t, r);
+
+		if (err)
+			return err;
+		if (v && !nvm_version_is_tombstone(v))
+		{
+			const Row  *row = (const Row *) v->data;
+
+			if (row->key >= KEYS)
+				continue;		/* rows the checker itself added */
+			if (got[row->key] != -1)
+				return "a key is live twice";
+			got[row->key] = row->value;
+		}
+	}
+	return NULL;
+}
+
+static const char *
+check_recovered(void *arg)
+{
+	NvmTable	t;
+	NvmTxn		txn;
+	int			slot;
+	int64_t		got[KEYS],
+				again[KEYS];
+	const char *err;
+	int			match_committed = 1,
+				match_new = 1;
+	NvmTableDirEntry *dir = nvm_table_dir();
+
+	(void) arg;
+	for (size_t i = 0; i < nvm_table_dir_count(); i++)
+	{
+		nvm_off		d = atomic_load(&dir[i].desc);
+
+		if (d && ((NvmTableDesc *) nvm_ptr(d))->magic != NVM_TABLE_MAGIC)
+			return "table directory points at an invalid descriptor";
+	}
+	if (!nvm_table_open(&main_key, &t))
+		return "table lost";
+	slot = nvm_slot_acquire(4242);
+	nvm_txn_init(&txn, slot);
+	if ((err = scan_rows(&t, &txn, got)) != NULL)
+		return err;
+	for (int k = 0; k < KEYS; k++)
+	{
+		int64_t		after = oracle.pending[k] == -2 ? oracle.committed[k] : oracle.pending[k];
+
+		if (got[k] != oracle.committed[k])
+			match_committed = 0;
+		if (got[k] != after)
+			match_new = 0;
+	}
+	if (!match_committed && !(oracle.commit_in_progress && match_new))
+		return match_new ? "an uncommitted transaction is visible" : "an acknowledged commit is lost";
+
+	/* the allocator must not hand out blocks that are still in use */
+	{
+		Row			row;
+		uint64_t	n;
+
+		memset(&row, 0x5a, sizeof(row));
+		row.key = KEYS + 1;
+		if (nvm_record_insert(&t, &txn, 1, 0, &row, sizeof(row), &n) != NVM_WRITE_OK)
+			return "insert after recovery failed";
+		nvm_txn_commit(&txn);
+		if ((err = scan_rows(&t, &txn, again)) != NULL)
+			return err;
+		if (memcmp(got, again, sizeof(got)) != 0)
+			return "a write after recovery damaged existing rows";
+	}
+	nvm_slot_release(slot);
+	return NULL;
+}
+
+static unsigned rng_state;
+
+static unsigned
+rnd(unsigned n)
+{
+	return (unsigned) (rand_r(&rng_state) % n);
+}
+
+/* one random transaction; returns nothing, updates the oracle */
+static void
+run_transaction(NvmTable *t, NvmTxn *txn)
+{
+	uint64_t	vno[KEYS];
+	int			ops = 1 + (int) rnd(3);
+	int			sub = rnd(10) == 0;
+	int64_t		saved_pending[KEYS];
+	uint64_t	saved_vno[KEYS];
+	uint32_t	cid = 0;
+
+	for (int k = 0; k < KEYS; k++)
+	{
+		oracle.pending[k] = -2;
+		vno[k] = oracle.committed_vno[k];
+	}
+	for (int i = 0; i < ops + (sub ? 2 : 0); i++)
+	{
+		int			level = 1;
+		unsigned	key = rnd(KEYS);
+		int64_t		cur = oracle.pending[key] != -2 ? oracle.pending[key] : oracle.committed[key];
+		Row			row;
+		uint64_t	n;
+		NvmConflict cf;
+		NvmWriteResult res;
+
+		if (sub && i == ops)
+		{
+			memcpy(saved_pending, oracle.pending, sizeof(saved_pending));
+			memcpy(saved_vno, vno, sizeof(saved_vno));
+		}
+		if (sub && i >= ops)
+			level = 2;
+		memset(&row, 0, sizeof(row));
+		row.key = key;
+		row.value = rnd(1000000);
+		if (cur < 0)
+		{
+			res = nvm_record_insert(t, txn, level, cid, &row, sizeof(row), &n);
+			if (res == NVM_WRITE_OK)
+			{
+				oracle.pending[key] = row.value;
+				vno[key] = n;
+			}
+		}
+		else if (rnd(3) == 0)
+		{
+			res = nvm_record_update(t, txn, level, cid, vno[key], NULL, 0, false, &n, &cf);
+			if (res == NVM_WRITE_OK)
+				oracle.pending[key] = -1;
+		}
+		else
+		{
+			res = nvm_record_update(t, txn, level, cid, vno[key], &row, sizeof(row), rnd(2), &n, &cf);
+			if (res == NVM_WRITE_OK)
+			{
+				oracle.pending[key] = row.value;
+				vno[key] = n;
+			}
+		}
+		if (res != NVM_WRITE_OK)
+		{
+			fprintf(stderr, "unexpected write result %d\n", res);
+			exit(2);
+		}
+		cid++;
+	}
+	if (sub)
+	{
+		nvm_txn_subxact_abort(txn, 2);
+		memcpy(oracle.pending, saved_pending, sizeof(saved_pending));
+		memcpy(vno, saved_vno, sizeof(saved_vno));
+	}
+	if (rnd(10) == 0)
+	{
+		nvm_txn_abort(txn);
+		for (int k = 0; k < KEYS; k++)
+			oracle.pending[k] = -2;
+		return;
+	}
+	oracle.commit_in_progress = 1;
+	nvm_txn_commit(txn);
+	oracle.commit_in_progress = 0;
+	for (int k = 0; k < KEYS; k++)
+	{
+		if (oracle.pending[k] != -2)
+		{
+			oracle.committed[k] = oracle.pending[k];
+			oracle.committed_vno[k] = oracle.pending[k] >= 0 ? vno[k] : 0;
+		}
+		oracle.pending[k] = -2;
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	int			ntx = argc > 1 ? atoi(argv[1]) : 150;
+	unsigned	seed = argc > 2 ? (unsigned) atoi(argv[2]) : 20261122;
+	NvmPoolOptions o = {0};
+	char		err[256];
+	void	   *shmem;
+	NvmTable	t;
+	NvmTxn		txn;
+	CrashSimOptions so = {0};
+	const CrashSimStats *st;
+	int			failed = 0,
+				passed = 0;
+
+	rng_state = seed;
+	snprintf(pool_path, sizeof(pool_path), "/dev/shm/nvmam_crash_%d", (int) getpid());
+	unlink(pool_path);
+	o.path = pool_path;
+	o.create_size = 32 << 20;
+	o.system_identifier = 1;
+	o.cc_mode = NVM_CC_MCSI;
+	o.max_slots = 8;
+	o.ring_words = 16;
+	o.max_tables = 32;
+	if (nvm_pool_open(&o, err, sizeof(err)) != NVM_POOL_CREATED)
+	{
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	shmem = calloc(1, nvm_core_shmem_size());
+	nvm_core_startup(shmem);
+	nvm_table_create(&main_key, 0, &t);
+	for (int k = 0; k < KEYS; k++)
+	{
+		oracle.committed[k] = -1;
+		oracle.pending[k] = -2;
+	}
+	nvm_txn_init(&txn, nvm_slot_acquire(1));
+
+	so.seed = seed;
+	so.images_per_point = 2;
+	so.point_stride = 1;
+	so.check = check_recovered;
+	crashsim_start(&so, shmem);
+	for (int i = 0; i < ntx; i++)
+	{
+		run_transaction(&t, &txn);
+		if (i % 50 == 25)
+		{
+			/* the table-create path: a new table takes a directory entry */
+			NvmTableKey k = {1663, 1, 6000 + (uint32_t) i, 0};
+			NvmTable	other;
+
+			nvm_table_create(&k, 0, &other);
+		}
+	}
+	st = crashsim_stats();
+	printf("# %d transactions, seed %u: %llu drains, %llu crash points, %llu images, %llu bad\n",
+		   ntx, seed, (unsigned long long) st->drains, (unsigned long long) st->crash_points,
+		   (unsigned long long) st->images, (unsigned long long) st->bad_images);
+	if (st->bad_images == 0 && st->images > 0)
+	{
+		passed++;
+		printf("ok - every crash image recovers to a consistent state\n");
+	}
+	else
+	{
+		failed++;
+		printf("not ok - %llu of %llu crash images are inconsistent; first at crash point %llu: %s\n",
+			   (unsigned long long) st->bad_images, (unsigned long long) st->images,
+			   (unsigned long long) st->first_error_point, st->first_error ? st->first_error : "no images");
+	}
+	crashsim_stop();
+	nvm_pool_close();
+	unlink(pool_path);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
