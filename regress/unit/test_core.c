@@ -35,6 +35,8 @@ static int	failed = 0;
 
 static char pool_path[256];
 static void *shmem = NULL;
+static uint32_t cur_mode = NVM_CC_MCSI;
+static bool allow_switch = false;
 #define SYSID UINT64_C(0x1234567890)
 
 static NvmPoolOpenResult
@@ -42,6 +44,7 @@ open_pool(uint64_t size, uint64_t sysid, uint32_t mode, char *err)
 {
 	NvmPoolOptions o = {0};
 
+	o.allow_mode_switch = allow_switch;
 	o.path = pool_path;
 	o.create_size = size;
 	o.system_identifier = sysid;
@@ -68,7 +71,6 @@ test_pool_validation(void)
 	int			fd;
 	struct stat st;
 
-	snprintf(pool_path, sizeof(pool_path), "/dev/shm/nvmam_unit_%d", (int) getpid());
 	unlink(pool_path);
 
 	CHECK(open_pool(64 << 20, SYSID, NVM_CC_MCSI, err) == NVM_POOL_CREATED, "new pool is created");
@@ -127,8 +129,16 @@ test_pool_validation(void)
 	CHECK(open_pool(64 << 20, SYSID, NVM_CC_MCSI, err) == NVM_POOL_ERR_TRUNCATED, "pool shorter than a header is refused");
 	close(fd);
 	unlink(pool_path);
+}
 
-	CHECK(open_pool(64 << 20, SYSID, NVM_CC_MCSI, err) == NVM_POOL_CREATED, "fresh pool for the remaining tests");
+static void
+fresh_pool(uint32_t mode)
+{
+	char		err[256];
+
+	nvm_pool_close();
+	unlink(pool_path);
+	CHECK(open_pool(64 << 20, SYSID, mode, err) == NVM_POOL_CREATED, "fresh pool");
 	start_core();
 }
 
@@ -396,7 +406,7 @@ test_recovery(void)
 	{
 		char		err[256];
 
-		CHECK(open_pool(64 << 20, SYSID, NVM_CC_MCSI, err) == NVM_POOL_OK, "pool reopens after crash");
+		CHECK(open_pool(64 << 20, SYSID, cur_mode, err) == NVM_POOL_OK, "pool reopens after crash");
 	}
 	start_core();
 	CHECK(nvm_status_get(txid_before) == NVM_STATUS_ABORTED, "transaction in flight at the crash is aborted");
@@ -432,16 +442,92 @@ test_recovery(void)
 	}
 }
 
+/* count rows whose data equals text, as a fresh snapshot sees them */
+static int
+count_rows(NvmTable *t, const char *text)
+{
+	static NvmSnapshot snap;
+	NvmView		v = {NVM_VIEW_SNAPSHOT, &snap, 0, 0};
+	int			n = 0;
+
+	nvm_snapshot_take(&snap);
+	for (uint64_t r = 1; r < nvm_table_record_limit(t); r++)
+	{
+		NvmVersion *x = nvm_chain_visible(t, r, &v);
+
+		if (x && !nvm_version_is_tombstone(x) && strcmp(x->data, text) == 0)
+			n++;
+	}
+	return n;
+}
+
+static void
+test_mode_conversion(void)
+{
+	char		err[256];
+	NvmTable	t;
+	NvmTxn		a;
+	uint64_t	n;
+
+	fresh_pool(NVM_CC_MCSI);
+	nvm_txn_init(&a, nvm_slot_acquire(1));
+	nvm_table_create(&key1, 0, &t);
+	for (int i = 0; i < 3; i++)
+	{
+		nvm_record_insert(&t, &a, 1, 0, "mcsi", 5, &n);
+		nvm_txn_commit(&a);
+	}
+	nvm_record_insert(&t, &a, 1, 0, "lost", 5, &n);	/* in flight at the "crash" */
+	nvm_pool_close();
+
+	CHECK(open_pool(64 << 20, SYSID, NVM_CC_N2DB, err) == NVM_POOL_ERR_MODE,
+		  "a pool of the other mode is refused unless conversion is allowed");
+	allow_switch = true;
+	CHECK(open_pool(64 << 20, SYSID, NVM_CC_N2DB, err) == NVM_POOL_OK, "conversion to N2DB opens the pool");
+	start_core();
+	CHECK(nvm_pool_header->cc_mode == NVM_CC_N2DB &&
+		  nvm_pool_header->checksum == nvm_pool_header_checksum(nvm_pool_header), "header now says N2DB");
+	nvm_table_open(&key1, &t);
+	CHECK(count_rows(&t, "mcsi") == 3 && count_rows(&t, "lost") == 0,
+		  "after conversion MCSI commits are visible and in-flight rows are not");
+	nvm_txn_init(&a, nvm_slot_acquire(1));
+	nvm_record_insert(&t, &a, 1, 0, "n2db", 5, &n);
+	nvm_txn_commit(&a);
+	CHECK(count_rows(&t, "n2db") == 1 && count_rows(&t, "mcsi") == 3, "N2DB writes work on the converted pool");
+	nvm_pool_close();
+
+	CHECK(open_pool(64 << 20, SYSID, NVM_CC_MCSI, err) == NVM_POOL_OK, "conversion back to MCSI");
+	start_core();
+	nvm_table_open(&key1, &t);
+	nvm_txn_init(&a, nvm_slot_acquire(1));
+	nvm_record_insert(&t, &a, 1, 0, "back", 5, &n);
+	nvm_txn_commit(&a);
+	CHECK(count_rows(&t, "n2db") == 1 && count_rows(&t, "mcsi") == 3 && count_rows(&t, "back") == 1,
+		  "every commit of both modes is visible after converting back");
+	allow_switch = false;
+}
+
 int
 main(void)
 {
+	snprintf(pool_path, sizeof(pool_path), "/dev/shm/nvmam_unit_%d", (int) getpid());
 	test_pool_validation();
-	test_status_word();
-	test_alloc_basic();
-	test_alloc_full();
-	test_alloc_concurrent();
-	test_mvcc();
-	test_recovery();
+	for (int m = 0; m < 2; m++)
+	{
+		cur_mode = m == 0 ? NVM_CC_MCSI : NVM_CC_N2DB;
+		printf("# concurrency control: %s\n", m == 0 ? "mcsi" : "n2db");
+		fresh_pool(cur_mode);
+		if (m == 0)
+		{
+			test_status_word();
+			test_alloc_basic();
+			test_alloc_full();
+			test_alloc_concurrent();
+		}
+		test_mvcc();
+		test_recovery();
+	}
+	test_mode_conversion();
 	nvm_pool_close();
 	unlink(pool_path);
 	printf("%d passed, %d failed\n", passed, failed);

@@ -18,7 +18,9 @@
  *	 - after recovery the allocator hands out no block that is still in use
  *	   (a new committed insert leaves every old row unchanged).
  *
- * Usage: test_crash [transactions [seed]]; CI runs the default budget.
+ * Usage: test_crash [transactions [seed [mcsi|n2db]]]; without a mode both
+ * modes run.  CI runs the default budget; a longer run is e.g.
+ * `build/test_crash 5000 7`.
  * Exit code non-zero and "N passed, N failed" as the last line.
  */
 #include "alloc.h"
@@ -270,11 +272,10 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 	}
 }
 
-int
-main(int argc, char **argv)
+/* runs the workload in one mode; returns true if every crash image was consistent */
+static bool
+run_mode(uint32_t mode, int ntx, unsigned seed)
 {
-	int			ntx = argc > 1 ? atoi(argv[1]) : 150;
-	unsigned	seed = argc > 2 ? (unsigned) atoi(argv[2]) : 20261122;
 	NvmPoolOptions o = {0};
 	char		err[256];
 	void	   *shmem;
@@ -282,23 +283,22 @@ main(int argc, char **argv)
 	NvmTxn		txn;
 	CrashSimOptions so = {0};
 	const CrashSimStats *st;
-	int			failed = 0,
-				passed = 0;
+	bool		ok;
 
 	rng_state = seed;
-	snprintf(pool_path, sizeof(pool_path), "/dev/shm/nvmam_crash_%d", (int) getpid());
+	memset(&oracle, 0, sizeof(oracle));
 	unlink(pool_path);
 	o.path = pool_path;
 	o.create_size = 32 << 20;
 	o.system_identifier = 1;
-	o.cc_mode = NVM_CC_MCSI;
+	o.cc_mode = mode;
 	o.max_slots = 8;
 	o.ring_words = 16;
 	o.max_tables = 32;
 	if (nvm_pool_open(&o, err, sizeof(err)) != NVM_POOL_CREATED)
 	{
 		fprintf(stderr, "%s\n", err);
-		return 1;
+		exit(1);
 	}
 	shmem = calloc(1, nvm_core_shmem_size());
 	nvm_core_startup(shmem);
@@ -328,24 +328,39 @@ main(int argc, char **argv)
 		}
 	}
 	st = crashsim_stats();
-	printf("# %d transactions, seed %u: %llu drains, %llu crash points, %llu images, %llu bad\n",
-		   ntx, seed, (unsigned long long) st->drains, (unsigned long long) st->crash_points,
+	printf("# %s, %d transactions, seed %u: %llu drains, %llu crash points, %llu images, %llu bad\n",
+		   mode == NVM_CC_MCSI ? "mcsi" : "n2db", ntx, seed,
+		   (unsigned long long) st->drains, (unsigned long long) st->crash_points,
 		   (unsigned long long) st->images, (unsigned long long) st->bad_images);
-	if (st->bad_images == 0 && st->images > 0)
-	{
-		passed++;
-		printf("ok - every crash image recovers to a consistent state\n");
-	}
+	ok = st->bad_images == 0 && st->images > 0;
+	if (ok)
+		printf("ok - %s: every crash image recovers to a consistent state\n", mode == NVM_CC_MCSI ? "mcsi" : "n2db");
 	else
-	{
-		failed++;
-		printf("not ok - %llu of %llu crash images are inconsistent; first at crash point %llu: %s\n",
+		printf("not ok - %s: %llu of %llu crash images are inconsistent; first at crash point %llu: %s\n",
+			   mode == NVM_CC_MCSI ? "mcsi" : "n2db",
 			   (unsigned long long) st->bad_images, (unsigned long long) st->images,
 			   (unsigned long long) st->first_error_point, st->first_error ? st->first_error : "no images");
-	}
 	crashsim_stop();
 	nvm_pool_close();
 	unlink(pool_path);
+	free(shmem);
+	return ok;
+}
+
+int
+main(int argc, char **argv)
+{
+	int			ntx = argc > 1 ? atoi(argv[1]) : 150;
+	unsigned	seed = argc > 2 ? (unsigned) atoi(argv[2]) : 20261122;
+	const char *mode = argc > 3 ? argv[3] : NULL;
+	int			failed = 0,
+				passed = 0;
+
+	snprintf(pool_path, sizeof(pool_path), "/dev/shm/nvmam_crash_%d", (int) getpid());
+	if (!mode || strcmp(mode, "mcsi") == 0)
+		run_mode(NVM_CC_MCSI, ntx, seed) ? passed++ : failed++;
+	if (!mode || strcmp(mode, "n2db") == 0)
+		run_mode(NVM_CC_N2DB, ntx, seed) ? passed++ : failed++;
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -58,7 +58,9 @@ nvm_core_shmem_size(void)
 /*
  * nvm_core_startup builds the volatile state and recovers: the allocator's
  * free space from the chunk table and block headers, then MCSI recovery
- * (transactions that were running become aborted, clocks resume).  The
+ * (transactions that were running become aborted, clocks resume), and
+ * the conversion to the other concurrency-control mode if the pool was
+ * opened for it.  The
  * pool is marked as not cleanly shut down until nvm_core_shutdown.
  */
 void
@@ -72,6 +74,11 @@ nvm_core_startup(void *shmem)
 	nvm_store_startup(base + l.store_off);
 	nvm_alloc_rebuild(base + l.alloc_off);
 	nvm_mcsi_recover(base + l.mcsi_off, nvm_pool_header->max_slots);
+	if (nvm_pool_pending_mode != 0)
+	{
+		nvm_cc_convert(nvm_pool_pending_mode);
+		nvm_pool_pending_mode = 0;
+	}
 
 	root->clean_shutdown = 0;
 	root->start_count++;

@@ -85,12 +85,21 @@ status_word(uint32_t slot, uint64_t ts, int *index)
 	return ((_Atomic uint64_t *) nvm_ptr(sp->ring_off)) + i / NVM_STATUS_PER_WORD;
 }
 
+static inline bool
+mode_is_n2db(void)
+{
+	return nvm_mcsi->cc_mode == NVM_CC_N2DB;
+}
+
 NvmTxnStatus
 nvm_status_get(uint64_t txid)
 {
 	int			index;
-	_Atomic uint64_t *word = status_word(nvm_txid_clock_id(txid), nvm_txid_clock_ts(txid), &index);
+	_Atomic uint64_t *word;
 
+	if (mode_is_n2db())
+		return nvm_n2db_get_status(nvm_txid_clock_ts(txid));
+	word = status_word(nvm_txid_clock_id(txid), nvm_txid_clock_ts(txid), &index);
 	return nvm_status_word_get(word, index);
 }
 
@@ -100,7 +109,8 @@ nvm_txid_is_running(uint64_t txid)
 	uint32_t	c = nvm_txid_clock_id(txid);
 	uint64_t	ts = nvm_txid_clock_ts(txid);
 
-	if (ts <= atomic_load_explicit(&nvm_mcsi->slots[c].last_completed, memory_order_acquire))
+	if (!mode_is_n2db() &&
+		ts <= atomic_load_explicit(&nvm_mcsi->slots[c].last_completed, memory_order_acquire))
 		return false;
 	return nvm_status_get(txid) == NVM_STATUS_RUNNING;
 }
@@ -180,33 +190,45 @@ nvm_mcsi_recover(void *shmem, uint32_t max_slots)
 
 	nvm_mcsi = ms;
 	memset(ms, 0, nvm_mcsi_shmem_size(max_slots));
+	ms->cc_mode = nvm_pool_header->cc_mode;
 	ms->max_slots = max_slots;
 	nvm_spin_init(&ms->snapshot_lock);
 	nvm_spin_init(&ms->slot_alloc_lock);
 
+	/* the status store of the pool's mode: every non-final entry aborts */
+	if (ms->cc_mode == NVM_CC_MCSI)
+	{
+		for (uint32_t c = 0; c < max_slots; c++)
+		{
+			_Atomic uint64_t *ring = nvm_ptr(nvm_pool_slot(c)->ring_off);
+
+			for (uint32_t w = 0; w < ring_words; w++)
+			{
+				uint64_t	val = atomic_load(&ring[w]);
+				uint64_t	fixed = val & ~NVM_STATUS_DIRTY_BIT;
+
+				for (int i = 0; i < NVM_STATUS_PER_WORD; i++)
+				{
+					if (((fixed >> (2 * i)) & 3) == NVM_STATUS_RUNNING)
+						fixed |= (uint64_t) NVM_STATUS_ABORTED << (2 * i);
+				}
+				if (fixed != val)
+				{
+					atomic_store(&ring[w], fixed);
+					nvm_flush((const void *) &ring[w], sizeof(uint64_t));
+				}
+			}
+		}
+	}
+	nvm_n2db_recover(&ms->n2db);
+	nvm_drain();
+
 	for (uint32_t c = 0; c < max_slots; c++)
 	{
 		NvmSlotPersist *sp = nvm_pool_slot(c);
-		_Atomic uint64_t *ring = nvm_ptr(sp->ring_off);
 		NvmSlotShared *ss = &ms->slots[c];
 		uint64_t	reserved = sp->clock_reserved;
 
-		for (uint32_t w = 0; w < ring_words; w++)
-		{
-			uint64_t	val = atomic_load(&ring[w]);
-			uint64_t	fixed = val & ~NVM_STATUS_DIRTY_BIT;
-
-			for (int i = 0; i < NVM_STATUS_PER_WORD; i++)
-			{
-				if (((fixed >> (2 * i)) & 3) == NVM_STATUS_RUNNING)
-					fixed |= (uint64_t) NVM_STATUS_ABORTED << (2 * i);
-			}
-			if (fixed != val)
-			{
-				atomic_store(&ring[w], fixed);
-				nvm_flush((const void *) &ring[w], sizeof(uint64_t));
-			}
-		}
 		replay_write_log(sp);
 		if (reserved == 0)
 			reserved = 1;
@@ -215,6 +237,52 @@ nvm_mcsi_recover(void *shmem, uint32_t max_slots)
 		ss->next_ts = reserved;
 	}
 	nvm_drain();
+}
+
+/*
+ * nvm_cc_convert switches a recovered pool to new_mode.  After recovery
+ * every version carries its final status inlined, so old transactions need
+ * neither status store; it only remains that every old txid counts as
+ * completed in the new mode: all clocks and the global counter restart
+ * above the highest value either ever handed out.
+ */
+void
+nvm_cc_convert(uint32_t new_mode)
+{
+	NvmMcsiShared *ms = nvm_mcsi;
+	NvmPoolRoot *root = nvm_pool_root();
+	uint64_t	start = root->n2db_reserved;
+	NvmPoolHeader hdr;
+
+	for (uint32_t c = 0; c < nvm_pool_header->max_slots; c++)
+		if (nvm_pool_slot(c)->clock_reserved > start)
+			start = nvm_pool_slot(c)->clock_reserved;
+	for (uint32_t c = 0; c < nvm_pool_header->max_slots; c++)
+	{
+		NvmSlotPersist *sp = nvm_pool_slot(c);
+
+		sp->clock_reserved = start;
+		nvm_flush(&sp->clock_reserved, sizeof(uint64_t));
+		if (c < ms->max_slots)
+		{
+			atomic_store(&ms->slots[c].last_completed, start - 1);
+			ms->slots[c].boot_last_completed = start - 1;
+			ms->slots[c].next_ts = start;
+		}
+	}
+	root->n2db_reserved = start;
+	nvm_flush(&root->n2db_reserved, sizeof(uint64_t));
+	ms->n2db.next = start;
+	ms->n2db.reserved = start;
+	nvm_drain();
+
+	/* last: the header says which mode the pool is in */
+	hdr = *nvm_pool_header;
+	hdr.cc_mode = new_mode;
+	hdr.checksum = nvm_pool_header_checksum(&hdr);
+	*nvm_pool_header = hdr;
+	nvm_persist(nvm_pool_header, sizeof(hdr));
+	ms->cc_mode = new_mode;
 }
 
 /*
@@ -274,6 +342,12 @@ nvm_snapshot_take(NvmSnapshot *snap)
 	NvmMcsiShared *ms = nvm_mcsi;
 	uint32_t	n;
 
+	if (mode_is_n2db())
+	{
+		nvm_n2db_snapshot(&ms->n2db, snap);
+		return;
+	}
+	snap->mode = NVM_CC_MCSI;
 	nvm_spin_lock(&ms->snapshot_lock);
 	n = atomic_load_explicit(&ms->slots_high_water, memory_order_acquire);
 	for (uint32_t c = 0; c < n; c++)
@@ -299,6 +373,8 @@ nvm_snapshot_contains(const NvmSnapshot *snap, uint64_t txid)
 	uint64_t	ts = nvm_txid_clock_ts(txid);
 	uint64_t	limit;
 
+	if (snap->mode == NVM_CC_N2DB)
+		return nvm_n2db_snapshot_contains(snap, ts);
 	if (c < snap->nslots)
 		limit = snap->ts[c];
 	else
@@ -344,19 +420,28 @@ nvm_txn_begin_write(NvmTxn *txn)
 	sp = nvm_pool_slot((uint32_t) txn->slot);
 	/* the previous transaction's inlined statuses durable before its log is reused */
 	nvm_drain();
-	ts = ss->next_ts++;
-	if (ts >= sp->clock_reserved)
+	if (mode_is_n2db())
 	{
-		sp->clock_reserved = ts + NVM_CLOCK_RESERVE_STEP;
-		nvm_persist(&sp->clock_reserved, sizeof(uint64_t));
+		ts = nvm_n2db_assign(&nvm_mcsi->n2db);
+		txn->txid = nvm_make_txid((uint32_t) txn->slot, ts);
+		nvm_n2db_set_status(ts, NVM_STATUS_RUNNING, false);
 	}
-	txn->txid = nvm_make_txid((uint32_t) txn->slot, ts);
+	else
+	{
+		ts = ss->next_ts++;
+		if (ts >= sp->clock_reserved)
+		{
+			sp->clock_reserved = ts + NVM_CLOCK_RESERVE_STEP;
+			nvm_persist(&sp->clock_reserved, sizeof(uint64_t));
+		}
+		txn->txid = nvm_make_txid((uint32_t) txn->slot, ts);
 
-	word = status_word((uint32_t) txn->slot, ts, &index);
-	mask = UINT64_C(3) << (2 * index);
-	val = atomic_load(word) & ~NVM_STATUS_DIRTY_BIT;
-	atomic_store(word, (val & ~mask) | ((uint64_t) NVM_STATUS_RUNNING << (2 * index)));
-	nvm_flush((const void *) word, sizeof(uint64_t));
+		word = status_word((uint32_t) txn->slot, ts, &index);
+		mask = UINT64_C(3) << (2 * index);
+		val = atomic_load(word) & ~NVM_STATUS_DIRTY_BIT;
+		atomic_store(word, (val & ~mask) | ((uint64_t) NVM_STATUS_RUNNING << (2 * index)));
+		nvm_flush((const void *) word, sizeof(uint64_t));
+	}
 
 	sp->log_txid = txn->txid;
 	nvm_flush(&sp->log_txid, sizeof(uint64_t));
@@ -476,14 +561,23 @@ finish(NvmTxn *txn, NvmTxnStatus status)
 	/* versions and heads flushed by the writes become durable here ... */
 	nvm_drain();
 	/* ... before the status that makes them committed (or aborted) */
-	word = status_word((uint32_t) txn->slot, ts, &index);
-	nvm_status_word_set(word, index, status);
+	if (mode_is_n2db())
+		nvm_n2db_set_status(ts, status, true);
+	else
+	{
+		word = status_word((uint32_t) txn->slot, ts, &index);
+		nvm_status_word_set(word, index, status);
+	}
 
 	/* inline the final status; flushed now, drained by the next fence */
 	for (size_t i = 0; i < txn->nlog; i++)
 		inline_status(txn->log[i].version, status);
 
-	atomic_store_explicit(&ss->last_completed, ts, memory_order_release);
+	/* publish the completion: snapshots taken from now on include it */
+	if (mode_is_n2db())
+		nvm_n2db_complete(&nvm_mcsi->n2db, ts);
+	else
+		atomic_store_explicit(&ss->last_completed, ts, memory_order_release);
 	atomic_store(&ss->running_txid, 0);
 	txn->txid = NVM_INVALID_TXID;
 	txn->nlog = 0;

@@ -1,8 +1,12 @@
 /*
  * mcsi.h
- *	  Multi-clock snapshot isolation (MCSI paper §4): clock slots, persistent
- *	  per-slot status arrays, the last-completed array, vector snapshots and
- *	  the transaction life cycle.
+ *	  The transaction and snapshot interface of the core, with its two
+ *	  concurrency-control modes: multi-clock snapshot isolation (MCSI paper
+ *	  §4: clock slots, persistent per-slot status arrays, the last-completed
+ *	  array, vector snapshots; mcsi.c) and the N2DB baseline (one global
+ *	  counter, a global active-transaction list behind one lock, a shared
+ *	  commit log; n2db.c).  The mode is the pool's (NvmPoolHeader.cc_mode)
+ *	  and everything above this interface is the same for both.
  *
  * Every backend that touches nvm tables owns a clock slot.  A transaction
  * gets a txid (clock id, clock value) at its first write only: a read-only
@@ -66,8 +70,25 @@ typedef struct NvmSlotShared
 	uint64_t	boot_last_completed;	/* last completed value at start-up */
 } NvmSlotShared;
 
+/*
+ * N2DB's shared state: PostgreSQL-style.  One lock serialises assigning a
+ * txid (which adds it to the active list), taking a snapshot (reading the
+ * counter and scanning the list) and completing (removing it): a snapshot
+ * being taken blocks transactions from starting and ending.
+ */
+typedef struct NvmN2dbShared
+{
+	NvmSpinLock lock;
+	uint64_t	next;			/* next txid value to hand out */
+	uint64_t	reserved;		/* persisted reservation (root->n2db_reserved) */
+	uint32_t	nactive;
+	uint64_t	active[NVM_MAX_SLOTS];	/* txid values of running transactions */
+} NvmN2dbShared;
+
 typedef struct NvmMcsiShared
 {
+	uint32_t	cc_mode;		/* NVM_CC_MCSI or NVM_CC_N2DB */
+	NvmN2dbShared n2db;
 	uint32_t	max_slots;
 	_Atomic uint32_t slots_high_water;	/* slots [0, hw) may have been used since start-up */
 	NvmSpinLock snapshot_lock;	/* serialises snapshot generation */
@@ -78,13 +99,19 @@ typedef struct NvmMcsiShared
 extern NvmMcsiShared *nvm_mcsi;
 
 /*
- * A vector snapshot: ts[c] is the last completed clock value of slot c when
- * the snapshot was taken.  Slots at or above nslots had not been used since
- * start-up when it was taken; for them the boot value applies.
+ * A snapshot.  MCSI: a vector, ts[c] is the last completed clock value of
+ * slot c when the snapshot was taken; slots at or above nslots had not been
+ * used since start-up, and for them the boot value applies.  N2DB: every
+ * txid value below xmin has completed, none at or above xmax has, and in
+ * between all but the nslots values listed in ts[] (the in-progress list).
+ * Only the first nvm_snapshot_size() bytes are meaningful (copy those).
  */
 typedef struct NvmSnapshot
 {
-	uint32_t	nslots;
+	uint32_t	mode;			/* NVM_CC_MCSI or NVM_CC_N2DB */
+	uint32_t	nslots;			/* entries of ts[] in use */
+	uint64_t	xmin;			/* N2DB */
+	uint64_t	xmax;			/* N2DB */
 	uint64_t	ts[NVM_MAX_SLOTS];
 } NvmSnapshot;
 
@@ -146,6 +173,21 @@ extern NvmTxnStatus nvm_status_get(uint64_t txid);
 
 /* Is txid running right now (not yet completed)? */
 extern bool nvm_txid_is_running(uint64_t txid);
+
+/* N2DB (n2db.c); called through the functions above in N2DB mode. */
+extern void nvm_n2db_recover(NvmN2dbShared *ns);
+extern uint64_t nvm_n2db_assign(NvmN2dbShared *ns);
+extern void nvm_n2db_set_status(uint64_t value, NvmTxnStatus status, bool durable);
+extern NvmTxnStatus nvm_n2db_get_status(uint64_t value);
+extern void nvm_n2db_complete(NvmN2dbShared *ns, uint64_t value);
+extern void nvm_n2db_snapshot(NvmN2dbShared *ns, NvmSnapshot *snap);
+extern bool nvm_n2db_snapshot_contains(const NvmSnapshot *snap, uint64_t value);
+
+/*
+ * nvm_cc_convert restarts every clock and the global counter above every
+ * txid handed out so far and records the new mode (after recovery).
+ */
+extern void nvm_cc_convert(uint32_t new_mode);
 
 /* Low-level status-word operations (Algorithm 1), exposed for unit tests. */
 extern void nvm_status_word_set(_Atomic uint64_t *word, int index, NvmTxnStatus status);

@@ -27,11 +27,13 @@
 
 #define NVM_DEFAULT_RING_WORDS	2048	/* 63,488 transactions per slot */
 #define NVM_DEFAULT_MAX_TABLES	16384
+#define NVM_CLOG_WORDS			32768	/* 1,048,576 transactions */
 #define NVM_CHUNK_SIZE			(1u << 20)
 #define NVM_PAGE				4096
 
 char	   *nvm_pool_base = NULL;
 NvmPoolHeader *nvm_pool_header = NULL;
+uint32_t	nvm_pool_pending_mode = 0;
 
 static int	pool_fd = -1;
 static uint64_t pool_mapped_size = 0;
@@ -78,6 +80,9 @@ compute_layout(NvmPoolHeader *hdr, uint64_t size, uint32_t max_slots,
 	off = NVM_ALIGN_UP(hdr->slots_off + (uint64_t) max_slots * sizeof(NvmSlotPersist), NVM_PAGE);
 	hdr->rings_off = off;
 	off = NVM_ALIGN_UP(off + (uint64_t) max_slots * ring_words * sizeof(uint64_t), NVM_PAGE);
+	hdr->clog_words = NVM_CLOG_WORDS;
+	hdr->clog_off = off;
+	off = NVM_ALIGN_UP(off + (uint64_t) NVM_CLOG_WORDS * sizeof(uint64_t), NVM_PAGE);
 	hdr->tables_off = off;
 	off = NVM_ALIGN_UP(off + (uint64_t) max_tables * sizeof(NvmTableDirEntry), NVM_PAGE);
 	hdr->chunk_table_off = off;
@@ -114,6 +119,8 @@ layout_is_sane(const NvmPoolHeader *hdr)
 	return expect.root_off == hdr->root_off &&
 		expect.slots_off == hdr->slots_off &&
 		expect.rings_off == hdr->rings_off &&
+		expect.clog_off == hdr->clog_off &&
+		expect.clog_words == hdr->clog_words &&
 		expect.tables_off == hdr->tables_off &&
 		expect.chunk_table_off == hdr->chunk_table_off &&
 		expect.chunks_off == hdr->chunks_off &&
@@ -131,6 +138,7 @@ initialise_regions(const NvmPoolHeader *hdr)
 
 	root->clean_shutdown = 0;
 	root->start_count = 0;
+	root->n2db_reserved = 1;
 	nvm_flush(root, sizeof(*root));
 	for (uint32_t i = 0; i < hdr->max_slots; i++)
 	{
@@ -273,7 +281,12 @@ nvm_pool_open(const NvmPoolOptions *opts, char *errbuf, size_t errbuf_size)
 		return fail(NVM_POOL_ERR_TRUNCATED, errbuf, errbuf_size, "pool file \"%s\" is truncated (shorter than the size in its header)", opts->path, 0);
 	if (hdr.system_identifier != opts->system_identifier)
 		return fail(NVM_POOL_ERR_FOREIGN, errbuf, errbuf_size, "pool file \"%s\" belongs to another database cluster (system identifier mismatch)", opts->path, 0);
-	if (hdr.cc_mode != opts->cc_mode)
+	if (hdr.cc_mode != NVM_CC_MCSI && hdr.cc_mode != NVM_CC_N2DB)
+		return fail(NVM_POOL_ERR_BAD_LAYOUT, errbuf, errbuf_size, "pool file \"%s\" has an unknown concurrency-control mode", opts->path, 0);
+	nvm_pool_pending_mode = 0;
+	if (hdr.cc_mode != opts->cc_mode && opts->allow_mode_switch)
+		nvm_pool_pending_mode = opts->cc_mode;
+	else if (hdr.cc_mode != opts->cc_mode)
 		return fail(NVM_POOL_ERR_MODE, errbuf, errbuf_size, "pool file \"%s\" was created for another concurrency-control mode", opts->path, 0);
 	if (hdr.max_slots < opts->max_slots)
 		return fail(NVM_POOL_ERR_BAD_LAYOUT, errbuf, errbuf_size, "pool file \"%s\" has fewer clock slots than this server needs", opts->path, 0);

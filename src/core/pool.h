@@ -15,7 +15,8 @@
  *	 4096		NvmPoolRoot (mutable words, one per cache line), 4 KiB
  *	 slots_off	NvmSlotPersist[max_slots]: per clock slot, its clock
  *				reservation and the offset of its status ring
- *	 rings_off	status rings, ring_words uint64 words per slot
+ *	 rings_off	status rings, ring_words uint64 words per slot (MCSI)
+ *	 clog_off	the shared commit log, clog_words uint64 words (N2DB)
  *	 tables_off NvmTableDirEntry[max_tables]: the table directory
  *	 chunk_table_off  uint64[nchunks]: allocator chunk states
  *	 chunks_off nchunks chunks of chunk_size bytes: everything allocated
@@ -52,9 +53,12 @@ typedef struct NvmPoolHeader
 	uint32_t	ring_words;		/* status-ring words per slot */
 	uint32_t	max_tables;		/* table directory entries */
 	uint32_t	chunk_size;		/* allocator chunk size in bytes */
+	uint32_t	clog_words;		/* commit-log words (N2DB) */
+	uint32_t	reserved0;
 	uint64_t	root_off;
 	uint64_t	slots_off;
 	uint64_t	rings_off;
+	uint64_t	clog_off;
 	uint64_t	tables_off;
 	uint64_t	chunk_table_off;
 	uint64_t	chunks_off;
@@ -69,6 +73,7 @@ typedef struct NvmPoolRoot
 {
 	_Alignas(NVM_CACHELINE) uint64_t clean_shutdown;	/* 1 after a clean stop */
 	_Alignas(NVM_CACHELINE) uint64_t start_count;	/* starts since creation */
+	_Alignas(NVM_CACHELINE) uint64_t n2db_reserved; /* N2DB: all handed-out txids are below this */
 } NvmPoolRoot;
 
 /* Persistent per-slot state: one cache line. */
@@ -109,6 +114,15 @@ typedef enum NvmPoolOpenResult
 	NVM_POOL_ERR_MODE			/* created for another concurrency-control mode */
 } NvmPoolOpenResult;
 
+/*
+ * A pool created in one concurrency-control mode is converted to the other
+ * at start-up when allow_mode_switch is set: recovery runs in the old mode,
+ * after which every version carries its final status inlined, so neither
+ * the status rings nor the commit log are needed for old transactions; all
+ * clocks and the global counter then restart above every txid handed out
+ * so far, and the header is rewritten with the new mode.
+ */
+
 typedef struct NvmPoolOptions
 {
 	const char *path;
@@ -118,7 +132,11 @@ typedef struct NvmPoolOptions
 	uint32_t	max_slots;		/* for a new pool */
 	uint32_t	ring_words;		/* for a new pool; 0 = default */
 	uint32_t	max_tables;		/* for a new pool; 0 = default */
+	bool		allow_mode_switch;	/* convert a pool of the other mode */
 } NvmPoolOptions;
+
+/* Mode the pool will be converted to by nvm_core_startup (0 = none). */
+extern uint32_t nvm_pool_pending_mode;
 
 /* The mapping of this process; set by nvm_pool_open. */
 extern char *nvm_pool_base;

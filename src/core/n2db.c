@@ -1,0 +1,186 @@
+/*
+ * n2db.c
+ *	  The N2DB baseline: PostgreSQL-style snapshot isolation on the same
+ *	  store, as the MCSI paper describes N2DB (§2.3, §4.3, Table 2).
+ *
+ *	 - One global transaction counter hands out txid values.
+ *	 - A global active-transaction list in shared memory.
+ *	 - A snapshot is built under the one lock that also guards assigning a
+ *	   txid and completing a transaction: it reads the counter (xmax) and
+ *	   scans the list (the in-progress txids and xmin).  While it runs, no
+ *	   transaction can start or end.
+ *	 - A commit log in the pool written by every backend: 2 bits per
+ *	   transaction, 32 to a 64-bit word, adjacent txids in adjacent bits, so
+ *	   concurrent committers write the same cache lines.  Updates are atomic
+ *	   read-modify-writes, persisted (flush + drain) at commit.
+ *
+ * The txid still carries the slot in its top 10 bits (so waiters can find
+ * the backend running it); snapshots and the commit log use the 54-bit
+ * counter value alone.
+ *
+ * Persist orders:
+ *	 - Counter: a value is handed out only below the persisted reservation
+ *	   root->n2db_reserved, raised (flush + drain) under the lock.
+ *	 - Commit: (the caller drains the transaction's versions first) status
+ *	   bits set with a compare-and-swap, flushed, drained; only then is the
+ *	   transaction removed from the active list, so no snapshot counts it as
+ *	   completed before its status is durable.
+ */
+#include "mcsi.h"
+
+#include "persist.h"
+#include "pool.h"
+
+#define CLOG_PER_WORD 32
+
+static inline _Atomic uint64_t *
+clog_word(uint64_t value, int *shift)
+{
+	uint64_t	n = (uint64_t) nvm_pool_header->clog_words * CLOG_PER_WORD;
+	uint64_t	i = value % n;
+
+	*shift = (int) (i % CLOG_PER_WORD) * 2;
+	return ((_Atomic uint64_t *) (nvm_pool_base + nvm_pool_header->clog_off)) + i / CLOG_PER_WORD;
+}
+
+/*
+ * nvm_n2db_recover makes every non-final commit-log entry ABORTED and
+ * resumes the counter at its persisted reservation with an empty active
+ * list.  Reads only the commit log: independent of the amount of data.
+ */
+void
+nvm_n2db_recover(NvmN2dbShared *ns)
+{
+	_Atomic uint64_t *clog = (_Atomic uint64_t *) (nvm_pool_base + nvm_pool_header->clog_off);
+	NvmPoolRoot *root = nvm_pool_root();
+
+	nvm_spin_init(&ns->lock);
+	for (uint32_t w = 0; w < nvm_pool_header->clog_words; w++)
+	{
+		uint64_t	val = atomic_load(&clog[w]);
+		uint64_t	fixed = val;
+
+		for (int i = 0; i < CLOG_PER_WORD; i++)
+			if (((fixed >> (2 * i)) & 3) == NVM_STATUS_RUNNING)
+				fixed |= (uint64_t) NVM_STATUS_ABORTED << (2 * i);
+		if (fixed != val)
+		{
+			atomic_store(&clog[w], fixed);
+			nvm_flush((const void *) &clog[w], sizeof(uint64_t));
+		}
+	}
+	if (root->n2db_reserved == 0)
+		root->n2db_reserved = 1;
+	ns->next = root->n2db_reserved;
+	ns->reserved = root->n2db_reserved;
+	ns->nactive = 0;
+}
+
+/*
+ * nvm_n2db_assign hands out the next txid value and enters it in the active
+ * list, under the global lock.
+ */
+uint64_t
+nvm_n2db_assign(NvmN2dbShared *ns)
+{
+	uint64_t	value;
+
+	nvm_spin_lock(&ns->lock);
+	value = ns->next++;
+	if (value >= ns->reserved)
+	{
+		NvmPoolRoot *root = nvm_pool_root();
+
+		ns->reserved = value + NVM_CLOCK_RESERVE_STEP;
+		root->n2db_reserved = ns->reserved;
+		nvm_persist(&root->n2db_reserved, sizeof(uint64_t));
+	}
+	ns->active[ns->nactive++] = value;
+	nvm_spin_unlock(&ns->lock);
+	return value;
+}
+
+/*
+ * nvm_n2db_set_status writes a status into the shared commit log with a
+ * compare-and-swap (other backends write the same word), flushes it, and
+ * drains when durable is set.
+ */
+void
+nvm_n2db_set_status(uint64_t value, NvmTxnStatus status, bool durable)
+{
+	int			shift;
+	_Atomic uint64_t *word = clog_word(value, &shift);
+	uint64_t	old = atomic_load(word);
+	uint64_t	mask = UINT64_C(3) << shift;
+
+	while (!atomic_compare_exchange_weak(word, &old, (old & ~mask) | ((uint64_t) status << shift)))
+		;
+	nvm_flush((const void *) word, sizeof(uint64_t));
+	if (durable)
+		nvm_drain();
+}
+
+NvmTxnStatus
+nvm_n2db_get_status(uint64_t value)
+{
+	int			shift;
+	_Atomic uint64_t *word = clog_word(value, &shift);
+
+	return (NvmTxnStatus) ((atomic_load_explicit(word, memory_order_acquire) >> shift) & 3);
+}
+
+/*
+ * nvm_n2db_complete removes a finished transaction from the active list.
+ */
+void
+nvm_n2db_complete(NvmN2dbShared *ns, uint64_t value)
+{
+	nvm_spin_lock(&ns->lock);
+	for (uint32_t i = 0; i < ns->nactive; i++)
+	{
+		if (ns->active[i] == value)
+		{
+			ns->active[i] = ns->active[--ns->nactive];
+			break;
+		}
+	}
+	nvm_spin_unlock(&ns->lock);
+}
+
+/*
+ * nvm_n2db_snapshot builds a PostgreSQL-style snapshot under the global
+ * lock: xmax is the counter, the in-progress list is the active list, xmin
+ * the oldest of those (or xmax).
+ */
+void
+nvm_n2db_snapshot(NvmN2dbShared *ns, NvmSnapshot *snap)
+{
+	uint64_t	xmin;
+
+	nvm_spin_lock(&ns->lock);
+	snap->xmax = ns->next;
+	xmin = ns->next;
+	for (uint32_t i = 0; i < ns->nactive; i++)
+	{
+		snap->ts[i] = ns->active[i];
+		if (ns->active[i] < xmin)
+			xmin = ns->active[i];
+	}
+	snap->nslots = ns->nactive;
+	nvm_spin_unlock(&ns->lock);
+	snap->xmin = xmin;
+	snap->mode = NVM_CC_N2DB;
+}
+
+bool
+nvm_n2db_snapshot_contains(const NvmSnapshot *snap, uint64_t value)
+{
+	if (value < snap->xmin)
+		return true;
+	if (value >= snap->xmax)
+		return false;
+	for (uint32_t i = 0; i < snap->nslots; i++)
+		if (snap->ts[i] == value)
+			return false;
+	return true;
+}
