@@ -25,7 +25,7 @@ typedef struct CoreLayout
 static void
 core_layout(CoreLayout *l)
 {
-	size_t		off = SHMEM_ALIGN;	/* room to align the base */
+	size_t		off = 0;
 
 	l->store_off = off;
 	off = NVM_ALIGN_UP(off + nvm_store_shmem_size(), SHMEM_ALIGN);
@@ -33,7 +33,7 @@ core_layout(CoreLayout *l)
 	off = NVM_ALIGN_UP(off + nvm_mcsi_shmem_size(nvm_pool_header->max_slots), SHMEM_ALIGN);
 	l->alloc_off = off;
 	off = NVM_ALIGN_UP(off + nvm_alloc_shmem_size(nvm_pool_header->nchunks), SHMEM_ALIGN);
-	l->total = off;
+	l->total = off + SHMEM_ALIGN;	/* room to align the base */
 }
 
 static char *

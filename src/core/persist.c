@@ -9,7 +9,7 @@
 #include <libpmem.h>
 #include <time.h>
 
-NvmPersistStats nvm_persist_stats;
+_Thread_local NvmPersistStats nvm_persist_stats;
 
 static NvmPersistMode persist_mode = NVM_PERSIST_PMEM;
 static NvmPersistHooks persist_hooks;

@@ -23,7 +23,7 @@ typedef enum NvmPersistMode
 	NVM_PERSIST_HOOK			/* callbacks (crash simulator) */
 } NvmPersistMode;
 
-/* Per-process counters; the PG layer can expose them through SQL. */
+/* Per-thread (per-backend) counters; the PG layer exposes them through SQL. */
 typedef struct NvmPersistStats
 {
 	uint64_t	flushes;		/* nvm_flush calls */
@@ -40,7 +40,7 @@ typedef struct NvmPersistHooks
 	void	   *arg;
 } NvmPersistHooks;
 
-extern NvmPersistStats nvm_persist_stats;
+extern _Thread_local NvmPersistStats nvm_persist_stats;
 
 extern void nvm_persist_set_mode(NvmPersistMode mode, const NvmPersistHooks *hooks);
 extern void nvm_persist_set_drain_delay_ns(uint64_t ns);

@@ -176,10 +176,13 @@ fail(NvmPoolOpenResult code, char *errbuf, size_t errbuf_size, const char *fmt, 
 	return code;
 }
 
+static bool map_prefault = false;
+
 static NvmPoolOpenResult
 map_file(uint64_t size, char *errbuf, size_t errbuf_size, const char *path)
 {
-	void	   *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, pool_fd, 0);
+	void	   *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+						 MAP_SHARED | (map_prefault ? MAP_POPULATE : 0), pool_fd, 0);
 
 	if (p == MAP_FAILED)
 		return fail(NVM_POOL_ERR_IO, errbuf, errbuf_size, "could not map pool file \"%s\"", path, errno);
@@ -246,6 +249,7 @@ nvm_pool_open(const NvmPoolOptions *opts, char *errbuf, size_t errbuf_size)
 	NvmPoolOpenResult rc;
 
 	errbuf[0] = '\0';
+	map_prefault = opts->prefault;
 	if (stat(opts->path, &st) != 0)
 	{
 		if (errno == ENOENT)

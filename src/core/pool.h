@@ -133,6 +133,7 @@ typedef struct NvmPoolOptions
 	uint32_t	ring_words;		/* for a new pool; 0 = default */
 	uint32_t	max_tables;		/* for a new pool; 0 = default */
 	bool		allow_mode_switch;	/* convert a pool of the other mode */
+	bool		prefault;		/* fault every page in at open (MAP_POPULATE) */
 } NvmPoolOptions;
 
 /* Mode the pool will be converted to by nvm_core_startup (0 = none). */
