@@ -15,6 +15,7 @@
 
 #include "alloc.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -331,16 +332,69 @@ nvm_slot_release(int slot)
  */
 
 /*
- * nvm_snapshot_take scans the last-completed array.  Generation is
- * serialised by a lock so that any two snapshots are ordered by
- * containment (paper Eq. 1); the scan never blocks transactions from
- * starting or completing.
+ * generate scans the last-completed array into snap and a shared buffer;
+ * the caller holds snapshot_lock.  The generation counter is odd while the
+ * scan runs; generation k (ending at counter 2k) fills buffer k % 2, so the
+ * previous generation's result stays readable while this one runs.
+ */
+static void
+generate(NvmMcsiShared *ms, NvmSnapshot *snap)
+{
+	uint64_t	start = atomic_fetch_add_explicit(&ms->snapshot_gen, 1, memory_order_acq_rel) + 1;
+	int			b = (int) (((start + 1) / 2) % 2);
+	uint32_t	n = atomic_load_explicit(&ms->slots_high_water, memory_order_acquire);
+
+	for (uint32_t c = 0; c < n; c++)
+	{
+		snap->ts[c] = atomic_load_explicit(&ms->slots[c].last_completed, memory_order_acquire);
+		ms->buffered_ts[b][c] = snap->ts[c];
+	}
+	snap->nslots = n;
+	ms->buffered_nslots[b] = n;
+	atomic_fetch_add_explicit(&ms->snapshot_gen, 1, memory_order_acq_rel);
+}
+
+/*
+ * copy_buffered copies the result of the generation that ended at counter
+ * value end; false if it may have been overwritten meanwhile (the
+ * generation after next has begun).
+ */
+static bool
+copy_buffered(NvmMcsiShared *ms, uint64_t end, NvmSnapshot *snap)
+{
+	int			b = (int) ((end / 2) % 2);
+	uint32_t	n = ms->buffered_nslots[b];
+
+	if (n > NVM_MAX_SLOTS)
+		return false;
+	for (uint32_t c = 0; c < n; c++)
+		snap->ts[c] = ms->buffered_ts[b][c];
+	snap->nslots = n;
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&ms->snapshot_gen, memory_order_relaxed) < end + 3;
+}
+
+void
+nvm_snapshot_set_policy(NvmSnapshotPolicy policy)
+{
+	nvm_mcsi->snapshot_policy = (uint32_t) policy;
+}
+
+/*
+ * nvm_snapshot_take gives the caller a snapshot.  MCSI: generation (a scan
+ * of the last-completed array) is serialised by a try-lock, so any two
+ * snapshots are ordered by containment (paper Eq. 1), and scanning never
+ * blocks transactions from starting or completing; a caller that finds a
+ * generation running uses a buffered result as its policy allows (see
+ * NvmSnapshotPolicy).  N2DB: the PostgreSQL-style lock-and-scan.
  */
 void
 nvm_snapshot_take(NvmSnapshot *snap)
 {
 	NvmMcsiShared *ms = nvm_mcsi;
-	uint32_t	n;
+	uint64_t	arrival;
+	uint64_t	target;
+	unsigned	spins = 0;
 
 	if (mode_is_n2db())
 	{
@@ -348,12 +402,40 @@ nvm_snapshot_take(NvmSnapshot *snap)
 		return;
 	}
 	snap->mode = NVM_CC_MCSI;
-	nvm_spin_lock(&ms->snapshot_lock);
-	n = atomic_load_explicit(&ms->slots_high_water, memory_order_acquire);
-	for (uint32_t c = 0; c < n; c++)
-		snap->ts[c] = atomic_load_explicit(&ms->slots[c].last_completed, memory_order_acquire);
-	nvm_spin_unlock(&ms->snapshot_lock);
-	snap->nslots = n;
+	arrival = atomic_load_explicit(&ms->snapshot_gen, memory_order_acquire);
+
+	if (ms->snapshot_policy == NVM_SNAPSHOT_LOCKED)
+	{
+		nvm_spin_lock(&ms->snapshot_lock);
+		generate(ms, snap);
+		nvm_spin_unlock(&ms->snapshot_lock);
+		return;
+	}
+
+	/* a generation that starts after our arrival ends at this counter value */
+	target = (arrival % 2 == 1) ? arrival + 3 : arrival + 2;
+	for (;;)
+	{
+		uint64_t	g;
+
+		if (nvm_spin_trylock(&ms->snapshot_lock))
+		{
+			generate(ms, snap);
+			nvm_spin_unlock(&ms->snapshot_lock);
+			return;
+		}
+		g = atomic_load_explicit(&ms->snapshot_gen, memory_order_acquire);
+		{
+			uint64_t	last_end = g - g % 2;	/* the latest finished generation */
+
+			if (last_end > 0 &&
+				(ms->snapshot_policy == NVM_SNAPSHOT_PAPER || last_end >= target) &&
+				copy_buffered(ms, last_end, snap))
+				return;
+		}
+		if (++spins % 64 == 0)
+			sched_yield();
+	}
 }
 
 size_t

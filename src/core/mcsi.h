@@ -85,10 +85,34 @@ typedef struct NvmN2dbShared
 	uint64_t	active[NVM_MAX_SLOTS];	/* txid values of running transactions */
 } NvmN2dbShared;
 
+/*
+ * How MCSI hands out snapshots when another backend is generating one
+ * (paper §4.3, snapshot buffering):
+ *	 JOIN	(default) wait for a generation that began after the caller
+ *			arrived and use its result, or generate one itself: a
+ *			transaction always sees every transaction that completed before
+ *			it asked, as in PostgreSQL;
+ *	 PAPER	reuse the last buffered snapshot at once (the paper's plain
+ *			buffering): it may predate commits that finished before the
+ *			caller asked, even the caller's own previous commit;
+ *	 LOCKED	no buffering: wait for the lock and scan.
+ */
+typedef enum NvmSnapshotPolicy
+{
+	NVM_SNAPSHOT_JOIN = 0,
+	NVM_SNAPSHOT_PAPER,
+	NVM_SNAPSHOT_LOCKED
+} NvmSnapshotPolicy;
+
 typedef struct NvmMcsiShared
 {
 	uint32_t	cc_mode;		/* NVM_CC_MCSI or NVM_CC_N2DB */
+	uint32_t	snapshot_policy;	/* NvmSnapshotPolicy */
 	NvmN2dbShared n2db;
+	_Alignas(NVM_CACHELINE) _Atomic uint64_t snapshot_gen;	/* odd while a generation scans */
+	/* generation k (ending at counter 2k) writes buffer k % 2 */
+	uint32_t	buffered_nslots[2];
+	uint64_t	buffered_ts[2][NVM_MAX_SLOTS];
 	uint32_t	max_slots;
 	_Atomic uint32_t slots_high_water;	/* slots [0, hw) may have been used since start-up */
 	NvmSpinLock snapshot_lock;	/* serialises snapshot generation */
@@ -164,6 +188,7 @@ extern void nvm_txn_subxact_commit(NvmTxn *txn, int level);
 extern void nvm_txn_subxact_abort(NvmTxn *txn, int level);
 
 /* Snapshots. */
+extern void nvm_snapshot_set_policy(NvmSnapshotPolicy policy);
 extern void nvm_snapshot_take(NvmSnapshot *snap);
 extern size_t nvm_snapshot_size(const NvmSnapshot *snap);	/* bytes to copy */
 extern bool nvm_snapshot_contains(const NvmSnapshot *snap, uint64_t txid);
