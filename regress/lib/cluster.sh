@@ -1,0 +1,167 @@
+# shellcheck shell=bash
+#
+# regress/lib/cluster.sh
+#	  Throwaway PostgreSQL clusters for the test harness and the benchmarks.
+#
+# PostgreSQL refuses to run as root, so when the caller is root every server
+# and client program runs as Debian's "postgres" user (runuser); any other
+# user runs them as itself.  Every directory handed to the server must be
+# reachable by that user: make them with nvm_pg_tmpdir.  Clusters listen on a
+# Unix socket in their own directory only (listen_addresses = ''), so they
+# cannot clash with other servers on the machine.
+#
+# Needs regress/lib/common.sh and nvm_find_pg first.
+#
+#	nvm_pg_user						user that runs the server
+#	nvm_as_pg CMD...				run CMD as that user
+#	nvm_pg_tmpdir BASE NAME			new dir BASE/NAME.XXXXXX (mode 755) owned by it
+#	nvm_free_port					a TCP port nothing listens on
+#	nvm_cluster_init DIR PORT		initdb DIR/data; socket in DIR; log DIR/server.log
+#	nvm_cluster_conf DIR LINE...	append LINEs to DIR/data/postgresql.conf
+#	nvm_cluster_start DIR			start (waits); prints the log tail on failure
+#	nvm_cluster_stop DIR			fast stop if running
+#	nvm_psql DIR DB ARGS...			psql -X -v ON_ERROR_STOP=1 to the cluster in DIR
+#	nvm_cleanup_add CMD				run CMD (a string) at nvm_cleanup
+#	nvm_cleanup						stop registered clusters, remove registered dirs
+#	nvm_stop_all_under DIR			immediate stop of every server with data under DIR
+
+NVM_CLEANUP_CMDS=()
+
+nvm_pg_user()
+{
+	if [ "$(id -u)" -eq 0 ]; then
+		echo postgres
+	else
+		id -un
+	fi
+}
+
+nvm_as_pg()
+{
+	if [ "$(id -u)" -eq 0 ]; then
+		id postgres >/dev/null 2>&1 ||
+			nvm_die "user postgres missing: install postgresql-15 (bash .ci/run does)"
+		runuser -u postgres -- "$@"
+	else
+		"$@"
+	fi
+}
+
+# nvm_pg_tmpdir BASE NAME: prints the new directory's path.
+nvm_pg_tmpdir()
+{
+	local dir
+	dir=$(mktemp -d "$1/$2.XXXXXX") || return 1
+	chmod 755 "$dir"
+	if [ "$(id -u)" -eq 0 ]; then
+		chown "$(nvm_pg_user):" "$dir"
+	fi
+	printf '%s\n' "$dir"
+}
+
+# True when something listens on TCP port $1 (or a socket file in /tmp or
+# /var/run/postgresql claims it).
+nvm_port_in_use()
+{
+	local port=$1
+	[ -e "/tmp/.s.PGSQL.$port" ] && return 0
+	[ -e "/var/run/postgresql/.s.PGSQL.$port" ] && return 0
+	if command -v ss >/dev/null 2>&1; then
+		ss -Htln 2>/dev/null | awk '{print $4}' | grep -Eq "[:.]$port\$"
+		return $?
+	fi
+	(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null
+}
+
+nvm_free_port()
+{
+	local port tries=0
+	port=$((30000 + RANDOM % 20000))
+	while nvm_port_in_use "$port"; do
+		tries=$((tries + 1))
+		[ "$tries" -lt 200 ] || nvm_die "no free port found"
+		port=$((30000 + RANDOM % 20000))
+	done
+	echo "$port"
+}
+
+nvm_cluster_init()
+{
+	local dir=$1 port=$2
+	nvm_as_pg "$PG_BINDIR/initdb" -D "$dir/data" -A trust -U postgres \
+		--no-locale -E UTF8 --no-sync >"$dir/initdb.log" 2>&1 || {
+		cat "$dir/initdb.log" >&2
+		return 1
+	}
+	nvm_cluster_conf "$dir" \
+		"" \
+		"# throwaway cluster made by regress/lib/cluster.sh" \
+		"port = $port" \
+		"listen_addresses = ''" \
+		"unix_socket_directories = '$dir'" \
+		"logging_collector = off"
+	echo "$port" >"$dir/port"
+}
+
+nvm_cluster_conf()
+{
+	local dir=$1
+	shift
+	printf '%s\n' "$@" | nvm_as_pg tee -a "$dir/data/postgresql.conf" >/dev/null
+}
+
+nvm_cluster_start()
+{
+	local dir=$1
+	if ! nvm_as_pg "$PG_BINDIR/pg_ctl" -D "$dir/data" -l "$dir/server.log" \
+		-w -t 300 start >/dev/null; then
+		nvm_warn "server in $dir did not start; end of its log:"
+		tail -n 40 "$dir/server.log" >&2 || true
+		return 1
+	fi
+}
+
+nvm_cluster_stop()
+{
+	local dir=$1
+	if [ -f "$dir/data/postmaster.pid" ]; then
+		nvm_as_pg "$PG_BINDIR/pg_ctl" -D "$dir/data" -m fast -w -t 120 stop >/dev/null 2>&1 ||
+			nvm_as_pg "$PG_BINDIR/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 ||
+			true
+	fi
+}
+
+nvm_psql()
+{
+	local dir=$1 db=$2
+	shift 2
+	nvm_as_pg "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir" \
+		-p "$(cat "$dir/port")" -U postgres -d "$db" "$@"
+}
+
+nvm_cleanup_add()
+{
+	NVM_CLEANUP_CMDS+=("$1")
+}
+
+# Runs the registered commands, newest first.
+nvm_cleanup()
+{
+	local i
+	for ((i = ${#NVM_CLEANUP_CMDS[@]} - 1; i >= 0; i--)); do
+		eval "${NVM_CLEANUP_CMDS[$i]}" || true
+	done
+	NVM_CLEANUP_CMDS=()
+}
+
+# nvm_stop_all_under DIR: stops every server whose data directory lies under
+# DIR (pg_regress temp instances, TAP nodes left behind by a killed run).
+nvm_stop_all_under()
+{
+	local base=$1 pidfile
+	[ -d "$base" ] || return 0
+	while IFS= read -r pidfile; do
+		nvm_as_pg "$PG_BINDIR/pg_ctl" -D "$(dirname "$pidfile")" -m immediate -w stop \
+			>/dev/null 2>&1 || true
+	done < <(find "$base" -name postmaster.pid -type f 2>/dev/null)
+}

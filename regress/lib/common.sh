@@ -1,0 +1,159 @@
+# shellcheck shell=bash
+#
+# regress/lib/common.sh
+#	  Shared helpers of regress/run-tests.sh and bench/quick.sh: messages,
+#	  locating PostgreSQL 15, building and installing the extension.
+#
+# Source it from bash; it sets no shell options of its own.  Variables it
+# defines (all may be preset in the environment):
+#	PG_CONFIG	pg_config of PostgreSQL 15
+#	PG_BINDIR	its bindir (initdb, pg_ctl, postgres, psql, pgbench)
+#	PG_PKGLIBDIR, PG_SHAREDIR, PG_PGXS_TEST (pgxs's src/test: pg_regress,
+#				pg_isolation_regress, perl/PostgreSQL/Test)
+
+nvm_log()
+{
+	printf '==> %s\n' "$*"
+}
+
+nvm_warn()
+{
+	printf 'WARNING: %s\n' "$*" >&2
+}
+
+nvm_die()
+{
+	printf 'ERROR: %s\n' "$*" >&2
+	exit 1
+}
+
+# True when $1 is set to something other than "", "0", "no" or "false".
+nvm_truthy()
+{
+	case "${1:-}" in
+		'' | 0 | no | false | NO | FALSE | off | OFF) return 1 ;;
+		*) return 0 ;;
+	esac
+}
+
+# Finds PostgreSQL 15 and sets PG_CONFIG, PG_BINDIR, PG_PKGLIBDIR,
+# PG_SHAREDIR and PG_PGXS_TEST.  Dies unless it is PostgreSQL 15.
+nvm_find_pg()
+{
+	local version pgxs
+
+	if [ -z "${PG_CONFIG:-}" ]; then
+		if [ -x /usr/lib/postgresql/15/bin/pg_config ]; then
+			PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+		elif command -v pg_config >/dev/null 2>&1; then
+			PG_CONFIG=$(command -v pg_config)
+		else
+			nvm_die "pg_config not found: install postgresql-server-dev-15 (bash .ci/run does)"
+		fi
+	fi
+	version=$("$PG_CONFIG" --version) || nvm_die "$PG_CONFIG --version failed"
+	case "$version" in
+		"PostgreSQL 15."*) ;;
+		*) nvm_die "$PG_CONFIG is \"$version\"; nvmam needs PostgreSQL 15 (set PG_CONFIG)" ;;
+	esac
+	PG_VERSION_STRING=$version
+	PG_BINDIR=$("$PG_CONFIG" --bindir)
+	PG_PKGLIBDIR=$("$PG_CONFIG" --pkglibdir)
+	PG_SHAREDIR=$("$PG_CONFIG" --sharedir)
+	pgxs=$("$PG_CONFIG" --pgxs)
+	# .../lib/pgxs/src/makefiles/pgxs.mk -> .../lib/pgxs/src/test
+	PG_PGXS_TEST=$(dirname "$(dirname "$pgxs")")/test
+	[ -x "$PG_BINDIR/postgres" ] ||
+		nvm_die "no PostgreSQL server in $PG_BINDIR: install postgresql-15"
+	export PG_CONFIG PG_BINDIR PG_PKGLIBDIR PG_SHAREDIR PG_PGXS_TEST PG_VERSION_STRING
+}
+
+# nvm_build SRCDIR BUILDDIR [meson setup options...]
+#	Configures (or reconfigures, so new source files are picked up) and
+#	builds with meson + ninja.
+nvm_build()
+{
+	local src=$1 build=$2
+	shift 2
+
+	command -v meson >/dev/null 2>&1 || nvm_die "meson not found (apt-get install meson; bash .ci/run does)"
+	command -v ninja >/dev/null 2>&1 || nvm_die "ninja not found (apt-get install ninja-build)"
+
+	if [ -f "$build/meson-private/coredata.dat" ]; then
+		if ! meson setup --reconfigure "$build" "$src" -Dpg_config="$PG_CONFIG" "$@"; then
+			nvm_warn "reconfiguring $build failed; configuring it from scratch"
+			meson setup --wipe "$build" "$src" -Dpg_config="$PG_CONFIG" "$@" || return 1
+		fi
+	else
+		meson setup "$build" "$src" -Dpg_config="$PG_CONFIG" "$@" || return 1
+	fi
+	ninja -C "$build" || return 1
+}
+
+# nvm_install BUILDDIR
+#	Installs into PostgreSQL's directories: directly when root or when they
+#	are writable, else through sudo; fails clearly otherwise.
+nvm_install()
+{
+	local build=$1
+
+	if [ "$(id -u)" -eq 0 ] || { [ -w "$PG_PKGLIBDIR" ] && [ -w "$PG_SHAREDIR/extension" ]; }; then
+		meson install -C "$build" --no-rebuild
+	elif command -v sudo >/dev/null 2>&1; then
+		nvm_log "installing through sudo (not root)"
+		sudo meson install -C "$build" --no-rebuild
+	else
+		nvm_warn "installing needs root: $PG_PKGLIBDIR and $PG_SHAREDIR/extension are not writable and sudo is missing"
+		return 1
+	fi
+}
+
+# nvm_run_group SECONDS LOG CMD...
+#	Runs CMD in a process group of its own, its output both on stdout and in
+#	LOG, and returns its status.  The whole group (servers and clients that
+#	CMD started included) is killed after SECONDS (status 124) or when
+#	nvm_kill_group is called, e.g. from an INT/TERM trap.
+NVM_GROUP=
+nvm_run_group()
+{
+	local secs=$1 log=$2 pid watchdog rc
+	shift 2
+	rm -f "$log.timeout"
+	# started from a non-interactive shell, the job is no group leader, so
+	# setsid execs in place and $! is the new group's id
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	setsid bash -c 'set -o pipefail; log=$1; shift; "$@" 2>&1 | tee "$log"' \
+		nvm-group "$log" "$@" </dev/null &
+	pid=$!
+	NVM_GROUP=$pid
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	setsid bash -c 'sleep "$1"; echo "timed out after $1 s" >"$3.timeout";
+		kill -TERM -- "-$2" 2>/dev/null; sleep 20; kill -KILL -- "-$2" 2>/dev/null' \
+		nvm-watchdog "$secs" "$pid" "$log" </dev/null >/dev/null 2>&1 &
+	watchdog=$!
+	wait "$pid"
+	rc=$?
+	kill -KILL -- "-$watchdog" 2>/dev/null
+	wait "$watchdog" 2>/dev/null
+	NVM_GROUP=
+	if [ -f "$log.timeout" ]; then
+		nvm_warn "$(cat "$log.timeout"): killed $*"
+		return 124
+	fi
+	return "$rc"
+}
+
+# Kills the group started by nvm_run_group, if one is running.
+nvm_kill_group()
+{
+	local _
+	[ -n "$NVM_GROUP" ] || return 0
+	kill -TERM -- "-$NVM_GROUP" 2>/dev/null || return 0
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		kill -0 -- "-$NVM_GROUP" 2>/dev/null || break
+		sleep 1
+	done
+	kill -KILL -- "-$NVM_GROUP" 2>/dev/null
+	NVM_GROUP=
+	return 0
+}

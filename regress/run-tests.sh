@@ -1,0 +1,531 @@
+#!/usr/bin/env bash
+#
+# regress/run-tests.sh
+#	  Runs every test of nvmam: build, install, unit tests, the pg_regress
+#	  suite (sql/ + expected/), the isolation suite (specs/, when present) and
+#	  the TAP tests (regress/t/*.pl).  Exits non-zero if anything failed.
+#
+# Installs into PostgreSQL's directories, so it needs root (or sudo).  Servers
+# run as the "postgres" user when called as root, on throwaway clusters in
+# temporary directories, with their pools in /dev/shm; nothing is left behind
+# except the logs in build/testrun/.
+#
+# Environment (all optional; CI=true ignores the NVM_SKIP_* ones):
+#	NVM_SKIP_BUILD=1		use what is installed: no build, no install
+#	NVM_SKIP_INSTALL=1		build but do not install
+#	NVM_SKIP_UNIT=1			skip the unit tests (meson test)
+#	NVM_SKIP_SQL=1			skip the pg_regress suite
+#	NVM_SKIP_ISOLATION=1	skip the isolation suite
+#	NVM_SKIP_TAP=1			skip the TAP tests
+#	NVM_SQL_TESTS="a b"		run only these sql/ tests (no schedule)
+#	NVM_ISOLATION_TESTS="a"	run only these specs/
+#	NVM_TAP_TESTS="regress/t/001_x.pl ..."	run only these TAP tests
+#	NVM_BUILD_DIR=dir		meson build directory (default build)
+#	NVM_MESON_ARGS="..."	extra `meson setup` options
+#	NVM_KEEP=1				keep the temporary directories and pools
+#	NVM_SUITE_TIMEOUT=s		kill a stage after s seconds (default 2400)
+#	PG_CONFIG=path			pg_config of PostgreSQL 15
+#
+# What the suites get:
+#	pg_regress and pg_isolation_regress start their own temporary instance
+#	whose postgresql.conf ends with the settings written by write_conf below
+#	(shared_preload_libraries = 'nvmam', a fresh nvm.pool_path in /dev/shm,
+#	nvm.pool_size = '256MB', max_prepared_transactions = 10) followed by
+#	regress/regress.conf if that file exists.  They load the extension with
+#	CREATE EXTENSION nvmam; the database is contrib_regression
+#	(isolation_regression for the isolation suite).  A schedule file
+#	regress/schedule (regress/isolation_schedule) is used when present, else
+#	every sql/*.sql (specs/*.spec) in name order.
+#	TAP tests run under prove with PATH starting at PostgreSQL 15's bindir,
+#	PERL5LIB holding PostgreSQL::Test::* (and regress/t/lib), PG_REGRESS,
+#	TESTDIR, and NVM_SOURCE_DIR (a copy of the checkout the server user can
+#	read), NVM_SHM_DIR (a directory in /dev/shm for pools, removed afterwards),
+#	NVM_POOL_SIZE (256MB).  They choose their own nvm.* settings.
+
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=regress/lib/common.sh
+. "$ROOT/regress/lib/common.sh"
+# shellcheck source=regress/lib/cluster.sh
+. "$ROOT/regress/lib/cluster.sh"
+# shellcheck source=regress/lib/packages.sh
+. "$ROOT/regress/lib/packages.sh"
+
+BUILD_DIR=${NVM_BUILD_DIR:-build}
+case "$BUILD_DIR" in
+	/*) ;;
+	*) BUILD_DIR=$ROOT/$BUILD_DIR ;;
+esac
+RUN_DIR=$BUILD_DIR/testrun
+POOL_SIZE=256MB
+
+WORK=
+SHM=
+STAGES=()
+TOTAL_PASSED=0
+TOTAL_FAILED=0
+START_TIME=$(date +%s)
+
+# ---------------------------------------------------------------------------
+# bookkeeping
+# ---------------------------------------------------------------------------
+
+# record STAGE RESULT PASSED FAILED NOTE
+record()
+{
+	STAGES+=("$(printf '%-10s %-7s %5s %6s  %s' "$1" "$2" "$3" "$4" "$5")")
+	TOTAL_PASSED=$((TOTAL_PASSED + $3))
+	TOTAL_FAILED=$((TOTAL_FAILED + $4))
+}
+
+# skipped NAME VAR: true when the developer asked to skip stage NAME.
+skipped()
+{
+	local var=$2
+	nvm_truthy "${!var:-}" || return 1
+	if nvm_truthy "${CI:-}"; then
+		nvm_warn "$var is ignored on CI: every stage runs"
+		return 1
+	fi
+	record "$1" skipped 0 0 "$var set"
+	return 0
+}
+
+banner()
+{
+	printf '\n'
+	printf '=%.0s' {1..78}
+	printf '\n== %s\n' "$*"
+	printf '=%.0s' {1..78}
+	printf '\n'
+}
+
+summary_and_exit()
+{
+	local line status=0 elapsed
+	elapsed=$(($(date +%s) - START_TIME))
+	banner "nvmam test summary ($(date -u '+%Y-%m-%d %H:%M UTC'), ${elapsed}s)"
+	printf '%-10s %-7s %5s %6s  %s\n' stage result pass fail note
+	for line in "${STAGES[@]}"; do
+		printf '%s\n' "$line"
+	done
+	[ -d "$RUN_DIR" ] && printf 'logs: %s\n' "$RUN_DIR"
+	[ "$TOTAL_FAILED" -eq 0 ] || status=1
+	if [ "$status" -eq 0 ]; then
+		printf 'RESULT: PASS\n'
+	else
+		printf 'RESULT: FAIL\n'
+	fi
+	# the closing line, counted in tests (unit programs, SQL tests, specs,
+	# TAP scripts); a stage that failed before running tests counts as one
+	printf 'summary: %d passed, %d failed\n' "$TOTAL_PASSED" "$TOTAL_FAILED"
+	exit "$status"
+}
+
+# shellcheck disable=SC2317 # called through trap
+on_exit()
+{
+	local rc=$?
+	nvm_kill_group
+	if [ -n "$WORK" ] && [ -d "$WORK" ]; then
+		nvm_stop_all_under "$WORK"
+		if ! nvm_truthy "${NVM_KEEP:-}"; then
+			rm -rf "$WORK"
+		else
+			printf 'kept: %s\n' "$WORK"
+		fi
+	fi
+	if [ -n "$SHM" ] && [ -d "$SHM" ]; then
+		if ! nvm_truthy "${NVM_KEEP:-}"; then
+			rm -rf "$SHM"
+		else
+			printf 'kept: %s\n' "$SHM"
+		fi
+	fi
+	exit "$rc"
+}
+trap on_exit EXIT
+trap 'nvm_kill_group; exit 130' INT TERM
+
+# ---------------------------------------------------------------------------
+# build and install
+# ---------------------------------------------------------------------------
+
+if command -v dpkg-query >/dev/null 2>&1; then
+	missing_pkgs=$(nvm_missing_packages | sort -u | paste -sd ' ' -)
+	if [ -n "$missing_pkgs" ]; then
+		nvm_warn "missing Debian packages: $missing_pkgs (bash .ci/run installs them)"
+	fi
+fi
+nvm_find_pg
+cd "$ROOT" || nvm_die "cannot cd to $ROOT"
+mkdir -p "$BUILD_DIR"
+rm -rf "$RUN_DIR"
+mkdir -p "$RUN_DIR"
+
+printf 'nvmam tests: %s, %s, %s\n' "$PG_VERSION_STRING" "$(uname -m)" "$(nproc) cores"
+
+if skipped build NVM_SKIP_BUILD; then
+	:
+else
+	banner "build (meson + ninja into ${BUILD_DIR#"$ROOT"/})"
+	# shellcheck disable=SC2086 # NVM_MESON_ARGS is a list of options
+	if nvm_build "$ROOT" "$BUILD_DIR" ${NVM_MESON_ARGS:-} 2>&1 | tee "$RUN_DIR/build.log"; then
+		record build ok 0 0 ""
+	else
+		record build FAILED 0 1 "see ${RUN_DIR#"$ROOT"/}/build.log"
+		summary_and_exit
+	fi
+
+	if skipped install NVM_SKIP_INSTALL; then
+		:
+	else
+		banner "install into $PG_PKGLIBDIR and $PG_SHAREDIR/extension"
+		if nvm_install "$BUILD_DIR" 2>&1 | tee "$RUN_DIR/install.log"; then
+			record install ok 0 0 ""
+		else
+			record install FAILED 0 1 "needs root or sudo"
+			summary_and_exit
+		fi
+	fi
+fi
+
+# ---------------------------------------------------------------------------
+# unit tests
+# ---------------------------------------------------------------------------
+
+run_unit()
+{
+	local log=$RUN_DIR/unit.log rc ok fail
+	banner "unit tests (meson test)"
+	if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+		record unit FAILED 0 1 "no build in $BUILD_DIR"
+		return
+	fi
+	nvm_run_group "${NVM_SUITE_TIMEOUT:-2400}" "$log" meson test -C "$BUILD_DIR" --print-errorlogs
+	rc=$?
+	if grep -q '^No tests defined' "$log"; then
+		record unit skipped 0 0 "no regress/unit/test_*.c"
+		return
+	fi
+	ok=$(awk '/^Ok:/ {print $2}' "$log")
+	fail=$(awk '/^(Fail|Unexpected Pass|Timeout):/ {n += $NF} END {print n + 0}' "$log")
+	ok=${ok:-0}
+	if [ "$rc" -ne 0 ] && [ "$fail" -eq 0 ]; then
+		fail=1
+	fi
+	if [ "$fail" -eq 0 ]; then
+		record unit ok "$ok" 0 ""
+	else
+		record unit FAILED "$ok" "$fail" "see ${BUILD_DIR#"$ROOT"/}/meson-logs/testlog.txt"
+	fi
+}
+
+if ! skipped unit NVM_SKIP_UNIT; then
+	run_unit
+fi
+
+# ---------------------------------------------------------------------------
+# PostgreSQL suites: common set-up
+# ---------------------------------------------------------------------------
+
+PG_REGRESS=$PG_PGXS_TEST/regress/pg_regress
+PG_ISOLATION_REGRESS=$PG_PGXS_TEST/isolation/pg_isolation_regress
+
+# A copy of the checkout the server user can read (the checkout may sit under
+# /root); pg_regress reads sql/ and expected/ from it, TAP tests anything.
+prepare_work()
+{
+	[ -n "$WORK" ] && return 0
+	WORK=$(nvm_pg_tmpdir "${TMPDIR:-/tmp}" nvmam-tests) || nvm_die "cannot make a temporary directory"
+	SHM=$(nvm_pg_tmpdir /dev/shm nvmam-tests) || nvm_die "cannot make a directory in /dev/shm"
+	mkdir -p "$WORK/src"
+	tar -C "$ROOT" --exclude=./.git --exclude='./build*' -cf - . | tar -C "$WORK/src" -xf - ||
+		nvm_die "cannot copy the checkout to $WORK/src"
+	if [ "$(id -u)" -eq 0 ]; then
+		chown -R "$(nvm_pg_user):" "$WORK/src"
+	fi
+	chmod -R a+rX "$WORK/src"
+}
+
+# missing_expected SUBDIR EXT: pg_regress gives up on the whole run when a
+# test has no expected output; give such tests an empty one in the copy so the
+# run goes on and the diff shows the complete output.
+missing_expected()
+{
+	local f name
+	for f in "$WORK/src/$1"/*."$2"; do
+		[ -f "$f" ] || continue
+		name=${f##*/}
+		name=${name%."$2"}
+		if [ ! -f "$WORK/src/expected/$name.out" ]; then
+			nvm_warn "expected/$name.out is missing: its output will be in $RUN_DIR/$3-out/results/$name.out"
+			mkdir -p "$WORK/src/expected"
+			: >"$WORK/src/expected/$name.out"
+			chmod 644 "$WORK/src/expected/$name.out"
+		fi
+	done
+}
+
+# write_conf FILE POOLNAME: the settings every pg_regress instance gets.
+write_conf()
+{
+	{
+		echo "# written by regress/run-tests.sh"
+		echo "shared_preload_libraries = 'nvmam'"
+		echo "nvm.pool_path = '$SHM/$2.pool'"
+		echo "nvm.pool_size = '$POOL_SIZE'"
+		echo "max_prepared_transactions = 10"
+		if [ -f "$WORK/src/regress/regress.conf" ]; then
+			echo "# from regress/regress.conf"
+			cat "$WORK/src/regress/regress.conf"
+		fi
+	} >"$1"
+	chmod 644 "$1"
+}
+
+# True when the module is installed; records a failure for STAGE otherwise.
+module_installed()
+{
+	if [ -f "$PG_PKGLIBDIR/nvmam.so" ] && [ -f "$PG_SHAREDIR/extension/nvmam.control" ]; then
+		return 0
+	fi
+	nvm_warn "nvmam is not installed in $PG_PKGLIBDIR (is there a src/pg/*.c?)"
+	record "$1" FAILED 0 1 "nvmam.so not installed"
+	return 1
+}
+
+# run_pg_regress STAGE DRIVER DBNAME POOLNAME SCHEDULE TESTS...
+#	Runs pg_regress or pg_isolation_regress with a temporary instance.
+run_pg_regress()
+{
+	local stage=$1 driver=$2 db=$3 pool=$4 schedule=$5
+	shift 5
+	local out=$WORK/$stage-out conf=$WORK/$stage.conf port log=$RUN_DIR/$stage.log
+	local rc passed=0 failed=0 total timeout_s=${NVM_SUITE_TIMEOUT:-2400}
+	local -a args
+
+	write_conf "$conf" "$pool"
+	port=$(nvm_free_port)
+	nvm_as_pg mkdir -p "$out"
+	args=(
+		--bindir="$PG_BINDIR"
+		--temp-instance="$WORK/$stage-instance"
+		--temp-config="$conf"
+		--port="$port"
+		--inputdir="$WORK/src"
+		--outputdir="$out"
+		--dbname="$db"
+		--load-extension=nvmam
+		--no-locale
+		--encoding=UTF8
+	)
+	if [ -n "$schedule" ]; then
+		args+=(--schedule="$schedule")
+	fi
+	printf 'settings: '
+	grep -v '^#' "$conf" | paste -sd ';' -
+	nvm_run_group "$timeout_s" "$log" "${AS_PG[@]}" env -C "$WORK" PATH="$PG_BINDIR:$PATH" \
+		"$driver" "${args[@]}" "$@"
+	rc=$?
+	nvm_stop_all_under "$WORK/$stage-instance"
+
+	if total=$(grep -Eo 'All [0-9]+ tests passed' "$log" | grep -Eo '[0-9]+'); then
+		passed=$total
+	elif grep -Eq '[0-9]+ of [0-9]+ tests (failed|passed)' "$log"; then
+		# "N of M tests failed." or "N of M tests passed, K failed test(s) ignored."
+		read -r failed total < <(grep -Eo '[0-9]+ of [0-9]+ tests failed' "$log" |
+			awk '{print $1, $3}')
+		if [ -z "${total:-}" ]; then
+			read -r passed total < <(grep -Eo '[0-9]+ of [0-9]+ tests passed' "$log" |
+				awk '{print $1, $3}')
+			failed=0
+		else
+			passed=$((total - failed))
+		fi
+	fi
+	if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+		failed=1
+	fi
+
+	# keep the outputs
+	cp -r "$out" "$RUN_DIR/$stage-out" 2>/dev/null || true
+	if [ "$failed" -eq 0 ]; then
+		record "$stage" ok "$passed" 0 ""
+		return
+	fi
+	if [ "$rc" -eq 124 ]; then
+		record "$stage" FAILED "$passed" "$failed" "timed out after ${timeout_s}s (NVM_SUITE_TIMEOUT)"
+	else
+		record "$stage" FAILED "$passed" "$failed" "see ${RUN_DIR#"$ROOT"/}/$stage-out/regression.diffs"
+	fi
+	if [ -s "$out/regression.diffs" ]; then
+		banner "$stage: regression.diffs (first 200 lines)"
+		head -n 200 "$out/regression.diffs"
+	fi
+	if [ -f "$out/log/postmaster.log" ]; then
+		banner "$stage: end of postmaster.log"
+		tail -n 40 "$out/log/postmaster.log"
+	fi
+}
+
+# The command prefix that runs a program as the server user (an array, so
+# that nvm_run_group can run it).
+AS_PG=()
+if [ "$(id -u)" -eq 0 ]; then
+	AS_PG=(runuser -u "$(nvm_pg_user)" --)
+fi
+
+# list_tests DIR EXT: basenames of DIR/*.EXT in the copy, sorted.
+list_tests()
+{
+	local f
+	for f in "$WORK/src/$1"/*."$2"; do
+		[ -f "$f" ] || continue
+		f=${f##*/}
+		printf '%s\n' "${f%."$2"}"
+	done | LC_ALL=C sort
+}
+
+have_files()
+{
+	compgen -G "$ROOT/$1" >/dev/null
+}
+
+# ---------------------------------------------------------------------------
+# pg_regress suite: sql/ + expected/
+# ---------------------------------------------------------------------------
+
+run_sql()
+{
+	local -a tests=()
+	local schedule=
+	banner "pg_regress suite (sql/, expected/)"
+	if ! have_files 'sql/*.sql'; then
+		record sql skipped 0 0 "no sql/*.sql"
+		return
+	fi
+	module_installed sql || return
+	prepare_work
+	missing_expected sql sql sql
+	if [ -n "${NVM_SQL_TESTS:-}" ]; then
+		read -r -a tests <<<"$NVM_SQL_TESTS"
+	elif [ -f "$WORK/src/regress/schedule" ]; then
+		schedule=$WORK/src/regress/schedule
+	else
+		mapfile -t tests < <(list_tests sql sql)
+	fi
+	run_pg_regress sql "$PG_REGRESS" contrib_regression regress "$schedule" "${tests[@]}"
+}
+
+if ! skipped sql NVM_SKIP_SQL; then
+	run_sql
+fi
+
+# ---------------------------------------------------------------------------
+# isolation suite: specs/ + expected/ (only when specs/ exists)
+# ---------------------------------------------------------------------------
+
+run_isolation()
+{
+	local -a tests=()
+	local schedule=
+	if ! have_files 'specs/*.spec'; then
+		record isolation skipped 0 0 "no specs/*.spec"
+		return
+	fi
+	banner "isolation suite (specs/, expected/)"
+	module_installed isolation || return
+	prepare_work
+	missing_expected specs spec isolation
+	if [ -n "${NVM_ISOLATION_TESTS:-}" ]; then
+		read -r -a tests <<<"$NVM_ISOLATION_TESTS"
+	elif [ -f "$WORK/src/regress/isolation_schedule" ]; then
+		schedule=$WORK/src/regress/isolation_schedule
+	else
+		mapfile -t tests < <(list_tests specs spec)
+	fi
+	run_pg_regress isolation "$PG_ISOLATION_REGRESS" isolation_regression isolation \
+		"$schedule" "${tests[@]}"
+}
+
+if ! skipped isolation NVM_SKIP_ISOLATION; then
+	run_isolation
+fi
+
+# ---------------------------------------------------------------------------
+# TAP tests: regress/t/*.pl with PostgreSQL::Test::Cluster
+# ---------------------------------------------------------------------------
+
+run_tap()
+{
+	local -a tests=()
+	local log=$RUN_DIR/tap.log rc files failed_files passed t name f
+	local timeout_s=${NVM_SUITE_TIMEOUT:-2400}
+	banner "TAP tests (regress/t/*.pl)"
+	if ! have_files 'regress/t/*.pl'; then
+		record tap skipped 0 0 "no regress/t/*.pl"
+		return
+	fi
+	module_installed tap || return
+	command -v prove >/dev/null 2>&1 || {
+		record tap FAILED 0 1 "prove not found (perl)"
+		return
+	}
+	prepare_work
+	if [ -n "${NVM_TAP_TESTS:-}" ]; then
+		read -r -a tests <<<"$NVM_TAP_TESTS"
+	else
+		mapfile -t tests < <(cd "$WORK/src" && printf '%s\n' regress/t/*.pl | LC_ALL=C sort)
+	fi
+	nvm_as_pg mkdir -p "$WORK/tap"
+
+	nvm_run_group "$timeout_s" "$log" "${AS_PG[@]}" env -C "$WORK/src" \
+		PATH="$PG_BINDIR:$PATH" \
+		PERL5LIB="$PG_PGXS_TEST/perl:$WORK/src/regress/t/lib${PERL5LIB:+:$PERL5LIB}" \
+		PG_REGRESS="$PG_REGRESS" \
+		TESTDIR="$WORK/tap" \
+		NVM_SOURCE_DIR="$WORK/src" \
+		NVM_SHM_DIR="$SHM" \
+		NVM_POOL_SIZE="$POOL_SIZE" \
+		prove --timer "${tests[@]}"
+	rc=$?
+	nvm_stop_all_under "$WORK/tap"
+	cp -r "$WORK/tap/tmp_check/log" "$RUN_DIR/tap-logs" 2>/dev/null || true
+
+	files=$(sed -nE 's/^Files=([0-9]+),.*/\1/p' "$log" | tail -n 1)
+	files=${files:-${#tests[@]}}
+	# one "name.pl (Wstat: ...)" line per failed script in the summary report
+	failed_files=$(grep -cE '^[^ ]+\.pl +\(Wstat' "$log")
+	if [ "$rc" -ne 0 ] && [ "$failed_files" -eq 0 ]; then
+		failed_files=1
+	fi
+	passed=$((files - failed_files))
+	[ "$passed" -ge 0 ] || passed=0
+	if [ "$failed_files" -eq 0 ]; then
+		record tap ok "$passed" 0 ""
+		return
+	fi
+	if [ "$rc" -eq 124 ]; then
+		record tap FAILED "$passed" "$failed_files" "timed out after ${timeout_s}s (NVM_SUITE_TIMEOUT)"
+	else
+		record tap FAILED "$passed" "$failed_files" "see ${RUN_DIR#"$ROOT"/}/tap-logs"
+	fi
+	# the end of each failed test's log
+	while read -r t; do
+		name=${t##*/}
+		name=${name%.pl}
+		f=$WORK/tap/tmp_check/log/regress_log_$name
+		if [ -f "$f" ]; then
+			banner "tap: end of ${f##*/}"
+			tail -n 60 "$f"
+		fi
+	done < <(sed -nE 's/^([^ ]+\.pl) +\(Wstat.*/\1/p' "$log")
+}
+
+if ! skipped tap NVM_SKIP_TAP; then
+	run_tap
+fi
+
+summary_and_exit
