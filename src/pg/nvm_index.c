@@ -1,0 +1,239 @@
+/*-------------------------------------------------------------------------
+ *
+ * nvm_index.c
+ *	  Building and maintaining the indexes of nvm tables.
+ *
+ * Index entries hold the TID of an index run's root (nvm_visibility.c).
+ * CREATE INDEX (and REINDEX) holds a lock that keeps writers out, so it
+ * indexes, for every record, the newest version that is not aborted (own
+ * uncommitted rows included) under its index_root, and skips deleted rows.
+ * Older versions are not indexed: if a record has any, a snapshot taken
+ * before the build might still see one whose indexed values differ, so the
+ * index is marked "broken HOT chain", exactly as heap does, and PostgreSQL
+ * sets indcheckxmin to keep such snapshots from using it.  Callers that
+ * pass an MVCC snapshot (amcheck's heapallindexed check, a concurrent
+ * build) get the rows that snapshot sees instead.
+ *
+ * CREATE INDEX CONCURRENTLY and REINDEX CONCURRENTLY are refused: their
+ * validation pass would need the index's TIDs merged against a second scan.
+ * The refusal happens before the command starts (nvm_check_utility), so no
+ * invalid index is left behind.
+ *
+ * Nothing is ever deletable from an index yet (old versions are not
+ * collected), so index_delete_tuples answers "none".
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "catalog/namespace.h"
+#include "commands/defrem.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
+#include "utils/rel.h"
+
+#include "nvm_am.h"
+#include "nvm_index.h"
+#include "nvm_relation.h"
+#include "nvm_tid.h"
+#include "nvm_tuple.h"
+#include "nvm_visibility.h"
+#include "nvm_xact.h"
+
+/*
+ * nvm_index_delete_tuples marks no index entry deletable: every version is
+ * kept, so every entry still leads somewhere some snapshot may need.
+ */
+TransactionId
+nvm_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
+{
+	for (int i = 0; i < delstate->ndeltids; i++)
+		delstate->status[delstate->deltids[i].id].knowndeletable = false;
+	delstate->ndeltids = 0;
+	return InvalidTransactionId;
+}
+
+/*
+ * nvm_block_in_range says whether a TID's block lies in the range an index
+ * build asked for (BRIN summarises block ranges).
+ */
+static bool
+nvm_block_in_range(ItemPointer tid, BlockNumber start_blockno, BlockNumber numblocks)
+{
+	BlockNumber blkno = ItemPointerGetBlockNumber(tid);
+
+	if (blkno < start_blockno)
+		return false;
+	return numblocks == InvalidBlockNumber || blkno - start_blockno < numblocks;
+}
+
+/*
+ * nvm_index_build_range_scan feeds every row to be indexed to callback,
+ * under the TID of its index run's root, and returns the number of rows.
+ */
+double
+nvm_index_build_range_scan(Relation table_rel, Relation index_rel,
+						   struct IndexInfo *index_info, bool allow_sync,
+						   bool anyvisible, bool progress,
+						   BlockNumber start_blockno, BlockNumber numblocks,
+						   IndexBuildCallback callback, void *callback_state,
+						   TableScanDesc scan)
+{
+	NvmTable	table;
+	EState	   *estate;
+	ExprContext *econtext;
+	TupleTableSlot *slot;
+	ExprState  *predicate;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	Snapshot	snapshot = NULL;
+	bool		unregister_snapshot = false;
+	NvmView		view;
+	uint64		nrecords;
+	double		reltuples = 0;
+
+	nvm_xact_check_access(table_rel);
+	table = nvm_relation_table(table_rel);
+
+	estate = CreateExecutorState();
+	econtext = GetPerTupleExprContext(estate);
+	slot = table_slot_create(table_rel, NULL);
+	econtext->ecxt_scantuple = slot;
+	predicate = ExecPrepareQual(index_info->ii_Predicate, estate);
+
+	/* like heap: an MVCC snapshot if the caller has one or builds concurrently */
+	if (scan != NULL && IsMVCCSnapshot(scan->rs_snapshot))
+		snapshot = scan->rs_snapshot;
+	else if (scan == NULL && index_info->ii_Concurrent)
+	{
+		snapshot = RegisterSnapshot(GetTransactionSnapshot());
+		unregister_snapshot = true;
+	}
+	if (snapshot != NULL)
+		nvm_view_init(&view, snapshot, NULL);
+
+	nrecords = nvm_table_record_limit(&table);
+	for (uint64 r = 1; r < nrecords; r++)
+	{
+		NvmVersion *v;
+		ItemPointerData tid;
+
+		CHECK_FOR_INTERRUPTS();
+
+		if (snapshot != NULL)
+			v = nvm_chain_visible(&table, r, &view);
+		else
+		{
+			v = nvm_chain_newest(&table, r);
+			if (v != NULL && !index_info->ii_BrokenHotChain &&
+				nvm_prev_live(v) != NULL)
+				index_info->ii_BrokenHotChain = true;
+		}
+		if (v == NULL || nvm_version_is_tombstone(v))
+			continue;
+
+		nvm_version_to_tid(v->index_root, &tid);
+		if (!nvm_block_in_range(&tid, start_blockno, numblocks))
+			continue;
+		reltuples += 1;
+
+		MemoryContextReset(econtext->ecxt_per_tuple_memory);
+		nvm_store_version(table_rel, v, slot);
+		if (predicate != NULL && !ExecQual(predicate, econtext))
+			continue;
+		FormIndexDatum(index_info, slot, estate, values, isnull);
+		callback(index_rel, &tid, values, isnull, true, callback_state);
+	}
+
+	if (scan != NULL)
+		table_endscan(scan);
+	if (unregister_snapshot)
+		UnregisterSnapshot(snapshot);
+	ExecDropSingleTupleTableSlot(slot);
+	FreeExecutorState(estate);
+	index_info->ii_ExpressionsState = NIL;
+	index_info->ii_PredicateState = NULL;
+	return reltuples;
+}
+
+/*
+ * nvm_index_validate_scan is the second pass of CREATE INDEX CONCURRENTLY,
+ * which nvm tables do not support (nvm_check_utility refuses the command
+ * before it starts; this is the backstop).
+ */
+void
+nvm_index_validate_scan(Relation table_rel, Relation index_rel,
+						struct IndexInfo *index_info, Snapshot snapshot,
+						struct ValidateIndexState *state)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("cannot build indexes concurrently on nvm table \"%s\"",
+					RelationGetRelationName(table_rel)),
+			 errhint("Use CREATE INDEX without CONCURRENTLY.")));
+}
+
+/*
+ * nvm_refuse_concurrent raises the error for a concurrent index build on
+ * the nvm table relid.
+ */
+static void
+nvm_refuse_concurrent(Oid relid, const char *command)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("%s is not supported on nvm table \"%s\"",
+					command, get_rel_name(relid)),
+			 errhint("Use the command without CONCURRENTLY.")));
+}
+
+/*
+ * nvm_check_utility refuses, before they start, utility commands that nvm
+ * tables do not support and that would otherwise fail half-way: CREATE
+ * INDEX CONCURRENTLY and REINDEX CONCURRENTLY of an nvm table or one of its
+ * indexes.  (Object names are looked up without locks: the command itself
+ * looks them up again.)
+ */
+void
+nvm_check_utility(Node *stmt)
+{
+	if (IsA(stmt, IndexStmt))
+	{
+		IndexStmt  *istmt = (IndexStmt *) stmt;
+		Oid			relid;
+
+		if (!istmt->concurrent)
+			return;
+		relid = RangeVarGetRelid(istmt->relation, NoLock, true);
+		if (OidIsValid(relid) && nvm_relid_is_nvm(relid))
+			nvm_refuse_concurrent(relid, "CREATE INDEX CONCURRENTLY");
+	}
+	else if (IsA(stmt, ReindexStmt))
+	{
+		ReindexStmt *rstmt = (ReindexStmt *) stmt;
+		bool		concurrently = false;
+		ListCell   *lc;
+		Oid			relid = InvalidOid;
+
+		foreach(lc, rstmt->params)
+		{
+			DefElem    *opt = (DefElem *) lfirst(lc);
+
+			if (strcmp(opt->defname, "concurrently") == 0)
+				concurrently = defGetBoolean(opt);
+		}
+		if (!concurrently || rstmt->relation == NULL)
+			return;
+		relid = RangeVarGetRelid(rstmt->relation, NoLock, true);
+		if (OidIsValid(relid) && rstmt->kind == REINDEX_OBJECT_INDEX)
+			relid = IndexGetRelation(relid, true);
+		if (OidIsValid(relid) && nvm_relid_is_nvm(relid))
+			nvm_refuse_concurrent(relid, "REINDEX CONCURRENTLY");
+	}
+}

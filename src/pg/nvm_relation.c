@@ -1,0 +1,179 @@
+/*-------------------------------------------------------------------------
+ *
+ * nvm_relation.c
+ *	  Finding the pool storage (NvmTable) of a PostgreSQL relation.
+ *
+ * A relation's rows live in a table descriptor in the pool whose key is the
+ * relation's RelFileNode (tablespace, database, relfilenode): a new
+ * relfilenode (CREATE, TRUNCATE, a rewriting ALTER TABLE) gets a new, empty
+ * descriptor, and rolling back leaves the old relfilenode, and so the old
+ * descriptor, in place.  The handle is cached in the relcache entry's
+ * rd_amcache, which the relcache frees on every invalidation; the cached
+ * key is compared with rd_node on each use, so a changed relfilenode is
+ * noticed even before the invalidation arrives.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
+
+#include "nvm_relation.h"
+#include "nvmam.h"
+#include "pool.h"
+#include "nvm_xact.h"
+
+/* What rd_amcache points to. */
+typedef struct NvmRelCache
+{
+	RelFileNode node;
+	NvmTable	table;
+} NvmRelCache;
+
+/*
+ * nvm_check_pool_mapped raises an error when the pool is not mapped, which
+ * means the module was not loaded through shared_preload_libraries.
+ */
+void
+nvm_check_pool_mapped(void)
+{
+	if (nvm_pool_base == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("nvmam must be loaded via shared_preload_libraries"),
+				 errhint("Add nvmam to shared_preload_libraries in postgresql.conf and restart the server.")));
+}
+
+/*
+ * nvm_relid_is_nvm says whether relation relid exists and uses the nvm
+ * access method, from the catalog caches (no lock is taken).
+ */
+bool
+nvm_relid_is_nvm(Oid relid)
+{
+	HeapTuple	tuple;
+	Oid			relam;
+	regproc		amhandler;
+
+	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	relam = ((Form_pg_class) GETSTRUCT(tuple))->relam;
+	ReleaseSysCache(tuple);
+	if (!OidIsValid(relam))
+		return false;
+
+	tuple = SearchSysCache1(AMOID, ObjectIdGetDatum(relam));
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	if (((Form_pg_am) GETSTRUCT(tuple))->amtype != AMTYPE_TABLE)
+	{
+		ReleaseSysCache(tuple);
+		return false;
+	}
+	amhandler = ((Form_pg_am) GETSTRUCT(tuple))->amhandler;
+	ReleaseSysCache(tuple);
+	return GetTableAmRoutine(amhandler) == nvm_table_am_routine();
+}
+
+/* nvm_key_from_node builds the pool key of a relfilenode. */
+static void
+nvm_key_from_node(const RelFileNode *rnode, NvmTableKey *key)
+{
+	memset(key, 0, sizeof(*key));
+	key->spc = rnode->spcNode;
+	key->db = rnode->dbNode;
+	key->rel = rnode->relNode;
+}
+
+/* nvm_cache_table remembers rel's handle in its relcache entry. */
+static void
+nvm_cache_table(Relation rel, const RelFileNode *rnode, NvmTable table)
+{
+	NvmRelCache *cache = (NvmRelCache *) rel->rd_amcache;
+
+	if (cache == NULL)
+	{
+		cache = MemoryContextAlloc(CacheMemoryContext, sizeof(NvmRelCache));
+		rel->rd_amcache = cache;
+	}
+	cache->node = *rnode;
+	cache->table = table;
+}
+
+/*
+ * nvm_relation_table returns the pool handle of rel's current relfilenode;
+ * a relation without a descriptor in the pool is reported as corrupt (the
+ * pool file was replaced or lost).
+ */
+NvmTable
+nvm_relation_table(Relation rel)
+{
+	NvmRelCache *cache = (NvmRelCache *) rel->rd_amcache;
+	NvmTableKey key;
+	NvmTable	table;
+
+	if (cache != NULL && RelFileNodeEquals(cache->node, rel->rd_node))
+		return cache->table;
+
+	nvm_check_pool_mapped();
+	nvm_key_from_node(&rel->rd_node, &key);
+	if (!nvm_table_open(&key, &table))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("nvm table \"%s\" has no storage in the pool",
+						RelationGetRelationName(rel)),
+				 errdetail("No table with relfilenode %u/%u/%u is in pool \"%s\".",
+						   rel->rd_node.spcNode, rel->rd_node.dbNode,
+						   rel->rd_node.relNode, nvm_pool_path_resolved),
+				 errhint("The pool file may have been replaced or recreated; restore it, or drop the table.")));
+	nvm_cache_table(rel, &rel->rd_node, table);
+	return table;
+}
+
+/*
+ * nvm_relation_create_storage makes a new, empty descriptor for rnode (it
+ * replaces any stale descriptor with that key: relfilenodes are reused only
+ * after their relation is gone) and caches it for rel if rnode is rel's
+ * current relfilenode.
+ */
+NvmTable
+nvm_relation_create_storage(Relation rel, const RelFileNode *rnode)
+{
+	NvmTableKey key;
+	NvmTable	table;
+
+	nvm_check_pool_mapped();
+	nvm_key_from_node(rnode, &key);
+	if (!nvm_table_create(&key, nvm_xact_my_txid(), &table))
+		ereport(ERROR,
+				(errcode(ERRCODE_DISK_FULL),
+				 errmsg("could not create storage for nvm table \"%s\"",
+						RelationGetRelationName(rel)),
+				 errdetail("Pool \"%s\" or its table directory is full.",
+						   nvm_pool_path_resolved),
+				 errhint("nvm.pool_size applies only when a pool file is created: dump the nvm tables, point nvm.pool_path at a new file with a larger nvm.pool_size, restart and restore.")));
+	if (RelFileNodeEquals(*rnode, rel->rd_node))
+		nvm_cache_table(rel, rnode, table);
+	return table;
+}
+
+/*
+ * nvm_report_pool_full raises the error for a write that found the pool
+ * full.
+ */
+void
+nvm_report_pool_full(Relation rel)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DISK_FULL),
+			 errmsg("nvm pool \"%s\" is full", nvm_pool_path_resolved),
+			 errdetail("A write to table \"%s\" found no free space in the pool.",
+					   RelationGetRelationName(rel)),
+			 errhint("nvm.pool_size applies only when a pool file is created: dump the nvm tables, point nvm.pool_path at a new file with a larger nvm.pool_size, restart and restore.")));
+}

@@ -1,0 +1,22 @@
+/*-------------------------------------------------------------------------
+ *
+ * nvm_relation.h
+ *	  Finding the pool storage (NvmTable) of a PostgreSQL relation.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef NVM_RELATION_H
+#define NVM_RELATION_H
+
+#include "storage/relfilenode.h"
+#include "utils/rel.h"
+
+#include "store.h"
+
+extern void nvm_check_pool_mapped(void);
+extern bool nvm_relid_is_nvm(Oid relid);
+extern NvmTable nvm_relation_table(Relation rel);
+extern NvmTable nvm_relation_create_storage(Relation rel, const RelFileNode *rnode);
+extern void nvm_report_pool_full(Relation rel) pg_attribute_noreturn();
+
+#endif							/* NVM_RELATION_H */

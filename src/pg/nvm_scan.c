@@ -1,0 +1,455 @@
+/*-------------------------------------------------------------------------
+ *
+ * nvm_scan.c
+ *	  Scans of nvm tables: sequential (forwards and backwards), TID
+ *	  helpers, ANALYZE sampling, bitmap heap scans, and (refused) sample
+ *	  and parallel scans.
+ *
+ * A sequential scan walks record numbers 1 .. n-1, where n is the table's
+ * record limit when the scan (re)starts, and returns for each record the
+ * version its view sees, unless that is a tombstone or there is none.  The
+ * view is fixed at scan start: an MVCC scan copies the MCSI vector of its
+ * statement into the descriptor (nvm_xact.c), so a cursor keeps the view
+ * it began with.
+ *
+ * ANALYZE and bitmap scans go by "blocks" of version numbers (nvm_tid.h):
+ * ANALYZE samples versions and counts a version as a live row if it is
+ * the version a fresh snapshot sees for its record; a bitmap scan treats
+ * every TID in its bitmap as an index entry (an index_root, see
+ * nvm_visibility.c), and for lossy pages every version number of the
+ * block, so each visible row comes back once, from the block of its index
+ * run's root, and never with indexed values other than the entry's.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "access/skey.h"
+#include "access/tableam.h"
+#include "access/valid.h"
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "nodes/tidbitmap.h"
+#include "pgstat.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "nvm_am.h"
+#include "nvm_relation.h"
+#include "nvm_tid.h"
+#include "nvm_tuple.h"
+#include "nvm_visibility.h"
+#include "nvm_xact.h"
+
+typedef struct NvmScanDescData
+{
+	TableScanDescData base;
+
+	NvmTable	table;
+	NvmSnapshot *snap;			/* private vector copy, or NULL */
+	NvmView		view;
+
+	/* sequential scans */
+	uint64		nrecords;		/* record numbers below this are scanned */
+	uint64		cur;			/* record last returned */
+	bool		inited;			/* false: (re)start at the scan's first end */
+
+	/* ANALYZE */
+	BlockNumber analyze_block;
+	int			analyze_offset; /* next offset (1-based) of analyze_block */
+
+	/* bitmap scans */
+	BlockNumber bitmap_block;
+	int			bitmap_ntids;
+	int			bitmap_next;
+	OffsetNumber bitmap_offsets[MaxHeapTuplesPerPage];
+} NvmScanDescData;
+
+typedef NvmScanDescData *NvmScanDesc;
+
+/*
+ * nvm_scan_reset puts the scan before its first row and fixes the range of
+ * record numbers it covers (like heap's rs_nblocks).
+ */
+static void
+nvm_scan_reset(NvmScanDesc scan)
+{
+	scan->nrecords = nvm_table_record_limit(&scan->table);
+	scan->cur = 0;
+	scan->inited = false;
+}
+
+/*
+ * nvm_scan_begin starts a scan of rel.  MVCC scans copy the statement's
+ * vector; ANALYZE scans (which come without a snapshot) take a fresh one.
+ */
+TableScanDesc
+nvm_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
+			   struct ScanKeyData *key, ParallelTableScanDesc pscan,
+			   uint32 flags)
+{
+	NvmScanDesc scan;
+
+	nvm_xact_check_access(rel);
+	if (pscan != NULL)
+		elog(ERROR, "parallel scans of nvm tables are not supported");
+
+	RelationIncrementReferenceCount(rel);
+
+	scan = palloc0(sizeof(NvmScanDescData));
+	scan->base.rs_rd = rel;
+	scan->base.rs_snapshot = snapshot;
+	scan->base.rs_nkeys = nkeys;
+	scan->base.rs_flags = flags;
+	scan->base.rs_parallel = NULL;
+	if (nkeys > 0)
+	{
+		scan->base.rs_key = palloc(sizeof(ScanKeyData) * nkeys);
+		memcpy(scan->base.rs_key, key, sizeof(ScanKeyData) * nkeys);
+	}
+
+	scan->table = nvm_relation_table(rel);
+
+	if (flags & SO_TYPE_ANALYZE)
+	{
+		scan->snap = nvm_xact_fresh_snapshot();
+		scan->view.kind = NVM_VIEW_SNAPSHOT;
+		scan->view.snap = scan->snap;
+		scan->view.curcid = GetCurrentCommandId(false);
+		scan->view.my_txid = nvm_xact_my_txid();
+	}
+	else
+	{
+		if (snapshot == NULL)
+			elog(ERROR, "nvm scans need a snapshot");
+		if (snapshot->snapshot_type == SNAPSHOT_MVCC)
+			scan->snap = nvm_xact_copy_snapshot(NULL);
+		nvm_view_init(&scan->view, snapshot, scan->snap);
+	}
+
+	nvm_scan_reset(scan);
+	return (TableScanDesc) scan;
+}
+
+/*
+ * nvm_scan_end releases the scan.
+ */
+void
+nvm_scan_end(TableScanDesc sscan)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+
+	if (sscan->rs_flags & SO_TEMP_SNAPSHOT)
+		UnregisterSnapshot(sscan->rs_snapshot);
+	RelationDecrementReferenceCount(sscan->rs_rd);
+	if (sscan->rs_key)
+		pfree(sscan->rs_key);
+	if (scan->snap)
+		pfree(scan->snap);
+	pfree(scan);
+}
+
+/*
+ * nvm_scan_rescan restarts the scan, with new scan keys if given; the view
+ * stays the one the scan began with.
+ */
+void
+nvm_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key,
+				bool set_params, bool allow_strat, bool allow_sync,
+				bool allow_pagemode)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+
+	if (set_params)
+	{
+		if (allow_strat)
+			sscan->rs_flags |= SO_ALLOW_STRAT;
+		else
+			sscan->rs_flags &= ~SO_ALLOW_STRAT;
+		if (allow_sync)
+			sscan->rs_flags |= SO_ALLOW_SYNC;
+		else
+			sscan->rs_flags &= ~SO_ALLOW_SYNC;
+		if (allow_pagemode)
+			sscan->rs_flags |= SO_ALLOW_PAGEMODE;
+		else
+			sscan->rs_flags &= ~SO_ALLOW_PAGEMODE;
+	}
+	if (key != NULL && sscan->rs_nkeys > 0)
+		memcpy(sscan->rs_key, key, sizeof(ScanKeyData) * sscan->rs_nkeys);
+	nvm_scan_reset(scan);
+}
+
+/*
+ * nvm_scan_key_test says whether the version passes the scan's keys (only
+ * internal callers pass keys; the executor evaluates quals itself).
+ */
+static bool
+nvm_scan_key_test(NvmScanDesc scan, NvmVersion *v)
+{
+	HeapTupleData tuple;
+	bool		result;
+
+	if (scan->base.rs_nkeys == 0)
+		return true;
+	nvm_version_tuple(scan->base.rs_rd, v, &tuple);
+	HeapKeyTest(&tuple, RelationGetDescr(scan->base.rs_rd),
+				scan->base.rs_nkeys, scan->base.rs_key, result);
+	return result;
+}
+
+/*
+ * nvm_scan_getnextslot returns the next visible row in the given direction.
+ * Like heap, a scan that ran off one end restarts from that direction's
+ * first row when asked again.
+ */
+bool
+nvm_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
+					 TupleTableSlot *slot)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+
+	/* own writes made since the scan began are judged by their command id */
+	scan->view.my_txid = nvm_xact_my_txid();
+
+	for (;;)
+	{
+		NvmVersion *v;
+
+		CHECK_FOR_INTERRUPTS();
+
+		if (ScanDirectionIsForward(direction))
+		{
+			scan->cur = scan->inited ? scan->cur + 1 : 1;
+			if (scan->cur >= scan->nrecords)
+				break;
+		}
+		else if (ScanDirectionIsBackward(direction))
+		{
+			scan->cur = scan->inited ? scan->cur - 1 : scan->nrecords - 1;
+			if (scan->cur < 1)
+				break;
+		}
+		else if (!scan->inited || scan->cur < 1 || scan->cur >= scan->nrecords)
+			break;				/* no movement, but there is no current row */
+		scan->inited = true;
+
+		v = nvm_chain_visible(&scan->table, scan->cur, &scan->view);
+		if (v == NULL || nvm_version_is_tombstone(v) || !nvm_scan_key_test(scan, v))
+		{
+			if (direction == NoMovementScanDirection)
+				break;
+			continue;
+		}
+
+		nvm_store_version(sscan->rs_rd, v, slot);
+		pgstat_count_heap_getnext(sscan->rs_rd);
+		return true;
+	}
+
+	scan->inited = false;
+	ExecClearTuple(slot);
+	return false;
+}
+
+/*
+ * Parallel scans: the planner never plans them for nvm tables (see
+ * nvm_planner.c), so these only describe an empty shared state.
+ */
+Size
+nvm_parallelscan_estimate(Relation rel)
+{
+	return sizeof(ParallelTableScanDescData);
+}
+
+Size
+nvm_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
+{
+	pscan->phs_relid = RelationGetRelid(rel);
+	pscan->phs_syncscan = false;
+	return sizeof(ParallelTableScanDescData);
+}
+
+void
+nvm_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan)
+{
+}
+
+/*
+ * nvm_tuple_tid_valid says whether tid can name a version of the table.
+ */
+bool
+nvm_tuple_tid_valid(TableScanDesc sscan, ItemPointer tid)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+	uint64		n = nvm_tid_to_version(tid);
+
+	return n >= 1 && n < nvm_table_version_limit(&scan->table);
+}
+
+/*
+ * nvm_tuple_get_latest_tid replaces tid by the TID of the version of its
+ * row that the scan's snapshot sees, if there is one.
+ */
+void
+nvm_tuple_get_latest_tid(TableScanDesc sscan, ItemPointer tid)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+	NvmVersion *v = nvm_version_by_no(&scan->table, nvm_tid_to_version(tid));
+	NvmVersion *w;
+
+	if (v == NULL)
+		return;
+	scan->view.my_txid = nvm_xact_my_txid();
+	w = nvm_chain_visible(&scan->table, v->record_no, &scan->view);
+	if (w != NULL && !nvm_version_is_tombstone(w))
+		nvm_version_to_tid(w->version_no, tid);
+}
+
+/*
+ * nvm_scan_analyze_next_block moves ANALYZE to a block of version numbers.
+ */
+bool
+nvm_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
+							BufferAccessStrategy bstrategy)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+
+	scan->analyze_block = blockno;
+	scan->analyze_offset = 1;
+	return true;
+}
+
+/*
+ * nvm_scan_analyze_next_tuple returns the next live row of the block and
+ * counts the versions it passes: a version is live if it is the version
+ * ANALYZE's snapshot sees for its record, dead if it is committed or
+ * aborted but not that (superseded, deleted, rolled back); versions of
+ * transactions still running are not counted, tombstones neither (the
+ * version they delete counts as dead).
+ */
+bool
+nvm_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
+							double *liverows, double *deadrows,
+							TupleTableSlot *slot)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+	uint64		limit = nvm_table_version_limit(&scan->table);
+
+	while (scan->analyze_offset <= NVM_TUPLES_PER_BLOCK)
+	{
+		uint64		n = (uint64) scan->analyze_block * NVM_TUPLES_PER_BLOCK +
+			(scan->analyze_offset - 1);
+		NvmVersion *v;
+		NvmVersion *w;
+
+		scan->analyze_offset++;
+		if (n >= limit)
+			break;
+		v = nvm_version_by_no(&scan->table, n);
+		if (v == NULL || nvm_version_is_tombstone(v))
+			continue;
+
+		w = nvm_chain_visible(&scan->table, v->record_no, &scan->view);
+		if (w == v)
+		{
+			nvm_store_version(sscan->rs_rd, v, slot);
+			*liverows += 1;
+			return true;
+		}
+		if (!nvm_version_by_other_running(v, scan->view.my_txid))
+			*deadrows += 1;
+	}
+
+	ExecClearTuple(slot);
+	return false;
+}
+
+/*
+ * nvm_scan_bitmap_next_block takes the TIDs of one block of the bitmap:
+ * the listed offsets, or all of them for a lossy block.
+ */
+bool
+nvm_scan_bitmap_next_block(TableScanDesc sscan, struct TBMIterateResult *tbmres)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+	uint64		limit = nvm_table_version_limit(&scan->table);
+
+	scan->bitmap_block = tbmres->blockno;
+	scan->bitmap_ntids = 0;
+	scan->bitmap_next = 0;
+
+	if ((uint64) tbmres->blockno * NVM_TUPLES_PER_BLOCK >= limit)
+		return false;
+
+	if (tbmres->ntuples >= 0)
+	{
+		for (int i = 0; i < tbmres->ntuples; i++)
+			scan->bitmap_offsets[scan->bitmap_ntids++] = tbmres->offsets[i];
+	}
+	else
+	{
+		for (OffsetNumber off = 1; off <= NVM_TUPLES_PER_BLOCK; off++)
+			scan->bitmap_offsets[scan->bitmap_ntids++] = off;
+	}
+	return scan->bitmap_ntids > 0;
+}
+
+/*
+ * nvm_scan_bitmap_next_tuple returns the next row of the block, fetching
+ * each TID as an index entry.
+ */
+bool
+nvm_scan_bitmap_next_tuple(TableScanDesc sscan, struct TBMIterateResult *tbmres,
+						   TupleTableSlot *slot)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+
+	scan->view.my_txid = nvm_xact_my_txid();
+	while (scan->bitmap_next < scan->bitmap_ntids)
+	{
+		OffsetNumber off = scan->bitmap_offsets[scan->bitmap_next++];
+		ItemPointerData tid;
+		NvmVersion *w;
+
+		ItemPointerSet(&tid, scan->bitmap_block, off);
+		w = nvm_fetch_root(&scan->table, nvm_tid_to_version(&tid),
+						   sscan->rs_snapshot, &scan->view);
+		if (w == NULL)
+			continue;
+		nvm_store_version(sscan->rs_rd, w, slot);
+		pgstat_count_heap_fetch(sscan->rs_rd);
+		return true;
+	}
+	ExecClearTuple(slot);
+	return false;
+}
+
+/*
+ * Sample scans (TABLESAMPLE) are not supported.
+ */
+static void
+nvm_refuse_sample_scan(Relation rel)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("TABLESAMPLE is not supported on nvm table \"%s\"",
+					RelationGetRelationName(rel)),
+			 errhint("Sample with a WHERE clause such as random() < 0.01 instead.")));
+}
+
+bool
+nvm_scan_sample_next_block(TableScanDesc sscan, struct SampleScanState *scanstate)
+{
+	nvm_refuse_sample_scan(sscan->rs_rd);
+	return false;
+}
+
+bool
+nvm_scan_sample_next_tuple(TableScanDesc sscan, struct SampleScanState *scanstate,
+						   TupleTableSlot *slot)
+{
+	nvm_refuse_sample_scan(sscan->rs_rd);
+	return false;
+}

@@ -1,0 +1,148 @@
+/*-------------------------------------------------------------------------
+ *
+ * nvm_tuple.c
+ *	  Stored tuple images of nvm versions, and tuple table slots over them.
+ *
+ * The data of an nvm version is a complete heap tuple image (header and
+ * data, t_len bytes), so slots, deforming and system columns work as for
+ * heap.  Every value is stored inline: external (TOAST) values, which an
+ * INSERT ... SELECT from a heap table may bring along, are fetched before
+ * the image is formed, and nvm tables have no TOAST table.  The header says
+ * "frozen" (xmin = FrozenTransactionId, xmax invalid): nvm visibility comes
+ * from the version chain, never from these fields.  cmin is the inserting
+ * command, as in heap.  t_ctid is left invalid because the version number
+ * is only assigned when the core stores the image; a version's TID always
+ * travels in t_self and the slot's tts_tid.
+ *
+ * Versions never change once published, so slots point straight into the
+ * pool (no copy): a HeapTupleTableSlot's own HeapTupleData workspace
+ * (tupdata) describes the version, and lives exactly as long as the slot.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/detoast.h"
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/transam.h"
+#include "executor/tuptable.h"
+#include "utils/memutils.h"
+
+#include "nvm_tid.h"
+#include "nvm_tuple.h"
+
+/*
+ * nvm_form_tuple forms the stored image of the row in slot, for command
+ * cid, in the current memory context.
+ */
+HeapTuple
+nvm_form_tuple(Relation rel, TupleTableSlot *slot, CommandId cid)
+{
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	int			natts = desc->natts;
+	Datum	   *values;
+	bool	   *isnull;
+	HeapTuple	tuple;
+	HeapTupleHeader td;
+
+	slot_getallattrs(slot);
+	values = palloc(natts * sizeof(Datum));
+	isnull = palloc(natts * sizeof(bool));
+	memcpy(values, slot->tts_values, natts * sizeof(Datum));
+	memcpy(isnull, slot->tts_isnull, natts * sizeof(bool));
+
+	for (int i = 0; i < natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!isnull[i] && att->attlen == -1 && !att->attisdropped &&
+			VARATT_IS_EXTERNAL(DatumGetPointer(values[i])))
+			values[i] = PointerGetDatum(detoast_external_attr((struct varlena *) DatumGetPointer(values[i])));
+	}
+
+	tuple = heap_form_tuple(desc, values, isnull);
+	td = tuple->t_data;
+	td->t_infomask &= ~HEAP_XACT_MASK;
+	td->t_infomask2 &= ~HEAP2_XACT_MASK;
+	HeapTupleHeaderSetXmin(td, FrozenTransactionId);
+	HeapTupleHeaderSetXminFrozen(td);
+	HeapTupleHeaderSetCmin(td, cid);
+	HeapTupleHeaderSetXmax(td, InvalidTransactionId);
+	td->t_infomask |= HEAP_XMAX_INVALID;
+	ItemPointerSetInvalid(&td->t_ctid);
+	tuple->t_tableOid = RelationGetRelid(rel);
+
+	pfree(values);
+	pfree(isnull);
+	return tuple;
+}
+
+/*
+ * nvm_version_tuple makes tuple describe version v in place (no copy).
+ */
+void
+nvm_version_tuple(Relation rel, NvmVersion *v, HeapTuple tuple)
+{
+	Assert(!nvm_version_is_tombstone(v));
+	tuple->t_len = v->data_len;
+	nvm_version_to_tid(v->version_no, &tuple->t_self);
+	tuple->t_tableOid = RelationGetRelid(rel);
+	tuple->t_data = (HeapTupleHeader) v->data;
+}
+
+/*
+ * nvm_store_version stores version v in slot, with v's own TID.  A heap
+ * tuple slot points into the pool; any other kind of slot gets whatever
+ * ExecForceStoreHeapTuple makes of a tuple it does not own.
+ */
+void
+nvm_store_version(Relation rel, NvmVersion *v, TupleTableSlot *slot)
+{
+	if (TTS_IS_HEAPTUPLE(slot))
+	{
+		HeapTupleTableSlot *hslot = (HeapTupleTableSlot *) slot;
+
+		/* the slot may be showing tupdata right now: empty it first */
+		ExecClearTuple(slot);
+		nvm_version_tuple(rel, v, &hslot->tupdata);
+		ExecStoreHeapTuple(&hslot->tupdata, slot, false);
+	}
+	else
+	{
+		HeapTupleData tuple;
+
+		nvm_version_tuple(rel, v, &tuple);
+		ExecForceStoreHeapTuple(&tuple, slot, false);
+		slot->tts_tid = tuple.t_self;
+	}
+	slot->tts_tableOid = RelationGetRelid(rel);
+}
+
+/*
+ * nvm_store_version_copy stores a private copy of version v in slot, with
+ * its xmin set to xmin if that is valid.  Used where the executor reads the
+ * xmin of a row to tell its own transaction's rows apart (ON CONFLICT DO
+ * UPDATE meeting a row it inserted itself).
+ */
+void
+nvm_store_version_copy(Relation rel, NvmVersion *v, TupleTableSlot *slot,
+					   TransactionId xmin)
+{
+	HeapTupleData tuple;
+	HeapTuple	copy;
+	MemoryContext oldcxt;
+
+	nvm_version_tuple(rel, v, &tuple);
+	oldcxt = MemoryContextSwitchTo(slot->tts_mcxt);
+	copy = heap_copytuple(&tuple);
+	MemoryContextSwitchTo(oldcxt);
+	if (TransactionIdIsValid(xmin))
+	{
+		copy->t_data->t_infomask &= ~HEAP_XMIN_FROZEN;
+		HeapTupleHeaderSetXmin(copy->t_data, xmin);
+	}
+	ExecForceStoreHeapTuple(copy, slot, true);
+	slot->tts_tid = tuple.t_self;
+	slot->tts_tableOid = RelationGetRelid(rel);
+}

@@ -1,0 +1,404 @@
+/*-------------------------------------------------------------------------
+ *
+ * nvm_xact.c
+ *	  Transaction glue between PostgreSQL and the MCSI core.
+ *
+ * Every backend that writes nvm rows owns a clock slot, claimed at its
+ * first write and given back when the backend exits; read-only backends
+ * never take one, so more backends than slots can read.  The backend's one
+ * NvmTxn follows PostgreSQL's transaction: it gets its txid at the first
+ * nvm write and is committed or aborted from the transaction callbacks;
+ * subtransaction callbacks roll back or hand up the versions written at a
+ * nesting level.
+ *
+ * Snapshots.  PostgreSQL has no hook around GetSnapshotData, and a
+ * transaction that writes only nvm rows may leave PostgreSQL's snapshots
+ * unchanged, so the MCSI vector cannot be derived from PostgreSQL's
+ * snapshot.  Instead, ExecutorStart and ProcessUtility mark statement
+ * boundaries (queries run inside functions included), and the first access
+ * that needs a vector after a boundary takes a new one in READ COMMITTED;
+ * with a transaction snapshot (REPEATABLE READ) the first vector serves the
+ * whole transaction.  Scans copy the vector they began with, so a scan
+ * keeps its view while later statements move on.  Own changes are judged
+ * by command id against snapshot->curcid, exactly as heap does.
+ *
+ * Waiting.  btree's uniqueness check and ON CONFLICT wait on a PostgreSQL
+ * xid read from SnapshotDirty.  A transaction that creates index entries
+ * (an insert into an indexed table, an update that changes an indexed
+ * column) or deletes from an indexed table takes its top-level xid and
+ * publishes it in its clock slot, together with its virtual transaction id,
+ * so that others can find whom to wait for.  Such a transaction also wrote
+ * index WAL; that WAL is flushed before the nvm commit point, so that no
+ * committed row can be missing from an index after a crash.  Transactions
+ * that only change non-indexed columns get no xid and pay no WAL flush.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/proc.h"
+#include "utils/memutils.h"
+
+#include "nvm_xact.h"
+
+/* This backend's clock slot (-1 until the first write) and transaction. */
+static int	nvm_slot = -1;
+static NvmTxn nvm_txn;
+
+/* Whether this transaction's xid is published in the slot. */
+static bool nvm_xid_published = false;
+
+/*
+ * The statement snapshot: valid while nvm_snap_valid, taken at statement
+ * number nvm_snap_statement.  nvm_statement counts statement boundaries.
+ */
+static NvmSnapshot *nvm_snap = NULL;
+static bool nvm_snap_valid = false;
+static uint64 nvm_snap_statement = 0;
+static uint64 nvm_statement = 0;
+
+static void nvm_xact_callback(XactEvent event, void *arg);
+static void nvm_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+								 SubTransactionId parentSubid, void *arg);
+static void nvm_xact_backend_exit(int code, Datum arg);
+static void nvm_xact_reset(void);
+
+/*
+ * nvm_xact_init registers the transaction callbacks; called from _PG_init.
+ */
+void
+nvm_xact_init(void)
+{
+	RegisterXactCallback(nvm_xact_callback, NULL);
+	RegisterSubXactCallback(nvm_subxact_callback, NULL);
+}
+
+/*
+ * nvm_xact_statement_boundary notes that a new statement starts: in READ
+ * COMMITTED the next access that needs a snapshot takes a new vector.
+ */
+void
+nvm_xact_statement_boundary(void)
+{
+	nvm_statement++;
+}
+
+/*
+ * nvm_xact_check_access raises an error for accesses that nvm tables do not
+ * support: serializable transactions (MCSI gives snapshot isolation, not
+ * serializability) and parallel workers (the vector and the writing
+ * transaction live in the leader; the planner never puts nvm scans into
+ * parallel plans, see nvm_planner.c).
+ */
+void
+nvm_xact_check_access(Relation rel)
+{
+	if (IsolationIsSerializable())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("nvm tables do not support SERIALIZABLE isolation"),
+				 errdetail("Table \"%s\" uses the nvm access method.",
+						   RelationGetRelationName(rel)),
+				 errhint("Use REPEATABLE READ, which gives snapshot isolation.")));
+	if (IsParallelWorker())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("nvm table \"%s\" cannot be accessed by a parallel worker",
+						RelationGetRelationName(rel)),
+				 errhint("Mark functions that read nvm tables PARALLEL UNSAFE.")));
+}
+
+/*
+ * nvm_xact_my_txid returns the current transaction's nvm txid, 0 if it has
+ * not written yet.
+ */
+uint64
+nvm_xact_my_txid(void)
+{
+	return nvm_txn.txid;
+}
+
+/*
+ * nvm_xact_statement_snapshot returns the vector of the current statement
+ * (or transaction, with a transaction snapshot), taking it if there is
+ * none yet.  The result stays valid until the next boundary; callers that
+ * live longer copy it.
+ */
+const NvmSnapshot *
+nvm_xact_statement_snapshot(void)
+{
+	if (nvm_snap == NULL)
+		nvm_snap = MemoryContextAlloc(TopMemoryContext, sizeof(NvmSnapshot));
+
+	if (!nvm_snap_valid ||
+		(!IsolationUsesXactSnapshot() && nvm_snap_statement != nvm_statement))
+	{
+		nvm_snapshot_take(nvm_snap);
+		nvm_snap_valid = true;
+		nvm_snap_statement = nvm_statement;
+	}
+	return nvm_snap;
+}
+
+/*
+ * nvm_xact_copy_snapshot returns a palloc'd copy (in the current memory
+ * context) of snap, or of the statement snapshot if snap is NULL; only the
+ * slots the vector covers are copied.
+ */
+NvmSnapshot *
+nvm_xact_copy_snapshot(const NvmSnapshot *snap)
+{
+	NvmSnapshot *copy;
+	size_t		size;
+
+	if (snap == NULL)
+		snap = nvm_xact_statement_snapshot();
+	size = nvm_snapshot_size(snap);
+	copy = palloc(size);
+	memcpy(copy, snap, size);
+	return copy;
+}
+
+/*
+ * nvm_xact_fresh_snapshot returns a new vector, palloc'd in the current
+ * memory context, independent of statement boundaries (for ANALYZE).
+ */
+NvmSnapshot *
+nvm_xact_fresh_snapshot(void)
+{
+	NvmSnapshot *snap = palloc(sizeof(NvmSnapshot));
+
+	nvm_snapshot_take(snap);
+	return snap;
+}
+
+/*
+ * nvm_view_init sets up the view of the version chains that a PostgreSQL
+ * snapshot asks for.  MVCC snapshots use snap, or the statement snapshot if
+ * snap is NULL, with PostgreSQL's curcid for own changes.
+ * SnapshotNonVacuumable (the planner's endpoint probes) is served by the
+ * newest non-aborted version, which is never less than it needs.
+ */
+void
+nvm_view_init(NvmView *view, Snapshot snapshot, const NvmSnapshot *snap)
+{
+	memset(view, 0, sizeof(*view));
+	switch (snapshot->snapshot_type)
+	{
+		case SNAPSHOT_MVCC:
+			view->kind = NVM_VIEW_SNAPSHOT;
+			view->snap = snap ? snap : nvm_xact_statement_snapshot();
+			view->curcid = snapshot->curcid;
+			break;
+		case SNAPSHOT_SELF:
+			view->kind = NVM_VIEW_SELF;
+			break;
+		case SNAPSHOT_DIRTY:
+			view->kind = NVM_VIEW_DIRTY;
+			break;
+		case SNAPSHOT_ANY:
+		case SNAPSHOT_NON_VACUUMABLE:
+			view->kind = NVM_VIEW_ANY;
+			break;
+		case SNAPSHOT_TOAST:
+		case SNAPSHOT_HISTORIC_MVCC:
+			elog(ERROR, "unexpected snapshot type %d for an nvm table",
+				 (int) snapshot->snapshot_type);
+			break;
+	}
+	view->my_txid = nvm_txn.txid;
+}
+
+/*
+ * nvm_xact_begin_write prepares the transaction for an nvm write: it claims
+ * a clock slot if the backend has none, gives the transaction its txid and
+ * publishes its virtual transaction id; if needs_pg_xid (the write creates
+ * index entries or deletes from an indexed table) it also assigns and
+ * publishes the top-level PostgreSQL xid, before the write can be seen.
+ */
+NvmTxn *
+nvm_xact_begin_write(bool needs_pg_xid)
+{
+	NvmSlotShared *ss;
+
+	if (nvm_slot < 0)
+	{
+		int			slot = nvm_slot_acquire((uint32) MyProcPid);
+
+		if (slot < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_TOO_MANY_CONNECTIONS),
+					 errmsg("too many backends are writing nvm tables"),
+					 errdetail("All %d clock slots of the nvm pool are in use.",
+							   (int) nvm_mcsi->max_slots),
+					 errhint("Reduce the number of sessions that write nvm tables.")));
+		nvm_slot = slot;
+		nvm_txn_init(&nvm_txn, slot);
+		on_shmem_exit(nvm_xact_backend_exit, (Datum) 0);
+	}
+
+	ss = &nvm_mcsi->slots[nvm_slot];
+	if (nvm_txn.txid == NVM_INVALID_TXID)
+	{
+		uint64		txid = nvm_txn_begin_write(&nvm_txn);
+
+		if (txid == NVM_INVALID_TXID)
+			elog(ERROR, "could not start an nvm transaction");
+		atomic_store(&ss->vxid_backend, (int32) MyProc->backendId);
+		atomic_store(&ss->vxid_lxid, (uint32) MyProc->lxid);
+		atomic_store(&ss->running_txid, txid);
+	}
+
+	if (needs_pg_xid && !nvm_xid_published)
+	{
+		TransactionId xid = GetTopTransactionId();
+
+		atomic_store(&ss->pg_xid, (uint32) xid);
+		nvm_xid_published = true;
+	}
+	return &nvm_txn;
+}
+
+/*
+ * nvm_xact_level returns the subtransaction nesting level that new versions
+ * belong to.
+ */
+int
+nvm_xact_level(void)
+{
+	return GetCurrentTransactionNestLevel();
+}
+
+/*
+ * nvm_xact_published_xid returns the PostgreSQL xid that the running nvm
+ * transaction txid has published, or InvalidTransactionId if it has none or
+ * is no longer running.  The slot's running txid is read before and after
+ * the xid, so an xid of a later transaction on the same slot is never
+ * returned.
+ */
+TransactionId
+nvm_xact_published_xid(uint64 txid)
+{
+	NvmSlotShared *ss = &nvm_mcsi->slots[nvm_txid_clock_id(txid)];
+	TransactionId xid;
+
+	if (atomic_load(&ss->running_txid) != txid)
+		return InvalidTransactionId;
+	xid = (TransactionId) atomic_load(&ss->pg_xid);
+	if (atomic_load(&ss->running_txid) != txid)
+		return InvalidTransactionId;
+	return xid;
+}
+
+/*
+ * nvm_xact_reset forgets the transaction's snapshot and clears what the
+ * slot published for it.
+ */
+static void
+nvm_xact_reset(void)
+{
+	nvm_snap_valid = false;
+	if (nvm_slot >= 0)
+	{
+		NvmSlotShared *ss = &nvm_mcsi->slots[nvm_slot];
+
+		atomic_store(&ss->pg_xid, 0);
+		atomic_store(&ss->vxid_backend, 0);
+		atomic_store(&ss->vxid_lxid, 0);
+	}
+	nvm_xid_published = false;
+}
+
+/*
+ * nvm_xact_callback ends the nvm transaction with PostgreSQL's.
+ *
+ * PRE_COMMIT flushes the WAL the transaction wrote (its index entries)
+ * before COMMIT makes the nvm status word say committed: after a crash
+ * every committed nvm row is then in every index.  COMMIT comes after
+ * PostgreSQL's commit record and before the transaction's locks are
+ * released, so a waiter on the published xid sees the final nvm status.
+ */
+static void
+nvm_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+			if (nvm_txn.txid != NVM_INVALID_TXID &&
+				XactLastRecEnd != InvalidXLogRecPtr)
+				XLogFlush(XactLastRecEnd);
+			break;
+		case XACT_EVENT_COMMIT:
+			if (nvm_txn.txid != NVM_INVALID_TXID)
+				nvm_txn_commit(&nvm_txn);
+			nvm_xact_reset();
+			break;
+		case XACT_EVENT_ABORT:
+			if (nvm_txn.txid != NVM_INVALID_TXID)
+				nvm_txn_abort(&nvm_txn);
+			nvm_xact_reset();
+			break;
+		case XACT_EVENT_PRE_PREPARE:
+			if (nvm_txn.txid != NVM_INVALID_TXID)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("PREPARE TRANSACTION is not supported for transactions that write nvm tables"),
+						 errhint("Commit or roll back the transaction instead.")));
+			break;
+		case XACT_EVENT_PREPARE:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+			nvm_xact_reset();
+			break;
+	}
+}
+
+/*
+ * nvm_subxact_callback rolls back the versions of an aborted
+ * subtransaction and hands those of a committed one to its parent.  Both
+ * events are delivered while the subtransaction is still current, so the
+ * nesting level is its own.
+ */
+static void
+nvm_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					 SubTransactionId parentSubid, void *arg)
+{
+	if (nvm_txn.txid == NVM_INVALID_TXID)
+		return;
+
+	switch (event)
+	{
+		case SUBXACT_EVENT_ABORT_SUB:
+			nvm_txn_subxact_abort(&nvm_txn, GetCurrentTransactionNestLevel());
+			break;
+		case SUBXACT_EVENT_COMMIT_SUB:
+			nvm_txn_subxact_commit(&nvm_txn, GetCurrentTransactionNestLevel());
+			break;
+		case SUBXACT_EVENT_START_SUB:
+		case SUBXACT_EVENT_PRE_COMMIT_SUB:
+			break;
+	}
+}
+
+/*
+ * nvm_xact_backend_exit gives the clock slot back when the backend exits.
+ * It runs after the before_shmem_exit callbacks, which abort any open
+ * transaction, so the slot's transaction has normally ended already.
+ */
+static void
+nvm_xact_backend_exit(int code, Datum arg)
+{
+	if (nvm_slot < 0)
+		return;
+	if (nvm_txn.txid != NVM_INVALID_TXID)
+		nvm_txn_abort(&nvm_txn);
+	nvm_xact_reset();
+	nvm_slot_release(nvm_slot);
+	nvm_slot = -1;
+}

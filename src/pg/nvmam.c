@@ -1,0 +1,335 @@
+/*-------------------------------------------------------------------------
+ *
+ * nvmam.c
+ *	  Module initialisation of the nvm table access method: settings, the
+ *	  pool mapping, shared memory, and hook registration.
+ *
+ * The module must be loaded through shared_preload_libraries.  _PG_init
+ * runs in the postmaster before it forks: it opens (or creates) the pool
+ * file and maps it, so every backend inherits the mapping at the same
+ * address.  shmem_request_hook reserves the core's volatile state, and
+ * shmem_startup_hook builds it from the pool and runs recovery.  After a
+ * backend crash the postmaster reinitialises shared memory: _PG_init and
+ * shmem_request_hook do not run again, but shmem_startup_hook does (with a
+ * fresh, not yet initialised area) while the pool mapping survives, and
+ * that is when crash recovery runs.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <sys/stat.h>
+
+#include "access/xlog.h"
+#include "common/file_perm.h"
+#include "executor/executor.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "tcop/utility.h"
+#include "utils/guc.h"
+
+#include "core.h"
+#include "nvm_index.h"
+#include "nvm_xact.h"
+#include "nvmam.h"
+#include "pool.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+/* Clock slots a pool provides: the most that 10 bits of clock id can name. */
+#define NVM_POOL_SLOTS		NVM_MAX_SLOTS
+
+/* Settings */
+static char *nvm_pool_path = NULL;
+static int	nvm_pool_size_mb = 1024;
+static int	nvm_concurrency_control = NVM_CC_MCSI;
+
+static const struct config_enum_entry nvm_cc_options[] = {
+	{"mcsi", NVM_CC_MCSI, false},
+	{"n2db", NVM_CC_N2DB, false},
+	{NULL, 0, false}
+};
+
+char	   *nvm_pool_path_resolved = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+static ProcessUtility_hook_type prev_ProcessUtility = NULL;
+
+static void nvm_define_settings(void);
+static void nvm_open_pool(void);
+static void nvm_shmem_request(void);
+static void nvm_shmem_startup(void);
+static void nvm_executor_start(QueryDesc *queryDesc, int eflags);
+static void nvm_process_utility(PlannedStmt *pstmt, const char *queryString,
+								bool readOnlyTree, ProcessUtilityContext context,
+								ParamListInfo params, QueryEnvironment *queryEnv,
+								DestReceiver *dest, QueryCompletion *qc);
+static void nvm_postmaster_exit(int code, Datum arg);
+
+/*
+ * _PG_init defines the settings, maps the pool and installs the hooks.  It
+ * refuses to run anywhere but in shared_preload_libraries processing.
+ */
+void
+_PG_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("nvmam must be loaded via shared_preload_libraries"),
+				 errhint("Add nvmam to shared_preload_libraries in postgresql.conf and restart the server.")));
+
+	nvm_define_settings();
+
+	if (nvm_concurrency_control == NVM_CC_N2DB)
+		ereport(FATAL,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("nvm.concurrency_control = n2db is not supported yet"),
+				 errhint("Set nvm.concurrency_control to mcsi.")));
+
+	nvm_open_pool();
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = nvm_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = nvm_shmem_startup;
+	prev_ExecutorStart = ExecutorStart_hook;
+	ExecutorStart_hook = nvm_executor_start;
+	prev_ProcessUtility = ProcessUtility_hook;
+	ProcessUtility_hook = nvm_process_utility;
+
+	nvm_planner_init();
+	nvm_xact_init();
+
+	/* children drop this callback when they start (on_exit_reset) */
+	on_proc_exit(nvm_postmaster_exit, (Datum) 0);
+}
+
+/*
+ * nvm_define_settings defines the nvm.* settings; all of them need a
+ * server restart.
+ */
+static void
+nvm_define_settings(void)
+{
+	DefineCustomStringVariable("nvm.pool_path",
+							   "Path of the persistent-memory pool file.",
+							   "Empty means pg_nvm/pool in the data directory.  "
+							   "The file is created, with nvm.pool_size bytes, if it does not exist.",
+							   &nvm_pool_path,
+							   "",
+							   PGC_POSTMASTER,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomIntVariable("nvm.pool_size",
+							"Size of a newly created persistent-memory pool.",
+							"An existing pool keeps the size it was created with.",
+							&nvm_pool_size_mb,
+							1024,
+							(int) (NVM_POOL_MIN_SIZE >> 20),
+							INT_MAX,
+							PGC_POSTMASTER,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("nvm.concurrency_control",
+							 "Concurrency control of nvm tables.",
+							 NULL,
+							 &nvm_concurrency_control,
+							 NVM_CC_MCSI,
+							 nvm_cc_options,
+							 PGC_POSTMASTER,
+							 0,
+							 NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("nvm");
+}
+
+/*
+ * nvm_concurrency_control_name returns the name of the concurrency-control
+ * setting in force.
+ */
+const char *
+nvm_concurrency_control_name(void)
+{
+	for (const struct config_enum_entry *e = nvm_cc_options; e->name; e++)
+	{
+		if (e->val == nvm_concurrency_control)
+			return e->name;
+	}
+	return "unknown";
+}
+
+/*
+ * nvm_open_pool resolves the pool path (creating pg_nvm in the data
+ * directory for the default one) and opens or creates the pool; every
+ * failure stops the server with a message that names the file and says
+ * what to do.
+ */
+static void
+nvm_open_pool(void)
+{
+	NvmPoolOptions opts;
+	NvmPoolOpenResult rc;
+	char		errbuf[1024];
+	int			sqlstate;
+	const char *hint;
+
+	if (nvm_pool_path == NULL || nvm_pool_path[0] == '\0')
+	{
+		char	   *dir = psprintf("%s/pg_nvm", DataDir);
+
+		if (MakePGDirectory(dir) < 0 && errno != EEXIST)
+			ereport(FATAL,
+					(errcode_for_file_access(),
+					 errmsg("could not create directory \"%s\": %m", dir)));
+		nvm_pool_path_resolved = psprintf("%s/pool", dir);
+	}
+	else
+		nvm_pool_path_resolved = pstrdup(nvm_pool_path);
+
+	memset(&opts, 0, sizeof(opts));
+	opts.path = nvm_pool_path_resolved;
+	opts.create_size = (uint64) nvm_pool_size_mb << 20;
+	opts.system_identifier = GetSystemIdentifier();
+	opts.cc_mode = (uint32) nvm_concurrency_control;
+	opts.max_slots = NVM_POOL_SLOTS;
+
+	rc = nvm_pool_open(&opts, errbuf, sizeof(errbuf));
+	switch (rc)
+	{
+		case NVM_POOL_OK:
+			return;
+		case NVM_POOL_CREATED:
+			ereport(LOG,
+					(errmsg("created nvm pool \"%s\" of %d MB",
+							nvm_pool_path_resolved, nvm_pool_size_mb)));
+			return;
+		case NVM_POOL_ERR_IO:
+			sqlstate = ERRCODE_IO_ERROR;
+			hint = "Check that nvm.pool_path names a file on a writable file system with room for nvm.pool_size.";
+			break;
+		case NVM_POOL_ERR_LOCKED:
+			sqlstate = ERRCODE_LOCK_FILE_EXISTS;
+			hint = "Another server uses this pool; give every cluster its own nvm.pool_path.";
+			break;
+		case NVM_POOL_ERR_FOREIGN:
+			sqlstate = ERRCODE_CONFIG_FILE_ERROR;
+			hint = "The pool belongs to another cluster; point nvm.pool_path at this cluster's pool or remove the file to start with an empty one.";
+			break;
+		case NVM_POOL_ERR_MODE:
+			sqlstate = ERRCODE_CONFIG_FILE_ERROR;
+			hint = "Set nvm.concurrency_control to the mode the pool was created with, or point nvm.pool_path at another pool.";
+			break;
+		case NVM_POOL_ERR_BAD_MAGIC:
+			sqlstate = ERRCODE_DATA_CORRUPTED;
+			hint = "The file is not an nvm pool, or its creation did not finish; point nvm.pool_path at the right file, or remove this one if it holds no data.";
+			break;
+		case NVM_POOL_ERR_BAD_VERSION:
+			sqlstate = ERRCODE_DATA_CORRUPTED;
+			hint = "The pool was created by another version of nvmam; use that version to dump its tables.";
+			break;
+		case NVM_POOL_ERR_TRUNCATED:
+		case NVM_POOL_ERR_BAD_CHECKSUM:
+		case NVM_POOL_ERR_BAD_LAYOUT:
+		default:
+			sqlstate = ERRCODE_DATA_CORRUPTED;
+			hint = "Restore the pool file from a copy taken while the server was stopped, or remove it to start with an empty pool (its rows are then lost).";
+			break;
+	}
+	ereport(FATAL,
+			(errcode(sqlstate),
+			 errmsg("could not open nvm pool: %s", errbuf),
+			 errhint("%s", hint)));
+}
+
+/*
+ * nvm_shmem_request reserves the shared memory of the core's volatile
+ * state (allocator, clock slots, table directory lock).
+ */
+static void
+nvm_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(nvm_core_shmem_size());
+}
+
+/*
+ * nvm_shmem_startup builds the core's volatile state from the pool and
+ * recovers when shared memory is new: at server start and after every
+ * crash-restart.
+ */
+static void
+nvm_shmem_startup(void)
+{
+	bool		found;
+	void	   *ptr;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	ptr = ShmemInitStruct("nvmam core", nvm_core_shmem_size(), &found);
+	if (!found)
+		nvm_core_startup(ptr);
+	else
+		nvm_core_attach(ptr);
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * nvm_executor_start marks a statement boundary (also for queries run by
+ * functions) before the executor creates its scans.
+ */
+static void
+nvm_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	nvm_xact_statement_boundary();
+	if (prev_ExecutorStart)
+		prev_ExecutorStart(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
+/*
+ * nvm_process_utility marks a statement boundary for utility statements,
+ * which read tables without the executor (COPY TO, for one), and refuses
+ * the unsupported ones that would otherwise fail half-way.
+ */
+static void
+nvm_process_utility(PlannedStmt *pstmt, const char *queryString,
+					bool readOnlyTree, ProcessUtilityContext context,
+					ParamListInfo params, QueryEnvironment *queryEnv,
+					DestReceiver *dest, QueryCompletion *qc)
+{
+	nvm_xact_statement_boundary();
+	nvm_check_utility(pstmt->utilityStmt);
+	if (prev_ProcessUtility)
+		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+							params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+}
+
+/*
+ * nvm_postmaster_exit marks the pool cleanly shut down when the postmaster
+ * exits normally.  Recovery runs at every start whatever the mark says, so
+ * an exit that only looks normal (an immediate shutdown) costs nothing.
+ */
+static void
+nvm_postmaster_exit(int code, Datum arg)
+{
+	if (code == 0 && nvm_pool_base != NULL)
+		nvm_core_shutdown();
+}

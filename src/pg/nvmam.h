@@ -1,0 +1,26 @@
+/*-------------------------------------------------------------------------
+ *
+ * nvmam.h
+ *	  Module-wide declarations of the nvm table access method's PostgreSQL
+ *	  layer: settings, the resolved pool path, and the access method.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef NVMAM_H
+#define NVMAM_H
+
+#include "access/tableam.h"
+
+/* The pool file in use (nvm.pool_path, or its default), set in _PG_init. */
+extern char *nvm_pool_path_resolved;
+
+/* The name of the nvm.concurrency_control setting in force. */
+extern const char *nvm_concurrency_control_name(void);
+
+/* The nvm table access method (nvm_handler.c). */
+extern const TableAmRoutine *nvm_table_am_routine(void);
+
+/* Planner hooks that keep nvm tables out of parallel plans (nvm_planner.c). */
+extern void nvm_planner_init(void);
+
+#endif							/* NVMAM_H */
