@@ -462,6 +462,60 @@ count_rows(NvmTable *t, const char *text)
 }
 
 static void
+test_drop_and_kill(void)
+{
+	NvmTableKey k = {1663, 5, 777, 0};
+	NvmTable	t;
+	NvmTxn		a;
+	NvmAllocStats before,
+				filled,
+				after;
+	uint64_t	n = 0;
+	char		row[500];
+
+	memset(row, 'd', sizeof(row));
+	row[sizeof(row) - 1] = 0;
+	nvm_txn_init(&a, nvm_slot_acquire(7));
+	{
+		/* the slot's write-log block is allocated once and kept: allocate it first */
+		NvmTableKey warm = {1663, 5, 778, 0};
+		NvmTable	w;
+
+		nvm_table_create(&warm, 0, &w);
+		for (int i = 0; i < 3000; i++)
+			nvm_record_insert(&w, &a, 1, 0, "warm", 5, &n);
+		nvm_txn_commit(&a);
+	}
+	nvm_alloc_get_stats(&before);
+	nvm_table_create(&k, 0, &t);
+	for (int i = 0; i < 3000; i++)
+		nvm_record_insert(&t, &a, 1, 0, row, sizeof(row), &n);
+	nvm_txn_commit(&a);
+	nvm_alloc_get_stats(&filled);
+	CHECK(filled.bytes_allocated > before.bytes_allocated + 3000 * 500, "a filled table uses space");
+	CHECK(nvm_table_drop(&k) && !nvm_table_open(&k, &t), "a dropped table is gone");
+	nvm_alloc_get_stats(&after);
+	CHECK(after.bytes_allocated == before.bytes_allocated, "dropping a table gives back all its space");
+	CHECK(!nvm_table_drop(&k), "dropping twice finds nothing");
+
+	/* kill: a speculative insertion that lost its race disappears at once */
+	nvm_table_create(&k, 0, &t);
+	nvm_record_insert(&t, &a, 1, 0, "spec", 5, &n);
+	CHECK(nvm_record_kill(&t, &a, n), "own version can be killed");
+	{
+		static NvmSnapshot snap;
+		NvmView		v = {NVM_VIEW_SNAPSHOT, &snap, a.txid, 5};
+
+		nvm_snapshot_take(&snap);
+		CHECK(nvm_chain_visible(&t, 1, &v) == NULL, "a killed version is invisible even to its own transaction");
+	}
+	nvm_txn_commit(&a);
+	CHECK(count_rows(&t, "spec") == 0, "a killed version stays invisible after commit");
+	nvm_table_drop(&k);
+	nvm_slot_release(a.slot);
+}
+
+static void
 test_mode_conversion(void)
 {
 	char		err[256];
@@ -526,6 +580,7 @@ main(void)
 		}
 		test_mvcc();
 		test_recovery();
+		test_drop_and_kill();
 	}
 	test_mode_conversion();
 	nvm_pool_close();

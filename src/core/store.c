@@ -159,6 +159,65 @@ nvm_table_open(const NvmTableKey *key, NvmTable *out)
 	return false;
 }
 
+/*
+ * nvm_table_drop removes key's table from the directory and gives back all
+ * its space: every version, both arrays and the descriptor.  The caller
+ * guarantees that nobody can reach the table any more (PostgreSQL has
+ * committed the DROP or TRUNCATE, or rolled back the CREATE).
+ *
+ * Persist order: the directory entry is cleared and persisted first; the
+ * frees follow.  A crash in between leaks the remaining blocks (unreachable),
+ * never a block that is reachable.  Returns false if there was no table.
+ */
+bool
+nvm_table_drop(const NvmTableKey *key)
+{
+	NvmTableDirEntry *dir = nvm_table_dir();
+	size_t		n = nvm_table_dir_count();
+	nvm_off		desc_off = 0;
+	NvmTableDesc *desc;
+	uint64_t	limit;
+
+	nvm_spin_lock(&store_shared->dir_lock);
+	for (size_t i = 0; i < n; i++)
+	{
+		if (atomic_load(&dir[i].desc) != 0 && key_equal(&dir[i].key, key))
+		{
+			desc_off = atomic_load(&dir[i].desc);
+			atomic_store(&dir[i].desc, 0);
+			nvm_persist(&dir[i], sizeof(dir[i]));
+			break;
+		}
+	}
+	nvm_spin_unlock(&store_shared->dir_lock);
+	if (desc_off == 0)
+		return false;
+
+	desc = nvm_ptr(desc_off);
+	limit = atomic_load(&desc->next_version);
+	for (uint64_t v = 1; v < limit; v++)
+	{
+		_Atomic uint64_t *slot = nvm_segarray_slot(&desc->versions, v, false);
+		nvm_off		off;
+
+		if (slot == NULL)
+		{
+			/* the segment of v is missing: skip to the next segment */
+			continue;
+		}
+		off = atomic_load(slot);
+		if (off)
+			nvm_free(off);
+	}
+	nvm_segarray_free(&desc->records);
+	nvm_segarray_free(&desc->versions);
+	desc->magic = 0;
+	nvm_flush(&desc->magic, sizeof(uint64_t));
+	nvm_free(desc_off);
+	nvm_drain();
+	return true;
+}
+
 /* ---------------------------------------------------------------------
  * Access
  * ---------------------------------------------------------------------
@@ -277,6 +336,18 @@ nvm_chain_visible(const NvmTable *t, uint64_t record_no, const NvmView *view)
 			return v;
 	}
 	return NULL;
+}
+
+bool
+nvm_record_kill(NvmTable *t, NvmTxn *txn, uint64_t version_no)
+{
+	NvmVersion *v = nvm_version_by_no(t, version_no);
+
+	if (v == NULL || txn->txid == NVM_INVALID_TXID || v->txid != txn->txid)
+		return false;
+	atomic_fetch_or_explicit(&v->info, (uint64_t) NVM_STATUS_ABORTED, memory_order_release);
+	nvm_flush(&v->info, sizeof(uint64_t));
+	return true;
 }
 
 NvmVersion *

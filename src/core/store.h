@@ -148,6 +148,7 @@ extern size_t nvm_table_dir_count(void);
 extern NvmTableDirEntry *nvm_table_dir(void);
 extern bool nvm_table_create(const NvmTableKey *key, uint64_t create_txid, NvmTable *out);
 extern bool nvm_table_open(const NvmTableKey *key, NvmTable *out);
+extern bool nvm_table_drop(const NvmTableKey *key);
 
 /* Version and record access */
 extern NvmVersion *nvm_version_by_no(const NvmTable *t, uint64_t version_no);
@@ -200,6 +201,13 @@ extern NvmWriteResult nvm_record_update(NvmTable *t, NvmTxn *txn, int level, uin
 										bool new_index_run,
 										uint64_t *version_no_out,
 										NvmConflict *conflict);
+
+/*
+ * nvm_record_kill marks a version written by txn as aborted at once (for
+ * a speculative insertion that lost its race); readers skip it from now on.
+ * Returns false if the version is not txn's.
+ */
+extern bool nvm_record_kill(NvmTable *t, NvmTxn *txn, uint64_t version_no);
 
 /*
  * nvm_chain_newest returns the newest version of the record that is not
