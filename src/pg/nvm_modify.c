@@ -128,22 +128,25 @@ nvm_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid,
 
 /*
  * nvm_tuple_complete_speculative accepts a speculative insert that found no
- * conflict.  One that lost a race with a concurrent insert of the same key
- * cannot be taken back alone (the core has no way to kill one version), so
- * the transaction fails with a serialization error that the client can
- * retry.
+ * conflict; one that lost a race with a concurrent insert of the same key is
+ * killed: its version is marked aborted at once, so nobody (the inserting
+ * transaction included) sees it, while the rest of the transaction goes on.
+ * Its index entries lead to no visible version.
  */
 void
 nvm_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 							   uint32 specToken, bool succeeded)
 {
-	if (!succeeded)
-		ereport(ERROR,
-				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-				 errmsg("could not complete INSERT ... ON CONFLICT on nvm table \"%s\" because of a concurrent insert",
-						RelationGetRelationName(rel)),
-				 errdetail("Another transaction inserted a conflicting row while this one was inserting."),
-				 errhint("Retry the transaction.")));
+	NvmTable	table;
+	NvmTxn	   *txn;
+
+	if (succeeded)
+		return;
+	table = nvm_relation_table(rel);
+	txn = nvm_xact_begin_write(false);
+	if (!nvm_record_kill(&table, txn, nvm_tid_to_version(&slot->tts_tid)))
+		elog(ERROR, "speculative insertion into nvm table \"%s\" not found",
+			 RelationGetRelationName(rel));
 }
 
 /*

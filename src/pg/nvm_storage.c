@@ -8,14 +8,15 @@
  * file is created anyway (empty), as heap does, because core code such as
  * pg_relation_size and the smgr layer expects it; a new relfilenode's file
  * is removed by PostgreSQL's pending-delete machinery if the transaction
- * rolls back.  The pool descriptor of a relfilenode that is dropped, or
- * whose creation rolls back, stays in the pool for now: the core has no
- * call yet to drop one when the dropping transaction commits.
+ * rolls back.
  *
  * Temporary tables are refused (the pool is shared by all backends, and a
  * temporary table's relfilenode is not unique across them).  Unlogged
  * tables are refused too: after a crash PostgreSQL empties an unlogged
  * table's indexes, while its nvm rows would survive, unindexed.
+ *
+ * A new relfilenode's pool storage is freed if the transaction rolls back,
+ * and the relfilenode it replaces (TRUNCATE) when it commits: nvm_drop.c.
  *
  * Sizes: "blocks" are groups of 291 version numbers (nvm_tid.h), so
  * relation_size, ANALYZE's block sampling and TIDs agree.
@@ -36,6 +37,7 @@
 #include "utils/rel.h"
 
 #include "nvm_am.h"
+#include "nvm_drop.h"
 #include "nvm_relation.h"
 #include "nvm_tid.h"
 
@@ -66,6 +68,9 @@ nvm_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 				 errhint("Create the table without UNLOGGED: nvm rows are never WAL-logged anyway.")));
 
 	nvm_relation_create_storage(rel, newrnode);
+	nvm_drop_schedule(newrnode, false);
+	if (newrnode != &rel->rd_node && !RelFileNodeEquals(*newrnode, rel->rd_node))
+		nvm_drop_schedule(&rel->rd_node, true);	/* TRUNCATE: the old storage */
 
 	*freezeXid = InvalidTransactionId;
 	*minmulti = InvalidMultiXactId;

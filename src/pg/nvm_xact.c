@@ -44,6 +44,7 @@
 #include "storage/proc.h"
 #include "utils/memutils.h"
 
+#include "nvm_drop.h"
 #include "nvm_xact.h"
 
 /* This backend's clock slot (-1 until the first write) and transaction. */
@@ -337,11 +338,13 @@ nvm_xact_callback(XactEvent event, void *arg)
 			if (nvm_txn.txid != NVM_INVALID_TXID)
 				nvm_txn_commit(&nvm_txn);
 			nvm_xact_reset();
+			nvm_drop_at_xact_end(true);
 			break;
 		case XACT_EVENT_ABORT:
 			if (nvm_txn.txid != NVM_INVALID_TXID)
 				nvm_txn_abort(&nvm_txn);
 			nvm_xact_reset();
+			nvm_drop_at_xact_end(false);
 			break;
 		case XACT_EVENT_PRE_PREPARE:
 			if (nvm_txn.txid != NVM_INVALID_TXID)
@@ -369,6 +372,9 @@ static void
 nvm_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 					 SubTransactionId parentSubid, void *arg)
 {
+	if (event == SUBXACT_EVENT_ABORT_SUB || event == SUBXACT_EVENT_COMMIT_SUB)
+		nvm_drop_at_subxact_end(event == SUBXACT_EVENT_COMMIT_SUB,
+								GetCurrentTransactionNestLevel());
 	if (nvm_txn.txid == NVM_INVALID_TXID)
 		return;
 

@@ -35,6 +35,7 @@
 #include "core.h"
 #include "nvm_index.h"
 #include "nvm_xact.h"
+#include "nvm_drop.h"
 #include "nvmam.h"
 #include "pool.h"
 
@@ -88,13 +89,6 @@ _PG_init(void)
 				 errhint("Add nvmam to shared_preload_libraries in postgresql.conf and restart the server.")));
 
 	nvm_define_settings();
-
-	if (nvm_concurrency_control == NVM_CC_N2DB)
-		ereport(FATAL,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("nvm.concurrency_control = n2db is not supported yet"),
-				 errhint("Set nvm.concurrency_control to mcsi.")));
-
 	nvm_open_pool();
 
 	prev_shmem_request_hook = shmem_request_hook;
@@ -108,6 +102,7 @@ _PG_init(void)
 
 	nvm_planner_init();
 	nvm_xact_init();
+	nvm_drop_init();
 
 	/* children drop this callback when they start (on_exit_reset) */
 	on_proc_exit(nvm_postmaster_exit, (Datum) 0);
@@ -203,11 +198,20 @@ nvm_open_pool(void)
 	opts.system_identifier = GetSystemIdentifier();
 	opts.cc_mode = (uint32) nvm_concurrency_control;
 	opts.max_slots = NVM_POOL_SLOTS;
+	/* a pool of the other mode is converted at start-up (see pool.h) */
+	opts.allow_mode_switch = true;
 
 	rc = nvm_pool_open(&opts, errbuf, sizeof(errbuf));
 	switch (rc)
 	{
 		case NVM_POOL_OK:
+			if (nvm_pool_pending_mode != 0)
+				ereport(LOG,
+						(errmsg("converting nvm pool \"%s\" from concurrency control %s to %s",
+								nvm_pool_path_resolved,
+								nvm_pool_header->cc_mode == NVM_CC_MCSI ? "mcsi" : "n2db",
+								nvm_concurrency_control == NVM_CC_MCSI ? "mcsi" : "n2db"),
+						 errdetail("Recovery runs in the old mode; afterwards every row carries its final commit status.")));
 			return;
 		case NVM_POOL_CREATED:
 			ereport(LOG,

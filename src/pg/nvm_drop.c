@@ -1,0 +1,155 @@
+/*-------------------------------------------------------------------------
+ *
+ * nvm_drop.c
+ *	  Giving the pool space of dropped relfilenodes back, transactionally.
+ *
+ * A relfilenode's rows are freed only when it can no longer be reached:
+ *	 - DROP TABLE (and the transient table of a rewriting ALTER TABLE): the
+ *	   object_access_hook sees the drop; the storage goes when the dropping
+ *	   transaction commits, and stays if it rolls back;
+ *	 - TRUNCATE (a new relfilenode): the old storage goes at commit, the
+ *	   new one at abort;
+ *	 - CREATE TABLE: the new storage goes if the creating transaction (or
+ *	   subtransaction) rolls back.
+ * This mirrors PostgreSQL's own pending deletes of relation files
+ * (catalog/storage.c).  If the server crashes between PostgreSQL's commit
+ * and the free, the storage stays behind unreachable (see the README's
+ * limitations); a later relation that reuses the relfilenode replaces it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/xact.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_class.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "nvm_drop.h"
+#include "nvm_relation.h"
+#include "store.h"
+
+typedef struct PendingDrop
+{
+	RelFileNode node;
+	bool		at_commit;		/* drop at commit (else at abort) */
+	int			level;			/* subtransaction nesting level that asked */
+	struct PendingDrop *next;
+} PendingDrop;
+
+static PendingDrop *pending_drops = NULL;
+static object_access_hook_type prev_object_access_hook = NULL;
+
+static void
+drop_storage(const RelFileNode *node)
+{
+	NvmTableKey key;
+
+	key.spc = node->spcNode;
+	key.db = node->dbNode;
+	key.rel = node->relNode;
+	key.pad = 0;
+	nvm_table_drop(&key);
+}
+
+/*
+ * nvm_drop_schedule frees node's storage when the current transaction
+ * commits (at_commit) or rolls back (otherwise).
+ */
+void
+nvm_drop_schedule(const RelFileNode *node, bool at_commit)
+{
+	PendingDrop *p = MemoryContextAlloc(TopMemoryContext, sizeof(PendingDrop));
+
+	p->node = *node;
+	p->at_commit = at_commit;
+	p->level = GetCurrentTransactionNestLevel();
+	p->next = pending_drops;
+	pending_drops = p;
+}
+
+/*
+ * nvm_drop_at_xact_end carries out the drops due at the end of the
+ * top-level transaction and forgets the others.
+ */
+void
+nvm_drop_at_xact_end(bool commit)
+{
+	while (pending_drops)
+	{
+		PendingDrop *p = pending_drops;
+
+		pending_drops = p->next;
+		if (p->at_commit == commit)
+			drop_storage(&p->node);
+		pfree(p);
+	}
+}
+
+/*
+ * nvm_drop_at_subxact_end: when a subtransaction at nesting level `level`
+ * rolls back, the storage it created goes now and the drops it asked for
+ * are cancelled; when it commits, its parent inherits its entries.
+ */
+void
+nvm_drop_at_subxact_end(bool commit, int level)
+{
+	PendingDrop **link = &pending_drops;
+
+	while (*link)
+	{
+		PendingDrop *p = *link;
+
+		if (p->level < level)
+		{
+			link = &p->next;
+			continue;
+		}
+		if (commit)
+		{
+			p->level = level - 1;
+			link = &p->next;
+			continue;
+		}
+		*link = p->next;
+		if (!p->at_commit)
+			drop_storage(&p->node);
+		pfree(p);
+	}
+}
+
+/*
+ * nvm_object_access notes the drop of an nvm table so that its storage is
+ * freed when the dropping transaction commits.
+ */
+static void
+nvm_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+				  int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+
+	if (access == OAT_DROP && classId == RelationRelationId && subId == 0 &&
+		nvm_relid_is_nvm(objectId))
+	{
+		Relation	rel = relation_open(objectId, NoLock);
+
+		if (rel->rd_rel->relkind == RELKIND_RELATION ||
+			rel->rd_rel->relkind == RELKIND_MATVIEW ||
+			rel->rd_rel->relkind == RELKIND_TOASTVALUE)
+			nvm_drop_schedule(&rel->rd_node, true);
+		relation_close(rel, NoLock);
+	}
+}
+
+/*
+ * nvm_drop_init installs the object access hook; called from _PG_init.
+ */
+void
+nvm_drop_init(void)
+{
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = nvm_object_access;
+}

@@ -1,0 +1,18 @@
+/*-------------------------------------------------------------------------
+ *
+ * nvm_drop.h
+ *	  Transactional freeing of dropped relfilenodes' pool space.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef NVM_DROP_H
+#define NVM_DROP_H
+
+#include "storage/relfilenode.h"
+
+extern void nvm_drop_init(void);
+extern void nvm_drop_schedule(const RelFileNode *node, bool at_commit);
+extern void nvm_drop_at_xact_end(bool commit);
+extern void nvm_drop_at_subxact_end(bool commit, int level);
+
+#endif							/* NVM_DROP_H */
