@@ -15,6 +15,7 @@
 #	NVM_SKIP_INSTALL=1		build but do not install
 #	NVM_SKIP_UNIT=1			skip the unit tests (meson test)
 #	NVM_SKIP_SQL=1			skip the pg_regress suite
+#	NVM_CC_MODES="mcsi"	run the SQL and isolation suites in these modes only
 #	NVM_SKIP_ISOLATION=1	skip the isolation suite
 #	NVM_SKIP_TAP=1			skip the TAP tests
 #	NVM_SQL_TESTS="a b"		run only these sql/ tests (no schedule)
@@ -268,6 +269,14 @@ missing_expected()
 	done
 }
 
+# Both concurrency-control modes run the same pg_regress and isolation
+# suites (NVM_CC_MODES narrows this for a developer; CI runs both).
+CC_MODES=${NVM_CC_MODES:-mcsi n2db}
+if [ "${CI:-}" = true ]; then
+	CC_MODES="mcsi n2db"
+fi
+CC_MODE=mcsi
+
 # write_conf FILE POOLNAME: the settings every pg_regress instance gets.
 write_conf()
 {
@@ -277,6 +286,7 @@ write_conf()
 		echo "nvm.pool_path = '$SHM/$2.pool'"
 		echo "nvm.pool_size = '$POOL_SIZE'"
 		echo "max_prepared_transactions = 10"
+		echo "nvm.concurrency_control = '$CC_MODE'"
 		if [ -f "$WORK/src/regress/regress.conf" ]; then
 			echo "# from regress/regress.conf"
 			cat "$WORK/src/regress/regress.conf"
@@ -416,7 +426,11 @@ run_sql()
 	else
 		mapfile -t tests < <(list_tests sql sql)
 	fi
-	run_pg_regress sql "$PG_REGRESS" contrib_regression regress "$schedule" "${tests[@]}"
+	for CC_MODE in $CC_MODES; do
+		banner "pg_regress suite, nvm.concurrency_control = $CC_MODE"
+		run_pg_regress "sql-$CC_MODE" "$PG_REGRESS" contrib_regression "regress-$CC_MODE" \
+			"$schedule" "${tests[@]}"
+	done
 }
 
 if ! skipped sql NVM_SKIP_SQL; then
@@ -446,8 +460,11 @@ run_isolation()
 	else
 		mapfile -t tests < <(list_tests specs spec)
 	fi
-	run_pg_regress isolation "$PG_ISOLATION_REGRESS" isolation_regression isolation \
-		"$schedule" "${tests[@]}"
+	for CC_MODE in $CC_MODES; do
+		banner "isolation suite, nvm.concurrency_control = $CC_MODE"
+		run_pg_regress "isolation-$CC_MODE" "$PG_ISOLATION_REGRESS" isolation_regression \
+			"isolation-$CC_MODE" "$schedule" "${tests[@]}"
+	done
 }
 
 if ! skipped isolation NVM_SKIP_ISOLATION; then

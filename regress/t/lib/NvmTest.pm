@@ -1,0 +1,174 @@
+# regress/t/lib/NvmTest.pm
+#	  Helpers shared by the TAP tests of nvmam: a node configured with its
+#	  own pool, the pool file removed at the end, index-versus-sequential
+#	  scan comparisons, amcheck over every btree index of a table, and
+#	  crashes that kill every server process at once.
+package NvmTest;
+
+use strict;
+use warnings;
+
+use Exporter 'import';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+our @EXPORT = qw(nvm_pool_path nvm_node nvm_scan_digests nvm_check_indexes
+  nvm_server_pids nvm_crash nvm_wait_gone nvm_wait_ready);
+
+my @pools;
+# other files a test makes next to its pools (copies), removed at exit too
+our @extra_files;
+
+END
+{
+	# the pool files live outside the node's data directory: remove them
+	foreach my $file (@pools, @extra_files)
+	{
+		unlink $file;
+	}
+}
+
+# nvm_pool_path NAME: a pool file name of its own for this test run, in
+# NVM_SHM_DIR (set by regress/run-tests.sh) or /dev/shm; removed at exit.
+sub nvm_pool_path
+{
+	my ($name) = @_;
+	my $dir = $ENV{NVM_SHM_DIR} // '/dev/shm';
+	my $pool = "$dir/nvmam_tap_${name}_$$";
+	unlink $pool;
+	push @pools, $pool;
+	return $pool;
+}
+
+# nvm_node NAME [, preload => 0] [, pool_size => SIZE]: an initialised (not
+# started) node whose postgresql.conf loads nvmam with a pool of its own.
+# Returns the node and the pool's path.
+sub nvm_node
+{
+	my ($name, %opts) = @_;
+	my $preload = $opts{preload} // 1;
+	my $pool = nvm_pool_path($name);
+	my $size = $opts{pool_size} // $ENV{NVM_POOL_SIZE} // '256MB';
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	my $conf = "nvm.pool_path = '$pool'\nnvm.pool_size = '$size'\n";
+	$conf = "shared_preload_libraries = 'nvmam'\n" . $conf if $preload;
+	$node->append_conf('postgresql.conf', $conf);
+	return ($node, $pool);
+}
+
+# nvm_scan_digests NODE TABLE KEY EXPR [ORDER]: reads the rows of TABLE once
+# by a sequential scan and once by an index scan on the integer column KEY
+# (plans forced with the enable_* settings; the caller checks them with the
+# EXPLAIN output returned).  Returns a hash with "seq" and "index" (each
+# "count|md5 of EXPR over the rows in ORDER order", ORDER defaulting to KEY)
+# and "seq_plan"/"index_plan".
+sub nvm_scan_digests
+{
+	my ($node, $table, $key, $expr, $order) = @_;
+	$order //= $key;
+	my $cond = "$key > '-2147483648'::int8";
+	my $query = "SELECT count(*) || '|' || coalesce(md5(string_agg($expr, ',' ORDER BY $order)), '')"
+	  . " FROM $table WHERE $cond";
+	my $seq_settings = "SET enable_indexscan = off; SET enable_indexonlyscan = off;"
+	  . " SET enable_bitmapscan = off; SET max_parallel_workers_per_gather = 0;";
+	my $index_settings = "SET enable_seqscan = off; SET enable_indexonlyscan = off;"
+	  . " SET enable_bitmapscan = off; SET max_parallel_workers_per_gather = 0;";
+	my %r;
+	$r{seq_plan} = $node->safe_psql('postgres', "$seq_settings EXPLAIN (COSTS OFF) $query");
+	$r{seq} = $node->safe_psql('postgres', "$seq_settings $query");
+	$r{index_plan} = $node->safe_psql('postgres', "$index_settings EXPLAIN (COSTS OFF) $query");
+	$r{index} = $node->safe_psql('postgres', "$index_settings $query");
+	return \%r;
+}
+
+# nvm_check_indexes NODE TABLE NAME: bt_index_check(index, true) on every
+# btree index of TABLE (amcheck must be installed); one test per index.
+# Returns the number of indexes checked.
+sub nvm_check_indexes
+{
+	my ($node, $table, $name) = @_;
+	my @indexes = split /\n/, $node->safe_psql('postgres', qq{
+		SELECT c.relname FROM pg_index i
+		  JOIN pg_class c ON c.oid = i.indexrelid
+		  JOIN pg_am a ON a.oid = c.relam
+		 WHERE i.indrelid = '$table'::regclass AND a.amname = 'btree'
+		 ORDER BY c.relname});
+	foreach my $index (@indexes)
+	{
+		my ($rc, $out, $err) = $node->psql('postgres',
+			"SELECT bt_index_check('$index'::regclass, true)");
+		is($rc . $err, '0', "$name: bt_index_check($index, heapallindexed) is clean");
+	}
+	return scalar @indexes;
+}
+
+# nvm_server_pids NODE: the postmaster's pid and those of its children.
+sub nvm_server_pids
+{
+	my ($node) = @_;
+	my $pm = $node->{_pid};
+	die "node is not running" unless defined $pm;
+	my @children;
+	opendir(my $dh, '/proc') or die "cannot read /proc: $!";
+	foreach my $pid (grep { /^\d+$/ } readdir $dh)
+	{
+		open(my $fh, '<', "/proc/$pid/stat") or next;
+		my $stat = <$fh>;
+		close $fh;
+		next unless defined $stat;
+		# pid (comm) state ppid ...: comm may hold spaces and parentheses
+		$stat =~ s/^.*\)\s+//s;
+		my (undef, $ppid) = split /\s+/, $stat;
+		push @children, $pid if defined $ppid && $ppid == $pm;
+	}
+	closedir $dh;
+	return ($pm, @children);
+}
+
+# nvm_wait_gone PIDS...: waits until none of the processes exists any more,
+# not even as a zombie: the postmaster.pid check of the next start treats a
+# zombie as a running postmaster.
+sub nvm_wait_gone
+{
+	my @pids = @_;
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (time < $deadline)
+	{
+		@pids = grep { kill(0, $_) } @pids;
+		return 1 unless @pids;
+		usleep(50_000);
+	}
+	diag("still running: @pids");
+	return 0;
+}
+
+# nvm_crash NODE [FIRST...]: a crash of the whole server, as in a power
+# loss: every server process is frozen with SIGSTOP (the pids in FIRST, say a
+# backend in the middle of a transaction, before the others), then killed
+# with SIGKILL, so that no process runs any exit or abort code or reacts to
+# another's death.  Waits until they are gone and tells the node object that
+# it is stopped.
+sub nvm_crash
+{
+	my ($node, @first) = @_;
+	my ($pm, @children) = nvm_server_pids($node);
+	kill 'STOP', @first if @first;
+	kill 'STOP', $pm, @children;
+	kill 'KILL', @first, $pm, @children;
+	$node->{_pid} = undef;
+	ok(nvm_wait_gone($pm, @children, @first), 'every server process is gone after SIGKILL');
+	return;
+}
+
+# nvm_wait_ready NODE: waits until the node accepts queries again (after a
+# crash of one backend, the postmaster reinitialises and recovers).
+sub nvm_wait_ready
+{
+	my ($node) = @_;
+	return $node->poll_query_until('postgres', 'SELECT 1', '1');
+}
+
+1;

@@ -1,0 +1,100 @@
+--
+-- unsupported: features an nvm table does not support fail with a clean
+-- error (FEATURE_NOT_SUPPORTED, with a hint), and the table is intact after
+-- each of them
+--
+\set VERBOSITY default
+CREATE TABLE un (id int PRIMARY KEY, v text) USING nvm;
+INSERT INTO un SELECT g, 'v' || g FROM generate_series(1, 100) g;
+-- the SQLSTATE of a failure, without its text
+CREATE FUNCTION un_sqlstate(q text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE q;
+  RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE;
+END $$;
+
+-- temporary tables
+CREATE TEMP TABLE un_temp (id int) USING nvm;  -- should fail
+SET default_table_access_method = nvm;
+CREATE TEMP TABLE un_temp (id int);  -- should fail
+RESET default_table_access_method;
+SELECT un_sqlstate('CREATE TEMP TABLE un_temp (id int) USING nvm') AS temp_table;
+-- unlogged tables
+CREATE UNLOGGED TABLE un_unlogged (id int) USING nvm;  -- should fail
+ALTER TABLE un SET UNLOGGED;  -- should fail
+SELECT relpersistence FROM pg_class WHERE relname = 'un';
+
+-- CREATE INDEX CONCURRENTLY
+CREATE INDEX CONCURRENTLY un_v ON un (v);  -- should fail
+SELECT count(*) FROM pg_class WHERE relname = 'un_v';
+REINDEX INDEX CONCURRENTLY un_pkey;  -- should fail
+-- a plain CREATE INDEX works
+CREATE INDEX un_v ON un (v);
+
+-- TABLESAMPLE
+SELECT count(*) FROM un TABLESAMPLE SYSTEM (50);  -- should fail
+SELECT count(*) FROM un TABLESAMPLE BERNOULLI (50) REPEATABLE (1);  -- should fail
+SELECT un_sqlstate('SELECT count(*) FROM un TABLESAMPLE SYSTEM (50)') AS tablesample;
+
+-- CLUSTER and VACUUM FULL
+CLUSTER un USING un_pkey;  -- should fail
+VACUUM FULL un;  -- should fail
+SELECT un_sqlstate('CLUSTER un USING un_pkey') AS cluster;
+
+-- ALTER TABLE ... SET TABLESPACE (an in-place tablespace needs no directory)
+SET allow_in_place_tablespaces = true;
+CREATE TABLESPACE regress_nvm_space LOCATION '';
+RESET allow_in_place_tablespaces;
+ALTER TABLE un SET TABLESPACE regress_nvm_space;  -- should fail
+-- (a new nvm table may name a tablespace: its rows live in the pool anyway)
+CREATE TABLE un_ts (id int) USING nvm TABLESPACE regress_nvm_space;
+INSERT INTO un_ts VALUES (1), (2);
+SELECT sum(id) FROM un_ts;
+SELECT un_sqlstate('ALTER TABLE un SET TABLESPACE regress_nvm_space') AS set_tablespace;
+-- the index of an nvm table is an ordinary relation and can move
+ALTER INDEX un_v SET TABLESPACE regress_nvm_space;
+ALTER INDEX un_v SET TABLESPACE pg_default;
+
+-- SERIALIZABLE transactions
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT count(*) FROM un;  -- should fail
+ROLLBACK;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+INSERT INTO un VALUES (1000, 'x');  -- should fail
+ROLLBACK;
+SET default_transaction_isolation = serializable;
+SELECT count(*) FROM un;  -- should fail
+RESET default_transaction_isolation;
+-- a serializable transaction that touches no nvm table is fine
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT 1 AS heap_only;
+COMMIT;
+
+-- PREPARE TRANSACTION after writing an nvm table
+BEGIN;
+INSERT INTO un VALUES (1001, 'prepared');
+PREPARE TRANSACTION 'un_gid';  -- should fail
+SELECT count(*) FROM un WHERE id = 1001;
+SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'un_gid';
+-- (should it ever be prepared, roll it back so that the test cannot hang)
+SELECT count(*) > 0 AS un_prepared FROM pg_prepared_xacts WHERE gid = 'un_gid' \gset
+\if :un_prepared
+ROLLBACK PREPARED 'un_gid';
+\endif
+
+-- after all of the above, the table is intact and usable
+SELECT count(*), sum(id) FROM un;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT * FROM un WHERE id IN (1, 50, 100, 1000, 1001) ORDER BY id;
+RESET ALL;
+INSERT INTO un VALUES (101, 'v101');
+UPDATE un SET v = 'changed' WHERE id = 1;
+DELETE FROM un WHERE id = 2;
+SELECT count(*), sum(id) FROM un;
+
+DROP TABLE un, un_ts;
+DROP TABLESPACE regress_nvm_space;
+DROP FUNCTION un_sqlstate(text);
