@@ -475,17 +475,20 @@ fi
 # TAP tests: regress/t/*.pl with PostgreSQL::Test::Cluster
 # ---------------------------------------------------------------------------
 
+# run_tap MODE: the TAP tests with nvm.concurrency_control = MODE.
 run_tap()
 {
+	local mode=$1
 	local -a tests=()
-	local log=$RUN_DIR/tap.log rc files failed_files passed t name f
+	local stage=tap-$mode
+	local log=$RUN_DIR/$stage.log rc files failed_files passed t name f
 	local timeout_s=${NVM_SUITE_TIMEOUT:-2400}
-	banner "TAP tests (regress/t/*.pl)"
+	banner "TAP tests (regress/t/*.pl), nvm.concurrency_control = $mode"
 	if ! have_files 'regress/t/*.pl'; then
 		record tap skipped 0 0 "no regress/t/*.pl"
 		return
 	fi
-	module_installed tap || return
+	module_installed "$stage" || return
 	command -v prove >/dev/null 2>&1 || {
 		record tap FAILED 0 1 "prove not found (perl)"
 		return
@@ -496,6 +499,7 @@ run_tap()
 	else
 		mapfile -t tests < <(cd "$WORK/src" && printf '%s\n' regress/t/*.pl | LC_ALL=C sort)
 	fi
+	nvm_as_pg rm -rf "$WORK/tap"
 	nvm_as_pg mkdir -p "$WORK/tap"
 
 	nvm_run_group "$timeout_s" "$log" "${AS_PG[@]}" env -C "$WORK/src" \
@@ -506,10 +510,11 @@ run_tap()
 		NVM_SOURCE_DIR="$WORK/src" \
 		NVM_SHM_DIR="$SHM" \
 		NVM_POOL_SIZE="$POOL_SIZE" \
+		NVM_CC_MODE="$mode" \
 		prove --timer "${tests[@]}"
 	rc=$?
 	nvm_stop_all_under "$WORK/tap"
-	cp -r "$WORK/tap/tmp_check/log" "$RUN_DIR/tap-logs" 2>/dev/null || true
+	cp -r "$WORK/tap/tmp_check/log" "$RUN_DIR/$stage-logs" 2>/dev/null || true
 
 	files=$(sed -nE 's/^Files=([0-9]+),.*/\1/p' "$log" | tail -n 1)
 	files=${files:-${#tests[@]}}
@@ -521,13 +526,13 @@ run_tap()
 	passed=$((files - failed_files))
 	[ "$passed" -ge 0 ] || passed=0
 	if [ "$failed_files" -eq 0 ]; then
-		record tap ok "$passed" 0 ""
+		record "$stage" ok "$passed" 0 ""
 		return
 	fi
 	if [ "$rc" -eq 124 ]; then
-		record tap FAILED "$passed" "$failed_files" "timed out after ${timeout_s}s (NVM_SUITE_TIMEOUT)"
+		record "$stage" FAILED "$passed" "$failed_files" "timed out after ${timeout_s}s (NVM_SUITE_TIMEOUT)"
 	else
-		record tap FAILED "$passed" "$failed_files" "see ${RUN_DIR#"$ROOT"/}/tap-logs"
+		record "$stage" FAILED "$passed" "$failed_files" "see ${RUN_DIR#"$ROOT"/}/$stage-logs"
 	fi
 	# the end of each failed test's log
 	while read -r t; do
@@ -542,7 +547,9 @@ run_tap()
 }
 
 if ! skipped tap NVM_SKIP_TAP; then
-	run_tap
+	for mode in $CC_MODES; do
+		run_tap "$mode"
+	done
 fi
 
 summary_and_exit

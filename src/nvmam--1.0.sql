@@ -29,3 +29,20 @@ LANGUAGE C STRICT;
 
 COMMENT ON FUNCTION nvm_pool_stats() IS
 'size and use of the persistent-memory pool of this cluster';
+
+CREATE FUNCTION nvm_backend_stats(
+    OUT snapshots bigint,
+    OUT snapshot_avg_ns float8,
+    OUT commits bigint,
+    OUT aborts bigint,
+    OUT complete_avg_ns float8,
+    OUT flushes bigint,
+    OUT cache_lines_flushed bigint,
+    OUT bytes_flushed bigint,
+    OUT fences bigint)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;
+
+COMMENT ON FUNCTION nvm_backend_stats() IS
+'this backend''s concurrency-control and persist counters: snapshots and their cost, completed nvm transactions and the cost of completing them, flushes, cache lines, bytes and fences';

@@ -40,6 +40,7 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "utils/memutils.h"
@@ -63,11 +64,69 @@ static bool nvm_snap_valid = false;
 static uint64 nvm_snap_statement = 0;
 static uint64 nvm_statement = 0;
 
+/* This backend's counters, for nvm_backend_stats(). */
+static NvmBackendStats nvm_stats;
+
 static void nvm_xact_callback(XactEvent event, void *arg);
 static void nvm_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 								 SubTransactionId parentSubid, void *arg);
 static void nvm_xact_backend_exit(int code, Datum arg);
 static void nvm_xact_reset(void);
+
+/*
+ * take_snapshot takes a snapshot and counts it and its cost.
+ */
+static void
+take_snapshot(NvmSnapshot *snap)
+{
+	instr_time	start,
+				duration;
+
+	INSTR_TIME_SET_CURRENT(start);
+	nvm_snapshot_take(snap);
+	INSTR_TIME_SET_CURRENT(duration);
+	INSTR_TIME_SUBTRACT(duration, start);
+	nvm_stats.snapshots++;
+	nvm_stats.snapshot_ns += (uint64) (INSTR_TIME_GET_DOUBLE(duration) * 1e9);
+}
+
+/*
+ * finish_txn commits or aborts the nvm transaction, counting it and the
+ * cost of completing it (the drain, the status write and the inlining).
+ */
+static void
+finish_txn(bool commit)
+{
+	instr_time	start,
+				duration;
+
+	INSTR_TIME_SET_CURRENT(start);
+	if (commit)
+		nvm_txn_commit(&nvm_txn);
+	else
+		nvm_txn_abort(&nvm_txn);
+	INSTR_TIME_SET_CURRENT(duration);
+	INSTR_TIME_SUBTRACT(duration, start);
+	if (commit)
+		nvm_stats.commits++;
+	else
+		nvm_stats.aborts++;
+	nvm_stats.complete_ns += (uint64) (INSTR_TIME_GET_DOUBLE(duration) * 1e9);
+}
+
+/*
+ * nvm_xact_get_stats copies this backend's counters, with the persist
+ * counters of the core.
+ */
+void
+nvm_xact_get_stats(NvmBackendStats *out)
+{
+	*out = nvm_stats;
+	out->flushes = nvm_persist_stats.flushes;
+	out->lines = nvm_persist_stats.lines;
+	out->bytes = nvm_persist_stats.bytes;
+	out->drains = nvm_persist_stats.drains;
+}
 
 /*
  * nvm_xact_init registers the transaction callbacks; called from _PG_init.
@@ -139,7 +198,7 @@ nvm_xact_statement_snapshot(void)
 	if (!nvm_snap_valid ||
 		(!IsolationUsesXactSnapshot() && nvm_snap_statement != nvm_statement))
 	{
-		nvm_snapshot_take(nvm_snap);
+		take_snapshot(nvm_snap);
 		nvm_snap_valid = true;
 		nvm_snap_statement = nvm_statement;
 	}
@@ -174,7 +233,7 @@ nvm_xact_fresh_snapshot(void)
 {
 	NvmSnapshot *snap = palloc(sizeof(NvmSnapshot));
 
-	nvm_snapshot_take(snap);
+	take_snapshot(snap);
 	return snap;
 }
 
@@ -336,13 +395,13 @@ nvm_xact_callback(XactEvent event, void *arg)
 			break;
 		case XACT_EVENT_COMMIT:
 			if (nvm_txn.txid != NVM_INVALID_TXID)
-				nvm_txn_commit(&nvm_txn);
+				finish_txn(true);
 			nvm_xact_reset();
 			nvm_drop_at_xact_end(true);
 			break;
 		case XACT_EVENT_ABORT:
 			if (nvm_txn.txid != NVM_INVALID_TXID)
-				nvm_txn_abort(&nvm_txn);
+				finish_txn(false);
 			nvm_xact_reset();
 			nvm_drop_at_xact_end(false);
 			break;

@@ -13,9 +13,25 @@
 #include "utils/snapshot.h"
 
 #include "mcsi.h"
+#include "persist.h"
 #include "store.h"
 
+/* Counters of this backend (nvm_backend_stats()). */
+typedef struct NvmBackendStats
+{
+	uint64		snapshots;		/* nvm snapshots taken */
+	uint64		snapshot_ns;	/* time spent taking them */
+	uint64		commits;		/* nvm write transactions committed */
+	uint64		aborts;			/* ... and aborted */
+	uint64		complete_ns;	/* time spent completing them */
+	uint64		flushes;		/* persist calls of the core */
+	uint64		lines;			/* cache lines flushed */
+	uint64		bytes;			/* bytes asked to be flushed */
+	uint64		drains;			/* fences */
+} NvmBackendStats;
+
 extern void nvm_xact_init(void);
+extern void nvm_xact_get_stats(NvmBackendStats *out);
 extern void nvm_xact_statement_boundary(void);
 extern void nvm_xact_check_access(Relation rel);
 

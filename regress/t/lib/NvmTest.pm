@@ -54,6 +54,8 @@ sub nvm_node
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	$node->init;
 	my $conf = "nvm.pool_path = '$pool'\nnvm.pool_size = '$size'\n";
+	# the harness runs every TAP test once per concurrency-control mode
+	$conf .= "nvm.concurrency_control = '$ENV{NVM_CC_MODE}'\n" if $ENV{NVM_CC_MODE};
 	$conf = "shared_preload_libraries = 'nvmam'\n" . $conf if $preload;
 	$node->append_conf('postgresql.conf', $conf);
 	return ($node, $pool);
