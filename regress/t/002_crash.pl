@@ -236,6 +236,9 @@ check_table('after writes following the crashes');
 		'a large INSERT is running');
 	# give it time to write a good part of its rows
 	usleep(500_000);
+	is( $node->safe_psql('postgres',
+			"SELECT state FROM pg_stat_activity WHERE pid = $pid5"),
+		'active', 'the large INSERT is still running when the server is killed');
 	nvm_crash($node, $pid5);
 	close_session($bg5);
 }
