@@ -131,7 +131,7 @@ nvm_relation_table(Relation rel)
 				 errdetail("No table with relfilenode %u/%u/%u is in pool \"%s\".",
 						   rel->rd_node.spcNode, rel->rd_node.dbNode,
 						   rel->rd_node.relNode, nvm_pool_path_resolved),
-				 errhint("The pool file may have been replaced or recreated; restore it, or drop the table.")));
+				 errhint("Copies of a database or cluster made from files (CREATE DATABASE ... TEMPLATE, pg_basebackup, streaming replication) carry no nvm rows, and neither does a pool file that was replaced or recreated. Copy nvm tables with pg_dump, or drop the table.")));
 	nvm_cache_table(rel, &rel->rd_node, table);
 	return table;
 }
