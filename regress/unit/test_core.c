@@ -181,6 +181,9 @@ test_alloc_basic(void)
 		  before.chunks_free == after.chunks_free, "allocator state rebuilds from the pool");
 	nvm_free(a);
 	nvm_free(b);
+	nvm_alloc_get_stats(&after);
+	CHECK(after.chunks_free == before.chunks_free + 1, "a small-class chunk whose blocks are all freed is given back");
+	before = after;
 	nvm_free(big);
 	nvm_alloc_get_stats(&after);
 	CHECK(after.chunks_free == before.chunks_free + 3, "freeing a large block returns its chunks");
@@ -515,6 +518,84 @@ test_drop_and_kill(void)
 	nvm_slot_release(a.slot);
 }
 
+static int	resolver_answer = -1;
+static uint64_t resolver_asked = 0;
+
+static int
+test_resolver(uint64_t xid)
+{
+	resolver_asked = xid;
+	return resolver_answer;
+}
+
+/* crash: forget the process state, reopen the pool, run recovery */
+static void
+crash_and_restart(void)
+{
+	char		err[256];
+
+	nvm_pool_close();
+	CHECK(open_pool(64 << 20, SYSID, cur_mode, err) == NVM_POOL_OK, "pool reopens after crash");
+	start_core();
+}
+
+static void
+test_indoubt(void)
+{
+	NvmTableKey k = {1663, 5, 900, 0};
+	NvmTable	t;
+	NvmTxn		a;
+	uint64_t	n,
+				txid;
+	int			slot;
+
+	for (int outcome = 1; outcome >= 0; outcome--)
+	{
+		const char *text = outcome ? "ext-committed" : "ext-aborted";
+
+		slot = nvm_slot_acquire(9);
+		nvm_txn_init(&a, slot);
+		nvm_table_create(&k, 0, &t);
+		nvm_record_insert(&t, &a, 1, 0, text, (uint32_t) strlen(text) + 1, &n);
+		txid = a.txid;
+		nvm_txn_mark_indoubt(&a, 4242);
+		/* the external log commits (or not); the server crashes before the nvm status */
+		crash_and_restart();
+		CHECK(nvm_indoubt_pending(), "a transaction in doubt at the crash is kept for resolution");
+		CHECK(nvm_status_get(txid) == NVM_STATUS_RUNNING, "recovery does not abort an in-doubt transaction");
+		CHECK(nvm_slot_acquire(1) != slot || false, "its slot is not handed out before resolution");
+		resolver_answer = -1;
+		CHECK(nvm_indoubt_resolve_all(test_resolver) == 1 && resolver_asked == 4242,
+			  "an unanswerable resolver leaves it in doubt");
+		resolver_answer = outcome;
+		CHECK(nvm_indoubt_resolve_all(test_resolver) == 0 && !nvm_indoubt_pending(), "resolution finishes it");
+		nvm_table_open(&k, &t);
+		CHECK(count_rows(&t, text) == outcome, outcome ?
+			  "an in-doubt transaction whose external xid committed is committed" :
+			  "an in-doubt transaction whose external xid did not commit is aborted");
+		CHECK(nvm_status_get(txid) == (outcome ? NVM_STATUS_COMMITTED : NVM_STATUS_ABORTED),
+			  "its status is final");
+		crash_and_restart();
+		CHECK(!nvm_indoubt_pending(), "a resolved transaction is not in doubt after the next restart");
+		nvm_table_open(&k, &t);
+		CHECK(count_rows(&t, text) == outcome, "the outcome survives the next restart");
+		nvm_table_drop(&k);
+	}
+
+	/* a marker is stale once the transaction completes normally */
+	slot = nvm_slot_acquire(9);
+	nvm_txn_init(&a, slot);
+	nvm_table_create(&k, 0, &t);
+	nvm_record_insert(&t, &a, 1, 0, "normal", 7, &n);
+	nvm_txn_mark_indoubt(&a, 77);
+	nvm_txn_commit(&a);
+	crash_and_restart();
+	CHECK(!nvm_indoubt_pending(), "a transaction that committed after marking is not in doubt");
+	nvm_table_open(&k, &t);
+	CHECK(count_rows(&t, "normal") == 1, "and its rows are there");
+	nvm_table_drop(&k);
+}
+
 static void
 test_mode_conversion(void)
 {
@@ -581,6 +662,7 @@ main(void)
 		test_mvcc();
 		test_recovery();
 		test_drop_and_kill();
+		test_indoubt();
 	}
 	test_mode_conversion();
 	nvm_pool_close();

@@ -483,7 +483,29 @@ nvm_free(nvm_off off)
 		nvm_spin_lock(&cl->lock);
 		cs->bitmap[b / 64] &= ~(UINT64_C(1) << (b % 64));
 		cs->free_count++;
-		if (!cs->on_list)
+		if (cs->free_count == cs->nblocks && cl->current != (int64_t) chunk)
+		{
+			/*
+			 * The chunk is empty: give it back to the free chunks, so that
+			 * other size classes can have it.  Its block headers are all
+			 * clear (each free flushed its own).
+			 */
+			if (cs->on_list)
+			{
+				for (int64_t *link = &cl->partial; *link >= 0; link = &as->chunks[*link].next_partial)
+				{
+					if (*link == (int64_t) chunk)
+					{
+						*link = cs->next_partial;
+						break;
+					}
+				}
+			}
+			cs->on_list = 0;
+			cs->next_partial = -1;
+			give_back_chunks(chunk, 1);
+		}
+		else if (!cs->on_list)
 		{
 			cs->on_list = 1;
 			cs->next_partial = cl->partial;

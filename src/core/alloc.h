@@ -22,7 +22,9 @@
  *	   (flush + drain) before any block of it is handed out.
  *	 - nvm_free clears the header and flushes it without draining: if the
  *	   clear is lost in a crash the block merely stays allocated (a leak,
- *	   never a double use).
+ *	   never a double use).  A small chunk whose last block is freed goes
+ *	   back to the free chunks (its chunk-table entry is flushed; a lost
+ *	   entry leaves an empty small chunk, which is harmless).
  */
 #ifndef NVM_ALLOC_H
 #define NVM_ALLOC_H

@@ -116,6 +116,25 @@ nvm_txid_is_running(uint64_t txid)
 	return nvm_status_get(txid) == NVM_STATUS_RUNNING;
 }
 
+/*
+ * set_status stores a status for txid durably, in the status store of the
+ * current mode.
+ */
+static void
+set_status(uint64_t txid, NvmTxnStatus status)
+{
+	int			index;
+	_Atomic uint64_t *word;
+
+	if (mode_is_n2db())
+	{
+		nvm_n2db_set_status(nvm_txid_clock_ts(txid), status, true);
+		return;
+	}
+	word = status_word(nvm_txid_clock_id(txid), nvm_txid_clock_ts(txid), &index);
+	nvm_status_word_set(word, index, status);
+}
+
 /* ---------------------------------------------------------------------
  * Recovery and slots
  * ---------------------------------------------------------------------
@@ -195,6 +214,31 @@ nvm_mcsi_recover(void *shmem, uint32_t max_slots)
 	ms->max_slots = max_slots;
 	nvm_spin_init(&ms->snapshot_lock);
 	nvm_spin_init(&ms->slot_alloc_lock);
+	nvm_spin_init(&ms->indoubt_lock);
+
+	/*
+	 * In-doubt transactions (see mcsi.h) are kept RUNNING for resolution;
+	 * a marker whose transaction has a final status is stale.
+	 */
+	for (uint32_t c = 0; c < max_slots; c++)
+	{
+		NvmSlotPersist *sp = nvm_pool_slot(c);
+		uint64_t	t = sp->indoubt_txid;
+
+		if (t == NVM_INVALID_TXID)
+			continue;
+		if (nvm_txid_clock_id(t) == c && t == sp->log_txid &&
+			nvm_status_get(t) == NVM_STATUS_RUNNING)
+		{
+			atomic_store(&ms->slots[c].indoubt_txid, t);
+			ms->slots[c].indoubt_xid = sp->indoubt_xid;
+		}
+		else
+		{
+			sp->indoubt_txid = NVM_INVALID_TXID;
+			nvm_flush(&sp->indoubt_txid, sizeof(uint64_t));
+		}
+	}
 
 	/* the status store of the pool's mode: every non-final entry aborts */
 	if (ms->cc_mode == NVM_CC_MCSI)
@@ -229,8 +273,16 @@ nvm_mcsi_recover(void *shmem, uint32_t max_slots)
 		NvmSlotPersist *sp = nvm_pool_slot(c);
 		NvmSlotShared *ss = &ms->slots[c];
 		uint64_t	reserved = sp->clock_reserved;
+		uint64_t	indoubt = atomic_load(&ss->indoubt_txid);
 
-		replay_write_log(sp);
+		if (indoubt != NVM_INVALID_TXID)
+		{
+			/* undo the abort above: its outcome is the external log's */
+			set_status(indoubt, NVM_STATUS_RUNNING);
+			atomic_fetch_add(&ms->indoubt_count, 1);
+		}
+		else
+			replay_write_log(sp);
 		if (reserved == 0)
 			reserved = 1;
 		atomic_store(&ss->last_completed, reserved - 1);
@@ -301,7 +353,9 @@ nvm_slot_acquire(uint32_t owner_pid)
 	nvm_spin_lock(&ms->slot_alloc_lock);
 	for (uint32_t c = 0; c < ms->max_slots; c++)
 	{
-		if (atomic_load(&ms->slots[c].in_use) == 0)
+		/* a slot with an unresolved in-doubt transaction keeps its write log */
+		if (atomic_load(&ms->slots[c].in_use) == 0 &&
+			atomic_load(&ms->slots[c].indoubt_txid) == NVM_INVALID_TXID)
 		{
 			atomic_store(&ms->slots[c].in_use, 1);
 			ms->slots[c].owner_pid = owner_pid;
@@ -651,6 +705,17 @@ finish(NvmTxn *txn, NvmTxnStatus status)
 		nvm_status_word_set(word, index, status);
 	}
 
+	/* the in-doubt marker is stale once the status is final */
+	{
+		NvmSlotPersist *sp = nvm_pool_slot((uint32_t) txn->slot);
+
+		if (sp->indoubt_txid != NVM_INVALID_TXID)
+		{
+			sp->indoubt_txid = NVM_INVALID_TXID;
+			nvm_flush(&sp->indoubt_txid, sizeof(uint64_t));
+		}
+	}
+
 	/* inline the final status; flushed now, drained by the next fence */
 	for (size_t i = 0; i < txn->nlog; i++)
 		inline_status(txn->log[i].version, status);
@@ -675,6 +740,67 @@ void
 nvm_txn_abort(NvmTxn *txn)
 {
 	finish(txn, NVM_STATUS_ABORTED);
+}
+
+/*
+ * nvm_txn_mark_indoubt ties the outcome of the transaction to an external
+ * xid, before the external log's commit record is written: its versions
+ * and heads are made durable, then the slot's in-doubt marker (xid first,
+ * then txid, one cache line) is persisted.  If the server crashes before
+ * the nvm status is final, recovery asks the external log (see mcsi.h).
+ */
+void
+nvm_txn_mark_indoubt(NvmTxn *txn, uint64_t external_xid)
+{
+	NvmSlotPersist *sp;
+
+	if (txn->txid == NVM_INVALID_TXID)
+		return;
+	sp = nvm_pool_slot((uint32_t) txn->slot);
+	nvm_drain();
+	sp->indoubt_xid = external_xid;
+	sp->indoubt_txid = txn->txid;
+	nvm_persist(&sp->indoubt_xid, 2 * sizeof(uint64_t));
+}
+
+/*
+ * nvm_indoubt_resolve_all decides every recovered in-doubt transaction the
+ * resolver can answer for: its status becomes final (durably), the final
+ * status is inlined into every version its write log names, and the marker
+ * is cleared.  Returns the number still unresolved.
+ */
+uint32_t
+nvm_indoubt_resolve_all(NvmIndoubtResolver resolver)
+{
+	NvmMcsiShared *ms = nvm_mcsi;
+	uint32_t	remaining = 0;
+
+	nvm_spin_lock(&ms->indoubt_lock);
+	for (uint32_t c = 0; c < ms->max_slots; c++)
+	{
+		NvmSlotShared *ss = &ms->slots[c];
+		NvmSlotPersist *sp = nvm_pool_slot(c);
+		uint64_t	t = atomic_load(&ss->indoubt_txid);
+		int			r;
+
+		if (t == NVM_INVALID_TXID)
+			continue;
+		r = resolver(ss->indoubt_xid);
+		if (r < 0)
+		{
+			remaining++;
+			continue;
+		}
+		set_status(t, r ? NVM_STATUS_COMMITTED : NVM_STATUS_ABORTED);
+		replay_write_log(sp);
+		nvm_drain();
+		sp->indoubt_txid = NVM_INVALID_TXID;
+		nvm_persist(&sp->indoubt_txid, sizeof(uint64_t));
+		atomic_store(&ss->indoubt_txid, NVM_INVALID_TXID);
+		atomic_fetch_sub(&ms->indoubt_count, 1);
+	}
+	nvm_spin_unlock(&ms->indoubt_lock);
+	return remaining;
 }
 
 /*

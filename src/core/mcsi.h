@@ -42,6 +42,15 @@
  *	   committed, and every version is durable.
  *	 - Abort: status ABORTED the same way (its durability is not required:
  *	   recovery turns every non-final entry into ABORTED).
+ *	 - In doubt (a transaction that also commits through an external log,
+ *	   PostgreSQL's WAL, whose commit record comes before the nvm status):
+ *	   before the external commit record is written, the versions are
+ *	   drained and the slot's in-doubt marker (txid, external xid) is
+ *	   persisted.  Recovery leaves such a transaction RUNNING instead of
+ *	   aborting it; it is resolved by asking the external log
+ *	   (nvm_indoubt_resolve_all) before any snapshot is used.  The caller
+ *	   guarantees the external xid can never be handed out again (a record
+ *	   carrying it is durable in the external log).
  */
 #ifndef NVM_MCSI_H
 #define NVM_MCSI_H
@@ -68,6 +77,8 @@ typedef struct NvmSlotShared
 	_Atomic uint32_t vxid_lxid;
 	uint64_t	next_ts;		/* owner-private: next clock value */
 	uint64_t	boot_last_completed;	/* last completed value at start-up */
+	_Atomic uint64_t indoubt_txid;	/* recovered, unresolved in-doubt transaction */
+	uint64_t	indoubt_xid;	/* ... and the external xid that decides it */
 } NvmSlotShared;
 
 /*
@@ -117,6 +128,8 @@ typedef struct NvmMcsiShared
 	_Atomic uint32_t slots_high_water;	/* slots [0, hw) may have been used since start-up */
 	NvmSpinLock snapshot_lock;	/* serialises snapshot generation */
 	NvmSpinLock slot_alloc_lock;
+	NvmSpinLock indoubt_lock;	/* serialises resolving in-doubt transactions */
+	_Atomic uint32_t indoubt_count; /* unresolved in-doubt transactions */
 	NvmSlotShared slots[];		/* max_slots entries */
 } NvmMcsiShared;
 
@@ -184,7 +197,23 @@ extern bool nvm_txn_log_version(NvmTxn *txn, nvm_off version, int level);
 extern void nvm_txn_unlog_last(NvmTxn *txn);
 extern void nvm_txn_commit(NvmTxn *txn);
 extern void nvm_txn_abort(NvmTxn *txn);
+extern void nvm_txn_mark_indoubt(NvmTxn *txn, uint64_t external_xid);
 extern void nvm_txn_subxact_commit(NvmTxn *txn, int level);
+
+/*
+ * Resolving recovered in-doubt transactions: the resolver returns 1 if the
+ * external xid committed, 0 if it did not, -1 if it cannot tell yet (the
+ * external log is still being replayed).  nvm_indoubt_resolve_all finalises
+ * every transaction it can and returns how many remain.
+ */
+typedef int (*NvmIndoubtResolver) (uint64_t external_xid);
+extern uint32_t nvm_indoubt_resolve_all(NvmIndoubtResolver resolver);
+
+static inline bool
+nvm_indoubt_pending(void)
+{
+	return atomic_load_explicit(&nvm_mcsi->indoubt_count, memory_order_acquire) != 0;
+}
 extern void nvm_txn_subxact_abort(NvmTxn *txn, int level);
 
 /* Snapshots. */

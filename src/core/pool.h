@@ -83,6 +83,8 @@ typedef struct NvmSlotPersist
 	uint64_t	ring_off;		/* offset of this slot's status ring */
 	uint64_t	log_txid;		/* transaction the write log belongs to, 0 = none */
 	nvm_off		log_head;		/* first block of the slot's write log, 0 = none yet */
+	uint64_t	indoubt_xid;	/* external (PostgreSQL) xid the in-doubt txid follows */
+	uint64_t	indoubt_txid;	/* transaction whose outcome is the external xid's, 0 = none */
 } NvmSlotPersist;
 
 /*
