@@ -41,12 +41,14 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
+#include "replication/message.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "utils/memutils.h"
 
 #include "nvm_drop.h"
 #include "nvm_xact.h"
+#include "nvmam.h"
 
 /* This backend's clock slot (-1 until the first write) and transaction. */
 static int	nvm_slot = -1;
@@ -74,7 +76,23 @@ static void nvm_xact_backend_exit(int code, Datum arg);
 static void nvm_xact_reset(void);
 
 /*
- * take_snapshot takes a snapshot and counts it and its cost.
+ * resolve_indoubt answers for a transaction that was in doubt at a crash:
+ * did PostgreSQL commit its xid?  Not while WAL is being replayed.  The xid
+ * is below the next xid after replay (a WAL record carrying it was flushed
+ * before the marker was written), so it has not been handed out again.
+ */
+static int
+resolve_indoubt(uint64 xid)
+{
+	if (RecoveryInProgress())
+		return -1;
+	return TransactionIdDidCommit((TransactionId) xid) ? 1 : 0;
+}
+
+/*
+ * take_snapshot takes a snapshot and counts it and its cost.  Transactions
+ * left in doubt by a crash are resolved first, so that no snapshot ever
+ * sees them change.
  */
 static void
 take_snapshot(NvmSnapshot *snap)
@@ -82,6 +100,8 @@ take_snapshot(NvmSnapshot *snap)
 	instr_time	start,
 				duration;
 
+	if (nvm_indoubt_pending())
+		nvm_indoubt_resolve_all(resolve_indoubt);
 	INSTR_TIME_SET_CURRENT(start);
 	nvm_snapshot_take(snap);
 	INSTR_TIME_SET_CURRENT(duration);
@@ -375,11 +395,44 @@ nvm_xact_reset(void)
 }
 
 /*
+ * prepare_commit runs before PostgreSQL writes its commit record.
+ *
+ * The WAL the transaction wrote (its index entries) is flushed, so that
+ * after a crash every committed nvm row is in every index.  A transaction
+ * with a PostgreSQL xid may also have heap changes, which commit with
+ * PostgreSQL's commit record, before the nvm status: so it writes a small
+ * WAL record carrying its xid, flushes, and persists an in-doubt marker
+ * tying its nvm outcome to the xid's.  If the server crashes between the
+ * commit record and the nvm status, recovery asks PostgreSQL's commit log
+ * (resolve_indoubt): both parts are there, or neither.  The flushed record
+ * guarantees that WAL replay moves the next xid past this one, so the xid
+ * cannot be handed out again before the question is asked.  Transactions
+ * without an xid wrote no index entries and change no heap rows: they
+ * commit on the nvm status alone and pay no flush.
+ */
+static void
+prepare_commit(void)
+{
+	TransactionId xid = GetTopTransactionIdIfAny();
+
+	if (TransactionIdIsValid(xid))
+	{
+		XLogRecPtr	lsn = LogLogicalMessage("nvmam", "", 0, false);
+
+		XLogFlush(lsn);
+		nvm_txn_mark_indoubt(&nvm_txn, (uint64) xid);
+		if (nvm_debug_crash_point == NVM_CRASH_AFTER_INDOUBT)
+			elog(PANIC, "nvm.debug_crash_point: crashing after the in-doubt marker, before the commit record");
+	}
+	else if (XactLastRecEnd != InvalidXLogRecPtr)
+		XLogFlush(XactLastRecEnd);
+}
+
+/*
  * nvm_xact_callback ends the nvm transaction with PostgreSQL's.
  *
- * PRE_COMMIT flushes the WAL the transaction wrote (its index entries)
- * before COMMIT makes the nvm status word say committed: after a crash
- * every committed nvm row is then in every index.  COMMIT comes after
+ * PRE_COMMIT prepares (prepare_commit) before COMMIT makes the nvm status
+ * word say committed.  COMMIT comes after
  * PostgreSQL's commit record and before the transaction's locks are
  * released, so a waiter on the published xid sees the final nvm status.
  */
@@ -389,11 +442,13 @@ nvm_xact_callback(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
-			if (nvm_txn.txid != NVM_INVALID_TXID &&
-				XactLastRecEnd != InvalidXLogRecPtr)
-				XLogFlush(XactLastRecEnd);
+			if (nvm_txn.txid != NVM_INVALID_TXID)
+				prepare_commit();
 			break;
 		case XACT_EVENT_COMMIT:
+			if (nvm_txn.txid != NVM_INVALID_TXID &&
+				nvm_debug_crash_point == NVM_CRASH_BEFORE_NVM_COMMIT)
+				elog(PANIC, "nvm.debug_crash_point: crashing after the commit record, before the nvm commit");
 			if (nvm_txn.txid != NVM_INVALID_TXID)
 				finish_txn(true);
 			nvm_xact_reset();

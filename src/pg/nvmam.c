@@ -59,6 +59,15 @@ static const struct config_enum_entry nvm_cc_options[] = {
 
 char	   *nvm_pool_path_resolved = NULL;
 
+int			nvm_debug_crash_point = NVM_CRASH_NONE;
+
+static const struct config_enum_entry nvm_crash_point_options[] = {
+	{"none", NVM_CRASH_NONE, false},
+	{"after_indoubt", NVM_CRASH_AFTER_INDOUBT, false},
+	{"before_nvm_commit", NVM_CRASH_BEFORE_NVM_COMMIT, false},
+	{NULL, 0, false}
+};
+
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
@@ -144,6 +153,18 @@ nvm_define_settings(void)
 							 nvm_cc_options,
 							 PGC_POSTMASTER,
 							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("nvm.debug_crash_point",
+							 "Crashes the server at a point of the commit protocol (for tests).",
+							 "after_indoubt: after the in-doubt marker, before PostgreSQL's commit "
+							 "record; before_nvm_commit: after the commit record, before the nvm "
+							 "status.  Never set it on a server that matters.",
+							 &nvm_debug_crash_point,
+							 NVM_CRASH_NONE,
+							 nvm_crash_point_options,
+							 PGC_SUSET,
+							 GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("nvm");
