@@ -12,6 +12,11 @@
  *	 - a spinlock over chunk-level changes (taking free chunks).
  * Lock order: a class lock may be held while taking the chunk lock, never
  * the other way round.
+ *
+ * Start-up reads only the chunk table, so its cost depends on the pool's
+ * size in chunks, not on the number of blocks: a small-class chunk's block
+ * headers are read (scan_chunk) the first time the allocator needs a chunk
+ * of its class, or a block of it is freed, or statistics are asked for.
  */
 #include "alloc.h"
 
@@ -41,6 +46,8 @@ typedef struct ChunkState
 	int16_t		cls;			/* size class, -1 if not a small chunk */
 	uint8_t		kind;			/* NVM_CHUNK_KIND of the chunk-table entry */
 	uint8_t		on_list;		/* in the partial list or current */
+	uint8_t		scanned;		/* block headers read since start-up */
+	int64_t		next_unscanned; /* next chunk in its class's unscanned list */
 	uint32_t	hint;			/* bitmap word to start searching at */
 	uint64_t	bitmap[BITMAP_WORDS];
 } ChunkState;
@@ -50,6 +57,7 @@ typedef struct ClassState
 	NvmSpinLock lock;
 	int64_t		current;		/* chunk being filled, -1 if none */
 	int64_t		partial;		/* head of the list of chunks with free blocks */
+	int64_t		unscanned;		/* head of the list of chunks not read yet */
 } ClassState;
 
 typedef struct AllocShared
@@ -58,6 +66,7 @@ typedef struct AllocShared
 	uint64_t	nchunks;
 	uint64_t	chunks_free;
 	uint64_t	free_hint;		/* lowest chunk that may be free */
+	_Atomic uint64_t unscanned_chunks;	/* small chunks whose headers are unread */
 	_Atomic uint64_t bytes_allocated;
 	_Atomic uint64_t blocks_allocated;
 	ClassState	classes[NCLASSES];
@@ -140,6 +149,7 @@ nvm_alloc_rebuild(void *shmem)
 		nvm_spin_init(&as->classes[c].lock);
 		as->classes[c].current = -1;
 		as->classes[c].partial = -1;
+		as->classes[c].unscanned = -1;
 	}
 
 	for (uint64_t i = 0; i < nchunks; i++)
@@ -151,10 +161,9 @@ nvm_alloc_rebuild(void *shmem)
 		cs->next_partial = -1;
 		switch (NVM_CHUNK_KIND(entry))
 		{
-			case 1:				/* small */
+			case 1:				/* small: headers are read later (scan_chunk) */
 				{
 					int			cls = (int) NVM_CHUNK_ARG(entry);
-					uint32_t	bsize;
 
 					if (cls >= NCLASSES)
 					{
@@ -162,29 +171,13 @@ nvm_alloc_rebuild(void *shmem)
 						changed = true;
 						goto free_chunk;
 					}
-					bsize = class_sizes[cls];
 					cs->kind = 1;
 					cs->cls = (int16_t) cls;
-					cs->nblocks = chunk_size / bsize;
-					for (uint32_t b = 0; b < cs->nblocks; b++)
-					{
-						uint64_t	hdr = *(uint64_t *) (chunk_addr(i) + (uint64_t) b * bsize);
-
-						if (hdr & NVM_BLOCK_ALLOCATED)
-						{
-							cs->bitmap[b / 64] |= UINT64_C(1) << (b % 64);
-							as->bytes_allocated += bsize;
-							as->blocks_allocated++;
-						}
-						else
-							cs->free_count++;
-					}
-					if (cs->free_count > 0)
-					{
-						cs->on_list = 1;
-						cs->next_partial = as->classes[cls].partial;
-						as->classes[cls].partial = (int64_t) i;
-					}
+					cs->nblocks = chunk_size / class_sizes[cls];
+					cs->scanned = 0;
+					cs->next_unscanned = as->classes[cls].unscanned;
+					as->classes[cls].unscanned = (int64_t) i;
+					as->unscanned_chunks++;
 					break;
 				}
 			case 2:				/* large run */
@@ -338,6 +331,52 @@ find_free_block(ChunkState *cs)
 	return -1;
 }
 
+/*
+ * scan_chunk reads the block headers of a small chunk that has not been
+ * read since start-up; the caller holds its class lock.  An empty chunk
+ * goes back to the free chunks, one with free blocks onto the class's
+ * partial list.
+ */
+static void
+scan_chunk(int64_t chunk)
+{
+	AllocShared *as = alloc_shared;
+	ChunkState *cs = &as->chunks[chunk];
+	ClassState *cl = &as->classes[cs->cls];
+	uint32_t	bsize = class_sizes[cs->cls];
+	uint64_t	used = 0;
+
+	memset(cs->bitmap, 0, sizeof(cs->bitmap));
+	cs->free_count = 0;
+	for (uint32_t b = 0; b < cs->nblocks; b++)
+	{
+		uint64_t	hdr = *(uint64_t *) (chunk_addr((uint64_t) chunk) + (uint64_t) b * bsize);
+
+		if (hdr & NVM_BLOCK_ALLOCATED)
+		{
+			cs->bitmap[b / 64] |= UINT64_C(1) << (b % 64);
+			used++;
+		}
+		else
+			cs->free_count++;
+	}
+	cs->scanned = 1;
+	atomic_fetch_sub(&as->unscanned_chunks, 1);
+	atomic_fetch_add(&as->bytes_allocated, used * bsize);
+	atomic_fetch_add(&as->blocks_allocated, used);
+	if (cs->free_count == cs->nblocks)
+	{
+		cs->on_list = 0;
+		give_back_chunks((uint64_t) chunk, 1);
+	}
+	else if (cs->free_count > 0 && !cs->on_list)
+	{
+		cs->on_list = 1;
+		cs->next_partial = cl->partial;
+		cl->partial = chunk;
+	}
+}
+
 static nvm_off
 alloc_small(int cls)
 {
@@ -373,6 +412,15 @@ alloc_small(int cls)
 			cl->current = chunk;
 			continue;
 		}
+		if (cl->unscanned >= 0)
+		{
+			/* read a chunk of this class left from before the start */
+			chunk = cl->unscanned;
+			cl->unscanned = as->chunks[chunk].next_unscanned;
+			if (!as->chunks[chunk].scanned)
+				scan_chunk(chunk);
+			continue;
+		}
 		chunk = take_free_chunks(1, cls);
 		if (chunk < 0)
 		{
@@ -388,6 +436,7 @@ alloc_small(int cls)
 			cs->free_count = cs->nblocks;
 			cs->hint = 0;
 			cs->on_list = 1;
+			cs->scanned = 1;
 			cs->next_partial = -1;
 		}
 		cl->current = chunk;
@@ -464,52 +513,82 @@ nvm_free(nvm_off off)
 	uint64_t	bsize = *hdrp & NVM_BLOCK_SIZE_MASK;
 	uint64_t	chunk = (block_off - nvm_pool_header->chunks_off) / nvm_pool_header->chunk_size;
 	ChunkState *cs = &as->chunks[chunk];
+	ClassState *cl;
+	uint64_t	b;
 
+	if (cs->kind == 2)
+	{
+		*hdrp = 0;
+		nvm_flush(hdrp, NVM_BLOCK_HEADER_SIZE);
+		atomic_fetch_sub(&as->bytes_allocated, bsize);
+		atomic_fetch_sub(&as->blocks_allocated, 1);
+		give_back_chunks(chunk, bsize / nvm_pool_header->chunk_size);
+		return;
+	}
+
+	cl = &as->classes[cs->cls];
+	b = (block_off - (uint64_t) (chunk_addr(chunk) - nvm_pool_base)) / class_sizes[cs->cls];
+	nvm_spin_lock(&cl->lock);
+	if (!cs->scanned)
+		scan_chunk((int64_t) chunk);	/* counts this block as allocated */
 	*hdrp = 0;
 	nvm_flush(hdrp, NVM_BLOCK_HEADER_SIZE);
 	atomic_fetch_sub(&as->bytes_allocated, bsize);
 	atomic_fetch_sub(&as->blocks_allocated, 1);
-
-	if (cs->kind == 2)
+	cs->bitmap[b / 64] &= ~(UINT64_C(1) << (b % 64));
+	cs->free_count++;
+	if (cs->free_count == cs->nblocks && cl->current != (int64_t) chunk)
 	{
-		give_back_chunks(chunk, bsize / nvm_pool_header->chunk_size);
-		return;
-	}
-	else
-	{
-		ClassState *cl = &as->classes[cs->cls];
-		uint64_t	b = (block_off - (uint64_t) (chunk_addr(chunk) - nvm_pool_base)) / class_sizes[cs->cls];
-
-		nvm_spin_lock(&cl->lock);
-		cs->bitmap[b / 64] &= ~(UINT64_C(1) << (b % 64));
-		cs->free_count++;
-		if (cs->free_count == cs->nblocks && cl->current != (int64_t) chunk)
+		/*
+		 * The chunk is empty: give it back to the free chunks, so that
+		 * other size classes can have it.  Its block headers are all clear
+		 * (each free flushed its own).
+		 */
+		if (cs->on_list)
 		{
-			/*
-			 * The chunk is empty: give it back to the free chunks, so that
-			 * other size classes can have it.  Its block headers are all
-			 * clear (each free flushed its own).
-			 */
-			if (cs->on_list)
+			for (int64_t *link = &cl->partial; *link >= 0; link = &as->chunks[*link].next_partial)
 			{
-				for (int64_t *link = &cl->partial; *link >= 0; link = &as->chunks[*link].next_partial)
+				if (*link == (int64_t) chunk)
 				{
-					if (*link == (int64_t) chunk)
-					{
-						*link = cs->next_partial;
-						break;
-					}
+					*link = cs->next_partial;
+					break;
 				}
 			}
-			cs->on_list = 0;
-			cs->next_partial = -1;
-			give_back_chunks(chunk, 1);
 		}
-		else if (!cs->on_list)
+		cs->on_list = 0;
+		cs->next_partial = -1;
+		give_back_chunks(chunk, 1);
+	}
+	else if (!cs->on_list)
+	{
+		cs->on_list = 1;
+		cs->next_partial = cl->partial;
+		cl->partial = (int64_t) chunk;
+	}
+	nvm_spin_unlock(&cl->lock);
+}
+
+/*
+ * nvm_alloc_scan_all reads every chunk not read since start-up, so that the
+ * statistics are exact.
+ */
+void
+nvm_alloc_scan_all(void)
+{
+	AllocShared *as = alloc_shared;
+
+	for (int c = 0; c < NCLASSES; c++)
+	{
+		ClassState *cl = &as->classes[c];
+
+		nvm_spin_lock(&cl->lock);
+		while (cl->unscanned >= 0)
 		{
-			cs->on_list = 1;
-			cs->next_partial = cl->partial;
-			cl->partial = (int64_t) chunk;
+			int64_t		chunk = cl->unscanned;
+
+			cl->unscanned = as->chunks[chunk].next_unscanned;
+			if (!as->chunks[chunk].scanned)
+				scan_chunk(chunk);
 		}
 		nvm_spin_unlock(&cl->lock);
 	}
@@ -519,6 +598,9 @@ void
 nvm_alloc_get_stats(NvmAllocStats *stats)
 {
 	AllocShared *as = alloc_shared;
+
+	if (atomic_load(&as->unscanned_chunks) > 0)
+		nvm_alloc_scan_all();
 
 	stats->chunks_total = as->nchunks;
 	stats->pool_bytes = as->nchunks * nvm_pool_header->chunk_size;

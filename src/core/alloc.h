@@ -9,8 +9,8 @@
  *	 - the chunk table: one uint64 per chunk saying which of these it is;
  *	 - an 8-byte header in front of every block: NVM_BLOCK_ALLOCATED | size.
  * The volatile state (which blocks and chunks are free, per-class current
- * chunks) lives in shared memory and is rebuilt at start-up by reading the
- * chunk table and the block headers.  No lock is ever kept in the pool.
+ * chunks) lives in shared memory and is rebuilt from the chunk table at
+ * start-up; a chunk's block headers are read when it is first needed.  No lock is ever kept in the pool.
  *
  * Persist order:
  *	 - nvm_alloc writes the block header and flushes it but does not drain:
@@ -59,8 +59,8 @@ extern size_t nvm_alloc_shmem_size(uint64_t nchunks);
 
 /*
  * nvm_alloc_rebuild builds the volatile state in shmem from the pool's
- * chunk table and block headers.  Called once at start-up (and after a
- * crash-restart), before any backend allocates.
+ * chunk table (block headers are read later, chunk by chunk).  Called once
+ * at start-up (and after a crash-restart), before any backend allocates.
  */
 extern void nvm_alloc_rebuild(void *shmem);
 
@@ -83,6 +83,8 @@ extern void nvm_free(nvm_off off);
 /* Payload size of an allocated block. */
 extern size_t nvm_alloc_usable_size(nvm_off off);
 
+/* Exact statistics (reads any chunk not read since start-up first). */
 extern void nvm_alloc_get_stats(NvmAllocStats *stats);
+extern void nvm_alloc_scan_all(void);
 
 #endif							/* NVM_ALLOC_H */
