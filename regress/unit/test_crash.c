@@ -16,7 +16,9 @@
  *	   version slot points back at it and it names its record;
  *	 - the table directory points only at valid descriptors;
  *	 - after recovery the allocator hands out no block that is still in use
- *	   (a new committed insert leaves every old row unchanged).
+ *	   (a new committed insert leaves every old row unchanged);
+ *	 - a transaction in doubt (marked for an external log, as PostgreSQL's
+ *	   WAL) ends as the external log decided once it is resolved.
  *
  * Usage: test_crash [transactions [seed [mcsi|n2db]]]; without a mode both
  * modes run.  CI runs the default budget; a longer run is e.g.
@@ -51,6 +53,9 @@ typedef struct Oracle
 	uint64_t	committed_vno[KEYS];
 	int64_t		pending[KEYS];	/* -2 untouched, -1 deleted, else value */
 	int			commit_in_progress;
+	int			marked;			/* the committing transaction is in doubt */
+	int			ext_committed;	/* ... and the external log has committed it */
+	uint64_t	ext_xid;
 	uint32_t	tables_created;
 } Oracle;
 
@@ -112,6 +117,13 @@ scan_rows(NvmTable *t, NvmTxn *txn, int64_t *got)
 	return NULL;
 }
 
+/* the external log's answer, as it was at the crash */
+static int
+oracle_resolver(uint64_t xid)
+{
+	return xid == oracle.ext_xid && oracle.ext_committed ? 1 : 0;
+}
+
 static const char *
 check_recovered(void *arg)
 {
@@ -135,6 +147,8 @@ check_recovered(void *arg)
 	}
 	if (!nvm_table_open(&main_key, &t))
 		return "table lost";
+	if (nvm_indoubt_resolve_all(oracle_resolver) != 0)
+		return "an in-doubt transaction could not be resolved";
 	slot = nvm_slot_acquire(4242);
 	nvm_txn_init(&txn, slot);
 	if ((err = scan_rows(&t, &txn, got)) != NULL)
@@ -148,7 +162,13 @@ check_recovered(void *arg)
 		if (got[k] != after)
 			match_new = 0;
 	}
-	if (!match_committed && !(oracle.commit_in_progress && match_new))
+	if (oracle.marked && oracle.ext_committed)
+	{
+		/* the external log committed it: so must we */
+		if (!match_new)
+			return "an in-doubt transaction committed externally is lost";
+	}
+	else if (!match_committed && !(oracle.commit_in_progress && match_new))
 		return match_new ? "an uncommitted transaction is visible" : "an acknowledged commit is lost";
 
 	/* the allocator must not hand out blocks that are still in use */
@@ -258,9 +278,19 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 			oracle.pending[k] = -2;
 		return;
 	}
+	if (rnd(3) == 0)
+	{
+		/* commit through an external log too: mark, then its commit record */
+		oracle.ext_xid++;
+		oracle.marked = 1;
+		nvm_txn_mark_indoubt(txn, oracle.ext_xid);
+		oracle.ext_committed = 1;
+	}
 	oracle.commit_in_progress = 1;
 	nvm_txn_commit(txn);
 	oracle.commit_in_progress = 0;
+	oracle.marked = 0;
+	oracle.ext_committed = 0;
 	for (int k = 0; k < KEYS; k++)
 	{
 		if (oracle.pending[k] != -2)
