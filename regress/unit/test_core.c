@@ -392,7 +392,8 @@ test_recovery(void)
 	int			sa = nvm_slot_acquire(1);
 	uint64_t	n,
 				txid_before,
-				committed_txid;
+				committed_txid,
+				bytes_before_inflight = 0;
 	static NvmSnapshot snap;
 	NvmView		v;
 
@@ -401,6 +402,12 @@ test_recovery(void)
 	CHECK(nvm_record_insert(&t, &a, 1, 0, "committed", 10, &n) == NVM_WRITE_OK, "insert to commit");
 	committed_txid = a.txid;
 	nvm_txn_commit(&a);
+	{
+		NvmAllocStats st;
+
+		nvm_alloc_get_stats(&st);
+		bytes_before_inflight = st.bytes_allocated;
+	}
 	CHECK(nvm_record_insert(&t, &a, 1, 0, "inflight", 9, &n) == NVM_WRITE_OK, "insert left in flight");
 	txid_before = a.txid;
 
@@ -413,6 +420,12 @@ test_recovery(void)
 	}
 	start_core();
 	CHECK(nvm_status_get(txid_before) == NVM_STATUS_ABORTED, "transaction in flight at the crash is aborted");
+	{
+		NvmAllocStats st;
+
+		nvm_alloc_get_stats(&st);
+		CHECK(st.bytes_allocated == bytes_before_inflight, "the space of the aborted transaction comes back at recovery");
+	}
 	CHECK(nvm_status_get(committed_txid) == NVM_STATUS_COMMITTED, "committed transaction stays committed");
 	CHECK(nvm_table_open(&key1, &t), "table found after restart");
 	nvm_txn_init(&a, nvm_slot_acquire(1));

@@ -154,23 +154,74 @@ valid_version_offset(nvm_off off)
 }
 
 /*
+ * valid_log_pair says whether a write-log entry names an allocated version
+ * of transaction txid in a valid table.
+ */
+static bool
+valid_log_pair(const NvmWriteLogEntryPair *e, uint64_t txid)
+{
+	NvmVersion *v;
+
+	if (!valid_version_offset(e->version) || !valid_version_offset(e->table))
+		return false;
+	if (!(*(uint64_t *) (nvm_pool_base + e->version - NVM_BLOCK_HEADER_SIZE) & NVM_BLOCK_ALLOCATED))
+		return false;
+	v = nvm_ptr(e->version);
+	return v->txid == txid &&
+		((NvmTableDesc *) nvm_ptr(e->table))->magic == NVM_TABLE_MAGIC;
+}
+
+/*
+ * reclaim_version unlinks an aborted version from the head of its chain and
+ * frees it, when it is the head (a version below another one stays, for
+ * garbage collection).  Only at start-up, when nobody reads the chains.
+ * Persist order: head and version slot durable before the block is freed.
+ */
+static void
+reclaim_version(const NvmWriteLogEntryPair *e)
+{
+	NvmTableDesc *desc = nvm_ptr(e->table);
+	NvmVersion *v = nvm_ptr(e->version);
+	_Atomic uint64_t *head = nvm_segarray_slot(&desc->records, v->record_no, false);
+	_Atomic uint64_t *vslot = nvm_segarray_slot(&desc->versions, v->version_no, false);
+
+	if (head == NULL || atomic_load(head) != e->version)
+		return;
+	atomic_store(head, v->prev);
+	nvm_flush((const void *) head, sizeof(uint64_t));
+	if (vslot != NULL && atomic_load(vslot) == e->version)
+	{
+		atomic_store(vslot, 0);
+		nvm_flush((const void *) vslot, sizeof(uint64_t));
+	}
+	nvm_drain();
+	nvm_free(e->version);
+}
+
+/*
  * replay_write_log inlines the final status of the slot's last writing
  * transaction into every version it logged (its status entry was made
  * final just before).  Stale entries of older transactions end the scan.
+ * With reclaim (start-up only), an aborted transaction's versions are then
+ * unlinked and freed, newest first: its space comes back.
  */
 static void
-replay_write_log(NvmSlotPersist *sp)
+replay_write_log(NvmSlotPersist *sp, bool reclaim)
 {
 	uint64_t	txid = sp->log_txid;
 	NvmTxnStatus st;
 	nvm_off		block = sp->log_head;
+	NvmWriteLogEntryPair *found = NULL;
+	size_t		nfound = 0,
+				cap = 0;
+	bool		done = false;
 
 	if (txid == NVM_INVALID_TXID || block == 0)
 		return;
 	st = nvm_status_get(txid);
 	if (st != NVM_STATUS_COMMITTED)
 		st = NVM_STATUS_ABORTED;
-	while (block != 0 && valid_version_offset(block))
+	while (!done && block != 0 && valid_version_offset(block))
 	{
 		NvmWriteLogBlock *b = nvm_ptr(block);
 
@@ -179,20 +230,36 @@ replay_write_log(NvmSlotPersist *sp)
 			NvmVersion *v;
 			uint64_t	info;
 
-			if (!valid_version_offset(b->entries[i]))
-				return;
-			v = nvm_ptr(b->entries[i]);
-			if (v->txid != txid)
-				return;
+			if (!valid_log_pair(&b->entries[i], txid))
+			{
+				done = true;
+				break;
+			}
+			v = nvm_ptr(b->entries[i].version);
 			info = atomic_load(&v->info);
 			if ((info & NVM_VINFO_STATUS_MASK) == 0)
 			{
 				atomic_store(&v->info, info | (uint64_t) st);
 				nvm_flush(&v->info, sizeof(uint64_t));
 			}
+			if (reclaim && st == NVM_STATUS_ABORTED)
+			{
+				if (nfound == cap)
+				{
+					cap = cap ? cap * 2 : 64;
+					found = realloc(found, cap * sizeof(*found));
+					if (found == NULL)
+						abort();
+				}
+				found[nfound++] = b->entries[i];
+			}
 		}
 		block = b->next;
 	}
+	nvm_drain();				/* inlined statuses durable before anything is unlinked */
+	while (nfound > 0)
+		reclaim_version(&found[--nfound]);
+	free(found);
 }
 
 /*
@@ -282,7 +349,7 @@ nvm_mcsi_recover(void *shmem, uint32_t max_slots)
 			atomic_fetch_add(&ms->indoubt_count, 1);
 		}
 		else
-			replay_write_log(sp);
+			replay_write_log(sp, true);
 		if (reserved == 0)
 			reserved = 1;
 		atomic_store(&ss->last_completed, reserved - 1);
@@ -597,7 +664,7 @@ nvm_txn_begin_write(NvmTxn *txn)
  * log block.
  */
 bool
-nvm_txn_log_version(NvmTxn *txn, nvm_off version, int level)
+nvm_txn_log_version(NvmTxn *txn, nvm_off table, nvm_off version, int level)
 {
 	NvmSlotPersist *sp = nvm_pool_slot((uint32_t) txn->slot);
 	size_t		pos = txn->plog_count % NVM_WRITE_LOG_ENTRIES;
@@ -622,8 +689,9 @@ nvm_txn_log_version(NvmTxn *txn, nvm_off version, int level)
 		txn->plog_block = next;
 	}
 	b = nvm_ptr(txn->plog_block);
-	b->entries[pos] = version;
-	nvm_flush(&b->entries[pos], sizeof(nvm_off));
+	b->entries[pos].table = table;
+	b->entries[pos].version = version;
+	nvm_flush(&b->entries[pos], sizeof(NvmWriteLogEntryPair));
 	txn->plog_count++;
 
 	if (txn->nlog == txn->log_capacity)
@@ -792,7 +860,7 @@ nvm_indoubt_resolve_all(NvmIndoubtResolver resolver)
 			continue;
 		}
 		set_status(t, r ? NVM_STATUS_COMMITTED : NVM_STATUS_ABORTED);
-		replay_write_log(sp);
+		replay_write_log(sp, false);	/* others may be reading: no reclaim */
 		nvm_drain();
 		sp->indoubt_txid = NVM_INVALID_TXID;
 		nvm_persist(&sp->indoubt_txid, sizeof(uint64_t));

@@ -29,7 +29,8 @@
  *	 - Every version's offset is appended to the slot's write log and
  *	   flushed before the drain that publishes the version.  So after a
  *	   crash, recovery finds every version of the slot's last transaction
- *	   and inlines its final status (ABORTED if it was running), and every
+ *	   and inlines its final status (ABORTED if it was running; such versions
+ *	   are then unlinked from the head of their chains and freed), and every
  *	   older transaction's versions already carry theirs durably: no
  *	   version depends on its status-ring entry any more, which may then be
  *	   reused (clocks jump forward after a crash).
@@ -193,7 +194,7 @@ extern void nvm_slot_release(int slot);
 /* Transaction life cycle. */
 extern void nvm_txn_init(NvmTxn *txn, int slot);
 extern uint64_t nvm_txn_begin_write(NvmTxn *txn);	/* assigns txid if not yet */
-extern bool nvm_txn_log_version(NvmTxn *txn, nvm_off version, int level);
+extern bool nvm_txn_log_version(NvmTxn *txn, nvm_off table, nvm_off version, int level);
 extern void nvm_txn_unlog_last(NvmTxn *txn);
 extern void nvm_txn_commit(NvmTxn *txn);
 extern void nvm_txn_abort(NvmTxn *txn);

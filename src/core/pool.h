@@ -88,16 +88,23 @@ typedef struct NvmSlotPersist
 } NvmSlotPersist;
 
 /*
- * A block of a slot's persistent write log: the offsets of the versions
- * written by the slot's latest writing transaction, in order.  Blocks are
- * chained and kept for reuse; an entry counts only if the version it names
- * carries the log's txid (stale entries of older transactions stop a scan).
+ * A block of a slot's persistent write log: for every version written by
+ * the slot's latest writing transaction, in order, the offsets of its
+ * table's descriptor and of the version.  Blocks are chained and kept for
+ * reuse; an entry counts only if the version it names is an allocated block
+ * carrying the log's txid (stale entries of older transactions stop a scan).
  */
-#define NVM_WRITE_LOG_ENTRIES	1023
+#define NVM_WRITE_LOG_ENTRIES	511
+typedef struct NvmWriteLogEntryPair
+{
+	nvm_off		table;			/* the table descriptor */
+	nvm_off		version;
+} NvmWriteLogEntryPair;
+
 typedef struct NvmWriteLogBlock
 {
 	nvm_off		next;
-	nvm_off		entries[NVM_WRITE_LOG_ENTRIES];
+	NvmWriteLogEntryPair entries[NVM_WRITE_LOG_ENTRIES];
 } NvmWriteLogBlock;
 
 /* Result of opening a pool. */

@@ -442,7 +442,7 @@ nvm_record_insert(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
 	v = new_version(t, txid, cid, r, data, len, false, version_no_out);
 	if (v == NULL)
 		return NVM_WRITE_NO_SPACE;
-	if (!nvm_txn_log_version(txn, nvm_off_of(v), level))
+	if (!nvm_txn_log_version(txn, nvm_off_of(t->desc), nvm_off_of(v), level))
 	{
 		discard_version(t, v);
 		return NVM_WRITE_NO_SPACE;
@@ -548,7 +548,7 @@ nvm_record_update(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
 				return NVM_WRITE_NO_SPACE;
 			if (tombstone || !new_index_run)
 				v->index_root = old->index_root;
-			if (!nvm_txn_log_version(txn, nvm_off_of(v), level))
+			if (!nvm_txn_log_version(txn, nvm_off_of(t->desc), nvm_off_of(v), level))
 			{
 				discard_version(t, v);
 				return NVM_WRITE_NO_SPACE;
