@@ -609,6 +609,37 @@ test_indoubt(void)
 	nvm_table_drop(&k);
 }
 
+/*
+ * test_inlined_status_wins: recovery never reclaims a version whose own
+ * inlined status says committed, whatever the status store says (here the
+ * status-array entry is damaged to RUNNING after the commit).
+ */
+static void
+test_inlined_status_wins(void)
+{
+	NvmTableKey k = {1663, 5, 901, 0};
+	NvmTable	t;
+	NvmTxn		a;
+	uint64_t	n,
+				ts;
+	int			slot = nvm_slot_acquire(9);
+	NvmSlotPersist *sp = nvm_pool_slot((uint32_t) slot);
+	uint64_t	ring_txns = (uint64_t) nvm_pool_header->ring_words * NVM_STATUS_PER_WORD;
+
+	nvm_txn_init(&a, slot);
+	nvm_table_create(&k, 0, &t);
+	nvm_record_insert(&t, &a, 1, 0, "kept", 5, &n);
+	ts = nvm_txid_clock_ts(a.txid);
+	nvm_txn_commit(&a);
+	nvm_drain();
+	nvm_status_word_set(((_Atomic uint64_t *) nvm_ptr(sp->ring_off)) + (ts % ring_txns) / NVM_STATUS_PER_WORD,
+						(int) ((ts % ring_txns) % NVM_STATUS_PER_WORD), NVM_STATUS_RUNNING);
+	crash_and_restart();
+	nvm_table_open(&k, &t);
+	CHECK(count_rows(&t, "kept") == 1, "recovery keeps a version whose inlined status is committed");
+	nvm_table_drop(&k);
+}
+
 static void
 test_mode_conversion(void)
 {
@@ -676,6 +707,8 @@ main(void)
 		test_recovery();
 		test_drop_and_kill();
 		test_indoubt();
+		if (m == 0)
+			test_inlined_status_wins();
 	}
 	test_mode_conversion();
 	nvm_pool_close();

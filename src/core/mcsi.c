@@ -239,10 +239,12 @@ replay_write_log(NvmSlotPersist *sp, bool reclaim)
 			info = atomic_load(&v->info);
 			if ((info & NVM_VINFO_STATUS_MASK) == 0)
 			{
-				atomic_store(&v->info, info | (uint64_t) st);
+				info |= (uint64_t) st;
+				atomic_store(&v->info, info);
 				nvm_flush(&v->info, sizeof(uint64_t));
 			}
-			if (reclaim && st == NVM_STATUS_ABORTED)
+			/* a version's own inlined status wins over the status store */
+			if (reclaim && (info & NVM_VINFO_STATUS_MASK) == NVM_STATUS_ABORTED)
 			{
 				if (nfound == cap)
 				{

@@ -15,7 +15,8 @@ use Test::More;
 use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(nvm_pool_path nvm_node nvm_scan_digests nvm_check_indexes
-  nvm_server_pids nvm_crash nvm_wait_gone nvm_wait_ready);
+  nvm_server_pids nvm_crash nvm_wait_gone nvm_wait_ready nvm_fatal_text
+  nvm_log_crashes);
 
 my @pools;
 # other files a test makes next to its pools (copies), removed at exit too
@@ -163,6 +164,30 @@ sub nvm_crash
 	$node->{_pid} = undef;
 	ok(nvm_wait_gone($pm, @children, @first), 'every server process is gone after SIGKILL');
 	return;
+}
+
+# nvm_fatal_text NODE [OFFSET]: the first FATAL message in the node's log
+# from OFFSET on, with the DETAIL, HINT and CONTEXT lines that follow it;
+# '' if there is none.
+sub nvm_fatal_text
+{
+	my ($node, $offset) = @_;
+	my $log = slurp_file($node->logfile, $offset // 0);
+	my ($text) = $log =~ /(FATAL:[^\n]*\n(?:[^\n]*(?:DETAIL|HINT|CONTEXT):[^\n]*\n)*)/;
+	return $text // '';
+}
+
+# nvm_log_crashes NODE [OFFSET]: the lines of the node's log from OFFSET on
+# that tell of a crash (a PANIC, a failed assertion, a process terminated by
+# a signal); '' if there are none.
+sub nvm_log_crashes
+{
+	my ($node, $offset) = @_;
+	return '' unless -f $node->logfile;
+	my $log = slurp_file($node->logfile, $offset // 0);
+	return join("\n",
+		grep { /PANIC:|TRAP:|terminated by signal|Segmentation fault|core dumped/ }
+		  split(/\n/, $log));
 }
 
 # nvm_wait_ready NODE: waits until the node accepts queries again (after a
