@@ -38,6 +38,7 @@ typedef struct Options
 	const char *pool_path;
 	uint64_t	pool_mb;
 	double		seconds;
+	double		warmup;			/* seconds run before counting starts */
 	int			threads[16];
 	int			nthreads;
 	int			modes[2];
@@ -307,7 +308,7 @@ run_point(const Options *o, int mode, const char *workload, int nt, Result *agg)
 		pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]);
 	}
 	pthread_barrier_wait(&barrier);
-	usleep(200000);				/* warm-up, not measured */
+	usleep((useconds_t) (o->warmup * 1e6));	/* warm-up, not measured */
 	measuring = 1;
 	usleep((useconds_t) (o->seconds * 1e6));
 	stop = 1;
@@ -337,7 +338,7 @@ static void
 usage(void)
 {
 	fprintf(stderr,
-			"usage: nvm_engine_bench [--pool PATH] [--pool-size MB] [--seconds S]\n"
+			"usage: nvm_engine_bench [--pool PATH] [--pool-size MB] [--seconds S] [--warmup S]\n"
 			"                        [--threads 1,2,4,...] [--modes mcsi,n2db]\n"
 			"                        [--workloads micro,ycsb-a,ycsb-b,ycsb-c] [--rows N]\n"
 			"                        [--drain-delay-ns NS] [--csv FILE]\n");
@@ -356,6 +357,7 @@ main(int argc, char **argv)
 	o.pool_path = default_path;
 	o.pool_mb = 4096;
 	o.seconds = 2;
+	o.warmup = 0.2;
 	parse_list("1,2,4,8,16,32,64", o.threads, &o.nthreads, 16);
 	o.modes[0] = NVM_CC_MCSI;
 	o.modes[1] = NVM_CC_N2DB;
@@ -377,6 +379,8 @@ main(int argc, char **argv)
 			o.pool_mb = strtoull(v, NULL, 10);
 		else if (strcmp(a, "--seconds") == 0)
 			o.seconds = atof(v);
+		else if (strcmp(a, "--warmup") == 0)
+			o.warmup = atof(v);
 		else if (strcmp(a, "--threads") == 0)
 			parse_list(v, o.threads, &o.nthreads, 16);
 		else if (strcmp(a, "--rows") == 0)

@@ -283,7 +283,19 @@ nvm_version_status(NvmVersion *v)
 	if (st != NVM_STATUS_INITIAL)
 		return st;
 	st = nvm_status_get(v->txid);
-	if (st != NVM_STATUS_COMMITTED && st != NVM_STATUS_ABORTED)
+	if (st == NVM_STATUS_COMMITTED)
+	{
+		/*
+		 * A version rolled back on its own (a subtransaction, a killed
+		 * write) is inlined as aborted before its transaction commits: read
+		 * the inlined status again, it may have been set since the first
+		 * look.
+		 */
+		info = atomic_load_explicit(&v->info, memory_order_acquire);
+		if ((info & NVM_VINFO_STATUS_MASK) == NVM_STATUS_ABORTED)
+			return NVM_STATUS_ABORTED;
+	}
+	else if (st != NVM_STATUS_ABORTED)
 		st = NVM_STATUS_RUNNING;
 	return st;
 }

@@ -21,13 +21,17 @@
  * READ the executor turns that into a serialization failure; in READ
  * COMMITTED it locks the newest version through nvm_tuple_lock with
  * TUPLE_LOCK_FLAG_FIND_LAST_VERSION and re-evaluates the query on it
- * (EvalPlanQual).  Waiting for a running writer is not implemented yet:
- * such a conflict is reported as a serialization failure for the caller to
- * retry; nothing here blocks.
+ * (EvalPlanQual).  A newer version of another transaction that is still
+ * running is waited for through the lock manager (nvm_wait.c), after which
+ * the write is tried again: it then succeeds (the other rolled back) or
+ * meets the committed version as above.
  *
- * Row locks (SELECT FOR UPDATE/SHARE, foreign-key checks) only check that
- * the version is still the newest one; they do not keep other writers
- * away yet.
+ * Row locks (SELECT FOR UPDATE/SHARE, foreign-key checks) are heavyweight
+ * locks on the record; writers take them only while some transaction
+ * locks rows of the table, and only for the duration of the write.  The
+ * protocols of lockers (nvm_tuple_lock) and writers (nvm_write_row), and
+ * why they neither miss a conflict nor add deadlocks, are in
+ * nvm_rowlock.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -40,6 +44,7 @@
 #include "access/xact.h"
 #include "nodes/bitmapset.h"
 #include "pgstat.h"
+#include "port/atomics.h"
 #include "utils/datum.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -47,9 +52,11 @@
 
 #include "nvm_am.h"
 #include "nvm_relation.h"
+#include "nvm_rowlock.h"
 #include "nvm_tid.h"
 #include "nvm_tuple.h"
 #include "nvm_visibility.h"
+#include "nvm_wait.h"
 #include "nvm_xact.h"
 
 /* Scratch memory for forming one row image; reset at every write. */
@@ -248,36 +255,102 @@ nvm_index_changes(Relation rel, NvmVersion *oldv, HeapTuple newtup,
 }
 
 /*
- * nvm_being_modified reports a row that another running transaction is
- * writing: TM_BeingModified if the caller does not want to wait, else a
- * serialization failure (waiting for the other writer is not implemented
- * yet).
+ * nvm_own_newest says whether the newest version of record_no is one of
+ * this transaction's.
  */
-static TM_Result
-nvm_being_modified(Relation rel, NvmConflict *conflict, bool wait,
-				   TM_FailureData *tmfd)
+static bool
+nvm_own_newest(NvmTable *table, uint64 record_no)
 {
-	nvm_version_to_tid(conflict->newer_version_no, &tmfd->ctid);
-	tmfd->xmax = nvm_xact_published_xid(conflict->newer_txid);
-	tmfd->cmax = InvalidCommandId;
-	if (!wait)
-		return TM_BeingModified;
-	ereport(ERROR,
-			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-			 errmsg("could not serialize access due to concurrent update"),
-			 errdetail("Another transaction is writing the same row of nvm table \"%s\".",
-					   RelationGetRelationName(rel)),
-			 errhint("Retry the transaction.")));
-	return TM_BeingModified;	/* keep compiler quiet */
+	NvmVersion *newest = nvm_chain_newest(table, record_no);
+	uint64		my_txid = nvm_xact_my_txid();
+
+	return newest != NULL && my_txid != NVM_INVALID_TXID && newest->txid == my_txid;
+}
+
+/*
+ * nvm_write_row pushes a new version onto the row whose version is oldv:
+ * the image newtup, or a tombstone when newtup is NULL.  mode is the
+ * row-lock mode the write amounts to.  It follows the writer protocol of
+ * nvm_rowlock.c: it waits for the holders of conflicting row locks and
+ * gives way to a locker that came during the write; when another running
+ * transaction has a newer version it waits for that transaction
+ * (nvm_wait.c) and tries again.  Before any wait it queues behind the
+ * earlier waiters for the row, and keeps its place until its version is
+ * in.  A caller that does not wait gets NVM_WRITE_BEING_MODIFIED instead.
+ * After NVM_WRITE_OK, *new_no is the new version's number.
+ */
+static NvmWriteResult
+nvm_write_row(Relation rel, NvmTable *table, NvmVersion *oldv, CommandId cid,
+			  HeapTuple newtup, bool new_index_run, bool needs_pg_xid,
+			  LockTupleMode mode, bool wait, uint64 *new_no,
+			  NvmConflict *conflict)
+{
+	uint64		record = oldv->record_no;
+	NvmRowQueue queue = {0};
+	NvmWriteResult res;
+
+	nvm_wait_before_subxact_change();
+	for (;;)
+	{
+		NvmTxn	   *txn;
+
+		/* W1: wait for the holders of conflicting row locks */
+		if (nvm_rowlock_lockers_present(rel) && !nvm_rowlock_free(rel, record, mode))
+		{
+			if (!wait)
+				break;
+			nvm_rowlock_enqueue(rel, record, mode, nvm_own_newest(table, record), &queue);
+			nvm_rowlock_wait_holders(rel, record, mode, false);
+		}
+
+		txn = nvm_xact_begin_write(needs_pg_xid);
+		nvm_rowlock_deciding(txn->slot, rel, record);	/* W2 */
+		res = nvm_record_update(table, txn, nvm_xact_level(), cid, oldv->version_no,
+								newtup ? newtup->t_data : NULL,
+								newtup ? newtup->t_len : 0,
+								new_index_run, new_no, conflict);	/* W3 */
+
+		/* W4: a locker may have come meanwhile */
+		if (res == NVM_WRITE_OK && nvm_rowlock_lockers_present(rel) &&
+			!nvm_rowlock_free(rel, record, mode))
+		{
+			/* it holds a conflicting lock: give way, and write again later */
+			if (!nvm_record_kill(table, txn, *new_no))
+				elog(ERROR, "new version of a row of nvm table \"%s\" not found",
+					 RelationGetRelationName(rel));
+			nvm_rowlock_decided();
+			if (!wait)
+				break;
+			continue;
+		}
+		nvm_rowlock_decided();	/* W5 */
+
+		if (res != NVM_WRITE_BEING_MODIFIED || !wait)
+		{
+			nvm_rowlock_dequeue(&queue);
+			return res;
+		}
+
+		/* another transaction is writing the row: wait for it */
+		nvm_rowlock_enqueue(rel, record, mode, false, &queue);
+		nvm_wait_for_writer(rel, nvm_version_by_no(table, conflict->newer_version_no));
+	}
+
+	/* a row lock is in the way of a caller that does not wait */
+	nvm_rowlock_dequeue(&queue);
+	memset(conflict, 0, sizeof(*conflict));
+	conflict->newer_version_no = oldv->version_no;
+	return NVM_WRITE_BEING_MODIFIED;
 }
 
 /*
  * nvm_write_result turns the core's answer to an update or delete of the
- * version otid into a TM_Result, filling tmfd for the failures.
+ * version otid into a TM_Result, filling tmfd for the failures.  A running
+ * newer version only comes back from callers that did not want to wait.
  */
 static TM_Result
 nvm_write_result(Relation rel, NvmWriteResult res, ItemPointer otid,
-				 NvmConflict *conflict, bool wait, TM_FailureData *tmfd)
+				 NvmConflict *conflict, TM_FailureData *tmfd)
 {
 	tmfd->traversed = false;
 	switch (res)
@@ -302,13 +375,59 @@ nvm_write_result(Relation rel, NvmWriteResult res, ItemPointer otid,
 			tmfd->cmax = InvalidCommandId;
 			return TM_Deleted;
 		case NVM_WRITE_BEING_MODIFIED:
-			return nvm_being_modified(rel, conflict, wait, tmfd);
+			nvm_version_to_tid(conflict->newer_version_no, &tmfd->ctid);
+			tmfd->xmax = conflict->newer_txid != NVM_INVALID_TXID ?
+				nvm_xact_published_xid(conflict->newer_txid) : InvalidTransactionId;
+			tmfd->cmax = InvalidCommandId;
+			return TM_BeingModified;
 		case NVM_WRITE_NO_SPACE:
 			nvm_report_pool_full(rel);
 	}
 	elog(ERROR, "unexpected result %d of a write to nvm table \"%s\"",
 		 (int) res, RelationGetRelationName(rel));
 	return TM_Invisible;		/* keep compiler quiet */
+}
+
+/*
+ * nvm_existing_version returns the version tid names, which the executor
+ * is about to update or delete.
+ */
+static NvmVersion *
+nvm_existing_version(Relation rel, NvmTable *table, ItemPointer tid)
+{
+	NvmVersion *v = nvm_version_by_no(table, nvm_tid_to_version(tid));
+
+	if (v == NULL || nvm_version_is_tombstone(v))
+		elog(ERROR, "version (%u,%u) of nvm table \"%s\" does not exist",
+			 ItemPointerGetBlockNumberNoCheck(tid),
+			 ItemPointerGetOffsetNumberNoCheck(tid),
+			 RelationGetRelationName(rel));
+	return v;
+}
+
+/*
+ * nvm_crosscheck_fails says whether oldv is invisible to crosscheck, the
+ * transaction snapshot a foreign-key action in REPEATABLE READ passes
+ * along with the latest snapshot it found the row with: as heap, such a
+ * row is reported as concurrently updated, which the executor turns into
+ * a serialization failure.
+ */
+static bool
+nvm_crosscheck_fails(Relation rel, NvmTable *table, NvmVersion *oldv,
+					 Snapshot crosscheck, ItemPointer otid, TM_FailureData *tmfd)
+{
+	NvmView		view;
+
+	if (crosscheck == InvalidSnapshot)
+		return false;
+	nvm_view_init(&view, crosscheck, nvm_xact_transaction_snapshot());
+	if (nvm_version_visible(table, oldv, crosscheck, &view))
+		return false;
+	tmfd->traversed = false;
+	tmfd->ctid = *otid;
+	tmfd->xmax = InvalidTransactionId;
+	tmfd->cmax = InvalidCommandId;
+	return true;
 }
 
 /*
@@ -322,26 +441,30 @@ nvm_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 				 TM_FailureData *tmfd, bool changingPart)
 {
 	NvmTable	table;
-	NvmTxn	   *txn;
+	NvmVersion *oldv;
 	NvmConflict conflict;
 	NvmWriteResult res;
 	uint64		tombstone_no;
 
 	nvm_xact_check_access(rel);
 	table = nvm_relation_table(rel);
-	txn = nvm_xact_begin_write(rel->rd_rel->relhasindex);
-	res = nvm_record_update(&table, txn, nvm_xact_level(), cid,
-							nvm_tid_to_version(tid), NULL, 0, false,
-							&tombstone_no, &conflict);
+	oldv = nvm_existing_version(rel, &table, tid);
+	if (nvm_crosscheck_fails(rel, &table, oldv, crosscheck, tid, tmfd))
+		return TM_Updated;
+	res = nvm_write_row(rel, &table, oldv, cid, NULL, false,
+						rel->rd_rel->relhasindex, LockTupleExclusive, wait,
+						&tombstone_no, &conflict);
 	if (res == NVM_WRITE_OK)
 		pgstat_count_heap_delete(rel);
-	return nvm_write_result(rel, res, tid, &conflict, wait, tmfd);
+	return nvm_write_result(rel, res, tid, &conflict, tmfd);
 }
 
 /*
  * nvm_tuple_update replaces the row whose version is otid by the row in
  * slot, and says whether the new version needs index entries (an indexed
- * column changed) and which lock mode the update amounts to.
+ * column changed) and which lock mode the update amounts to.  A key update
+ * is marked HEAP_KEYS_UPDATED in the new image (in heap the bit is on the
+ * old tuple): row lockers read the mode of a running update from it.
  */
 TM_Result
 nvm_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
@@ -350,146 +473,148 @@ nvm_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 				 bool *update_indexes)
 {
 	NvmTable	table;
-	NvmTxn	   *txn;
 	NvmVersion *oldv;
 	HeapTuple	newtup;
 	MemoryContext oldcxt;
 	bool		key_changed;
 	NvmConflict conflict;
 	NvmWriteResult res;
-	uint64		old_no = nvm_tid_to_version(otid);
 	uint64		new_no;
 
 	nvm_xact_check_access(rel);
 	table = nvm_relation_table(rel);
-	oldv = nvm_version_by_no(&table, old_no);
-	if (oldv == NULL || nvm_version_is_tombstone(oldv))
-		elog(ERROR, "version (%u,%u) of nvm table \"%s\" does not exist",
-			 ItemPointerGetBlockNumberNoCheck(otid),
-			 ItemPointerGetOffsetNumberNoCheck(otid),
-			 RelationGetRelationName(rel));
+	oldv = nvm_existing_version(rel, &table, otid);
+	if (nvm_crosscheck_fails(rel, &table, oldv, crosscheck, otid, tmfd))
+	{
+		*lockmode = LockTupleExclusive;
+		*update_indexes = false;
+		return TM_Updated;
+	}
 
 	oldcxt = MemoryContextSwitchTo(nvm_write_context());
 	newtup = nvm_form_tuple(rel, slot, cid);
 	nvm_index_changes(rel, oldv, newtup, update_indexes, &key_changed);
 	MemoryContextSwitchTo(oldcxt);
 	*lockmode = key_changed ? LockTupleExclusive : LockTupleNoKeyExclusive;
+	if (key_changed)
+		newtup->t_data->t_infomask2 |= HEAP_KEYS_UPDATED;
 
-	txn = nvm_xact_begin_write(*update_indexes);
-	res = nvm_record_update(&table, txn, nvm_xact_level(), cid, old_no,
-							newtup->t_data, newtup->t_len, *update_indexes,
-							&new_no, &conflict);
+	res = nvm_write_row(rel, &table, oldv, cid, newtup, *update_indexes,
+						*update_indexes, *lockmode, wait, &new_no, &conflict);
 	if (res == NVM_WRITE_OK)
 	{
 		nvm_store_version(rel, nvm_version_by_no(&table, new_no), slot);
 		pgstat_count_heap_update(rel, !*update_indexes);
 	}
-	return nvm_write_result(rel, res, otid, &conflict, wait, tmfd);
+	return nvm_write_result(rel, res, otid, &conflict, tmfd);
 }
 
 /*
- * nvm_lock_wait_policy handles a row that another running transaction is
- * writing, for a row lock.
+ * nvm_conflicting_writer returns the newest version above v of another
+ * running transaction whose write conflicts with mode, or NULL (looking
+ * through non-conflicting writes as nvm_lock_target does, and stopping at
+ * a committed conflicting one or one of this transaction's).
  */
-static TM_Result
-nvm_lock_busy(Relation rel, NvmVersion *busy, LockWaitPolicy wait_policy,
-			  TM_FailureData *tmfd)
+static NvmVersion *
+nvm_conflicting_writer(NvmTable *table, NvmVersion *v, LockTupleMode mode)
 {
-	nvm_version_to_tid(busy->version_no, &tmfd->ctid);
-	tmfd->xmax = nvm_xact_published_xid(busy->txid);
-	tmfd->cmax = InvalidCommandId;
-
-	switch (wait_policy)
-	{
-		case LockWaitSkip:
-			return TM_WouldBlock;
-		case LockWaitError:
-			ereport(ERROR,
-					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-					 errmsg("could not obtain lock on row in relation \"%s\"",
-							RelationGetRelationName(rel))));
-			break;
-		case LockWaitBlock:
-			ereport(ERROR,
-					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-					 errmsg("could not serialize access due to concurrent update"),
-					 errdetail("Another transaction is writing the same row of nvm table \"%s\".",
-							   RelationGetRelationName(rel)),
-					 errhint("Retry the transaction.")));
-			break;
-	}
-	return TM_WouldBlock;		/* keep compiler quiet */
-}
-
-/*
- * nvm_tuple_lock "locks" the row version tid: it checks that the version
- * is still the newest one of its row (with TUPLE_LOCK_FLAG_FIND_LAST_VERSION
- * it moves on to the newest committed one, as READ COMMITTED's
- * EvalPlanQual needs) and stores it in slot.  Other writers are not kept
- * away yet.  When it moves on, *tid is set to the version locked, which is
- * what the executor updates or deletes next.
- */
-TM_Result
-nvm_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
-			   TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
-			   LockWaitPolicy wait_policy, uint8 flags, TM_FailureData *tmfd)
-{
-	NvmTable	table;
-	NvmVersion *v;
-	NvmVersion *newest;
-	NvmVersion *target;
 	uint64		my_txid = nvm_xact_my_txid();
 
-	nvm_xact_check_access(rel);
-	table = nvm_relation_table(rel);
-	v = nvm_version_by_no(&table, nvm_tid_to_version(tid));
-	if (v == NULL)
-		elog(ERROR, "version (%u,%u) of nvm table \"%s\" does not exist",
-			 ItemPointerGetBlockNumberNoCheck(tid),
-			 ItemPointerGetOffsetNumberNoCheck(tid),
-			 RelationGetRelationName(rel));
+	for (NvmVersion *p = nvm_chain_newest(table, v->record_no); p != NULL && p != v;
+		 p = nvm_prev_live(p))
+	{
+		if (my_txid != NVM_INVALID_TXID && p->txid == my_txid)
+			return NULL;
+		if (!nvm_rowlock_modes_conflict(mode, nvm_rowlock_writer_mode(p)))
+			continue;
+		return nvm_version_by_other_running(p, my_txid) ? p : NULL;
+	}
+	return NULL;
+}
 
-	tmfd->traversed = false;
-	tmfd->ctid = *tid;
+/*
+ * nvm_lock_target decides what locking version v comes to, given the
+ * row's chain as it is now; the caller holds the row lock in mode.  Like
+ * heap_lock_tuple, it looks through newer versions whose writes do not
+ * conflict with mode (updates keeping the key, for FOR KEY SHARE), whether
+ * their transactions committed or still run; the newest write that does
+ * conflict decides.  If it belongs to another running transaction, the
+ * result is TM_BeingModified with *busy set to that version, for the caller
+ * to wait for.  Otherwise the result is heap_lock_tuple's: TM_Updated or
+ * TM_Deleted for a committed conflicting write, or, with
+ * TUPLE_LOCK_FLAG_FIND_LAST_VERSION, TM_Ok on the version that write
+ * created (heap follows the update chain to the same version), which is
+ * then stored in slot and *tid.
+ */
+static TM_Result
+nvm_lock_target(Relation rel, NvmTable *table, NvmVersion *v, ItemPointer tid,
+				TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
+				uint8 flags, TM_FailureData *tmfd, NvmVersion **busy)
+{
+	uint64		my_txid = nvm_xact_my_txid();
+	NvmVersion *target;
+
+	*busy = NULL;
 	tmfd->xmax = InvalidTransactionId;
 	tmfd->cmax = InvalidCommandId;
 
-	newest = nvm_chain_newest(&table, v->record_no);
-	if (newest == NULL)
-		return TM_Invisible;	/* v itself was rolled back */
-
+again:
 	target = v;
-	if (newest != v)
+	tmfd->traversed = false;
+	nvm_version_to_tid(v->version_no, tid);
+	tmfd->ctid = *tid;
+	for (NvmVersion *p = nvm_chain_newest(table, v->record_no); p != v;
+		 p = nvm_prev_live(p))
 	{
-		if (nvm_version_by_other_running(newest, my_txid))
-			return nvm_lock_busy(rel, newest, wait_policy, tmfd);
+		NvmTxnStatus st;
 
-		if (my_txid != NVM_INVALID_TXID && newest->txid == my_txid)
+		if (p == NULL)
+			return TM_Invisible;	/* v itself was rolled back */
+
+		if (my_txid != NVM_INVALID_TXID && p->txid == my_txid)
 		{
 			/* replaced by this transaction: by this command, or an earlier one */
-			nvm_version_to_tid(newest->version_no, &tmfd->ctid);
-			tmfd->cmax = nvm_version_cid(newest);
+			nvm_version_to_tid(p->version_no, &tmfd->ctid);
+			tmfd->cmax = nvm_version_cid(p);
 			tmfd->xmax = GetTopTransactionId();
-			return nvm_version_cid(newest) >= cid ? TM_SelfModified : TM_Invisible;
+			return nvm_version_cid(p) >= cid ? TM_SelfModified : TM_Invisible;
 		}
+		if (!nvm_rowlock_modes_conflict(mode, nvm_rowlock_writer_mode(p)))
+			continue;
 
-		if (nvm_version_is_tombstone(newest))
-			return TM_Deleted;
-		if (!(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION))
+		st = nvm_version_status(p);
+		if (st == NVM_STATUS_ABORTED)
+			goto again;			/* killed or rolled back just now */
+		if (st == NVM_STATUS_RUNNING)
 		{
-			nvm_version_to_tid(newest->version_no, &tmfd->ctid);
-			return TM_Updated;
+			*busy = p;
+			nvm_version_to_tid(p->version_no, &tmfd->ctid);
+			tmfd->xmax = nvm_xact_published_xid(p->txid);
+			return TM_BeingModified;
 		}
+		if (nvm_version_is_tombstone(p))
+			return TM_Deleted;
+		nvm_version_to_tid(p->version_no, &tmfd->ctid);
+		if (!(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION))
+			return TM_Updated;
 		/* like heap, move the caller's TID on to the version locked */
-		target = newest;
+		target = p;
 		tmfd->traversed = true;
 		nvm_version_to_tid(target->version_no, tid);
+		break;
 	}
 
+	if (target != v && nvm_version_status(target) == NVM_STATUS_ABORTED)
+		goto again;
+	if (nvm_version_by_other_running(target, my_txid))
+	{
+		/* inserted by a transaction still running */
+		*busy = target;
+		tmfd->xmax = nvm_xact_published_xid(target->txid);
+		return TM_BeingModified;
+	}
 	if (nvm_version_is_tombstone(target))
 		return TM_Deleted;
-	if (nvm_version_by_other_running(target, my_txid))
-		return nvm_lock_busy(rel, target, wait_policy, tmfd);
 	if (my_txid != NVM_INVALID_TXID && target->txid == my_txid &&
 		nvm_version_cid(target) >= cid)
 	{
@@ -503,4 +628,106 @@ nvm_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	nvm_store_version(rel, target, slot);
 	nvm_version_to_tid(target->version_no, &tmfd->ctid);
 	return TM_Ok;
+}
+
+/*
+ * nvm_tuple_lock locks the row whose version is tid in mode, following the
+ * locker protocol of nvm_rowlock.c: the row lock is a heavyweight lock on
+ * the record, held until the (sub)transaction ends; holders of conflicting
+ * row locks, and another running transaction's newer version whose write
+ * conflicts with mode, are waited for (LockWaitBlock, queued behind earlier
+ * waiters), skipped (LockWaitSkip) or an error (LockWaitError).  With
+ * TUPLE_LOCK_FLAG_FIND_LAST_VERSION it moves on to the newest committed
+ * version, as READ COMMITTED's EvalPlanQual needs, and sets *tid to it.
+ * The version locked is stored in slot.
+ */
+TM_Result
+nvm_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
+			   TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
+			   LockWaitPolicy wait_policy, uint8 flags, TM_FailureData *tmfd)
+{
+	NvmTable	table;
+	NvmVersion *v;
+	uint64		record;
+	NvmRowQueue queue = {0};
+	TM_Result	res;
+
+	nvm_xact_check_access(rel);
+	table = nvm_relation_table(rel);
+	v = nvm_version_by_no(&table, nvm_tid_to_version(tid));
+	if (v == NULL)
+		elog(ERROR, "version (%u,%u) of nvm table \"%s\" does not exist",
+			 ItemPointerGetBlockNumberNoCheck(tid),
+			 ItemPointerGetOffsetNumberNoCheck(tid),
+			 RelationGetRelationName(rel));
+	record = v->record_no;
+
+	tmfd->traversed = false;
+	tmfd->ctid = *tid;
+	tmfd->xmax = InvalidTransactionId;
+	tmfd->cmax = InvalidCommandId;
+
+	nvm_wait_before_subxact_change();
+	/* L1 */
+	nvm_rowlock_announce(rel);
+	for (;;)
+	{
+		NvmVersion *busy = nvm_conflicting_writer(&table, v, mode);
+
+		if (busy == NULL)
+		{
+			/* L2 */
+			if (!nvm_rowlock_try_provisional(rel, record, mode))
+			{
+				if (wait_policy == LockWaitSkip)
+				{
+					res = TM_WouldBlock;
+					break;
+				}
+				if (wait_policy == LockWaitError)
+					ereport(ERROR,
+							(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+							 errmsg("could not obtain lock on row in relation \"%s\"",
+									RelationGetRelationName(rel))));
+				nvm_rowlock_enqueue(rel, record, mode, nvm_own_newest(&table, record), &queue);
+				nvm_rowlock_wait_holders(rel, record, mode, true);
+			}
+
+			/* L3 */
+			pg_memory_barrier();
+			res = nvm_lock_target(rel, &table, v, tid, slot, cid, mode, flags,
+								  tmfd, &busy);
+			if (busy == NULL)
+			{
+				/* keep the lock only if the row is locked */
+				if (res != TM_Ok)
+					nvm_rowlock_release(rel, record, mode);
+				nvm_rowlock_settle();
+				break;
+			}
+			/* a conflicting writer came before the lock: give it back */
+			nvm_rowlock_release(rel, record, mode);
+			nvm_rowlock_settle();
+		}
+
+		/* a conflicting write of another running transaction */
+		if (nvm_rowlock_wait_decision(busy->txid, rel, record))
+			continue;
+		nvm_version_to_tid(busy->version_no, &tmfd->ctid);
+		tmfd->xmax = nvm_xact_published_xid(busy->txid);
+		if (wait_policy == LockWaitSkip)
+		{
+			res = TM_WouldBlock;
+			break;
+		}
+		if (wait_policy == LockWaitError)
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("could not obtain lock on row in relation \"%s\"",
+							RelationGetRelationName(rel))));
+		nvm_rowlock_enqueue(rel, record, mode, false, &queue);
+		nvm_wait_for_writer(rel, busy);
+	}
+	nvm_rowlock_dequeue(&queue);
+	return res;
 }

@@ -66,6 +66,16 @@ static bool nvm_snap_valid = false;
 static uint64 nvm_snap_statement = 0;
 static uint64 nvm_statement = 0;
 
+/*
+ * A statement that must see the latest commits although the transaction
+ * has a transaction snapshot: a foreign-key check that runs with a
+ * crosscheck snapshot (ri_triggers.c, detectNewRows in REPEATABLE READ)
+ * scans with PostgreSQL's latest snapshot.  It gets its own fresh vector.
+ */
+static bool nvm_statement_latest = false;
+static NvmSnapshot *nvm_latest_snap = NULL;
+static uint64 nvm_latest_statement = 0;
+
 /* This backend's counters, for nvm_backend_stats(). */
 static NvmBackendStats nvm_stats;
 
@@ -166,6 +176,32 @@ void
 nvm_xact_statement_boundary(void)
 {
 	nvm_statement++;
+	nvm_statement_latest = false;
+}
+
+/*
+ * nvm_xact_query_start is called when the executor starts a query.  With a
+ * transaction snapshot, PostgreSQL takes it at the transaction's first
+ * query; so does nvm, rather than at the first nvm access, which may come
+ * later (after a wait, say) and would then see commits that PostgreSQL's
+ * snapshot does not (ON CONFLICT's visibility check in REPEATABLE READ).
+ */
+void
+nvm_xact_query_start(void)
+{
+	if (IsolationUsesXactSnapshot() && !nvm_snap_valid && !IsParallelWorker())
+		(void) nvm_xact_transaction_snapshot();
+}
+
+/*
+ * nvm_xact_statement_sees_latest notes that the statement that just
+ * started scans with PostgreSQL's latest snapshot (it has a crosscheck
+ * snapshot): it gets a fresh vector even with a transaction snapshot.
+ */
+void
+nvm_xact_statement_sees_latest(void)
+{
+	nvm_statement_latest = true;
 }
 
 /*
@@ -211,6 +247,28 @@ nvm_xact_my_txid(void)
  */
 const NvmSnapshot *
 nvm_xact_statement_snapshot(void)
+{
+	if (nvm_statement_latest && IsolationUsesXactSnapshot())
+	{
+		if (nvm_latest_snap == NULL)
+			nvm_latest_snap = MemoryContextAlloc(TopMemoryContext, sizeof(NvmSnapshot));
+		if (nvm_latest_statement != nvm_statement)
+		{
+			take_snapshot(nvm_latest_snap);
+			nvm_latest_statement = nvm_statement;
+		}
+		return nvm_latest_snap;
+	}
+	return nvm_xact_transaction_snapshot();
+}
+
+/*
+ * nvm_xact_transaction_snapshot returns the vector of the transaction
+ * snapshot (REPEATABLE READ) or of the current statement (READ COMMITTED),
+ * ignoring nvm_xact_statement_sees_latest: a crosscheck snapshot's.
+ */
+const NvmSnapshot *
+nvm_xact_transaction_snapshot(void)
 {
 	if (nvm_snap == NULL)
 		nvm_snap = MemoryContextAlloc(TopMemoryContext, sizeof(NvmSnapshot));

@@ -33,10 +33,13 @@ typedef struct NvmBackendStats
 extern void nvm_xact_init(void);
 extern void nvm_xact_get_stats(NvmBackendStats *out);
 extern void nvm_xact_statement_boundary(void);
+extern void nvm_xact_statement_sees_latest(void);
+extern void nvm_xact_query_start(void);
 extern void nvm_xact_check_access(Relation rel);
 
 extern uint64 nvm_xact_my_txid(void);
 extern const NvmSnapshot *nvm_xact_statement_snapshot(void);
+extern const NvmSnapshot *nvm_xact_transaction_snapshot(void);
 extern NvmSnapshot *nvm_xact_copy_snapshot(const NvmSnapshot *snap);
 extern NvmSnapshot *nvm_xact_fresh_snapshot(void);
 extern void nvm_view_init(NvmView *view, Snapshot snapshot, const NvmSnapshot *snap);

@@ -34,9 +34,12 @@
 
 #include "core.h"
 #include "nvm_index.h"
+#include "nvm_rowlock.h"
+#include "nvm_wait.h"
 #include "nvm_xact.h"
 #include "nvm_drop.h"
 #include "nvmam.h"
+#include "persist.h"
 #include "pool.h"
 
 PG_MODULE_MAGIC;
@@ -50,6 +53,7 @@ void		_PG_init(void);
 static char *nvm_pool_path = NULL;
 static int	nvm_pool_size_mb = 1024;
 static int	nvm_concurrency_control = NVM_CC_MCSI;
+static int	nvm_emulated_drain_delay_ns = 0;
 
 static const struct config_enum_entry nvm_cc_options[] = {
 	{"mcsi", NVM_CC_MCSI, false},
@@ -74,6 +78,7 @@ static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 
 static void nvm_define_settings(void);
+static void nvm_assign_drain_delay(int newval, void *extra);
 static void nvm_open_pool(void);
 static void nvm_shmem_request(void);
 static void nvm_shmem_startup(void);
@@ -167,7 +172,32 @@ nvm_define_settings(void)
 							 GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 
+	DefineCustomIntVariable("nvm.emulated_drain_delay_ns",
+							"Emulated persistent-memory write latency, in nanoseconds.",
+							"Each process busy-waits this long after every drain (fence) of "
+							"the pool, to emulate slower media than DRAM.  0 (the default) "
+							"adds nothing.  For benchmarks only.",
+							&nvm_emulated_drain_delay_ns,
+							0,
+							0,
+							1000000,
+							PGC_SIGHUP,
+							GUC_NOT_IN_SAMPLE,
+							NULL, nvm_assign_drain_delay, NULL);
+
+	nvm_wait_define_settings();
+
 	MarkGUCPrefixReserved("nvm");
+}
+
+/*
+ * nvm_assign_drain_delay hands nvm.emulated_drain_delay_ns to the core's
+ * persist layer of this process.
+ */
+static void
+nvm_assign_drain_delay(int newval, void *extra)
+{
+	nvm_persist_set_drain_delay_ns((uint64_t) newval);
 }
 
 /*
@@ -287,6 +317,7 @@ nvm_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(nvm_core_shmem_size());
+	RequestAddinShmemSpace(nvm_rowlock_shmem_size());
 }
 
 /*
@@ -310,16 +341,22 @@ nvm_shmem_startup(void)
 	else
 		nvm_core_attach(ptr);
 	LWLockRelease(AddinShmemInitLock);
+	nvm_rowlock_shmem_startup();
 }
 
 /*
  * nvm_executor_start marks a statement boundary (also for queries run by
- * functions) before the executor creates its scans.
+ * functions) before the executor creates its scans; a query with a
+ * crosscheck snapshot (a foreign-key check in REPEATABLE READ) scans with
+ * the latest snapshot.
  */
 static void
 nvm_executor_start(QueryDesc *queryDesc, int eflags)
 {
 	nvm_xact_statement_boundary();
+	nvm_xact_query_start();
+	if (queryDesc->crosscheck_snapshot != InvalidSnapshot)
+		nvm_xact_statement_sees_latest();
 	if (prev_ExecutorStart)
 		prev_ExecutorStart(queryDesc, eflags);
 	else

@@ -1,0 +1,765 @@
+#!/usr/bin/env bash
+#
+# bench/run.sh
+#	  The benchmark suite: the MCSI paper's experiment (§5: YCSB A/B/C,
+#	  TPC-C New-Order + Payment at 1, 4 and one warehouse per client, Fig. 10,
+#	  12, 13 and Tables 4-6) through SQL with pgbench, plus pgbench's TPC-B and
+#	  the engine-level benchmark (bench/engine/nvm_engine_bench.c) that drives
+#	  the core with threads the way the paper did.
+#
+#	  bench/run.sh [--quick | --full] [--out DIR] [options]
+#
+#	  Contenders, each on a fresh cluster of its own (made per workload
+#	  family, torn down after it):
+#		heap		heap, synchronous_commit = on, data directory (and WAL) on disk
+#		heap-tmpfs	heap, synchronous_commit = on, data directory (and WAL) in
+#					/dev/shm: the fair durable comparison with a pool in memory
+#		nvm-mcsi	nvm tables, MCSI; pool in /dev/shm, data directory (index WAL)
+#					on disk, synchronous_commit = on
+#		nvm-n2db	the same with nvm.concurrency_control = n2db
+#	  (heap-async, heap with synchronous_commit = off, can be added by hand.)
+#	  Every transaction runs at REPEATABLE READ (snapshot isolation); pgbench
+#	  retries serialization failures and deadlocks (--max-tries) and counts
+#	  commits, retries and failures apart.
+#
+#	  Quick mode interleaves the runs: all contenders' clusters are up at
+#	  once, and for each workload and client count every contender runs once,
+#	  back to back (in a rotating order), so the noise of a shared machine
+#	  falls on all of them alike.  Full mode runs one contender after the
+#	  other (its cluster alone in memory and /dev/shm: paper-sized data of
+#	  four clusters does not fit at once on a small machine).  Autovacuum is
+#	  off everywhere and each run starts right after a CHECKPOINT of its own
+#	  cluster, so no background work lands in another run's measurement.
+#
+#	  Output directory (default build-bench/bench-MODE-TIMESTAMP, and
+#	  build-bench/bench-latest points to it):
+#		settings.md		PostgreSQL version, machine, settings of every contender,
+#						where WAL and pool live, sizes, clients, isolation
+#		results.csv		one line per pgbench run
+#		engine.csv		one line per engine-level point (header added here)
+#		engine.md		the engine benchmark's own tables
+#		report.md		Tables 4/5/6 shapes, ratios, paper numbers, targets, model
+#		fig10_ycsb_throughput.png, fig12_tpcc_throughput.png,
+#		fig13_latency.png, tpcb.png
+#		logs/			pgbench output of every run, server logs, load logs
+#	  Progress (contender, workload, clients, estimated time left) goes to
+#	  stderr; the main comparison table to stdout at the end.
+#
+# Options:
+#	--quick					small data, clients 1 4 16, 2 s runs (default; < 5 min)
+#	--full					paper sizes (YCSB 1M rows, TPC-C with standard items and
+#							customers), clients 1 2 4 8 16 32, 10 s runs (~45 min)
+#	--order interleaved|serial	run order (default: quick interleaved, full serial)
+#	--out DIR				output directory
+#	--clients "1 4 16"		client counts
+#	--time S				seconds per pgbench run
+#	--workloads "..."		among ycsb-a ycsb-b ycsb-c tpcc-1wh tpcc-4wh
+#							tpcc-uncontended tpcb (default: all)
+#	--contenders "..."		among heap heap-tmpfs nvm-mcsi nvm-n2db heap-async
+#	--drain-delay "NS ..."	sensitivity: also run nvm-mcsi and nvm-n2db with
+#							nvm.emulated_drain_delay_ns = NS (off by default)
+#	--no-engine				skip the engine-level benchmark
+#	--no-build				use the installed module and build-bench as they are
+#	--keep-logs				keep pgbench's per-transaction logs
+#
+# Environment overrides (mode defaults in brackets, quick / full):
+#	NVM_BENCH_YCSB_ROWS [50000 / 1000000]	NVM_BENCH_TPCB_SCALE [10 / 32]
+#	NVM_BENCH_TPCC_ITEMS [2000 / 100000]	NVM_BENCH_TPCC_CUSTOMERS [100 / 3000]
+#	NVM_BENCH_TPCC_ORDERS [100 / 300] (initial orders per district)
+#	NVM_BENCH_POOL_SIZE [1GB / YCSB 3GB, TPC-C 3GB, TPC-B 2GB]
+#	NVM_BENCH_SHARED_BUFFERS [256MB / 1GB]	NVM_BENCH_MAX_WAL_SIZE [1GB / 2GB]
+#	NVM_BENCH_MAX_TRIES [1000]				NVM_BENCH_DATA_DIR [/var/tmp] (disk)
+#	NVM_BENCH_ENGINE_THREADS [1,2,4 / 1,2,4,8,16]
+#	NVM_BENCH_ENGINE_SECONDS [0.2 / 0.5]	NVM_BENCH_ENGINE_ROWS [20000 / 1000000]
+#	NVM_BENCH_ENGINE_REPS [1 / 2] (repetitions; the report keeps each point's best)
+#	NVM_SKIP_PACKAGES=1						do not check for Debian packages
+#	PG_CONFIG=path							pg_config of PostgreSQL 15
+
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH=$ROOT/bench
+WL=$BENCH/workloads
+# shellcheck source=regress/lib/common.sh
+. "$ROOT/regress/lib/common.sh"
+# shellcheck source=regress/lib/cluster.sh
+. "$ROOT/regress/lib/cluster.sh"
+# shellcheck source=regress/lib/packages.sh
+. "$ROOT/regress/lib/packages.sh"
+
+usage()
+{
+	sed -n '3,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^#\t\{0,1\}//' -e 's/^#$//'
+	exit "${1:-0}"
+}
+
+# ---------------------------------------------------------------------------
+# options
+# ---------------------------------------------------------------------------
+
+MODE=quick
+OUT=
+OPT_CLIENTS=
+OPT_TIME=
+OPT_WORKLOADS=
+OPT_CONTENDERS=
+ORDER=
+DRAIN_DELAYS=
+RUN_ENGINE=1
+DO_BUILD=1
+KEEP_LOGS=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+		--quick) MODE=quick ;;
+		--full) MODE=full ;;
+		--out) OUT=${2:?--out needs a directory}; shift ;;
+		--out=*) OUT=${1#--out=} ;;
+		--clients) OPT_CLIENTS=${2:?}; shift ;;
+		--time) OPT_TIME=${2:?}; shift ;;
+		--workloads) OPT_WORKLOADS=${2:?}; shift ;;
+		--contenders) OPT_CONTENDERS=${2:?}; shift ;;
+		--order) ORDER=${2:?}; shift ;;
+		--drain-delay) DRAIN_DELAYS=${2:?}; shift ;;
+		--no-engine) RUN_ENGINE=0 ;;
+		--no-build) DO_BUILD=0 ;;
+		--keep-logs) KEEP_LOGS=1 ;;
+		-h | --help) usage 0 ;;
+		*) echo "unknown option: $1 (see --help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+if [ "$MODE" = quick ]; then
+	CLIENTS=${OPT_CLIENTS:-1 4 16}
+	DURATION=${OPT_TIME:-2}
+	YCSB_ROWS=${NVM_BENCH_YCSB_ROWS:-50000}
+	TPCC_ITEMS=${NVM_BENCH_TPCC_ITEMS:-2000}
+	TPCC_CUSTOMERS=${NVM_BENCH_TPCC_CUSTOMERS:-100}
+	TPCC_ORDERS=${NVM_BENCH_TPCC_ORDERS:-100}
+	TPCB_SCALE=${NVM_BENCH_TPCB_SCALE:-10}
+	POOL_YCSB=${NVM_BENCH_POOL_SIZE:-1GB} POOL_TPCC=${NVM_BENCH_POOL_SIZE:-1GB} POOL_TPCB=${NVM_BENCH_POOL_SIZE:-1GB}
+	SHARED_BUFFERS=${NVM_BENCH_SHARED_BUFFERS:-256MB}
+	MAX_WAL_SIZE=${NVM_BENCH_MAX_WAL_SIZE:-1GB}
+	ORDER=${ORDER:-interleaved}
+	ENGINE_THREADS=${NVM_BENCH_ENGINE_THREADS:-1,2,4}
+	ENGINE_SECONDS=${NVM_BENCH_ENGINE_SECONDS:-0.2}
+	ENGINE_WARMUP=0.05
+	ENGINE_ROWS=${NVM_BENCH_ENGINE_ROWS:-20000}
+	ENGINE_REPS=${NVM_BENCH_ENGINE_REPS:-1}
+else
+	CLIENTS=${OPT_CLIENTS:-1 2 4 8 16 32}
+	DURATION=${OPT_TIME:-10}
+	YCSB_ROWS=${NVM_BENCH_YCSB_ROWS:-1000000}
+	TPCC_ITEMS=${NVM_BENCH_TPCC_ITEMS:-100000}
+	TPCC_CUSTOMERS=${NVM_BENCH_TPCC_CUSTOMERS:-3000}
+	TPCC_ORDERS=${NVM_BENCH_TPCC_ORDERS:-300}
+	TPCB_SCALE=${NVM_BENCH_TPCB_SCALE:-32}
+	POOL_YCSB=${NVM_BENCH_POOL_SIZE:-3GB} POOL_TPCC=${NVM_BENCH_POOL_SIZE:-3GB} POOL_TPCB=${NVM_BENCH_POOL_SIZE:-2GB}
+	SHARED_BUFFERS=${NVM_BENCH_SHARED_BUFFERS:-1GB}
+	MAX_WAL_SIZE=${NVM_BENCH_MAX_WAL_SIZE:-2GB}
+	ORDER=${ORDER:-serial}
+	ENGINE_THREADS=${NVM_BENCH_ENGINE_THREADS:-1,2,4,8,16}
+	ENGINE_SECONDS=${NVM_BENCH_ENGINE_SECONDS:-0.5}
+	ENGINE_WARMUP=0.1
+	ENGINE_ROWS=${NVM_BENCH_ENGINE_ROWS:-1000000}
+	ENGINE_REPS=${NVM_BENCH_ENGINE_REPS:-2}
+fi
+WORKLOADS=${OPT_WORKLOADS:-ycsb-a ycsb-b ycsb-c tpcc-1wh tpcc-4wh tpcc-uncontended tpcb}
+CONTENDERS=${OPT_CONTENDERS:-heap heap-tmpfs nvm-mcsi nvm-n2db}
+for d in $DRAIN_DELAYS; do
+	[[ $d =~ ^[0-9]+$ ]] || nvm_die "--drain-delay takes nanoseconds: $d"
+	CONTENDERS="$CONTENDERS nvm-mcsi@$d nvm-n2db@$d"
+done
+MAX_TRIES=${NVM_BENCH_MAX_TRIES:-1000}
+case "$ORDER" in
+	interleaved | serial) ;;
+	*) nvm_die "--order is interleaved or serial, not $ORDER" ;;
+esac
+DISK_BASE=${NVM_BENCH_DATA_DIR:-/var/tmp}
+ISOLATION="repeatable read"
+NPROC=$(nproc)
+
+for w in $WORKLOADS; do
+	case "$w" in
+		ycsb-a | ycsb-b | ycsb-c | tpcc-1wh | tpcc-4wh | tpcc-uncontended | tpcb) ;;
+		*) nvm_die "unknown workload $w" ;;
+	esac
+done
+for c in $CONTENDERS; do
+	case "${c%@*}" in
+		heap | heap-tmpfs | heap-async | nvm-mcsi | nvm-n2db) ;;
+		*) nvm_die "unknown contender $c" ;;
+	esac
+done
+MAX_CLIENTS=0
+for n in $CLIENTS; do
+	[[ $n =~ ^[1-9][0-9]*$ ]] || nvm_die "bad client count $n"
+	if [ "$n" -gt "$MAX_CLIENTS" ]; then MAX_CLIENTS=$n; fi
+done
+
+BUILD_DIR=$ROOT/build-bench
+STAMP=$(date -u +%Y%m%d-%H%M%S)
+OUT=${OUT:-$BUILD_DIR/bench-$MODE-$STAMP}
+mkdir -p "$OUT/logs"
+OUT=$(cd "$OUT" && pwd)
+rm -f "$OUT/results.csv" "$OUT/engine.csv"
+T0=$(date +%s)
+
+# progress and messages go to stderr; stdout gets the final table only
+say()
+{
+	printf '%s\n' "$*" >&2
+}
+
+# shellcheck disable=SC2317 # called through trap
+on_exit()
+{
+	local rc=$?
+	nvm_kill_group
+	nvm_cleanup
+	if [ -n "${RAW:-}" ]; then rm -rf "$RAW"; fi
+	exit "$rc"
+}
+trap on_exit EXIT
+trap 'nvm_kill_group; exit 130' INT TERM
+
+# ---------------------------------------------------------------------------
+# packages, build, install
+# ---------------------------------------------------------------------------
+
+if ! nvm_truthy "${NVM_SKIP_PACKAGES:-}"; then
+	nvm_install_packages >&2 || nvm_die "cannot install the packages nvmam needs"
+fi
+PYTHON=/usr/bin/python3
+if ! "$PYTHON" -c 'import matplotlib' 2>/dev/null; then
+	say "==> installing python3-matplotlib (for the plots)"
+	sudo=()
+	[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		python3-matplotlib </dev/null >"$OUT/logs/matplotlib-install.log" 2>&1 ||
+		nvm_warn "python3-matplotlib could not be installed: no plots"
+fi
+nvm_find_pg
+if [ "$DO_BUILD" = 1 ]; then
+	say "==> building a release build in ${BUILD_DIR#"$ROOT"/}"
+	nvm_build "$ROOT" "$BUILD_DIR" -Dbuildtype=release -Db_ndebug=if-release \
+		>"$OUT/logs/build.log" 2>&1 || {
+		tail -n 40 "$OUT/logs/build.log" >&2
+		nvm_die "build failed (log: $OUT/logs/build.log)"
+	}
+	say "==> installing into $PG_PKGLIBDIR"
+	nvm_install "$BUILD_DIR" >"$OUT/logs/install.log" 2>&1 || {
+		cat "$OUT/logs/install.log" >&2
+		nvm_die "install failed: run as root (or with sudo)"
+	}
+fi
+
+AS_PG=()
+if [ "$(id -u)" -eq 0 ]; then
+	AS_PG=(runuser -u "$(nvm_pg_user)" --)
+fi
+# pgbench's per-transaction logs: written by the server user, summarised and
+# removed after each run
+RAW=$(nvm_pg_tmpdir "$DISK_BASE" "nvmam-bench-txlogs")
+
+# ---------------------------------------------------------------------------
+# the plan: families, workloads, client counts, and a time estimate
+# ---------------------------------------------------------------------------
+
+family_of()
+{
+	case "$1" in
+		ycsb-*) echo ycsb ;;
+		tpcc-*) echo tpcc ;;
+		tpcb) echo tpcb ;;
+	esac
+}
+
+# warehouses a TPC-C workload uses at N clients
+warehouses_of()
+{
+	case "$1" in
+		tpcc-1wh) echo 1 ;;
+		tpcc-4wh) echo 4 ;;
+		tpcc-uncontended) echo "$2" ;;
+		*) echo "" ;;
+	esac
+}
+
+# execution order within a family: the read-only YCSB first, on an unchanged
+# table; the most contended TPC-C last
+ORDERED=()
+for w in ycsb-c ycsb-b ycsb-a tpcc-uncontended tpcc-4wh tpcc-1wh tpcb; do
+	if [[ " $WORKLOADS " == *" $w "* ]]; then ORDERED+=("$w"); fi
+done
+FAMILIES=()
+for w in "${ORDERED[@]}"; do
+	f=$(family_of "$w")
+	[[ " ${FAMILIES[*]:-} " == *" $f "* ]] || FAMILIES+=("$f")
+done
+
+NCONT=$(wc -w <<<"$CONTENDERS")
+NCLIENTS=$(wc -w <<<"$CLIENTS")
+TOTAL_RUNS=$((${#ORDERED[@]} * NCLIENTS * NCONT))
+DONE_RUNS=0
+RUN_SECS=0			# wall time spent in runs so far (with their overhead)
+# first guesses, replaced by measurements as they come
+EST_RUN=$((DURATION + 1))
+if [ "$MODE" = quick ]; then EST_LOAD=4; else EST_LOAD=50; fi
+LOADS_LEFT=$((${#FAMILIES[@]} * NCONT))
+LOAD_SECS=0
+LOADS_DONE=0
+# the engine level runs in steps (one workload, all thread counts, both modes)
+ENGINE_STEPS_LEFT=0
+ENGINE_STEPS_DONE=0
+ENGINE_SECS=0
+if [ "$RUN_ENGINE" = 1 ]; then
+	ENGINE_STEPS_LEFT=$((4 * ENGINE_REPS * (1 + $(wc -w <<<"$DRAIN_DELAYS"))))
+fi
+# per point: run, warm-up, load (~2.5 s per 1M rows), pool creation (~0.85 s
+# per GB here, about 2 s per second run)
+ENGINE_STEP_EST=$(awk -v t="$(tr ',' ' ' <<<"$ENGINE_THREADS" | wc -w)" -v s="$ENGINE_SECONDS" \
+	-v w="$ENGINE_WARMUP" -v r="$ENGINE_ROWS" \
+	'BEGIN { printf "%d", 2 * t * (3 * (s + w) + 0.3 + 2.5 * r / 1e6) }')
+
+eta()
+{
+	local per_run=$EST_RUN per_load=$EST_LOAD per_step=$ENGINE_STEP_EST left
+	if [ "$DONE_RUNS" -gt 0 ]; then per_run=$((RUN_SECS / DONE_RUNS)); fi
+	if [ "$LOADS_DONE" -gt 0 ]; then per_load=$((LOAD_SECS / LOADS_DONE)); fi
+	if [ "$ENGINE_STEPS_DONE" -gt 0 ]; then per_step=$((ENGINE_SECS / ENGINE_STEPS_DONE)); fi
+	left=$(((TOTAL_RUNS - DONE_RUNS) * per_run + LOADS_LEFT * per_load + ENGINE_STEPS_LEFT * per_step))
+	printf '%dm%02ds' $((left / 60)) $((left % 60))
+}
+
+progress()
+{
+	printf '[%3d/%d, elapsed %ds, ~%s left] %s\n' "$DONE_RUNS" "$TOTAL_RUNS" \
+		$(($(date +%s) - T0)) "$(eta)" "$*" >&2
+}
+
+# ---------------------------------------------------------------------------
+# clusters
+# ---------------------------------------------------------------------------
+
+declare -A CDIR CAM CWHERE CSYNC CCC CDELAY
+
+fs_of()
+{
+	printf '%s (%s)' "$1" "$(stat -f -c %T "$1" 2>/dev/null || echo '?')"
+}
+
+pool_size_of()
+{
+	case "$1" in
+		ycsb) echo "$POOL_YCSB" ;;
+		tpcc) echo "$POOL_TPCC" ;;
+		tpcb) echo "$POOL_TPCB" ;;
+	esac
+}
+
+# pg CONTENDER PROG ARGS...: a client program against the contender's cluster
+pg()
+{
+	local c=$1 prog=$2
+	shift 2
+	nvm_as_pg env PGHOST="${CDIR[$c]}" PGPORT="$(cat "${CDIR[$c]}/port")" PGUSER=postgres \
+		"$PG_BINDIR/$prog" "$@"
+}
+
+psql_c()
+{
+	local c=$1 db=$2
+	shift 2
+	pg "$c" psql -X -q -v ON_ERROR_STOP=1 -d "$db" "$@"
+}
+
+# setup_contender NAME FAMILY: a fresh cluster for NAME, started
+setup_contender()
+{
+	local c=$1 fam=$2 base=$DISK_BASE sync=on am=heap cc= delay=0 dir shm
+	case "${c%@*}" in
+		heap) ;;
+		heap-tmpfs) base=/dev/shm ;;
+		heap-async) sync=off ;;
+		nvm-mcsi) am=nvm cc=mcsi ;;
+		nvm-n2db) am=nvm cc=n2db ;;
+	esac
+	if [[ $c == *@* ]]; then delay=${c#*@}; fi
+	dir=$(nvm_pg_tmpdir "$base" "nvmam-bench-${c//@/-}") || return 1
+	CDIR[$c]=$dir CAM[$c]=$am CSYNC[$c]=$sync CCC[$c]=$cc CDELAY[$c]=$delay
+	nvm_cleanup_add "nvm_cluster_stop '$dir'; cp -f '$dir/server.log' '$OUT/logs/server-$fam-${c//@/-}.log' 2>/dev/null; rm -rf '$dir'"
+	nvm_cluster_init "$dir" "$(nvm_free_port)" || return 1
+	nvm_cluster_conf "$dir" \
+		"shared_buffers = '$SHARED_BUFFERS'" \
+		"max_connections = $((MAX_CLIENTS + 20))" \
+		"synchronous_commit = $sync" \
+		"max_wal_size = '$MAX_WAL_SIZE'" \
+		"checkpoint_timeout = '1d'" \
+		"autovacuum = off" \
+		"default_transaction_isolation = 'read committed'"
+	CWHERE[$c]="data+WAL: $(fs_of "$base")"
+	if [ "$am" = nvm ]; then
+		shm=$(nvm_pg_tmpdir /dev/shm "nvmam-bench-pool") || return 1
+		nvm_cleanup_add "rm -rf '$shm'"
+		CWHERE[$c]="pool: $(fs_of /dev/shm); ${CWHERE[$c]}"
+		nvm_cluster_conf "$dir" \
+			"shared_preload_libraries = 'nvmam'" \
+			"nvm.pool_path = '$shm/pool'" \
+			"nvm.pool_size = '$(pool_size_of "$fam")'" \
+			"nvm.concurrency_control = '$cc'"
+		if [ "$delay" != 0 ]; then
+			nvm_cluster_conf "$dir" "nvm.emulated_drain_delay_ns = $delay"
+		fi
+	fi
+	nvm_cluster_start "$dir" || return 1
+	if [ "$am" = nvm ]; then
+		local mode
+		mode=$(pg "$c" psql -X -At -d postgres -c "SHOW nvm.concurrency_control") || return 1
+		[ "$mode" = "$cc" ] || { nvm_warn "$c: server runs nvm.concurrency_control = $mode"; return 1; }
+		if [ "$delay" != 0 ]; then
+			mode=$(pg "$c" psql -X -At -d postgres -c "SHOW nvm.emulated_drain_delay_ns" 2>/dev/null) || mode=
+			[ "$mode" = "$delay" ] || {
+				nvm_warn "$c: nvm.emulated_drain_delay_ns is not available in the installed module"
+				return 1
+			}
+		fi
+	fi
+}
+
+# create_db CONTENDER DB: the database, with nvm as its default access method
+# for nvm contenders
+create_db()
+{
+	local c=$1 db=$2
+	psql_c "$c" postgres -c "CREATE DATABASE $db" || return 1
+	if [ "${CAM[$c]}" = nvm ]; then
+		psql_c "$c" "$db" -c "CREATE EXTENSION nvmam" \
+			-c "ALTER DATABASE $db SET default_table_access_method = nvm" || return 1
+	fi
+}
+
+# check_am CONTENDER DB: every table of DB uses the contender's access method
+check_am()
+{
+	local c=$1 db=$2 bad
+	bad=$(pg "$c" psql -X -At -d "$db" -c \
+		"SELECT c.relname || ' uses ' || a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+		 JOIN pg_namespace n ON n.oid = c.relnamespace
+		 WHERE c.relkind = 'r' AND n.nspname = 'public' AND a.amname <> '${CAM[$c]}'") || return 1
+	if [ -n "$bad" ]; then
+		nvm_warn "$c: tables not using ${CAM[$c]}: $bad"
+		return 1
+	fi
+}
+
+# NURand's A scaled to a range of N values, where the standard has A_STD for
+# N_STD: 2^round(log2(N * (A_STD + 1) / N_STD)) - 1, at least 1
+nurand_a()
+{
+	awk -v n="$1" -v a="$2" -v ns="$3" 'BEGIN {
+		x = n * (a + 1) / ns; k = int(log(x) / log(2) + 0.5); if (k < 1) k = 1; printf "%d", 2 ^ k - 1 }'
+}
+TPCC_WAREHOUSES=$MAX_CLIENTS
+if [ "$TPCC_WAREHOUSES" -lt 4 ]; then TPCC_WAREHOUSES=4; fi
+A_ITEM=$(nurand_a "$TPCC_ITEMS" 8191 100000)
+A_CUST=$(nurand_a "$TPCC_CUSTOMERS" 1023 3000)
+LAST_MAX=$((TPCC_CUSTOMERS < 1000 ? TPCC_CUSTOMERS - 1 : 999))
+A_LAST=$(nurand_a "$((LAST_MAX + 1))" 255 1000)
+
+# load CONTENDER FAMILY: the family's database and data
+load()
+{
+	local c=$1 fam=$2 log=$OUT/logs/load-$1-$2.log
+	case "$fam" in
+		ycsb)
+			create_db "$c" ycsb &&
+				psql_c "$c" ycsb -v rows="$YCSB_ROWS" -f "$WL/ycsb_schema.sql" \
+					-f "$WL/ycsb_load.sql" ;;
+		tpcc)
+			create_db "$c" tpcc &&
+				psql_c "$c" tpcc -v warehouses="$TPCC_WAREHOUSES" -v items="$TPCC_ITEMS" \
+					-v customers="$TPCC_CUSTOMERS" -v orders="$TPCC_ORDERS" \
+					-f "$WL/tpcc_schema.sql" -f "$WL/tpcc_load.sql" ;;
+		tpcb)
+			create_db "$c" tpcb &&
+				pg "$c" pgbench -i -q -s "$TPCB_SCALE" tpcb ;;
+	esac >"$log" 2>&1 || { tail -n 20 "$log" >&2; return 1; }
+	check_am "$c" "$fam" || return 1
+	psql_c "$c" postgres -c CHECKPOINT
+}
+
+# ---------------------------------------------------------------------------
+# one run
+# ---------------------------------------------------------------------------
+
+RUN_ID=0
+declare -A DONE_KEY		# "contender clients warehouses" of TPC-C runs -> run id
+declare -A FAILED_CONT	# contender -> reason it is skipped in this family
+
+# run_point CONTENDER WORKLOAD CLIENTS
+run_point()
+{
+	local c=$1 w=$2 n=$3 fam db args=() nwh='' j key t1 out started summary
+	fam=$(family_of "$w")
+	db=$fam
+	j=$((n < NPROC ? n : NPROC))
+	case "$w" in
+		ycsb-a) args=(-f "$WL/ycsb.sql" -D rows="$YCSB_ROWS" -D update_pct=50) ;;
+		ycsb-b) args=(-f "$WL/ycsb.sql" -D rows="$YCSB_ROWS" -D update_pct=5) ;;
+		ycsb-c) args=(-f "$WL/ycsb.sql" -D rows="$YCSB_ROWS" -D update_pct=0) ;;
+		tpcc-*)
+			nwh=$(warehouses_of "$w" "$n")
+			args=(-f "$WL/tpcc_neworder.sql@45" -f "$WL/tpcc_payment.sql@55"
+				-D nwh="$nwh" -D items="$TPCC_ITEMS" -D customers="$TPCC_CUSTOMERS"
+				-D a_item="$A_ITEM" -D a_cust="$A_CUST" -D a_last="$A_LAST"
+				-D last_max="$LAST_MAX") ;;
+		tpcb) args=(-b tpcb-like) ;;
+	esac
+	RUN_ID=$((RUN_ID + 1))
+	local meta=(mode="$MODE" family="$fam" workload="$w" contender="$c" clients="$n"
+		threads="$j" warehouses="${nwh:-$([ "$fam" = tpcb ] && echo "$TPCB_SCALE")}"
+		duration_s="$DURATION" isolation="$ISOLATION" synchronous_commit="${CSYNC[$c]}"
+		drain_delay_ns="${CDELAY[$c]}" run_id="$RUN_ID" started_utc="$(date -u +%FT%TZ)")
+
+	if [ -n "${FAILED_CONT[$c]:-}" ]; then
+		"$PYTHON" "$BENCH/lib/pgbench_summary.py" --csv "$OUT/results.csv" \
+			--error "${FAILED_CONT[$c]}" "${meta[@]}" >/dev/null
+		DONE_RUNS=$((DONE_RUNS + 1))
+		progress "$c $w clients=$n: skipped (${FAILED_CONT[$c]})"
+		return 0
+	fi
+	# the same TPC-C configuration under another name (1 warehouse at 1
+	# client, 4 at 4): measured once
+	if [ -n "$nwh" ]; then
+		key="$c $n $nwh"
+		if [ -n "${DONE_KEY[$key]:-}" ]; then
+			"$PYTHON" "$BENCH/lib/pgbench_summary.py" --csv "$OUT/results.csv" \
+				--duplicate-of "${DONE_KEY[$key]}" "${meta[@]}" >/dev/null
+			DONE_RUNS=$((DONE_RUNS + 1))
+			progress "$c $w clients=$n: same configuration as run ${DONE_KEY[$key]} (not rerun)"
+			return 0
+		fi
+		DONE_KEY[$key]=$RUN_ID
+	fi
+
+	t1=$(date +%s)
+	out=$OUT/logs/run-$(printf %03d "$RUN_ID")-$w-${c//@/-}-c$n.txt
+	progress "$c $w clients=$n${nwh:+ warehouses=$nwh} (${DURATION}s)"
+	psql_c "$c" postgres -c CHECKPOINT >/dev/null 2>&1 || true
+	{
+		echo "# $c $w clients=$n: pgbench ${args[*]} -n -M prepared -c $n -j $j -T $DURATION" \
+			"--max-tries=$MAX_TRIES --failures-detailed -l ($ISOLATION)"
+	} >"$out"
+	nvm_run_group $((DURATION + 180)) "$out.tmp" "${AS_PG[@]}" env \
+		PGHOST="${CDIR[$c]}" PGPORT="$(cat "${CDIR[$c]}/port")" PGUSER=postgres \
+		PGOPTIONS='-c default_transaction_isolation=repeatable\ read' \
+		"$PG_BINDIR/pgbench" "${args[@]}" -n -M prepared -c "$n" -j "$j" -T "$DURATION" \
+		--max-tries="$MAX_TRIES" --failures-detailed \
+		-l --log-prefix="$RAW/r$RUN_ID" "$db" >/dev/null 2>&1 || true
+	cat "$out.tmp" >>"$out" 2>/dev/null
+	rm -f "$out.tmp" "$out.tmp.timeout"
+	local del=(--delete-logs)
+	if [ "$KEEP_LOGS" = 1 ]; then del=(); fi
+	summary=$("$PYTHON" "$BENCH/lib/pgbench_summary.py" --csv "$OUT/results.csv" \
+		--output "$out" --logs "$RAW/r$RUN_ID" "${del[@]}" "${meta[@]}") ||
+		summary="(summary failed)"
+	if [ "$KEEP_LOGS" = 1 ]; then
+		mkdir -p "$OUT/txlogs"
+		mv "$RAW"/r"$RUN_ID".* "$OUT/txlogs/" 2>/dev/null || true
+	fi
+	DONE_RUNS=$((DONE_RUNS + 1))
+	RUN_SECS=$((RUN_SECS + $(date +%s) - t1))
+	say "      $summary"
+	# a server that died takes the contender out of this family
+	if ! pg "$c" psql -X -At -d postgres -c "SELECT 1" >/dev/null 2>&1; then
+		FAILED_CONT[$c]="server not answering after run $RUN_ID"
+		nvm_warn "$c: ${FAILED_CONT[$c]}; its remaining runs in this family are skipped"
+	fi
+}
+
+# ---------------------------------------------------------------------------
+# settings record
+# ---------------------------------------------------------------------------
+
+{
+	echo "# Benchmark settings"
+	echo
+	echo "- mode: $MODE; started $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "- $PG_VERSION_STRING; $("$PG_BINDIR/pgbench" --version)"
+	echo "- machine: $NPROC CPU core(s) ($(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)), $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo) RAM; kernel $(uname -r)"
+	echo "- nvmam: git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$ROOT" diff --quiet HEAD -- src 2>/dev/null || echo ' (with uncommitted changes in src/)'); module $(md5sum "$PG_PKGLIBDIR/nvmam.so" 2>/dev/null | cut -c1-12) as installed at start (other builds may be installed while this runs; each cluster keeps the module it preloaded)"
+	echo "- clients: $CLIENTS (pgbench threads: min(clients, $NPROC)); $DURATION s per run; -M prepared; -n"
+	echo "- isolation: REPEATABLE READ (PGOPTIONS default_transaction_isolation), i.e. snapshot isolation"
+	echo "- retries: --max-tries=$MAX_TRIES --failures-detailed (serialization failures and deadlocks are retried; commits, retries and failures counted apart)"
+	echo "- workloads: ${ORDERED[*]}"
+	echo "- YCSB: $YCSB_ROWS rows of a key + 10 x 100-byte text fields; 1-5 uniform random records per transaction; A/B/C = 50/5/0 % updates"
+	echo "- TPC-C: $TPCC_WAREHOUSES warehouses loaded; $TPCC_ITEMS items (stock per warehouse), $TPCC_CUSTOMERS customers and $TPCC_ORDERS initial orders per district; NURand A: item $A_ITEM, customer $A_CUST, last name $A_LAST (0..$LAST_MAX); New-Order 45% / Payment 55%, home warehouse client_id % warehouses + 1; 1% New-Order rollbacks; remote: 1% per order line (~10% of New-Orders), 15% of Payments"
+	echo "- TPC-B: pgbench -i -s $TPCB_SCALE, builtin tpcb-like"
+	echo "- per cluster: shared_buffers = $SHARED_BUFFERS, max_wal_size = $MAX_WAL_SIZE, checkpoint_timeout = 1d, autovacuum = off, CHECKPOINT before each run; nvm.pool_size = $POOL_YCSB (YCSB), $POOL_TPCC (TPC-C), $POOL_TPCB (TPC-B); a fresh cluster per contender and workload family"
+	if [ "$ORDER" = interleaved ]; then
+		echo "- order: interleaved (all contenders' clusters up at once; for each workload and client count the contenders run back to back, in rotating order)"
+	else
+		echo "- order: serial (one contender's cluster at a time: it loads, runs every workload and client count of the family, and is removed)"
+	fi
+	echo "- drain delay (emulated NVM write latency) runs: ${DRAIN_DELAYS:-none}"
+	echo
+	echo "| contender | access method | concurrency control | synchronous_commit | where data, WAL and pool live |"
+	echo "|---|---|---|---|---|"
+	for c in $CONTENDERS; do
+		case "${c%@*}" in
+			heap) echo "| $c | heap | PostgreSQL (heap MVCC) | on | data directory and WAL: $(fs_of "$DISK_BASE") |" ;;
+			heap-tmpfs) echo "| $c | heap | PostgreSQL (heap MVCC) | on | data directory and WAL: $(fs_of /dev/shm) |" ;;
+			heap-async) echo "| $c | heap | PostgreSQL (heap MVCC) | off | data directory and WAL: $(fs_of "$DISK_BASE") |" ;;
+			nvm-*) echo "| $c | nvm | ${c#nvm-} | on | pool: $(fs_of /dev/shm); data directory and WAL (indexes, catalog): $(fs_of "$DISK_BASE") |" ;;
+		esac
+	done
+} >"$OUT/settings.md"
+
+say "==> $MODE benchmark: ${ORDERED[*]}; clients $CLIENTS; contenders $CONTENDERS; output $OUT"
+
+# ---------------------------------------------------------------------------
+# the runs
+# ---------------------------------------------------------------------------
+
+# setup_and_load CONTENDER FAMILY: fresh cluster and data (a failure takes
+# the contender out of the family)
+setup_and_load()
+{
+	local c=$1 fam=$2 t1
+	t1=$(date +%s)
+	progress "$c: fresh cluster, loading $fam"
+	if ! setup_contender "$c" "$fam" || ! load "$c" "$fam"; then
+		FAILED_CONT[$c]="setup or load failed"
+		nvm_warn "$c: setup or load of $fam failed (logs in $OUT/logs); its $fam runs are skipped"
+	fi
+	LOAD_SECS=$((LOAD_SECS + $(date +%s) - t1))
+	LOADS_DONE=$((LOADS_DONE + 1))
+	LOADS_LEFT=$((LOADS_LEFT - 1))
+}
+
+# record_pool CONTENDER FAMILY: pool use at the end of the family (a sizing
+# hint for nvm.pool_size)
+record_pool()
+{
+	local c=$1 fam=$2
+	if [ "${CAM[$c]:-}" = nvm ] && [ -z "${FAILED_CONT[$c]:-}" ]; then
+		pg "$c" psql -X -At -F ',' -d "$fam" -c \
+			"SELECT '$fam', '$c', pool_size, used_bytes FROM nvm_pool_stats()" \
+			>>"$OUT/pool-usage.csv" 2>/dev/null || true
+	fi
+}
+
+POINT=0
+for fam in "${FAMILIES[@]}"; do
+	FAILED_CONT=()
+	if [ "$ORDER" = serial ]; then
+		for c in $CONTENDERS; do
+			setup_and_load "$c" "$fam"
+			for w in "${ORDERED[@]}"; do
+				[ "$(family_of "$w")" = "$fam" ] || continue
+				for n in $CLIENTS; do
+					run_point "$c" "$w" "$n"
+				done
+			done
+			record_pool "$c" "$fam"
+			nvm_cleanup
+		done
+		continue
+	fi
+	for c in $CONTENDERS; do
+		setup_and_load "$c" "$fam"
+	done
+	for w in "${ORDERED[@]}"; do
+		[ "$(family_of "$w")" = "$fam" ] || continue
+		for n in $CLIENTS; do
+			# the contenders' order rotates from point to point, so none of
+			# them always runs first or right after another
+			read -r -a order <<<"$CONTENDERS"
+			k=$((POINT % ${#order[@]}))
+			POINT=$((POINT + 1))
+			for c in "${order[@]:k}" "${order[@]:0:k}"; do
+				run_point "$c" "$w" "$n"
+			done
+		done
+	done
+	for c in $CONTENDERS; do
+		record_pool "$c" "$fam"
+	done
+	nvm_cleanup
+done
+
+# ---------------------------------------------------------------------------
+# engine level
+# ---------------------------------------------------------------------------
+
+# engine_run CSV DELAY: every workload and thread count in both modes,
+# ENGINE_REPS times; each workload gets a pool sized for what it writes
+# (doubled and retried when it fills up)
+engine_run()
+{
+	local csv=$1 delay=$2 rep w mb tries log t1 label=
+	if [ "$delay" != 0 ]; then label=", drain delay $delay ns"; fi
+	for rep in $(seq 1 "$ENGINE_REPS"); do
+		for w in micro ycsb-a ycsb-b ycsb-c; do
+			# MB written per second at the machine's peak here, per 2 cores
+			case "$w" in
+				micro) mb=2600 ;;
+				ycsb-a) mb=3000 ;;
+				ycsb-b) mb=1300 ;;
+				ycsb-c) mb=0 ;;
+			esac
+			mb=$(awk -v m="$mb" -v c="$NPROC" -v s="$ENGINE_SECONDS" -v w="$ENGINE_WARMUP" -v r="$ENGINE_ROWS" \
+				'BEGIN { printf "%d", 64 + r * 1.3 / 1024 + m * c / 2 * (s + w) * 1.3 }')
+			t1=$(date +%s)
+			for tries in 1 2 3; do
+				log=$OUT/logs/engine-$delay-$w-$rep.log
+				progress "engine level: $w, threads $ENGINE_THREADS, both modes$label (repetition $rep of $ENGINE_REPS)"
+				if nvm_run_group 3600 "$log" "$BUILD_DIR/nvm_engine_bench" \
+					--workloads "$w" --threads "$ENGINE_THREADS" --seconds "$ENGINE_SECONDS" \
+					--warmup "$ENGINE_WARMUP" --rows "$ENGINE_ROWS" --pool "$ENGINE_POOL" \
+					--pool-size "$mb" --drain-delay-ns "$delay" --csv "$csv" >/dev/null; then
+					grep -v '^# ' "$log" >>"$OUT/engine.md" || true
+					break
+				fi
+				rm -f "$ENGINE_POOL"
+				if grep -q 'pool full\|pool too small' "$log" && [ "$tries" -lt 3 ]; then
+					mb=$((mb * 2))
+					nvm_warn "engine level: pool full, again with $mb MB"
+					continue
+				fi
+				nvm_warn "engine level: $w failed (log: $log)"
+				break
+			done
+			ENGINE_SECS=$((ENGINE_SECS + $(date +%s) - t1))
+			ENGINE_STEPS_DONE=$((ENGINE_STEPS_DONE + 1))
+			ENGINE_STEPS_LEFT=$((ENGINE_STEPS_LEFT - 1))
+		done
+	done
+}
+
+if [ "$RUN_ENGINE" = 1 ]; then
+	ENGINE_POOL=/dev/shm/nvmam-bench-engine-$$
+	nvm_cleanup_add "rm -f '$ENGINE_POOL'"
+	header="mode,workload,threads,seconds,tps,commits,aborts,lat_us,snapshot_ns,complete_ns,flushes_per_txn,fences_per_txn,bytes_per_txn"
+	echo "$header" >"$OUT/engine.csv"
+	: >"$OUT/engine.md"
+	engine_run "$OUT/engine.csv" 0
+	for d in $DRAIN_DELAYS; do
+		echo "$header" >"$OUT/engine-delay-$d.csv"
+		echo "## drain delay $d ns" >>"$OUT/engine.md"
+		engine_run "$OUT/engine-delay-$d.csv" "$d"
+	done
+	rm -f "$ENGINE_POOL"
+fi
+
+# ---------------------------------------------------------------------------
+# report
+# ---------------------------------------------------------------------------
+
+ELAPSED=$(($(date +%s) - T0))
+printf '\nTotal time of the run: %d s.\n' "$ELAPSED" >>"$OUT/settings.md"
+ln -sfn "$OUT" "$BUILD_DIR/bench-latest" 2>/dev/null || true
+say "==> writing the report ($OUT/report.md)"
+"$PYTHON" "$BENCH/lib/report.py" "$OUT"
+say "==> done in ${ELAPSED} s: $OUT"

@@ -1,0 +1,152 @@
+-- bench/workloads/tpcc_schema.sql
+--	  The nine TPC-C tables (TPC-C 5.11, clause 1.3) with their primary keys
+--	  and the customer last-name index that Payment uses, plus two helper
+--	  functions.  Tables are created without USING: the database's
+--	  default_table_access_method decides heap or nvm.  Only New-Order and
+--	  Payment run (as in the MCSI paper), so no index serves Delivery,
+--	  Order-Status or Stock-Level.
+
+DROP TABLE IF EXISTS order_line, new_order, orders, history, customer, district,
+	stock, item, warehouse;
+
+CREATE TABLE warehouse (
+	w_id		integer NOT NULL,
+	w_name		varchar(10),
+	w_street_1	varchar(20),
+	w_street_2	varchar(20),
+	w_city		varchar(20),
+	w_state		char(2),
+	w_zip		char(9),
+	w_tax		numeric(4, 4),
+	w_ytd		numeric(12, 2)
+);
+
+CREATE TABLE district (
+	d_id		smallint NOT NULL,
+	d_w_id		integer NOT NULL,
+	d_name		varchar(10),
+	d_street_1	varchar(20),
+	d_street_2	varchar(20),
+	d_city		varchar(20),
+	d_state		char(2),
+	d_zip		char(9),
+	d_tax		numeric(4, 4),
+	d_ytd		numeric(12, 2),
+	d_next_o_id integer
+);
+
+CREATE TABLE customer (
+	c_id		integer NOT NULL,
+	c_d_id		smallint NOT NULL,
+	c_w_id		integer NOT NULL,
+	c_first		varchar(16),
+	c_middle	char(2),
+	c_last		varchar(16),
+	c_street_1	varchar(20),
+	c_street_2	varchar(20),
+	c_city		varchar(20),
+	c_state		char(2),
+	c_zip		char(9),
+	c_phone		char(16),
+	c_since		timestamp,
+	c_credit	char(2),
+	c_credit_lim numeric(12, 2),
+	c_discount	numeric(4, 4),
+	c_balance	numeric(12, 2),
+	c_ytd_payment numeric(12, 2),
+	c_payment_cnt integer,
+	c_delivery_cnt integer,
+	c_data		varchar(500)
+);
+
+CREATE TABLE history (
+	h_c_id		integer,
+	h_c_d_id	smallint,
+	h_c_w_id	integer,
+	h_d_id		smallint,
+	h_w_id		integer,
+	h_date		timestamp,
+	h_amount	numeric(6, 2),
+	h_data		varchar(24)
+);
+
+CREATE TABLE new_order (
+	no_o_id		integer NOT NULL,
+	no_d_id		smallint NOT NULL,
+	no_w_id		integer NOT NULL
+);
+
+CREATE TABLE orders (
+	o_id		integer NOT NULL,
+	o_d_id		smallint NOT NULL,
+	o_w_id		integer NOT NULL,
+	o_c_id		integer,
+	o_entry_d	timestamp,
+	o_carrier_id smallint,
+	o_ol_cnt	smallint,
+	o_all_local smallint
+);
+
+CREATE TABLE order_line (
+	ol_o_id		integer NOT NULL,
+	ol_d_id		smallint NOT NULL,
+	ol_w_id		integer NOT NULL,
+	ol_number	smallint NOT NULL,
+	ol_i_id		integer,
+	ol_supply_w_id integer,
+	ol_delivery_d timestamp,
+	ol_quantity smallint,
+	ol_amount	numeric(6, 2),
+	ol_dist_info char(24)
+);
+
+CREATE TABLE item (
+	i_id		integer NOT NULL,
+	i_im_id		integer,
+	i_name		varchar(24),
+	i_price		numeric(5, 2),
+	i_data		varchar(50)
+);
+
+CREATE TABLE stock (
+	s_i_id		integer NOT NULL,
+	s_w_id		integer NOT NULL,
+	s_quantity	smallint,
+	s_dist_01	char(24),
+	s_dist_02	char(24),
+	s_dist_03	char(24),
+	s_dist_04	char(24),
+	s_dist_05	char(24),
+	s_dist_06	char(24),
+	s_dist_07	char(24),
+	s_dist_08	char(24),
+	s_dist_09	char(24),
+	s_dist_10	char(24),
+	s_ytd		integer,
+	s_order_cnt smallint,
+	s_remote_cnt smallint,
+	s_data		varchar(50)
+);
+
+-- tpcc_lastname(n) is the customer last name of number n (0..999): three
+-- syllables, one per decimal digit (clause 4.3.2.3).
+CREATE OR REPLACE FUNCTION tpcc_lastname(n integer) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+	SELECT s[n / 100 + 1] || s[(n / 10) % 10 + 1] || s[n % 10 + 1]
+	FROM (SELECT ARRAY['BAR', 'OUGHT', 'ABLE', 'PRI', 'PRES',
+					   'ESE', 'ANTI', 'CALLY', 'ATION', 'EING']) AS t(s)
+$$;
+
+-- tpcc_nurand(a, x, y, c) is TPC-C's non-uniform random number NURand(A, x, y)
+-- with run-time constant c (clause 2.1.6), for the loader.
+CREATE OR REPLACE FUNCTION tpcc_nurand(a integer, x integer, y integer, c integer)
+RETURNS integer LANGUAGE sql VOLATILE PARALLEL SAFE AS $$
+	SELECT (((floor(random() * (a + 1))::integer
+			  | (x + floor(random() * (y - x + 1))::integer)) + c) % (y - x + 1)) + x
+$$;
+
+-- tpcc_astring(lo, hi) is a random string of lo..hi (at most 512) characters.
+CREATE OR REPLACE FUNCTION tpcc_astring(lo integer, hi integer) RETURNS text
+LANGUAGE sql VOLATILE PARALLEL SAFE AS $$
+	SELECT substr(repeat(md5(random()::text), (hi + 31) / 32), 1, lo + floor(random() * (hi - lo + 1))::integer)
+$$;

@@ -1,0 +1,33 @@
+/*-------------------------------------------------------------------------
+ *
+ * nvm_wait.h
+ *	  Waiting for the transaction that is writing a row of an nvm table.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef NVM_WAIT_H
+#define NVM_WAIT_H
+
+#include "storage/lock.h"
+#include "utils/rel.h"
+
+#include "store.h"
+
+/* nvm.write_conflict */
+typedef enum NvmWriteConflictPolicy
+{
+	NVM_WRITE_CONFLICT_WAIT = 0,
+	NVM_WRITE_CONFLICT_ABORT
+} NvmWriteConflictPolicy;
+
+extern int	nvm_write_conflict;
+
+extern void nvm_wait_define_settings(void);
+extern Size nvm_wait_shmem_size(void);
+extern void nvm_wait_shmem_init(void *ptr, bool found);
+extern void nvm_wait_before_subxact_change(void);
+extern void nvm_wait_for_vxid(VirtualTransactionId vxid);
+extern void nvm_wait_for_writer(Relation rel, NvmVersion *v);
+extern void nvm_report_write_conflict(Relation rel) pg_attribute_noreturn();
+
+#endif							/* NVM_WAIT_H */
