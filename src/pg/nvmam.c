@@ -33,6 +33,7 @@
 #include "utils/guc.h"
 
 #include "core.h"
+#include "mcsi.h"
 #include "nvm_index.h"
 #include "nvm_rowlock.h"
 #include "nvm_wait.h"
@@ -54,6 +55,14 @@ static char *nvm_pool_path = NULL;
 static int	nvm_pool_size_mb = 1024;
 static int	nvm_concurrency_control = NVM_CC_MCSI;
 static int	nvm_emulated_drain_delay_ns = 0;
+static int	nvm_snapshot_buffering = NVM_SNAPSHOT_JOIN;
+
+static const struct config_enum_entry nvm_snapshot_buffering_options[] = {
+	{"join", NVM_SNAPSHOT_JOIN, false},
+	{"paper", NVM_SNAPSHOT_PAPER, false},
+	{"off", NVM_SNAPSHOT_LOCKED, false},
+	{NULL, 0, false}
+};
 
 static const struct config_enum_entry nvm_cc_options[] = {
 	{"mcsi", NVM_CC_MCSI, false},
@@ -170,6 +179,20 @@ nvm_define_settings(void)
 							 nvm_crash_point_options,
 							 PGC_SUSET,
 							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("nvm.snapshot_buffering",
+							 "How MCSI serves a snapshot while another backend is generating one.",
+							 "join (default): wait for a generation that began after the request, "
+							 "so a transaction sees everything that committed before it; "
+							 "paper: reuse the last buffered snapshot at once, as the MCSI paper "
+							 "does (a session can then miss its own previous commit); "
+							 "off: no buffering, every request scans.",
+							 &nvm_snapshot_buffering,
+							 NVM_SNAPSHOT_JOIN,
+							 nvm_snapshot_buffering_options,
+							 PGC_POSTMASTER,
+							 0,
 							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("nvm.emulated_drain_delay_ns",
@@ -337,7 +360,10 @@ nvm_shmem_startup(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	ptr = ShmemInitStruct("nvmam core", nvm_core_shmem_size(), &found);
 	if (!found)
+	{
 		nvm_core_startup(ptr);
+		nvm_snapshot_set_policy((NvmSnapshotPolicy) nvm_snapshot_buffering);
+	}
 	else
 		nvm_core_attach(ptr);
 	LWLockRelease(AddinShmemInitLock);
