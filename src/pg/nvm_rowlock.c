@@ -27,9 +27,10 @@
  * waiting, so it is granted exactly when no holder's mode conflicts, as
  * heap grants a lock that does not conflict with the lockers in xmax, even
  * while a conflicting request waits.  A request that conflicts queues, as
- * on heap, on a second lock of the record (the queue lock, offset with NVM_QUEUE_LOCK_BIT)
- * in its mode, and at the head of the queue waits for each conflicting
- * holder's transaction to end (nvm_wait.c), all in the lock manager:
+ * on heap, on a second lock of the record (the queue lock: the offset with
+ * NVM_QUEUE_LOCK_BIT set) in its mode, and at the head of the queue waits
+ * for each conflicting holder's transaction to end (nvm_wait.c), all in
+ * the lock manager:
  * the deadlock detector sees every wait, NOWAIT is the failed attempt and
  * SKIP LOCKED skips.  As on heap, a backend that already holds the row lock
  * in some mode does not queue when it asks for a stronger one.
@@ -63,6 +64,8 @@
  *	 L3. after a full barrier reads the chain again.  If X has come
  *		 meanwhile, L gives back the acquisition made in L2 (not one it held
  *		 before), waits for X and starts again.  Otherwise L keeps the lock.
+ *		 From just before L2's attempt until this decision, L's lock window
+ *		 (a word in shared memory by backend id) names r.
  * A writer W writing record r in mode m:
  *	 W1. if the count is not zero and another transaction holds a
  *		 conflicting row lock, waits until none does (nvm_rowlock_free and
@@ -92,8 +95,11 @@
  * queue, for a holder's transaction, for a writer's transaction (all in
  * the lock manager), and for another slot's decision, which is short and
  * never circular: a writer in W2..W5 waits for nothing.  Only real holders
- * are waited for: writers never take the row lock, and a locker holds one
- * it gives back again only in the race of L3.  A backend about to wait for
+ * are waited for: writers never take the row lock, and a locker that may
+ * give its lock back in L3 says so in its lock window, which a waiter waits
+ * out (it is short) instead of waiting for that locker's transaction; the
+ * waiter takes a holder as real only if the holder's window word did not
+ * change around a look that found it holding.  A backend about to wait for
  * a writer X gives back the row lock it took in the current call first, so
  * X, which may check the row lock later, only ever waits for locks their
  * holders took in earlier statements, as on heap, where a row lock stays
@@ -423,7 +429,8 @@ nvm_rowlock_dequeue(NvmRowQueue *q)
 static inline uint64
 window_tag(Relation rel, uint64 record_no)
 {
-	uint64		tag = (((uint64) rel->rd_lockInfo.lockRelId.relId << 24) ^ record_no) & WINDOW_TAG_MASK;
+	uint64		relid = rel->rd_lockInfo.lockRelId.relId;
+	uint64		tag = ((relid << 24) ^ record_no) & WINDOW_TAG_MASK;
 
 	return tag == 0 ? 1 : tag;
 }
