@@ -16,8 +16,11 @@
  * session can miss its own last commit) and that the default policy does
  * not have it.
  *
- * Usage: test_stress [seconds-per-run [max-workers]]; CI runs 1 s per
- * worker count 1, 2, 4, 8, 16, 32.  "N passed, N failed" closes the output.
+ * Usage: test_stress [seconds-per-run [max-workers [pool-MB]]]; CI runs 1 s
+ * per worker count 1, 2, 4, 8, 16, 32 with a 512 MB pool.  There is no
+ * garbage collection yet, so a long run needs a pool that holds every
+ * version it writes; a full pool fails the run.  "N passed, N failed"
+ * closes the output.
  */
 #include "core.h"
 #include "mcsi.h"
@@ -55,6 +58,7 @@ typedef struct Shared
 	_Atomic long own_commit_missed;
 	_Atomic long commits;
 	_Atomic long retries;
+	_Atomic long pool_full;
 	NvmSnapshot *snaps;			/* recorded snapshots */
 	_Atomic int nsnaps;
 	int			max_snaps;
@@ -141,13 +145,21 @@ worker_main(void *arg)
 				int64_t		nb;
 				uint64_t	n;
 				NvmConflict cf;
+				NvmWriteResult res;
 
 				view.my_txid = txn.txid;
 				view.curcid = (uint32_t) i;
 				v = nvm_chain_visible(&sh->table, sh->record[ends[i]], &view);
 				nb = balance_of(v) + delta[i];
-				if (nvm_record_update(&sh->table, &txn, 1, (uint32_t) i, v->version_no,
-									  &nb, sizeof(nb), false, &n, &cf) != NVM_WRITE_OK)
+				res = nvm_record_update(&sh->table, &txn, 1, (uint32_t) i, v->version_no,
+										&nb, sizeof(nb), false, &n, &cf);
+				if (res == NVM_WRITE_NO_SPACE)
+				{
+					/* not a conflict: the run is over */
+					atomic_fetch_add(&sh->pool_full, 1);
+					sh->stop = 1;
+				}
+				if (res != NVM_WRITE_OK)
 					conflict = true;
 			}
 			if (conflict)
@@ -200,6 +212,8 @@ contained(const NvmSnapshot *a, const NvmSnapshot *b)
 	return true;
 }
 
+static uint64_t pool_mb = 512;
+
 static void
 run(uint32_t mode, int nworkers, double seconds, const char *path)
 {
@@ -218,7 +232,7 @@ run(uint32_t mode, int nworkers, double seconds, const char *path)
 
 	unlink(path);
 	o.path = path;
-	o.create_size = 512 << 20;
+	o.create_size = pool_mb << 20;
 	o.system_identifier = 1;
 	o.cc_mode = mode;
 	o.max_slots = 64;
@@ -280,6 +294,7 @@ run(uint32_t mode, int nworkers, double seconds, const char *path)
 	printf("# %s, %d worker(s) + 1 reader, %.1f s: %ld commits, %ld retries, %d snapshots compared\n",
 		   m, nworkers, seconds, (long) sh->commits, (long) sh->retries, (int) sh->nsnaps);
 	CHECK(sh->commits > 0, "%s %d: transfers commit", m, nworkers);
+	CHECK(sh->pool_full == 0, "%s %d: the pool never filled (use a larger pool for long runs)", m, nworkers);
 	CHECK(total == (int64_t) ACCOUNTS * INITIAL, "%s %d: the total never changes (%lld)", m, nworkers, (long long) total);
 	CHECK(exact, "%s %d: every account matches the acknowledged commits", m, nworkers);
 	CHECK(sh->torn_totals == 0, "%s %d: no snapshot sees a torn transfer (%ld did)", m, nworkers, (long) sh->torn_totals);
@@ -400,6 +415,9 @@ main(int argc, char **argv)
 {
 	double		seconds = argc > 1 ? atof(argv[1]) : 1.0;
 	int			max_workers = argc > 2 ? atoi(argv[2]) : 32;
+
+	if (argc > 3)
+		pool_mb = strtoull(argv[3], NULL, 10);
 	char		path[128];
 
 	snprintf(path, sizeof(path), "/dev/shm/nvmam_stress_%d", (int) getpid());
