@@ -110,7 +110,7 @@ summary()
 ROWS=()
 run_contender()
 {
-	local c=$1 dir shm port am=heap cc= log=$OUT/gotpc-$1.log go_args
+	local c=$1 dir shm port am=heap cc='' log=$OUT/gotpc-$1.log go_args
 	case "$c" in
 		heap) ;;
 		nvm-mcsi) am=nvm cc=mcsi ;;

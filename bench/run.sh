@@ -17,7 +17,9 @@
 #		nvm-mcsi	nvm tables, MCSI; pool in /dev/shm, data directory (index WAL)
 #					on disk, synchronous_commit = on
 #		nvm-n2db	the same with nvm.concurrency_control = n2db
-#	  (heap-async, heap with synchronous_commit = off, can be added by hand.)
+#	  Optional (--contenders): heap-async (heap, synchronous_commit = off);
+#	  nvm-mcsi-tmpfs and nvm-n2db-tmpfs (data directory, so the WAL of indexes
+#	  and catalog, in /dev/shm like heap-tmpfs).
 #	  Every transaction runs at REPEATABLE READ (snapshot isolation); pgbench
 #	  retries serialization failures and deadlocks (--max-tries) and counts
 #	  commits, retries and failures apart.
@@ -56,6 +58,7 @@
 #	--workloads "..."		among ycsb-a ycsb-b ycsb-c tpcc-1wh tpcc-4wh
 #							tpcc-uncontended tpcb (default: all)
 #	--contenders "..."		among heap heap-tmpfs nvm-mcsi nvm-n2db heap-async
+#							nvm-mcsi-tmpfs nvm-n2db-tmpfs
 #	--drain-delay "NS ..."	sensitivity: also run nvm-mcsi and nvm-n2db with
 #							nvm.emulated_drain_delay_ns = NS (off by default)
 #	--no-engine				skip the engine-level benchmark
@@ -66,12 +69,15 @@
 #	NVM_BENCH_YCSB_ROWS [50000 / 1000000]	NVM_BENCH_TPCB_SCALE [10 / 32]
 #	NVM_BENCH_TPCC_ITEMS [2000 / 100000]	NVM_BENCH_TPCC_CUSTOMERS [100 / 3000]
 #	NVM_BENCH_TPCC_ORDERS [100 / 300] (initial orders per district)
-#	NVM_BENCH_POOL_SIZE [1GB / YCSB 3GB, TPC-C 3GB, TPC-B 2GB]
+#	NVM_BENCH_POOL_SIZE [1GB / YCSB 3GB, TPC-C 7GB, TPC-B 2GB] (no garbage
+#		collection yet: every version written, aborted attempts included, stays)
 #	NVM_BENCH_SHARED_BUFFERS [256MB / 1GB]	NVM_BENCH_MAX_WAL_SIZE [1GB / 2GB]
 #	NVM_BENCH_MAX_TRIES [1000]				NVM_BENCH_DATA_DIR [/var/tmp] (disk)
 #	NVM_BENCH_ENGINE_THREADS [1,2,4 / 1,2,4,8,16]
 #	NVM_BENCH_ENGINE_SECONDS [0.2 / 0.5]	NVM_BENCH_ENGINE_ROWS [20000 / 1000000]
 #	NVM_BENCH_ENGINE_REPS [1 / 2] (repetitions; the report keeps each point's best)
+#	NVM_BENCH_NVM_CONF="a = 1; b = 2"		extra postgresql.conf lines for nvm clusters
+#											(e.g. "nvm.write_conflict = abort")
 #	NVM_SKIP_PACKAGES=1						do not check for Debian packages
 #	PG_CONFIG=path							pg_config of PostgreSQL 15
 
@@ -154,7 +160,7 @@ else
 	TPCC_CUSTOMERS=${NVM_BENCH_TPCC_CUSTOMERS:-3000}
 	TPCC_ORDERS=${NVM_BENCH_TPCC_ORDERS:-300}
 	TPCB_SCALE=${NVM_BENCH_TPCB_SCALE:-32}
-	POOL_YCSB=${NVM_BENCH_POOL_SIZE:-3GB} POOL_TPCC=${NVM_BENCH_POOL_SIZE:-3GB} POOL_TPCB=${NVM_BENCH_POOL_SIZE:-2GB}
+	POOL_YCSB=${NVM_BENCH_POOL_SIZE:-3GB} POOL_TPCC=${NVM_BENCH_POOL_SIZE:-7GB} POOL_TPCB=${NVM_BENCH_POOL_SIZE:-2GB}
 	SHARED_BUFFERS=${NVM_BENCH_SHARED_BUFFERS:-1GB}
 	MAX_WAL_SIZE=${NVM_BENCH_MAX_WAL_SIZE:-2GB}
 	ORDER=${ORDER:-serial}
@@ -187,7 +193,7 @@ for w in $WORKLOADS; do
 done
 for c in $CONTENDERS; do
 	case "${c%@*}" in
-		heap | heap-tmpfs | heap-async | nvm-mcsi | nvm-n2db) ;;
+		heap | heap-tmpfs | heap-async | nvm-mcsi | nvm-n2db | nvm-mcsi-tmpfs | nvm-n2db-tmpfs) ;;
 		*) nvm_die "unknown contender $c" ;;
 	esac
 done
@@ -202,7 +208,7 @@ STAMP=$(date -u +%Y%m%d-%H%M%S)
 OUT=${OUT:-$BUILD_DIR/bench-$MODE-$STAMP}
 mkdir -p "$OUT/logs"
 OUT=$(cd "$OUT" && pwd)
-rm -f "$OUT/results.csv" "$OUT/engine.csv"
+rm -f "$OUT/results.csv" "$OUT/engine.csv" "$OUT/modules.csv" "$OUT/pool-usage.csv"
 T0=$(date +%s)
 
 # progress and messages go to stderr; stdout gets the final table only
@@ -342,7 +348,7 @@ progress()
 # clusters
 # ---------------------------------------------------------------------------
 
-declare -A CDIR CAM CWHERE CSYNC CCC CDELAY
+declare -A CDIR CAM CSYNC CDELAY
 
 fs_of()
 {
@@ -377,17 +383,19 @@ psql_c()
 # setup_contender NAME FAMILY: a fresh cluster for NAME, started
 setup_contender()
 {
-	local c=$1 fam=$2 base=$DISK_BASE sync=on am=heap cc= delay=0 dir shm
+	local c=$1 fam=$2 base=$DISK_BASE sync=on am=heap cc='' delay=0 dir shm
 	case "${c%@*}" in
 		heap) ;;
 		heap-tmpfs) base=/dev/shm ;;
 		heap-async) sync=off ;;
 		nvm-mcsi) am=nvm cc=mcsi ;;
 		nvm-n2db) am=nvm cc=n2db ;;
+		nvm-mcsi-tmpfs) am=nvm cc=mcsi base=/dev/shm ;;
+		nvm-n2db-tmpfs) am=nvm cc=n2db base=/dev/shm ;;
 	esac
 	if [[ $c == *@* ]]; then delay=${c#*@}; fi
 	dir=$(nvm_pg_tmpdir "$base" "nvmam-bench-${c//@/-}") || return 1
-	CDIR[$c]=$dir CAM[$c]=$am CSYNC[$c]=$sync CCC[$c]=$cc CDELAY[$c]=$delay
+	CDIR[$c]=$dir CAM[$c]=$am CSYNC[$c]=$sync CDELAY[$c]=$delay
 	nvm_cleanup_add "nvm_cluster_stop '$dir'; cp -f '$dir/server.log' '$OUT/logs/server-$fam-${c//@/-}.log' 2>/dev/null; rm -rf '$dir'"
 	nvm_cluster_init "$dir" "$(nvm_free_port)" || return 1
 	nvm_cluster_conf "$dir" \
@@ -397,12 +405,11 @@ setup_contender()
 		"max_wal_size = '$MAX_WAL_SIZE'" \
 		"checkpoint_timeout = '1d'" \
 		"autovacuum = off" \
+		"deadlock_timeout = '50ms'" \
 		"default_transaction_isolation = 'read committed'"
-	CWHERE[$c]="data+WAL: $(fs_of "$base")"
 	if [ "$am" = nvm ]; then
 		shm=$(nvm_pg_tmpdir /dev/shm "nvmam-bench-pool") || return 1
 		nvm_cleanup_add "rm -rf '$shm'"
-		CWHERE[$c]="pool: $(fs_of /dev/shm); ${CWHERE[$c]}"
 		nvm_cluster_conf "$dir" \
 			"shared_preload_libraries = 'nvmam'" \
 			"nvm.pool_path = '$shm/pool'" \
@@ -412,7 +419,17 @@ setup_contender()
 			nvm_cluster_conf "$dir" "nvm.emulated_drain_delay_ns = $delay"
 		fi
 	fi
+	if [ "$am" = nvm ] && [ -n "${NVM_BENCH_NVM_CONF:-}" ]; then
+		local line
+		IFS=';' read -r -a extra <<<"$NVM_BENCH_NVM_CONF"
+		for line in "${extra[@]}"; do
+			nvm_cluster_conf "$dir" "$line"
+		done
+	fi
 	nvm_cluster_start "$dir" || return 1
+	# the module this cluster preloaded (others may install new builds meanwhile)
+	printf '%s,%s,%s,%s\n' "$fam" "$c" "$(date -u +%FT%TZ)" \
+		"$(md5sum "$PG_PKGLIBDIR/nvmam.so" 2>/dev/null | cut -c1-12)" >>"$OUT/modules.csv"
 	if [ "$am" = nvm ]; then
 		local mode
 		mode=$(pg "$c" psql -X -At -d postgres -c "SHOW nvm.concurrency_control") || return 1
@@ -486,6 +503,13 @@ load()
 				pg "$c" pgbench -i -q -s "$TPCB_SCALE" tpcb ;;
 	esac >"$log" 2>&1 || { tail -n 20 "$log" >&2; return 1; }
 	check_am "$c" "$fam" || return 1
+	# read every row once, so no measured run pays for first touches after
+	# the load (heap: hint bits; nvm: version status look-ups)
+	psql_c "$c" "$fam" -c "DO \$\$ DECLARE r record; n bigint; BEGIN
+		FOR r IN SELECT c.oid::regclass AS t FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
+				 WHERE c.relkind = 'r' AND s.nspname = 'public' LOOP
+			EXECUTE format('SELECT count(*) FROM %s', r.t) INTO n;
+		END LOOP; END \$\$" >>"$log" 2>&1 || return 1
 	psql_c "$c" postgres -c CHECKPOINT
 }
 
@@ -500,7 +524,7 @@ declare -A FAILED_CONT	# contender -> reason it is skipped in this family
 # run_point CONTENDER WORKLOAD CLIENTS
 run_point()
 {
-	local c=$1 w=$2 n=$3 fam db args=() nwh='' j key t1 out started summary
+	local c=$1 w=$2 n=$3 fam db args=() nwh='' j key t1 out summary
 	fam=$(family_of "$w")
 	db=$fam
 	j=$((n < NPROC ? n : NPROC))
@@ -596,13 +620,16 @@ run_point()
 	echo "- YCSB: $YCSB_ROWS rows of a key + 10 x 100-byte text fields; 1-5 uniform random records per transaction; A/B/C = 50/5/0 % updates"
 	echo "- TPC-C: $TPCC_WAREHOUSES warehouses loaded; $TPCC_ITEMS items (stock per warehouse), $TPCC_CUSTOMERS customers and $TPCC_ORDERS initial orders per district; NURand A: item $A_ITEM, customer $A_CUST, last name $A_LAST (0..$LAST_MAX); New-Order 45% / Payment 55%, home warehouse client_id % warehouses + 1; 1% New-Order rollbacks; remote: 1% per order line (~10% of New-Orders), 15% of Payments"
 	echo "- TPC-B: pgbench -i -s $TPCB_SCALE, builtin tpcb-like"
-	echo "- per cluster: shared_buffers = $SHARED_BUFFERS, max_wal_size = $MAX_WAL_SIZE, checkpoint_timeout = 1d, autovacuum = off, CHECKPOINT before each run; nvm.pool_size = $POOL_YCSB (YCSB), $POOL_TPCC (TPC-C), $POOL_TPCB (TPC-B); a fresh cluster per contender and workload family"
+	echo "- per cluster: shared_buffers = $SHARED_BUFFERS, max_wal_size = $MAX_WAL_SIZE, checkpoint_timeout = 1d, autovacuum = off, deadlock_timeout = 50ms (New-Orders update stock rows in random item order, so they can deadlock; detected after 50 ms instead of 1 s, then retried); after the load every table is read once (count(*)) and CHECKPOINTed; CHECKPOINT before each run; nvm.pool_size = $POOL_YCSB (YCSB), $POOL_TPCC (TPC-C), $POOL_TPCB (TPC-B); a fresh cluster per contender and workload family"
 	if [ "$ORDER" = interleaved ]; then
 		echo "- order: interleaved (all contenders' clusters up at once; for each workload and client count the contenders run back to back, in rotating order)"
 	else
 		echo "- order: serial (one contender's cluster at a time: it loads, runs every workload and client count of the family, and is removed)"
 	fi
 	echo "- drain delay (emulated NVM write latency) runs: ${DRAIN_DELAYS:-none}"
+	if [ -n "${NVM_BENCH_NVM_CONF:-}" ]; then
+		echo "- extra settings of the nvm clusters: $NVM_BENCH_NVM_CONF"
+	fi
 	echo
 	echo "| contender | access method | concurrency control | synchronous_commit | where data, WAL and pool live |"
 	echo "|---|---|---|---|---|"
@@ -611,7 +638,8 @@ run_point()
 			heap) echo "| $c | heap | PostgreSQL (heap MVCC) | on | data directory and WAL: $(fs_of "$DISK_BASE") |" ;;
 			heap-tmpfs) echo "| $c | heap | PostgreSQL (heap MVCC) | on | data directory and WAL: $(fs_of /dev/shm) |" ;;
 			heap-async) echo "| $c | heap | PostgreSQL (heap MVCC) | off | data directory and WAL: $(fs_of "$DISK_BASE") |" ;;
-			nvm-*) echo "| $c | nvm | ${c#nvm-} | on | pool: $(fs_of /dev/shm); data directory and WAL (indexes, catalog): $(fs_of "$DISK_BASE") |" ;;
+			nvm-*-tmpfs*) c2=${c#nvm-}; echo "| $c | nvm | ${c2%%-*} | on | pool: $(fs_of /dev/shm); data directory and WAL (indexes, catalog): $(fs_of /dev/shm) |" ;;
+			nvm-*) c2=${c#nvm-}; echo "| $c | nvm | ${c2%%@*} | on | pool: $(fs_of /dev/shm); data directory and WAL (indexes, catalog): $(fs_of "$DISK_BASE") |" ;;
 		esac
 	done
 } >"$OUT/settings.md"

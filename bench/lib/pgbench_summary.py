@@ -78,13 +78,20 @@ def parse_output(text):
         r["status"] = "aborted"
     else:
         r["status"] = "ok"
-    # the first distinct error message, without pgbench's prefixes
+    # the first server error (the text after "ERROR:"), else pgbench's own
     msg = ""
     for e in errors:
-        e = re.sub(r"^pgbench: (error|fatal): ", "", e.strip())
-        if e and "Run was aborted" not in e:
-            msg = e[:200]
+        m = re.search(r"ERROR:\s+(.*)", e)
+        if m:
+            msg = m.group(1).strip()
             break
+    if not msg:
+        for e in errors:
+            e = re.sub(r"^pgbench: (error|fatal): ", "", e.strip())
+            if e and "Run was aborted" not in e:
+                msg = e
+                break
+    msg = msg.replace('"', "'")[:160]
     r["error"] = msg if r["status"] != "ok" else ""
     return r
 
