@@ -31,6 +31,7 @@
 #include "storage/shmem.h"
 #include "tcop/utility.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
 
 #include "core.h"
 #include "mcsi.h"
@@ -261,10 +262,10 @@ nvm_open_pool(void)
 			ereport(FATAL,
 					(errcode_for_file_access(),
 					 errmsg("could not create directory \"%s\": %m", dir)));
-		nvm_pool_path_resolved = psprintf("%s/pool", dir);
+		nvm_pool_path_resolved = MemoryContextStrdup(TopMemoryContext, psprintf("%s/pool", dir));
 	}
 	else
-		nvm_pool_path_resolved = pstrdup(nvm_pool_path);
+		nvm_pool_path_resolved = MemoryContextStrdup(TopMemoryContext, nvm_pool_path);
 
 	memset(&opts, 0, sizeof(opts));
 	opts.path = nvm_pool_path_resolved;
