@@ -17,9 +17,12 @@
 #		nvm-mcsi	nvm tables, MCSI; pool in /dev/shm, data directory (index WAL)
 #					on disk, synchronous_commit = on
 #		nvm-n2db	the same with nvm.concurrency_control = n2db
+#		nvm-mcsi-tmpfs	nvm-mcsi with its data directory, so the WAL of
+#					indexes and catalog, in /dev/shm like heap-tmpfs: the
+#					like-for-like contender against heap-tmpfs (full mode's
+#					default; in quick mode with --contenders)
 #	  Optional (--contenders): heap-async (heap, synchronous_commit = off);
-#	  nvm-mcsi-tmpfs and nvm-n2db-tmpfs (data directory, so the WAL of indexes
-#	  and catalog, in /dev/shm like heap-tmpfs).
+#	  nvm-n2db-tmpfs (nvm-n2db with its data directory in /dev/shm).
 #	  Every transaction runs at REPEATABLE READ (snapshot isolation); pgbench
 #	  retries serialization failures and deadlocks (--max-tries) and counts
 #	  commits, retries and failures apart.
@@ -43,6 +46,7 @@
 #		report.md		Tables 4/5/6 shapes, ratios, paper numbers, targets, model
 #		fig10_ycsb_throughput.png, fig12_tpcc_throughput.png,
 #		fig13_latency.png, tpcb.png
+#		profile/		with --profile: wait events and perf top symbols
 #		logs/			pgbench output of every run, server logs, load logs
 #	  Progress (contender, workload, clients, estimated time left) goes to
 #	  stderr; the main comparison table to stdout at the end.
@@ -58,9 +62,19 @@
 #	--workloads "..."		among ycsb-a ycsb-b ycsb-c tpcc-1wh tpcc-4wh
 #							tpcc-uncontended tpcb (default: all)
 #	--contenders "..."		among heap heap-tmpfs nvm-mcsi nvm-n2db heap-async
-#							nvm-mcsi-tmpfs nvm-n2db-tmpfs
+#							nvm-mcsi-tmpfs nvm-n2db-tmpfs (default: quick
+#							heap heap-tmpfs nvm-mcsi nvm-n2db, full the same
+#							and nvm-mcsi-tmpfs)
 #	--drain-delay "NS ..."	sensitivity: also run nvm-mcsi and nvm-n2db with
 #							nvm.emulated_drain_delay_ns = NS (off by default)
+#	--profile, --no-profile	after the measured runs of a workload, profile it at
+#							given client counts on every contender (extra runs,
+#							not in results.csv): wait events sampled from
+#							pg_stat_activity every 10 ms, and the backends' top
+#							symbols with perf when it works; the report explains
+#							missed targets with them (default: on)
+#	--profile-points "W:N ..."	what to profile, workload:clients (default: quick
+#							"tpcc-1wh:8", full "tpcc-1wh:8 tpcc-4wh:8 ycsb-a:8")
 #	--no-engine				skip the engine-level benchmark
 #	--no-build				use the installed module and build-bench as they are
 #	--keep-logs				keep pgbench's per-transaction logs
@@ -69,8 +83,8 @@
 #	NVM_BENCH_YCSB_ROWS [50000 / 1000000]	NVM_BENCH_TPCB_SCALE [10 / 32]
 #	NVM_BENCH_TPCC_ITEMS [2000 / 100000]	NVM_BENCH_TPCC_CUSTOMERS [100 / 3000]
 #	NVM_BENCH_TPCC_ORDERS [100 / 300] (initial orders per district)
-#	NVM_BENCH_POOL_SIZE [1GB / YCSB 3GB, TPC-C 7GB, TPC-B 2GB] (no garbage
-#		collection yet: every version written, aborted attempts included, stays)
+#	NVM_BENCH_POOL_SIZE [1GB / YCSB 3GB, TPC-C 7GB, TPC-B 2GB] (room to spare:
+#		updates prune old versions, and autovacuum is off during the runs)
 #	NVM_BENCH_SHARED_BUFFERS [256MB / 1GB]	NVM_BENCH_MAX_WAL_SIZE [1GB / 2GB]
 #	NVM_BENCH_MAX_TRIES [1000]				NVM_BENCH_DATA_DIR [/var/tmp] (disk)
 #	NVM_BENCH_ENGINE_THREADS [1,2,4 / 1,2,4,8,16]
@@ -111,6 +125,8 @@ OPT_WORKLOADS=
 OPT_CONTENDERS=
 ORDER=
 DRAIN_DELAYS=
+PROFILE=
+PROFILE_POINTS=
 RUN_ENGINE=1
 DO_BUILD=1
 KEEP_LOGS=0
@@ -126,6 +142,9 @@ while [ $# -gt 0 ]; do
 		--contenders) OPT_CONTENDERS=${2:?}; shift ;;
 		--order) ORDER=${2:?}; shift ;;
 		--drain-delay) DRAIN_DELAYS=${2:?}; shift ;;
+		--profile) PROFILE=1 ;;
+		--no-profile) PROFILE=0 ;;
+		--profile-points) PROFILE_POINTS=${2:?}; shift ;;
 		--no-engine) RUN_ENGINE=0 ;;
 		--no-build) DO_BUILD=0 ;;
 		--keep-logs) KEEP_LOGS=1 ;;
@@ -152,6 +171,9 @@ if [ "$MODE" = quick ]; then
 	ENGINE_WARMUP=0.05
 	ENGINE_ROWS=${NVM_BENCH_ENGINE_ROWS:-20000}
 	ENGINE_REPS=${NVM_BENCH_ENGINE_REPS:-1}
+	DEFAULT_CONTENDERS="heap heap-tmpfs nvm-mcsi nvm-n2db"
+	PROFILE=${PROFILE:-1}
+	PROFILE_POINTS=${PROFILE_POINTS:-tpcc-1wh:8}
 else
 	CLIENTS=${OPT_CLIENTS:-1 2 4 8 16 32}
 	DURATION=${OPT_TIME:-10}
@@ -169,9 +191,12 @@ else
 	ENGINE_WARMUP=0.1
 	ENGINE_ROWS=${NVM_BENCH_ENGINE_ROWS:-1000000}
 	ENGINE_REPS=${NVM_BENCH_ENGINE_REPS:-2}
+	DEFAULT_CONTENDERS="heap heap-tmpfs nvm-mcsi nvm-n2db nvm-mcsi-tmpfs"
+	PROFILE=${PROFILE:-1}
+	PROFILE_POINTS=${PROFILE_POINTS:-tpcc-1wh:8 tpcc-4wh:8 ycsb-a:8}
 fi
 WORKLOADS=${OPT_WORKLOADS:-ycsb-a ycsb-b ycsb-c tpcc-1wh tpcc-4wh tpcc-uncontended tpcb}
-CONTENDERS=${OPT_CONTENDERS:-heap heap-tmpfs nvm-mcsi nvm-n2db}
+CONTENDERS=${OPT_CONTENDERS:-$DEFAULT_CONTENDERS}
 for d in $DRAIN_DELAYS; do
 	[[ $d =~ ^[0-9]+$ ]] || nvm_die "--drain-delay takes nanoseconds: $d"
 	CONTENDERS="$CONTENDERS nvm-mcsi@$d nvm-n2db@$d"
@@ -201,6 +226,19 @@ MAX_CLIENTS=0
 for n in $CLIENTS; do
 	[[ $n =~ ^[1-9][0-9]*$ ]] || nvm_die "bad client count $n"
 	if [ "$n" -gt "$MAX_CLIENTS" ]; then MAX_CLIENTS=$n; fi
+done
+# profile points (workload:clients) among the workloads that run
+PROFILES=()
+if [ "$PROFILE" = 1 ]; then
+	for p in $PROFILE_POINTS; do
+		[[ $p =~ ^([a-z0-9-]+):([1-9][0-9]*)$ ]] || nvm_die "--profile-points takes workload:clients, not $p"
+		[[ " $WORKLOADS " == *" ${p%:*} "* ]] && PROFILES+=("$p")
+	done
+fi
+# most connections a run opens (the measured ones, or a profile run)
+MAX_CONN=$MAX_CLIENTS
+for p in "${PROFILES[@]}"; do
+	if [ "${p#*:}" -gt "$MAX_CONN" ]; then MAX_CONN=${p#*:}; fi
 done
 
 BUILD_DIR=$ROOT/build-bench
@@ -312,6 +350,11 @@ RUN_SECS=0			# wall time spent in runs so far (with their overhead)
 # first guesses, replaced by measurements as they come
 EST_RUN=$((DURATION + 1))
 if [ "$MODE" = quick ]; then EST_LOAD=4; else EST_LOAD=50; fi
+PROFILE_SECS=$((DURATION > 2 ? DURATION : 2))
+PROFILE_RUNS_LEFT=0
+for c in $CONTENDERS; do
+	[[ $c == *@* ]] || PROFILE_RUNS_LEFT=$((PROFILE_RUNS_LEFT + ${#PROFILES[@]}))
+done
 LOADS_LEFT=$((${#FAMILIES[@]} * NCONT))
 LOAD_SECS=0
 LOADS_DONE=0
@@ -334,7 +377,8 @@ eta()
 	if [ "$DONE_RUNS" -gt 0 ]; then per_run=$((RUN_SECS / DONE_RUNS)); fi
 	if [ "$LOADS_DONE" -gt 0 ]; then per_load=$((LOAD_SECS / LOADS_DONE)); fi
 	if [ "$ENGINE_STEPS_DONE" -gt 0 ]; then per_step=$((ENGINE_SECS / ENGINE_STEPS_DONE)); fi
-	left=$(((TOTAL_RUNS - DONE_RUNS) * per_run + LOADS_LEFT * per_load + ENGINE_STEPS_LEFT * per_step))
+	left=$(((TOTAL_RUNS - DONE_RUNS) * per_run + LOADS_LEFT * per_load + ENGINE_STEPS_LEFT * per_step +
+		PROFILE_RUNS_LEFT * (PROFILE_SECS + 3)))
 	printf '%dm%02ds' $((left / 60)) $((left % 60))
 }
 
@@ -400,7 +444,7 @@ setup_contender()
 	nvm_cluster_init "$dir" "$(nvm_free_port)" || return 1
 	nvm_cluster_conf "$dir" \
 		"shared_buffers = '$SHARED_BUFFERS'" \
-		"max_connections = $((MAX_CLIENTS + 20))" \
+		"max_connections = $((MAX_CONN + 20))" \
 		"synchronous_commit = $sync" \
 		"max_wal_size = '$MAX_WAL_SIZE'" \
 		"checkpoint_timeout = '1d'" \
@@ -478,6 +522,11 @@ nurand_a()
 		x = n * (a + 1) / ns; k = int(log(x) / log(2) + 0.5); if (k < 1) k = 1; printf "%d", 2 ^ k - 1 }'
 }
 TPCC_WAREHOUSES=$MAX_CLIENTS
+for p in "${PROFILES[@]}"; do
+	if [ "${p%:*}" = tpcc-uncontended ] && [ "${p#*:}" -gt "$TPCC_WAREHOUSES" ]; then
+		TPCC_WAREHOUSES=${p#*:}
+	fi
+done
 if [ "$TPCC_WAREHOUSES" -lt 4 ]; then TPCC_WAREHOUSES=4; fi
 A_ITEM=$(nurand_a "$TPCC_ITEMS" 8191 100000)
 A_CUST=$(nurand_a "$TPCC_CUSTOMERS" 1023 3000)
@@ -521,6 +570,26 @@ RUN_ID=0
 declare -A DONE_KEY		# "contender clients warehouses" of TPC-C runs -> run id
 declare -A FAILED_CONT	# contender -> reason it is skipped in this family
 
+# workload_args WORKLOAD CLIENTS: pgbench's script arguments in ARGS, the
+# warehouses in play (TPC-C) in NWH
+workload_args()
+{
+	local w=$1 n=$2
+	NWH=
+	case "$w" in
+		ycsb-a) ARGS=(-f "$WL/ycsb.sql" -D rows="$YCSB_ROWS" -D update_pct=50) ;;
+		ycsb-b) ARGS=(-f "$WL/ycsb.sql" -D rows="$YCSB_ROWS" -D update_pct=5) ;;
+		ycsb-c) ARGS=(-f "$WL/ycsb.sql" -D rows="$YCSB_ROWS" -D update_pct=0) ;;
+		tpcc-*)
+			NWH=$(warehouses_of "$w" "$n")
+			ARGS=(-f "$WL/tpcc_neworder.sql@45" -f "$WL/tpcc_payment.sql@55"
+				-D nwh="$NWH" -D items="$TPCC_ITEMS" -D customers="$TPCC_CUSTOMERS"
+				-D a_item="$A_ITEM" -D a_cust="$A_CUST" -D a_last="$A_LAST"
+				-D last_max="$LAST_MAX") ;;
+		tpcb) ARGS=(-b tpcb-like) ;;
+	esac
+}
+
 # run_point CONTENDER WORKLOAD CLIENTS
 run_point()
 {
@@ -528,18 +597,9 @@ run_point()
 	fam=$(family_of "$w")
 	db=$fam
 	j=$((n < NPROC ? n : NPROC))
-	case "$w" in
-		ycsb-a) args=(-f "$WL/ycsb.sql" -D rows="$YCSB_ROWS" -D update_pct=50) ;;
-		ycsb-b) args=(-f "$WL/ycsb.sql" -D rows="$YCSB_ROWS" -D update_pct=5) ;;
-		ycsb-c) args=(-f "$WL/ycsb.sql" -D rows="$YCSB_ROWS" -D update_pct=0) ;;
-		tpcc-*)
-			nwh=$(warehouses_of "$w" "$n")
-			args=(-f "$WL/tpcc_neworder.sql@45" -f "$WL/tpcc_payment.sql@55"
-				-D nwh="$nwh" -D items="$TPCC_ITEMS" -D customers="$TPCC_CUSTOMERS"
-				-D a_item="$A_ITEM" -D a_cust="$A_CUST" -D a_last="$A_LAST"
-				-D last_max="$LAST_MAX") ;;
-		tpcb) args=(-b tpcb-like) ;;
-	esac
+	workload_args "$w" "$n"
+	args=("${ARGS[@]}")
+	nwh=$NWH
 	RUN_ID=$((RUN_ID + 1))
 	local meta=(mode="$MODE" family="$fam" workload="$w" contender="$c" clients="$n"
 		threads="$j" warehouses="${nwh:-$([ "$fam" = tpcb ] && echo "$TPCB_SCALE")}"
@@ -603,6 +663,88 @@ run_point()
 }
 
 # ---------------------------------------------------------------------------
+# profile (--profile): one extra run per contender and profile point, not
+# counted in results.csv.  During PROFILE_SECS of it, from 1 s in, the wait
+# events of the run's backends are sampled from pg_stat_activity every 10 ms
+# (bench/lib/wait_sample.sql) and, when perf works, perf records their
+# on-CPU samples; report.py summarises both.
+# ---------------------------------------------------------------------------
+
+PERF=
+if [ "${#PROFILES[@]}" -gt 0 ]; then
+	mkdir -p "$OUT/profile"
+	if command -v perf >/dev/null 2>&1 &&
+		perf record -q -F 99 -o "$OUT/profile/perf-check.data" -- sleep 0.1 \
+			>"$OUT/profile/perf-check.log" 2>&1; then
+		PERF=perf
+		rm -f "$OUT/profile/perf-check.log"
+	else
+		say "==> perf is not available or not allowed here: profiles have wait events only"
+		say "    (perf comes with Debian's linux-perf; it needs root or kernel.perf_event_paranoid <= 1)"
+	fi
+	rm -f "$OUT/profile/perf-check.data"
+fi
+
+# profile_point CONTENDER WORKLOAD CLIENTS
+profile_point()
+{
+	local c=$1 w=$2 n=$3 fam j base pb pids perf_pid=''
+	if [ -n "${FAILED_CONT[$c]:-}" ]; then
+		PROFILE_RUNS_LEFT=$((PROFILE_RUNS_LEFT - 1))
+		return 0
+	fi
+	fam=$(family_of "$w")
+	j=$((n < NPROC ? n : NPROC))
+	base=$OUT/profile/$w-c$n-${c//@/-}
+	workload_args "$w" "$n"
+	progress "$c $w clients=$n: profile run (${PROFILE_SECS}s, not measured)"
+	psql_c "$c" postgres -c CHECKPOINT >/dev/null 2>&1 || true
+	timeout $((PROFILE_SECS + 120)) "${AS_PG[@]}" env \
+		PGHOST="${CDIR[$c]}" PGPORT="$(cat "${CDIR[$c]}/port")" PGUSER=postgres \
+		PGOPTIONS='-c default_transaction_isolation=repeatable\ read' \
+		"$PG_BINDIR/pgbench" "${ARGS[@]}" -n -M prepared -c "$n" -j "$j" -T $((PROFILE_SECS + 2)) \
+		--max-tries="$MAX_TRIES" --failures-detailed "$fam" >"$base.pgbench.txt" 2>&1 &
+	pb=$!
+	sleep 1
+	pids=$(pg "$c" psql -X -At -d postgres -c "SELECT string_agg(pid::text, ',') FROM pg_stat_activity
+		WHERE datname = '$fam' AND backend_type = 'client backend'" 2>/dev/null) || pids=
+	if [ -n "$PERF" ] && [ -n "$pids" ]; then
+		timeout $((PROFILE_SECS + 60)) perf record -q -F 499 -p "$pids" -o "$base.perf.data" \
+			-- sleep "$PROFILE_SECS" >"$base.perf.log" 2>&1 &
+		perf_pid=$!
+	fi
+	pg "$c" psql -X -q -At -F ',' -d postgres -v secs="$PROFILE_SECS" -v db="$fam" \
+		-f "$BENCH/lib/wait_sample.sql" >"$base.waits.csv" 2>"$base.waits.log" || true
+	if [ -n "$perf_pid" ]; then
+		wait "$perf_pid" || true
+		perf report -i "$base.perf.data" --stdio --no-children --sort dso,sym \
+			--percent-limit 0.5 2>>"$base.perf.log" | grep -v '^#' | grep -v '^[[:space:]]*$' |
+			head -n 40 >"$base.perf.txt" || true
+		perf report -i "$base.perf.data" --stdio --no-children --sort dso \
+			--percent-limit 0.5 2>>"$base.perf.log" | grep -v '^#' | grep -v '^[[:space:]]*$' |
+			head -n 20 >"$base.perf-dso.txt" || true
+		rm -f "$base.perf.data" "$base.perf.data.old"
+	fi
+	wait "$pb" || true
+	PROFILE_RUNS_LEFT=$((PROFILE_RUNS_LEFT - 1))
+	[ -s "$base.waits.log" ] || rm -f "$base.waits.log"
+	[ -s "$base.perf.log" ] || rm -f "$base.perf.log"
+	say "      $(grep -m1 '^tps' "$base.pgbench.txt" || echo 'pgbench failed: see '"$base.pgbench.txt")"
+}
+
+# profile_workload CONTENDERS... : the profile points of workload $PW
+profile_workload()
+{
+	local p c
+	for p in "${PROFILES[@]}"; do
+		[ "${p%:*}" = "$PW" ] || continue
+		for c in "$@"; do
+			[[ $c == *@* ]] || profile_point "$c" "$PW" "${p#*:}"
+		done
+	done
+}
+
+# ---------------------------------------------------------------------------
 # settings record
 # ---------------------------------------------------------------------------
 
@@ -620,13 +762,18 @@ run_point()
 	echo "- YCSB: $YCSB_ROWS rows of a key + 10 x 100-byte text fields; 1-5 uniform random records per transaction; A/B/C = 50/5/0 % updates"
 	echo "- TPC-C: $TPCC_WAREHOUSES warehouses loaded; $TPCC_ITEMS items (stock per warehouse), $TPCC_CUSTOMERS customers and $TPCC_ORDERS initial orders per district; NURand A: item $A_ITEM, customer $A_CUST, last name $A_LAST (0..$LAST_MAX); New-Order 45% / Payment 55%, home warehouse client_id % warehouses + 1; 1% New-Order rollbacks; remote: 1% per order line (~10% of New-Orders), 15% of Payments"
 	echo "- TPC-B: pgbench -i -s $TPCB_SCALE, builtin tpcb-like"
-	echo "- per cluster: shared_buffers = $SHARED_BUFFERS, max_wal_size = $MAX_WAL_SIZE, checkpoint_timeout = 1d, autovacuum = off, deadlock_timeout = 50ms (New-Orders update stock rows in random item order, so they can deadlock; detected after 50 ms instead of 1 s, then retried); after the load every table is read once (count(*)) and CHECKPOINTed; CHECKPOINT before each run; nvm.pool_size = $POOL_YCSB (YCSB), $POOL_TPCC (TPC-C), $POOL_TPCB (TPC-B); a fresh cluster per contender and workload family"
+	echo "- per cluster: shared_buffers = $SHARED_BUFFERS, max_wal_size = $MAX_WAL_SIZE, checkpoint_timeout = 1d, autovacuum = off, deadlock_timeout = 50ms (YCSB transactions update their rows in random order and can deadlock: detected after 50 ms instead of 1 s, then retried; TPC-C New-Orders update stock rows in item order and do not deadlock on them); after the load every table is read once (count(*)) and CHECKPOINTed; CHECKPOINT before each run; nvm.pool_size = $POOL_YCSB (YCSB), $POOL_TPCC (TPC-C), $POOL_TPCB (TPC-B); a fresh cluster per contender and workload family"
 	if [ "$ORDER" = interleaved ]; then
 		echo "- order: interleaved (all contenders' clusters up at once; for each workload and client count the contenders run back to back, in rotating order)"
 	else
 		echo "- order: serial (one contender's cluster at a time: it loads, runs every workload and client count of the family, and is removed)"
 	fi
 	echo "- drain delay (emulated NVM write latency) runs: ${DRAIN_DELAYS:-none}"
+	if [ "${#PROFILES[@]}" -gt 0 ]; then
+		echo "- profile (extra runs, not in the results): ${PROFILES[*]} (workload:clients), ${PROFILE_SECS} s each; wait events sampled from pg_stat_activity every 10 ms; perf: $([ -n "$PERF" ] && echo "perf record -F 499 of the same backends" || echo "not available")"
+	else
+		echo "- profile: off"
+	fi
 	if [ -n "${NVM_BENCH_NVM_CONF:-}" ]; then
 		echo "- extra settings of the nvm clusters: $NVM_BENCH_NVM_CONF"
 	fi
@@ -689,6 +836,7 @@ for fam in "${FAMILIES[@]}"; do
 				for n in $CLIENTS; do
 					run_point "$c" "$w" "$n"
 				done
+				PW=$w profile_workload "$c"
 			done
 			record_pool "$c" "$fam"
 			nvm_cleanup
@@ -710,6 +858,8 @@ for fam in "${FAMILIES[@]}"; do
 				run_point "$c" "$w" "$n"
 			done
 		done
+		# shellcheck disable=SC2086 # a list of names
+		PW=$w profile_workload $CONTENDERS
 	done
 	for c in $CONTENDERS; do
 		record_pool "$c" "$fam"

@@ -18,6 +18,9 @@
 #	NVM_CC_MODES="mcsi"	run the SQL and isolation suites in these modes only
 #	NVM_SKIP_ISOLATION=1	skip the isolation suite
 #	NVM_SKIP_TAP=1			skip the TAP tests
+#	NVM_SKIP_PG_SUITES=1	skip PostgreSQL 15's own suites on nvm tables
+#							(regress/pg-suites/run.sh; downloads Debian's
+#							source package once into build-pgsuites/)
 #	NVM_SQL_TESTS="a b"		run only these sql/ tests (no schedule)
 #	NVM_ISOLATION_TESTS="a"	run only these specs/
 #	NVM_TAP_TESTS="regress/t/001_x.pl ..."	run only these TAP tests
@@ -469,6 +472,38 @@ run_isolation()
 
 if ! skipped isolation NVM_SKIP_ISOLATION; then
 	run_isolation
+fi
+
+# ---------------------------------------------------------------------------
+# PostgreSQL 15's own core regression and isolation suites with nvm as the
+# default access method, against regress/pg-suites/allowlist
+# ---------------------------------------------------------------------------
+
+run_pg_suites()
+{
+	local log=$RUN_DIR/pg-suites.log rc passed failed
+	banner "PostgreSQL 15's own suites on nvm tables (regress/pg-suites/run.sh)"
+	module_installed pg-suites || return
+	nvm_run_group "${NVM_SUITE_TIMEOUT:-2400}" "$log" \
+		bash "$ROOT/regress/pg-suites/run.sh" --modes "$CC_MODES" --out "$RUN_DIR/pg-suites-out"
+	rc=$?
+	read -r passed failed < <(sed -nE 's/^pg-suites: ([0-9]+) passed, ([0-9]+) failed$/\1 \2/p' "$log")
+	passed=${passed:-0}
+	failed=${failed:-0}
+	if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+		failed=1
+	fi
+	if [ "$failed" -eq 0 ]; then
+		record pg-suites ok "$passed" 0 ""
+	elif [ "$rc" -eq 124 ]; then
+		record pg-suites FAILED "$passed" "$failed" "timed out after ${NVM_SUITE_TIMEOUT:-2400}s (NVM_SUITE_TIMEOUT)"
+	else
+		record pg-suites FAILED "$passed" "$failed" "see ${RUN_DIR#"$ROOT"/}/pg-suites.log"
+	fi
+}
+
+if ! skipped pg-suites NVM_SKIP_PG_SUITES; then
+	run_pg_suites
 fi
 
 # ---------------------------------------------------------------------------

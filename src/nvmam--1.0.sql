@@ -22,13 +22,52 @@ CREATE FUNCTION nvm_pool_stats(
     OUT used_bytes bigint,
     OUT free_bytes bigint,
     OUT tables int,
-    OUT concurrency_control text)
+    OUT concurrency_control text,
+    OUT records bigint,
+    OUT versions bigint,
+    OUT reclaimable_bytes bigint,
+    OUT versions_collected bigint)
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT;
 
 COMMENT ON FUNCTION nvm_pool_stats() IS
-'size and use of the persistent-memory pool of this cluster';
+'size and use of the persistent-memory pool of this cluster: bytes used and free, tables, records and versions of every database, the bytes garbage collection can reclaim now, and the versions collected since the server started';
+
+CREATE VIEW nvm_pool AS SELECT * FROM nvm_pool_stats();
+
+COMMENT ON VIEW nvm_pool IS 'the persistent-memory pool: size, used, free, records, versions, reclaimable bytes';
+
+CREATE FUNCTION nvm_table_stats(
+    rel regclass,
+    OUT live_rows bigint,
+    OUT records bigint,
+    OUT versions bigint,
+    OUT version_bytes bigint,
+    OUT avg_chain float8,
+    OUT longest_chain bigint,
+    OUT reclaimable_versions bigint,
+    OUT reclaimable_bytes bigint,
+    OUT dead_rows bigint,
+    OUT removed_rows_waiting bigint,
+    OUT index_redirects bigint,
+    OUT version_numbers bigint,
+    OUT free_version_numbers bigint)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;
+
+COMMENT ON FUNCTION nvm_table_stats(regclass) IS
+'one nvm table: live rows, records, versions and their bytes, average and longest version chain, what garbage collection can reclaim now, dead rows VACUUM would remove, removed rows waiting for older snapshots, index roots kept as redirects, version numbers handed out and free';
+
+CREATE VIEW nvm_tables AS
+  SELECT c.oid::regclass AS relation, s.*
+    FROM pg_class c
+    JOIN pg_am a ON a.oid = c.relam AND a.amname = 'nvm'
+    CROSS JOIN LATERAL nvm_table_stats(c.oid) s
+   WHERE c.relkind IN ('r', 'm');
+
+COMMENT ON VIEW nvm_tables IS 'every nvm table of this database with its rows, versions, chains and reclaimable space';
 
 CREATE FUNCTION nvm_backend_stats(
     OUT snapshots bigint,

@@ -7,7 +7,8 @@ usage: report.py OUTDIR
 
 Reads OUTDIR/results.csv (pgbench runs), OUTDIR/engine.csv (engine level),
 OUTDIR/settings.md, and when present OUTDIR/pool-usage.csv,
-OUTDIR/engine-delay-*.csv and OUTDIR/gotpc.md.  Writes OUTDIR/report.md and
+OUTDIR/engine-delay-*.csv, OUTDIR/profile/ (bench/run.sh --profile) and
+OUTDIR/gotpc.md.  Writes OUTDIR/report.md and
 the figures (matplotlib; skipped with a note if it is missing):
     fig10_ycsb_throughput.png   throughput vs clients, YCSB A/B/C (paper Fig. 10)
     fig12_tpcc_throughput.png   throughput vs clients, TPC-C 1 / 4 / uncontended (Fig. 12)
@@ -19,6 +20,7 @@ the figures (matplotlib; skipped with a note if it is missing):
 import csv
 import glob
 import os
+import re
 import sys
 
 # ---------------------------------------------------------------------------
@@ -400,6 +402,8 @@ def main_table(res):
         extra.append(("MCSI/heap", "nvm-mcsi", "heap"))
     if "nvm-mcsi" in cs and "heap-tmpfs" in cs:
         extra.append(("MCSI/heap-tmpfs", "nvm-mcsi", "heap-tmpfs"))
+    if "nvm-mcsi-tmpfs" in cs and "heap-tmpfs" in cs:
+        extra.append(("MCSI-tmpfs/heap-tmpfs", "nvm-mcsi-tmpfs", "heap-tmpfs"))
     header += [e[0] for e in extra]
     rows = []
     for w in res.workloads:
@@ -423,8 +427,18 @@ def judge(r, need):
     return "MISS"
 
 
+class Target(tuple):
+    """(target, verdict, detail), with the workload and the two contenders
+    compared (mine, ref) as attributes."""
+
+    def __new__(cls, target, verdict, detail, workload=None, mine=None, ref=None):
+        t = super().__new__(cls, (target, verdict, detail))
+        t.workload, t.mine, t.ref = workload, mine, ref
+        return t
+
+
 def targets(res):
-    """[(target, verdict, detail)]"""
+    """[Target]"""
     out = []
     have = set(res.contenders)
 
@@ -435,15 +449,15 @@ def targets(res):
                    for n in res.clients if n >= 4]
             pts = [(n, a, b) for n, a, b in pts if a is not None and b is not None]
             if not pts:
-                out.append(("MCSI >= N2DB at >= 4 clients, %s" % w, "NO DATA", ""))
+                out.append(Target("MCSI >= N2DB at >= 4 clients, %s" % w, "NO DATA", ""))
                 continue
             bad = [(n, a / b) for n, a, b in pts if a < b]
             detail = ", ".join("%d: %.2f" % (n, a / b) for n, a, b in pts)
             verdict = "PASS" if not bad else "MISS"
             if bad and all(r >= 0.95 for _, r in bad):
                 verdict = "MISS (within 5%, noise level)"
-            out.append(("nvm MCSI >= nvm N2DB at >= 4 clients, %s" % w, verdict,
-                        "MCSI/N2DB by clients: " + detail))
+            out.append(Target("nvm MCSI >= nvm N2DB at >= 4 clients, %s" % w, verdict,
+                              "MCSI/N2DB by clients: " + detail, w, "nvm-mcsi", "nvm-n2db"))
     # 2, 3. MCSI >= 1.5x heap and >= heap-tmpfs on YCSB-A and TPC-C (max
     # throughput); against heap-tmpfs, nvm with its WAL on tmpfs too when it ran
     tmpfs_mcsi = "nvm-mcsi-tmpfs" if "nvm-mcsi-tmpfs" in have else "nvm-mcsi"
@@ -455,13 +469,13 @@ def targets(res):
             h, hn = res.best(w, ref)
             r = ratio(m, h)
             if r is None:
-                out.append(("MCSI >= %.1fx %s, %s" % (factor, ref, w), "NO DATA", ""))
+                out.append(Target("MCSI >= %.1fx %s, %s" % (factor, ref, w), "NO DATA", ""))
                 continue
-            out.append(("%s >= %s x %s (max throughput), %s" % (
+            out.append(Target("%s >= %s x %s (max throughput), %s" % (
                 ctitle(mine), ("%.1f" % factor).rstrip("0").rstrip("."), ctitle(ref), w),
                 judge(r, factor),
                 "%s %s (%d clients) / %s %s (%d clients) = %.3f" % (
-                    mine, fmt_tps(m), mn, ref, fmt_tps(h), hn, r)))
+                    mine, fmt_tps(m), mn, ref, fmt_tps(h), hn, r), w, mine, ref))
     # 4. YCSB-C nvm >= 0.9x heap
     if "ycsb-c" in res.workloads and "heap" in have:
         h, hn = res.best("ycsb-c", "heap")
@@ -470,11 +484,226 @@ def targets(res):
                 continue
             m, mn = res.best("ycsb-c", c)
             r = ratio(m, h)
-            out.append(("YCSB-C %s >= 0.9 x heap (max throughput)" % ctitle(c),
-                        "NO DATA" if r is None else judge(r, 0.9),
-                        "" if r is None else "%s (%d clients) / heap %s (%d clients) = %.3f" % (
-                            fmt_tps(m), mn, fmt_tps(h), hn, r)))
+            out.append(Target("YCSB-C %s >= 0.9 x heap (max throughput)" % ctitle(c),
+                              "NO DATA" if r is None else judge(r, 0.9),
+                              "" if r is None else "%s (%d clients) / heap %s (%d clients) = %.3f" % (
+                                  fmt_tps(m), mn, fmt_tps(h), hn, r), "ycsb-c", c, "heap"))
     return out
+
+
+# where each contender keeps what: for the comparison column of the targets
+WHERE = {
+    "heap": "heap, WAL on disk",
+    "heap-tmpfs": "heap, data directory and WAL in /dev/shm",
+    "heap-async": "heap, synchronous_commit off",
+    "nvm-mcsi": "pool in /dev/shm, index and catalog WAL on disk",
+    "nvm-n2db": "pool in /dev/shm, index and catalog WAL on disk",
+    "nvm-mcsi-tmpfs": "pool, data directory and WAL in /dev/shm",
+    "nvm-n2db-tmpfs": "pool, data directory and WAL in /dev/shm",
+}
+
+
+def comparison(t):
+    """What a target compares, in words."""
+    if not t.mine:
+        return ""
+    a, b = t.mine, t.ref
+    if {a, b} == {"nvm-mcsi", "nvm-n2db"}:
+        return "nvm-mcsi vs nvm-n2db: the same store and settings, only the concurrency control differs"
+    like = WHERE.get(a, "").endswith("in /dev/shm") == WHERE.get(b, "").endswith("in /dev/shm")
+    if a == "nvm-mcsi" and b == "heap-tmpfs":
+        return ("nvm-mcsi (%s) vs heap-tmpfs (%s): NOT like for like, nvm-mcsi-tmpfs did not run"
+                % (WHERE[a], WHERE[b]))
+    return "%s (%s) vs %s (%s)%s" % (a, WHERE.get(a, a), b, WHERE.get(b, b),
+                                     ": like for like, both durable" if like else "")
+
+
+# ---------------------------------------------------------------------------
+# profiles (bench/run.sh --profile)
+# ---------------------------------------------------------------------------
+
+WAIT_CLASSES = ["CPU", "client", "WAL", "locks", "LWLocks", "I/O", "other"]
+WAIT_CLASS_TITLES = {
+    "CPU": "on CPU (active, no wait event)",
+    "client": "waiting for the client (Client:ClientRead)",
+    "WAL": "WAL write and flush (IO:WAL*, LWLock:WAL*)",
+    "locks": "heavyweight locks: rows, transactions (Lock:*)",
+    "LWLocks": "other LWLocks",
+    "I/O": "other I/O",
+    "other": "other waits (IPC, timeouts, ...)",
+}
+# what a backend is doing in each class, for the explanations
+WAIT_CLASS_DOING = {
+    "CPU": "on the CPU (perf says where)",
+    "client": "waiting for pgbench (the client round trip; pgbench shares the cores)",
+    "WAL": "waiting for WAL writes and flushes at commit",
+    "locks": "waiting for row or transaction locks held by other transactions (hot rows)",
+    "LWLocks": "waiting for PostgreSQL's internal locks",
+    "I/O": "in data file I/O",
+    "other": "in other waits",
+}
+
+
+def wait_class(typ, ev):
+    if typ == "CPU":
+        return "CPU"
+    if typ == "Client":
+        return "client"
+    if typ in ("IO", "LWLock") and ev.startswith("WAL"):
+        return "WAL"
+    if typ == "Lock":
+        return "locks"
+    if typ == "LWLock":
+        return "LWLocks"
+    if typ == "IO":
+        return "I/O"
+    return "other"
+
+
+PROFILE_RE = re.compile(r"^(ycsb-[abc]|tpcc-1wh|tpcc-4wh|tpcc-uncontended|tpcb)-c(\d+)-(.+)\.waits\.csv$")
+
+
+def load_profiles(out):
+    """{(workload, clients): {contender: profile}}; a profile has "waits"
+    [(state, type, event, samples)], "classes" {class: share}, "total"
+    samples, "tps" of the profile run, "perf" [(pct, dso, symbol)] and
+    "dso" [(pct, dso)] when perf ran."""
+    prof = {}
+    for path in sorted(glob.glob(os.path.join(out, "profile", "*.waits.csv"))):
+        m = PROFILE_RE.match(os.path.basename(path))
+        if not m:
+            continue
+        w, n, c = m.group(1), int(m.group(2)), m.group(3)
+        base = path[:-len(".waits.csv")]
+        waits = []
+        for line in read(path).splitlines():
+            parts = line.rsplit(",", 3)
+            if len(parts) == 4 and parts[3].isdigit():
+                waits.append((parts[0], parts[1], parts[2], int(parts[3])))
+        total = sum(x[3] for x in waits)
+        classes = {k: 0.0 for k in WAIT_CLASSES}
+        for st, typ, ev, k in waits:
+            classes[wait_class(typ, ev)] += k / total if total else 0
+        tps = None
+        mt = re.search(r"^tps = ([\d.]+)", read(base + ".pgbench.txt"), re.M)
+        if mt:
+            tps = float(mt.group(1))
+        perf = []
+        for line in read(base + ".perf.txt").splitlines():
+            mp = re.match(r"^\s*([\d.]+)%\s+(\S+)(?: \(deleted\))?\s+\[.\]\s+(.*?)\s*$", line)
+            if mp:
+                perf.append((float(mp.group(1)), mp.group(2), mp.group(3)))
+        dso = []
+        for line in read(base + ".perf-dso.txt").splitlines():
+            mp = re.match(r"^\s*([\d.]+)%\s+(.*?)\s*$", line)
+            if mp:
+                # a module replaced on disk while the server ran shows as "(deleted)"
+                dso.append((float(mp.group(1)), mp.group(2).replace(" (deleted)", "")))
+        prof.setdefault((w, n), {})[c] = {"waits": waits, "classes": classes, "total": total,
+                                          "tps": tps, "perf": perf, "dso": dso}
+    return prof
+
+
+def pct(x):
+    return "–" if x is None else "%.0f%%" % (100 * x)
+
+
+def profile_section(prof):
+    """Markdown lines of the profile section."""
+    L = []
+    for (w, n) in sorted(prof, key=lambda k: (ALL_WORKLOADS.index(k[0]), k[1])):
+        ps = prof[(w, n)]
+        cs = sorted(ps, key=corder)
+        L.append("### %s, %d clients\n" % (WORKLOAD_TITLES.get(w, w), n))
+        rows = [["tps of the profile run"] + [fmt_tps(ps[c]["tps"]) for c in cs],
+                ["backend samples"] + [str(ps[c]["total"]) for c in cs]]
+        for k in WAIT_CLASSES:
+            if any(ps[c]["classes"][k] >= 0.005 for c in cs):
+                rows.append([WAIT_CLASS_TITLES[k]] + [pct(ps[c]["classes"][k]) for c in cs])
+        L.append(md_table(["share of backend time"] + cs, rows) + "\n")
+        rows = []
+        for c in cs:
+            tot = ps[c]["total"] or 1
+            top = sorted(ps[c]["waits"], key=lambda x: -x[3])[:6]
+            rows.append([c, "; ".join("%s %s:%s %.0f%%" % (st, typ, ev, 100.0 * k / tot)
+                                      for st, typ, ev, k in top)])
+        L.append(md_table(["contender", "most frequent state and wait event (share of samples)"],
+                          rows) + "\n")
+        if any(ps[c]["dso"] or ps[c]["perf"] for c in cs):
+            pc = [c for c in cs if ps[c]["dso"] or ps[c]["perf"]]
+            dsos = []
+            for c in pc:
+                for v, d in ps[c]["dso"][:6]:
+                    if d not in dsos:
+                        dsos.append(d)
+            if dsos:
+                rows = []
+                for d in dsos:
+                    row = [d]
+                    for c in pc:
+                        v = [x for x, dd in ps[c]["dso"] if dd == d]
+                        row.append("%.1f%%" % v[0] if v else "–")
+                    rows.append(row)
+                L.append("perf, the backends' on-CPU samples by binary:\n")
+                L.append(md_table(["binary"] + pc, rows) + "\n")
+            depth = max(len(ps[c]["perf"]) for c in pc)
+            rows = []
+            for i in range(min(depth, 12)):
+                row = [i + 1]
+                for c in pc:
+                    pp = ps[c]["perf"]
+                    row.append("%.1f%% %s (%s)" % (pp[i][0], pp[i][2], os.path.basename(pp[i][1]))
+                               if i < len(pp) else "")
+                rows.append(row)
+            L.append("perf, top symbols (share of the backends' on-CPU samples):\n")
+            L.append(md_table(["#"] + pc, rows) + "\n")
+        else:
+            L.append("perf did not run (not installed, or not allowed here): wait events only.\n")
+    return L
+
+
+def explain(t, prof):
+    """Why target t was missed, from the profile of its workload."""
+    both = sorted(k for k, ps in prof.items() if t.mine in ps and t.ref in ps)
+    if not both:
+        if prof:
+            return ("no profile with both %s and %s (profiled: %s)"
+                    % (t.mine, t.ref, ", ".join("%s at %d clients" % k for k in sorted(prof))))
+        return "not profiled (`bench/run.sh --profile`)"
+    # the workload's own profile, else one of the same family (TPC-C, YCSB)
+    fam = t.workload.split("-")[0]
+    pts = [k for k in both if k[0] == t.workload] or [k for k in both if k[0].split("-")[0] == fam]
+    lead = ""
+    if not pts or pts[-1][0] != t.workload:
+        pts = pts or both
+        lead = "no profile of %s, so the nearest one: " % t.workload
+    w, n = pts[-1]
+    a, b = prof[(w, n)][t.mine], prof[(w, n)][t.ref]
+
+    def shares(p):
+        return ", ".join("%s %s" % (k, pct(p["classes"][k])) for k in WAIT_CLASSES
+                         if p["classes"][k] >= 0.01)
+    diffs = sorted(((a["classes"][k] - b["classes"][k], k) for k in WAIT_CLASSES),
+                   key=lambda x: -abs(x[0]))
+    why = []
+    for d, k in diffs[:2]:
+        if abs(d) < 0.05:
+            continue
+        why.append("%s spends %d points more of its time %s" % (
+            t.mine if d > 0 else t.ref, round(100 * abs(d)), WAIT_CLASS_DOING[k]))
+    s = lead + ("profile of %s at %d clients, shares of backend time: %s (%s tps) %s; %s (%s tps) %s. " % (
+        w, n, t.mine, fmt_tps(a["tps"]), shares(a), t.ref, fmt_tps(b["tps"]), shares(b)))
+    top = max(WAIT_CLASSES, key=lambda k: a["classes"][k] + b["classes"][k])
+    if a["classes"][top] + b["classes"][top] >= 0.6:
+        s += "Both spend the most time %s (%s and %s). " % (
+            WAIT_CLASS_DOING[top], pct(a["classes"][top]), pct(b["classes"][top]))
+    if why:
+        s += "Differences: " + "; ".join(why) + "."
+    else:
+        s += "Otherwise they spend their time alike (within 5 points in every class)."
+    if a["perf"]:
+        s += " Top symbols of %s: %s." % (t.mine, ", ".join("%s %.1f%%" % (p[2], p[0]) for p in a["perf"][:4]))
+    return s
 
 
 def read(path):
@@ -485,7 +714,7 @@ def read(path):
         return ""
 
 
-def write_report(out, res, eng, model, plots, plot_note):
+def write_report(out, res, eng, model, plots, plot_note, prof):
     cores = os.cpu_count() or 1
     L = []
     add = L.append
@@ -601,24 +830,50 @@ def write_report(out, res, eng, model, plots, plot_note):
     # targets
     add("## Targets\n")
     tg = targets(res)
-    add(md_table(["target", "verdict", "measured"], [[t, v, d] for t, v, d in tg]) + "\n")
+    add("Each target compares maximum throughputs (over client counts) of two contenders, "
+        "except MCSI >= N2DB, which holds at every client count from 4 up. The comparison "
+        "column says which two and where each keeps its data and WAL: against heap "
+        "(`synchronous_commit = on`, WAL on disk) the nvm contender is `nvm-mcsi`, whose "
+        "indexes and catalog log to a WAL on the same disk; against heap-tmpfs it is "
+        "`nvm-mcsi-tmpfs`, everything in /dev/shm, when that ran.\n")
+    add(md_table(["target", "verdict", "measured", "comparison"],
+                 [[t[0], t[1], t[2], comparison(t)] for t in tg]) + "\n")
     if "nvm-mcsi-tmpfs" not in res.contenders and "heap-tmpfs" in res.contenders and \
             any(w in res.workloads for w in TPCC):
-        add("Note: the nvm contenders keep their data directory, hence the WAL of indexes and "
-            "catalog, on disk, while heap-tmpfs has its WAL in /dev/shm. New-Order inserts index "
-            "entries, so each New-Order commit on nvm waits for a WAL flush to disk (compare the "
-            "New-Order and Payment latencies in the table of every run). For the comparison with "
-            "everything in memory run `--contenders \"heap heap-tmpfs nvm-mcsi nvm-n2db "
-            "nvm-mcsi-tmpfs nvm-n2db-tmpfs\"`; the target against heap-tmpfs then uses "
-            "nvm-mcsi-tmpfs.\n")
-    misses = [t for t, v, d in tg if v.startswith("MISS")]
+        add("Note: nvm-mcsi-tmpfs did not run, so the target against heap-tmpfs uses nvm-mcsi, "
+            "which keeps its data directory, hence the WAL of indexes and catalog, on disk, while "
+            "heap-tmpfs has its WAL in /dev/shm. New-Order inserts index entries, so each "
+            "New-Order commit on nvm-mcsi waits for a WAL flush to disk (compare the New-Order "
+            "and Payment latencies in the table of every run). Full mode runs nvm-mcsi-tmpfs by "
+            "default; in quick mode add it with `--contenders \"heap heap-tmpfs nvm-mcsi "
+            "nvm-n2db nvm-mcsi-tmpfs\"`.\n")
+    misses = [t for t in tg if t[1].startswith("MISS")]
     if misses:
-        add("**%d of %d targets missed.** Missed targets are reported as measured; they have not "
-            "been profiled yet (that comes later). On this machine the SQL round trip (about "
-            "58k `SELECT 1`/s at 2 clients) and commit-time WAL flushes bound every contender, "
-            "which dilutes differences in concurrency control.\n" % (len(misses), len(tg)))
+        add("**%d of %d targets missed.** Missed targets are reported as measured. Why, from the "
+            "profile (wait events sampled from pg_stat_activity, perf symbols; section "
+            "\"Profile\" below):\n" % (len(misses), len(tg)))
+        for t in misses:
+            add("- **%s** (%s): %s" % (t[0], t[1], explain(t, prof)))
+        add("")
     else:
         add("All %d targets met in this run.\n" % len(tg))
+
+    # profile
+    add("## Profile\n")
+    if not prof:
+        add("Not profiled in this run (`bench/run.sh --profile`; full mode profiles by "
+            "default).\n")
+    else:
+        add("With `--profile`, after the measured runs of a workload every contender ran once "
+            "more at each profile point (these runs are not in the results above). During that "
+            "run, every 10 ms, the state and wait event of each of its client backends were read "
+            "from pg_stat_activity: a share below is the fraction of those backend samples, so "
+            "it is the share of the backends' time. \"On CPU\" is an active backend with no wait "
+            "event (parsing, executing, the nvm pool's own work and spinning included); "
+            "\"waiting for the client\" is a backend idle or idle in transaction, waiting for "
+            "pgbench's next statement. When perf works, `perf record -F 499 -p` sampled the same "
+            "backends on the CPU for the same time.\n")
+        L.extend(profile_section(prof))
 
     # figures
     add("## Figures\n")
@@ -779,7 +1034,7 @@ def main():
     note = ""
     if plots and not plots[0].endswith(".png"):
         note, plots = plots[0], []
-    tg = write_report(out, res, eng, model, plots, note)
+    tg = write_report(out, res, eng, model, plots, note, load_profiles(out))
 
     # stdout: the main table and the targets
     print()

@@ -12,6 +12,16 @@
 --	  item after their lines and roll back (clause 2.4.1.4).  Each line is a
 --	  single statement: stock update and order-line insert in one CTE.
 --	  pgbench has no loops, so the fifteen lines are written out.
+--
+--	  Lines run in item order (then supply warehouse), as TPC-C kits sort
+--	  them, so concurrent New-Orders lock stock rows in one global order and
+--	  cannot deadlock on them.  pgbench has no arrays: the ol_cnt (item,
+--	  supply warehouse) pairs are drawn as before (NURand item, 1% remote),
+--	  packed into one integer key each, sorted by a fixed network of
+--	  least()/greatest() steps and unpacked.  Quantities stay with their line
+--	  number: drawn independently of the items, they are distributed the same
+--	  whichever sorted line they go with, so an order's lines are the lines
+--	  of before, only in item order.
 
 \set w_id :client_id % :nwh + 1
 \set d_id random(1, 10)
@@ -63,6 +73,232 @@
 \set i_15 (((random(0, :a_item) | random(1, :items)) + 7911) % :items) + 1
 \set sw_15 CASE WHEN :nwh > 1 AND random(1, 100) = 1 THEN (:w_id + random(0, :nwh - 2)) % :nwh + 1 ELSE :w_id END
 \set q_15 random(1, 10)
+-- order lines in item order: key = (item - 1) * nwh + supply warehouse - 1,
+-- unused lines (past ol_cnt) get keys above every real one; sorted by a
+-- sorting network (Batcher's odd-even merge sort of 16 inputs less its
+-- 16th wire: 59 compare-exchanges), then decoded
+\set k_1 (:i_1 - 1) * :nwh + :sw_1 - 1
+\set k_2 (:i_2 - 1) * :nwh + :sw_2 - 1
+\set k_3 (:i_3 - 1) * :nwh + :sw_3 - 1
+\set k_4 (:i_4 - 1) * :nwh + :sw_4 - 1
+\set k_5 (:i_5 - 1) * :nwh + :sw_5 - 1
+\set k_6 CASE WHEN :ol_cnt >= 6 THEN (:i_6 - 1) * :nwh + :sw_6 - 1 ELSE :items * :nwh + 6 END
+\set k_7 CASE WHEN :ol_cnt >= 7 THEN (:i_7 - 1) * :nwh + :sw_7 - 1 ELSE :items * :nwh + 7 END
+\set k_8 CASE WHEN :ol_cnt >= 8 THEN (:i_8 - 1) * :nwh + :sw_8 - 1 ELSE :items * :nwh + 8 END
+\set k_9 CASE WHEN :ol_cnt >= 9 THEN (:i_9 - 1) * :nwh + :sw_9 - 1 ELSE :items * :nwh + 9 END
+\set k_10 CASE WHEN :ol_cnt >= 10 THEN (:i_10 - 1) * :nwh + :sw_10 - 1 ELSE :items * :nwh + 10 END
+\set k_11 CASE WHEN :ol_cnt >= 11 THEN (:i_11 - 1) * :nwh + :sw_11 - 1 ELSE :items * :nwh + 11 END
+\set k_12 CASE WHEN :ol_cnt >= 12 THEN (:i_12 - 1) * :nwh + :sw_12 - 1 ELSE :items * :nwh + 12 END
+\set k_13 CASE WHEN :ol_cnt >= 13 THEN (:i_13 - 1) * :nwh + :sw_13 - 1 ELSE :items * :nwh + 13 END
+\set k_14 CASE WHEN :ol_cnt >= 14 THEN (:i_14 - 1) * :nwh + :sw_14 - 1 ELSE :items * :nwh + 14 END
+\set k_15 CASE WHEN :ol_cnt >= 15 THEN (:i_15 - 1) * :nwh + :sw_15 - 1 ELSE :items * :nwh + 15 END
+\set t least(:k_1, :k_2)
+\set k_2 greatest(:k_1, :k_2)
+\set k_1 :t
+\set t least(:k_3, :k_4)
+\set k_4 greatest(:k_3, :k_4)
+\set k_3 :t
+\set t least(:k_1, :k_3)
+\set k_3 greatest(:k_1, :k_3)
+\set k_1 :t
+\set t least(:k_2, :k_4)
+\set k_4 greatest(:k_2, :k_4)
+\set k_2 :t
+\set t least(:k_2, :k_3)
+\set k_3 greatest(:k_2, :k_3)
+\set k_2 :t
+\set t least(:k_5, :k_6)
+\set k_6 greatest(:k_5, :k_6)
+\set k_5 :t
+\set t least(:k_7, :k_8)
+\set k_8 greatest(:k_7, :k_8)
+\set k_7 :t
+\set t least(:k_5, :k_7)
+\set k_7 greatest(:k_5, :k_7)
+\set k_5 :t
+\set t least(:k_6, :k_8)
+\set k_8 greatest(:k_6, :k_8)
+\set k_6 :t
+\set t least(:k_6, :k_7)
+\set k_7 greatest(:k_6, :k_7)
+\set k_6 :t
+\set t least(:k_1, :k_5)
+\set k_5 greatest(:k_1, :k_5)
+\set k_1 :t
+\set t least(:k_3, :k_7)
+\set k_7 greatest(:k_3, :k_7)
+\set k_3 :t
+\set t least(:k_3, :k_5)
+\set k_5 greatest(:k_3, :k_5)
+\set k_3 :t
+\set t least(:k_2, :k_6)
+\set k_6 greatest(:k_2, :k_6)
+\set k_2 :t
+\set t least(:k_4, :k_8)
+\set k_8 greatest(:k_4, :k_8)
+\set k_4 :t
+\set t least(:k_4, :k_6)
+\set k_6 greatest(:k_4, :k_6)
+\set k_4 :t
+\set t least(:k_2, :k_3)
+\set k_3 greatest(:k_2, :k_3)
+\set k_2 :t
+\set t least(:k_4, :k_5)
+\set k_5 greatest(:k_4, :k_5)
+\set k_4 :t
+\set t least(:k_6, :k_7)
+\set k_7 greatest(:k_6, :k_7)
+\set k_6 :t
+\set t least(:k_9, :k_10)
+\set k_10 greatest(:k_9, :k_10)
+\set k_9 :t
+\set t least(:k_11, :k_12)
+\set k_12 greatest(:k_11, :k_12)
+\set k_11 :t
+\set t least(:k_9, :k_11)
+\set k_11 greatest(:k_9, :k_11)
+\set k_9 :t
+\set t least(:k_10, :k_12)
+\set k_12 greatest(:k_10, :k_12)
+\set k_10 :t
+\set t least(:k_10, :k_11)
+\set k_11 greatest(:k_10, :k_11)
+\set k_10 :t
+\set t least(:k_13, :k_14)
+\set k_14 greatest(:k_13, :k_14)
+\set k_13 :t
+\set t least(:k_13, :k_15)
+\set k_15 greatest(:k_13, :k_15)
+\set k_13 :t
+\set t least(:k_14, :k_15)
+\set k_15 greatest(:k_14, :k_15)
+\set k_14 :t
+\set t least(:k_9, :k_13)
+\set k_13 greatest(:k_9, :k_13)
+\set k_9 :t
+\set t least(:k_11, :k_15)
+\set k_15 greatest(:k_11, :k_15)
+\set k_11 :t
+\set t least(:k_11, :k_13)
+\set k_13 greatest(:k_11, :k_13)
+\set k_11 :t
+\set t least(:k_10, :k_14)
+\set k_14 greatest(:k_10, :k_14)
+\set k_10 :t
+\set t least(:k_12, :k_14)
+\set k_14 greatest(:k_12, :k_14)
+\set k_12 :t
+\set t least(:k_10, :k_11)
+\set k_11 greatest(:k_10, :k_11)
+\set k_10 :t
+\set t least(:k_12, :k_13)
+\set k_13 greatest(:k_12, :k_13)
+\set k_12 :t
+\set t least(:k_14, :k_15)
+\set k_15 greatest(:k_14, :k_15)
+\set k_14 :t
+\set t least(:k_1, :k_9)
+\set k_9 greatest(:k_1, :k_9)
+\set k_1 :t
+\set t least(:k_5, :k_13)
+\set k_13 greatest(:k_5, :k_13)
+\set k_5 :t
+\set t least(:k_5, :k_9)
+\set k_9 greatest(:k_5, :k_9)
+\set k_5 :t
+\set t least(:k_3, :k_11)
+\set k_11 greatest(:k_3, :k_11)
+\set k_3 :t
+\set t least(:k_7, :k_15)
+\set k_15 greatest(:k_7, :k_15)
+\set k_7 :t
+\set t least(:k_7, :k_11)
+\set k_11 greatest(:k_7, :k_11)
+\set k_7 :t
+\set t least(:k_3, :k_5)
+\set k_5 greatest(:k_3, :k_5)
+\set k_3 :t
+\set t least(:k_7, :k_9)
+\set k_9 greatest(:k_7, :k_9)
+\set k_7 :t
+\set t least(:k_11, :k_13)
+\set k_13 greatest(:k_11, :k_13)
+\set k_11 :t
+\set t least(:k_2, :k_10)
+\set k_10 greatest(:k_2, :k_10)
+\set k_2 :t
+\set t least(:k_6, :k_14)
+\set k_14 greatest(:k_6, :k_14)
+\set k_6 :t
+\set t least(:k_6, :k_10)
+\set k_10 greatest(:k_6, :k_10)
+\set k_6 :t
+\set t least(:k_4, :k_12)
+\set k_12 greatest(:k_4, :k_12)
+\set k_4 :t
+\set t least(:k_8, :k_12)
+\set k_12 greatest(:k_8, :k_12)
+\set k_8 :t
+\set t least(:k_4, :k_6)
+\set k_6 greatest(:k_4, :k_6)
+\set k_4 :t
+\set t least(:k_8, :k_10)
+\set k_10 greatest(:k_8, :k_10)
+\set k_8 :t
+\set t least(:k_12, :k_14)
+\set k_14 greatest(:k_12, :k_14)
+\set k_12 :t
+\set t least(:k_2, :k_3)
+\set k_3 greatest(:k_2, :k_3)
+\set k_2 :t
+\set t least(:k_4, :k_5)
+\set k_5 greatest(:k_4, :k_5)
+\set k_4 :t
+\set t least(:k_6, :k_7)
+\set k_7 greatest(:k_6, :k_7)
+\set k_6 :t
+\set t least(:k_8, :k_9)
+\set k_9 greatest(:k_8, :k_9)
+\set k_8 :t
+\set t least(:k_10, :k_11)
+\set k_11 greatest(:k_10, :k_11)
+\set k_10 :t
+\set t least(:k_12, :k_13)
+\set k_13 greatest(:k_12, :k_13)
+\set k_12 :t
+\set t least(:k_14, :k_15)
+\set k_15 greatest(:k_14, :k_15)
+\set k_14 :t
+\set i_1 :k_1 / :nwh + 1
+\set sw_1 :k_1 % :nwh + 1
+\set i_2 :k_2 / :nwh + 1
+\set sw_2 :k_2 % :nwh + 1
+\set i_3 :k_3 / :nwh + 1
+\set sw_3 :k_3 % :nwh + 1
+\set i_4 :k_4 / :nwh + 1
+\set sw_4 :k_4 % :nwh + 1
+\set i_5 :k_5 / :nwh + 1
+\set sw_5 :k_5 % :nwh + 1
+\set i_6 :k_6 / :nwh + 1
+\set sw_6 :k_6 % :nwh + 1
+\set i_7 :k_7 / :nwh + 1
+\set sw_7 :k_7 % :nwh + 1
+\set i_8 :k_8 / :nwh + 1
+\set sw_8 :k_8 % :nwh + 1
+\set i_9 :k_9 / :nwh + 1
+\set sw_9 :k_9 % :nwh + 1
+\set i_10 :k_10 / :nwh + 1
+\set sw_10 :k_10 % :nwh + 1
+\set i_11 :k_11 / :nwh + 1
+\set sw_11 :k_11 % :nwh + 1
+\set i_12 :k_12 / :nwh + 1
+\set sw_12 :k_12 % :nwh + 1
+\set i_13 :k_13 / :nwh + 1
+\set sw_13 :k_13 % :nwh + 1
+\set i_14 :k_14 / :nwh + 1
+\set sw_14 :k_14 % :nwh + 1
+\set i_15 :k_15 / :nwh + 1
+\set sw_15 :k_15 % :nwh + 1
 \set all_local CASE WHEN (:ol_cnt < 1 OR :sw_1 = :w_id) AND (:ol_cnt < 2 OR :sw_2 = :w_id) AND (:ol_cnt < 3 OR :sw_3 = :w_id) AND (:ol_cnt < 4 OR :sw_4 = :w_id) AND (:ol_cnt < 5 OR :sw_5 = :w_id) AND (:ol_cnt < 6 OR :sw_6 = :w_id) AND (:ol_cnt < 7 OR :sw_7 = :w_id) AND (:ol_cnt < 8 OR :sw_8 = :w_id) AND (:ol_cnt < 9 OR :sw_9 = :w_id) AND (:ol_cnt < 10 OR :sw_10 = :w_id) AND (:ol_cnt < 11 OR :sw_11 = :w_id) AND (:ol_cnt < 12 OR :sw_12 = :w_id) AND (:ol_cnt < 13 OR :sw_13 = :w_id) AND (:ol_cnt < 14 OR :sw_14 = :w_id) AND (:ol_cnt < 15 OR :sw_15 = :w_id) THEN 1 ELSE 0 END
 BEGIN;
 SELECT c_discount, c_last, c_credit, w_tax

@@ -22,6 +22,8 @@ NVM_PACKAGES=(
 	iproute2                 # ss (free-port check)
 	procps
 	coreutils
+	bzip2                    # PostgreSQL's source tarball (regress/pg-suites)
+	xz-utils
 )
 
 # Prints the packages of NVM_PACKAGES that are not installed, one a line;

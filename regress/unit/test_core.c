@@ -2,14 +2,16 @@
  * test_core.c
  *	  Unit tests of the storage core without PostgreSQL: pool validation,
  *	  status words, the allocator (also under concurrent threads), tables,
- *	  version chains, MCSI visibility and conflicts, subtransactions, and
- *	  recovery of transactions in flight.
+ *	  version chains, MCSI visibility and conflicts, subtransactions,
+ *	  recovery of transactions in flight, garbage collection (pins, pruning,
+ *	  retired records, reuse of numbers) and the status rings wrapping.
  *
  * Each test prints "ok" or "not ok" lines; the last line is
  * "N passed, N failed" and the exit code is non-zero on any failure.
  */
 #include "alloc.h"
 #include "core.h"
+#include "gc.h"
 #include "mcsi.h"
 #include "persist.h"
 #include "pool.h"
@@ -686,6 +688,215 @@ test_mode_conversion(void)
 	allow_switch = false;
 }
 
+
+/* The length of record r's chain. */
+static int
+chain_length(NvmTable *t, uint64_t r)
+{
+	int			n = 0;
+
+	for (NvmVersion *v = nvm_ptr(nvm_record_head(t, r)); v != NULL; v = nvm_ptr(v->prev))
+		n++;
+	return n;
+}
+
+/* Commits one update of the version numbered *no to value; *no becomes the new one. */
+static void
+update_int(NvmTable *t, NvmTxn *a, uint64_t *no, int value, bool new_run)
+{
+	NvmConflict cf;
+	uint64_t	newno;
+	NvmWriteResult r = nvm_record_update(t, a, 1, 0, *no, &value, sizeof(value), new_run, &newno, &cf);
+
+	if (r != NVM_WRITE_OK)
+	{
+		printf("not ok - update failed (%d)\n", (int) r);
+		failed++;
+		return;
+	}
+	nvm_txn_commit(a);
+	*no = newno;
+}
+
+/*
+ * test_gc: a pinned snapshot keeps exactly what it sees; pruning frees the
+ * rest once the pin is gone; index roots become redirects; numbers are
+ * reused; a deleted record is retired and finished once no older pin is
+ * left; the free lists survive a crash.
+ */
+static void
+test_gc(void)
+{
+	NvmTableKey k = {1663, 5, 902, 0};
+	NvmTable	t;
+	NvmTxn		a;
+	int			slot = nvm_slot_acquire(12);
+	static NvmSnapshot snap;
+	static NvmHorizon h;
+	NvmGcCounts cnt = {0};
+	NvmAllocStats before,
+				after;
+	uint64_t	no,
+				root,
+				rec,
+				limit,
+				newno;
+	int			value = 0;
+	NvmView		view;
+	NvmVersion *v;
+
+	nvm_txn_init(&a, slot);
+	nvm_table_create(&k, 0, &t);
+	nvm_record_insert(&t, &a, 1, 0, &value, sizeof(value), &no);
+	nvm_txn_commit(&a);
+	nvm_alloc_get_stats(&before);	/* arrays and the write log exist from here on */
+	root = no;
+	rec = nvm_version_by_no(&t, no)->record_no;
+
+	/* a reader pins a snapshot that sees value 0 */
+	nvm_snapshot_take_pinned(5, &snap);
+	CHECK(nvm_gc_is_pinned(5), "a pinned snapshot is published");
+	for (int i = 1; i <= 10; i++)
+		update_int(&t, &a, &no, i, false);
+	CHECK(nvm_gc_horizon(&h), "the horizon is computed");
+	CHECK(nvm_gc_prune_chain(&t, rec, &h, &cnt) && chain_length(&t, rec) == 11 && cnt.versions_freed == 0,
+		  "a pinned snapshot keeps the version it sees (and pruning keeps everything above it)");
+	view = (NvmView) {NVM_VIEW_SNAPSHOT, &snap, 0, 0};
+	v = nvm_chain_visible(&t, rec, &view);
+	CHECK(v != NULL && *(int *) v->data == 0, "the pinned reader still reads its value");
+
+	nvm_gc_unpin(5);
+	CHECK(nvm_gc_horizon(&h) && nvm_gc_prune_chain(&t, rec, &h, &cnt), "pruning runs after the pin is gone");
+	CHECK(chain_length(&t, rec) == 1 && cnt.versions_freed == 10,
+		  "every version below the newest all-visible one is freed");
+	CHECK(cnt.redirects == 1 && cnt.numbers_freed == 9,
+		  "the index root becomes a redirect, the other numbers go to the free list");
+	CHECK(nvm_version_by_no(&t, root) == NULL && nvm_version_record_no(&t, root) == rec,
+		  "an index scan of the collected root still finds its record");
+	v = nvm_chain_visible(&t, rec, &view);
+	CHECK(v == NULL || *(int *) v->data == 10, "readers see the newest version");
+
+	limit = nvm_table_version_limit(&t);
+	update_int(&t, &a, &no, 11, false);
+	CHECK(nvm_table_version_limit(&t) == limit, "a new version reuses a freed number");
+
+	/* a new index run: the old root's run is then dead */
+	update_int(&t, &a, &no, 12, true);
+	CHECK(nvm_gc_horizon(&h) && nvm_gc_prune_chain(&t, rec, &h, &cnt), "prune after a key change");
+	CHECK(nvm_gc_number_is_dead_root(&t, root, NULL, 0), "a root whose run is gone is dead");
+	CHECK(!nvm_gc_number_is_dead_root(&t, no, NULL, 0), "the live run's root is not");
+	nvm_gc_free_number(&t, root, &cnt);
+	CHECK(nvm_version_record_no(&t, root) == 0, "a dead root's number is given back");
+
+	/* delete: the record dies, is retired, and is finished after older pins */
+	{
+		NvmConflict cf;
+
+		CHECK(nvm_record_update(&t, &a, 1, 0, no, NULL, 0, false, &newno, &cf) == NVM_WRITE_OK, "delete");
+		nvm_txn_commit(&a);
+	}
+	CHECK(nvm_gc_horizon(&h) && nvm_gc_record_is_dead(&t, rec, &h), "a committed, all-visible delete makes a dead record");
+	nvm_snapshot_take_pinned(6, &snap);
+	CHECK(nvm_gc_retire_record(&t, rec, &h, &cnt) && nvm_record_head(&t, rec) == 0,
+		  "a dead record is retired and unreachable");
+	CHECK(nvm_gc_horizon(&h) && !nvm_gc_finish_retired(&t, rec, &h, &cnt),
+		  "a retired record waits for pins older than its retirement");
+	nvm_gc_unpin(6);
+	CHECK(nvm_gc_horizon(&h) && nvm_gc_finish_retired(&t, rec, &h, &cnt) && cnt.records_freed == 1,
+		  "then it is finished");
+	nvm_alloc_get_stats(&after);
+	CHECK(after.blocks_allocated == before.blocks_allocated - 1,
+		  "every version of the deleted record has been freed");
+
+	/* the free lists survive a crash and hand out the numbers again */
+	crash_and_restart();
+	nvm_table_open(&k, &t);
+	slot = nvm_slot_acquire(12);
+	nvm_txn_init(&a, slot);
+	limit = nvm_table_version_limit(&t);
+	nvm_record_insert(&t, &a, 1, 0, &value, sizeof(value), &newno);
+	nvm_txn_commit(&a);
+	CHECK(nvm_version_by_no(&t, newno)->record_no == rec && nvm_table_version_limit(&t) == limit,
+		  "after a restart an insert reuses the freed record and version numbers");
+	{
+		NvmView		any = {NVM_VIEW_ANY, NULL, 0, 0};
+		int			rows = 0;
+
+		for (uint64_t r = 1; r < nvm_table_record_limit(&t); r++)
+			if (nvm_chain_visible(&t, r, &any) != NULL)
+				rows++;
+		CHECK(rows == 1, "and the table holds exactly the new row");
+	}
+	nvm_table_drop(&k);
+	nvm_slot_release(slot);
+}
+
+/*
+ * test_status_wrap: the per-slot status rings (MCSI) and the shared commit
+ * log (N2DB) are reused.  A version whose status is inlined keeps it while
+ * its entry serves later transactions; N2DB refuses to lap a transaction
+ * that is still running.
+ */
+static void
+test_status_wrap(void)
+{
+	NvmTableKey k = {1663, 5, 903, 0};
+	NvmTable	t;
+	NvmTxn		a,
+				b;
+	int			sa = nvm_slot_acquire(13),
+				sb = nvm_slot_acquire(14);
+	uint64_t	no;
+	NvmVersion *v;
+
+	nvm_txn_init(&a, sa);
+	nvm_txn_init(&b, sb);
+	nvm_table_create(&k, 0, &t);
+	nvm_record_insert(&t, &a, 1, 0, "x", 2, &no);
+	nvm_txn_commit(&a);
+	v = nvm_version_by_no(&t, no);
+	if (cur_mode == NVM_CC_MCSI)
+	{
+		uint64_t	ring = (uint64_t) nvm_pool_header->ring_words * NVM_STATUS_PER_WORD;
+
+		/* lap the ring with aborted transactions */
+		for (uint64_t i = 0; i < 3 * ring; i++)
+		{
+			nvm_txn_begin_write(&a);
+			nvm_txn_abort(&a);
+		}
+		CHECK(nvm_status_get(v->txid) == NVM_STATUS_ABORTED,
+			  "the ring entry of the committed transaction now serves an aborted one");
+		CHECK(nvm_version_status(v) == NVM_STATUS_COMMITTED,
+			  "the version keeps its inlined commit across three laps of the ring");
+	}
+	else
+	{
+		uint64_t	ring = (uint64_t) nvm_pool_header->clog_words * 32;
+		uint64_t	started = 0;
+		uint64_t	running;
+
+		running = nvm_txn_begin_write(&b);	/* stays open */
+		for (;;)
+		{
+			if (nvm_txn_begin_write(&a) == NVM_INVALID_TXID)
+				break;
+			nvm_txn_abort(&a);
+			started++;
+		}
+		CHECK(started > ring - 128 && started < ring,
+			  "new transactions are refused just before they would lap a running one");
+		CHECK(nvm_status_get(running) == NVM_STATUS_RUNNING, "the running transaction's entry is intact");
+		nvm_txn_commit(&b);
+		CHECK(nvm_txn_begin_write(&a) != NVM_INVALID_TXID, "once it ends, transactions start again");
+		nvm_txn_abort(&a);
+		CHECK(nvm_version_status(v) == NVM_STATUS_COMMITTED, "the early version keeps its inlined commit");
+	}
+	nvm_table_drop(&k);
+	nvm_slot_release(sa);
+	nvm_slot_release(sb);
+}
+
 int
 main(void)
 {
@@ -707,6 +918,8 @@ main(void)
 		test_recovery();
 		test_drop_and_kill();
 		test_indoubt();
+		test_gc();
+		test_status_wrap();
 		if (m == 0)
 			test_inlined_status_wins();
 	}

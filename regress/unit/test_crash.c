@@ -18,7 +18,13 @@
  *	 - after recovery the allocator hands out no block that is still in use
  *	   (a new committed insert leaves every old row unchanged);
  *	 - a transaction in doubt (marked for an external log, as PostgreSQL's
- *	   WAL) ends as the external log decided once it is resolved.
+ *	   WAL) ends as the external log decided once it is resolved;
+ *	 - the free lists of record and version numbers name only free entries.
+ * Garbage collection runs throughout: every update prunes its chain (no
+ * snapshot is pinned, so everything below the newest committed version
+ * goes), and every tenth transaction is followed by a VACUUM-like pass that
+ * retires deleted records, finishes them and gives back dead index roots,
+ * so the crash points include every step of collection.
  *
  * Usage: test_crash [transactions [seed [mcsi|n2db]]]; without a mode both
  * modes run.  CI runs the default budget; a longer run is e.g.
@@ -28,6 +34,7 @@
 #include "alloc.h"
 #include "core.h"
 #include "crashsim.h"
+#include "gc.h"
 #include "mcsi.h"
 #include "persist.h"
 #include "pool.h"
@@ -78,6 +85,26 @@ check_chain(NvmTable *t, uint64_t r)
 			return "version slot does not point at its version";
 		if (v->record_no != r)
 			return "version names another record";
+	}
+	return NULL;
+}
+
+/* a free list is well formed: every entry it names is a free entry */
+static const char *
+check_free_list(NvmSegArray *arr, _Atomic uint64_t *list, uint64_t limit)
+{
+	uint64_t	n = atomic_load(list) & NVM_FREE_NUMBER_MASK;
+	uint64_t	steps = 0;
+
+	while (n != 0)
+	{
+		_Atomic uint64_t *e = nvm_segarray_slot(arr, n, false);
+
+		if (n >= limit || e == NULL || (atomic_load(e) & NVM_TAG_MASK) != NVM_TAG_FREE)
+			return "a free list names an entry that is not free";
+		if (++steps > limit)
+			return "a free list has a cycle";
+		n = atomic_load(e) >> 3;
 	}
 	return NULL;
 }
@@ -147,6 +174,9 @@ check_recovered(void *arg)
 	}
 	if (!nvm_table_open(&main_key, &t))
 		return "table lost";
+	if ((err = check_free_list(&t.desc->records, &t.desc->free_records, nvm_table_record_limit(&t))) != NULL ||
+		(err = check_free_list(&t.desc->versions, &t.desc->free_versions, nvm_table_version_limit(&t))) != NULL)
+		return err;
 	if (nvm_indoubt_resolve_all(oracle_resolver) != 0)
 		return "an in-doubt transaction could not be resolved";
 	slot = nvm_slot_acquire(4242);
@@ -302,6 +332,34 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 	}
 }
 
+/*
+ * vacuum_pass does what VACUUM does on a table without indexes: prune every
+ * chain, retire dead records, finish retired ones, give back dead roots.
+ */
+static void
+vacuum_pass(NvmTable *t)
+{
+	static NvmHorizon h;
+	NvmGcCounts cnt = {0};
+	uint64_t	nrec = nvm_table_record_limit(t);
+
+	if (!nvm_gc_horizon(&h))
+		return;
+	for (uint64_t r = 1; r < nrec; r++)
+	{
+		nvm_gc_prune_chain(t, r, &h, &cnt);
+		if (nvm_gc_record_is_dead(t, r, &h))
+			nvm_gc_retire_record(t, r, &h, &cnt);
+	}
+	if (!nvm_gc_horizon(&h))
+		return;
+	for (uint64_t r = 1; r < nrec; r++)
+		nvm_gc_finish_retired(t, r, &h, &cnt);
+	for (uint64_t n = 1; n < nvm_table_version_limit(t); n++)
+		if (nvm_gc_number_is_dead_root(t, n, NULL, 0))
+			nvm_gc_free_number(t, n, &cnt);
+}
+
 /* runs the workload in one mode; returns true if every crash image was consistent */
 static bool
 run_mode(uint32_t mode, int ntx, unsigned seed)
@@ -339,6 +397,7 @@ run_mode(uint32_t mode, int ntx, unsigned seed)
 		oracle.pending[k] = -2;
 	}
 	nvm_txn_init(&txn, nvm_slot_acquire(1));
+	nvm_gc_set_auto_prune(true, 0);
 
 	so.seed = seed;
 	so.images_per_point = 2;
@@ -348,6 +407,8 @@ run_mode(uint32_t mode, int ntx, unsigned seed)
 	for (int i = 0; i < ntx; i++)
 	{
 		run_transaction(&t, &txn);
+		if (i % 10 == 9)
+			vacuum_pass(&t);
 		if (i % 50 == 25)
 		{
 			/* the table-create path: a new table takes a directory entry */
@@ -371,6 +432,7 @@ run_mode(uint32_t mode, int ntx, unsigned seed)
 			   (unsigned long long) st->bad_images, (unsigned long long) st->images,
 			   (unsigned long long) st->first_error_point, st->first_error ? st->first_error : "no images");
 	crashsim_stop();
+	nvm_gc_set_auto_prune(false, 0);
 	nvm_pool_close();
 	unlink(pool_path);
 	free(shmem);

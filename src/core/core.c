@@ -7,6 +7,7 @@
 #include "core.h"
 
 #include "alloc.h"
+#include "gc.h"
 #include "mcsi.h"
 #include "persist.h"
 #include "pool.h"
@@ -19,8 +20,18 @@ typedef struct CoreLayout
 	size_t		store_off;
 	size_t		mcsi_off;
 	size_t		alloc_off;
+	size_t		gc_off;
 	size_t		total;
 } CoreLayout;
+
+/* Processes that may pin snapshots (see gc.h); set before sizing. */
+static uint32_t core_max_pins = 256;
+
+void
+nvm_core_set_max_pins(uint32_t max_pins)
+{
+	core_max_pins = max_pins;
+}
 
 static void
 core_layout(CoreLayout *l)
@@ -33,6 +44,8 @@ core_layout(CoreLayout *l)
 	off = NVM_ALIGN_UP(off + nvm_mcsi_shmem_size(nvm_pool_header->max_slots), SHMEM_ALIGN);
 	l->alloc_off = off;
 	off = NVM_ALIGN_UP(off + nvm_alloc_shmem_size(nvm_pool_header->nchunks), SHMEM_ALIGN);
+	l->gc_off = off;
+	off = NVM_ALIGN_UP(off + nvm_gc_shmem_size(core_max_pins, nvm_pool_header->max_slots), SHMEM_ALIGN);
 	l->total = off + SHMEM_ALIGN;	/* room to align the base */
 }
 
@@ -74,6 +87,8 @@ nvm_core_startup(void *shmem)
 	nvm_store_startup(base + l.store_off);
 	nvm_alloc_rebuild(base + l.alloc_off);
 	nvm_mcsi_recover(base + l.mcsi_off, nvm_pool_header->max_slots);
+	nvm_gc_startup(base + l.gc_off, core_max_pins, nvm_pool_header->max_slots,
+				   root->start_count + 1);
 	if (nvm_pool_pending_mode != 0)
 	{
 		nvm_cc_convert(nvm_pool_pending_mode);
@@ -95,6 +110,7 @@ nvm_core_attach(void *shmem)
 	nvm_store_attach(base + l.store_off);
 	nvm_alloc_attach(base + l.alloc_off);
 	nvm_mcsi_attach(base + l.mcsi_off);
+	nvm_gc_attach(base + l.gc_off);
 }
 
 void

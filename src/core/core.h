@@ -18,6 +18,12 @@
 
 typedef struct NvmCoreShared NvmCoreShared;
 
+/*
+ * How many processes may pin snapshots for garbage collection (gc.h); pins
+ * are numbered from 0.  Set before nvm_core_shmem_size (default 256).
+ */
+extern void nvm_core_set_max_pins(uint32_t max_pins);
+
 extern size_t nvm_core_shmem_size(void);
 
 /* Build the volatile state in shmem (size nvm_core_shmem_size()) and recover. */

@@ -628,6 +628,8 @@ nvm_txn_begin_write(NvmTxn *txn)
 	if (mode_is_n2db())
 	{
 		ts = nvm_n2db_assign(&nvm_mcsi->n2db);
+		if (ts == 0)
+			return NVM_INVALID_TXID;	/* the commit-log ring is full */
 		txn->txid = nvm_make_txid((uint32_t) txn->slot, ts);
 		nvm_n2db_set_status(ts, NVM_STATUS_RUNNING, false);
 	}

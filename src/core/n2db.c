@@ -32,6 +32,7 @@
 #include "pool.h"
 
 #define CLOG_PER_WORD 32
+#define NVM_N2DB_RING_MARGIN 64
 
 static inline _Atomic uint64_t *
 clog_word(uint64_t value, int *shift)
@@ -78,14 +79,29 @@ nvm_n2db_recover(NvmN2dbShared *ns)
 
 /*
  * nvm_n2db_assign hands out the next txid value and enters it in the active
- * list, under the global lock.
+ * list, under the global lock.  The commit log is a ring: a value is handed
+ * out only while it is less than one ring (minus a margin) ahead of the
+ * oldest running transaction, whose entry it would otherwise overwrite
+ * (completed transactions have inlined their status and need no entry).
+ * Returns 0 when that limit is reached.
  */
 uint64_t
 nvm_n2db_assign(NvmN2dbShared *ns)
 {
 	uint64_t	value;
+	uint64_t	ring = (uint64_t) nvm_pool_header->clog_words * CLOG_PER_WORD;
+	uint64_t	oldest;
 
 	nvm_spin_lock(&ns->lock);
+	oldest = ns->next;
+	for (uint32_t i = 0; i < ns->nactive; i++)
+		if (ns->active[i] < oldest)
+			oldest = ns->active[i];
+	if (ns->next - oldest + NVM_N2DB_RING_MARGIN >= ring)
+	{
+		nvm_spin_unlock(&ns->lock);
+		return 0;
+	}
 	value = ns->next++;
 	if (value >= ns->reserved)
 	{

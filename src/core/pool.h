@@ -34,7 +34,7 @@
 #include "nvm_types.h"
 
 #define NVM_POOL_MAGIC			UINT64_C(0x4c4f4f504d4d564e)	/* "NVMMPOOL" */
-#define NVM_POOL_FORMAT_VERSION 1
+#define NVM_POOL_FORMAT_VERSION 2	/* 2: free lists, retired records */
 #define NVM_POOL_HEADER_SIZE	4096
 #define NVM_POOL_MIN_SIZE		(UINT64_C(32) << 20)	/* 32 MiB */
 

@@ -10,6 +10,7 @@
 #include "store.h"
 
 #include "alloc.h"
+#include "gc.h"
 #include "persist.h"
 #include "pool.h"
 
@@ -206,7 +207,7 @@ nvm_table_drop(const NvmTableKey *key)
 			continue;
 		}
 		off = atomic_load(slot);
-		if (off)
+		if (off != 0 && (off & NVM_TAG_MASK) == 0)
 			nvm_free(off);
 	}
 	nvm_segarray_free(&desc->records);
@@ -223,30 +224,184 @@ nvm_table_drop(const NvmTableKey *key)
  * ---------------------------------------------------------------------
  */
 
-NvmVersion *
-nvm_version_by_no(const NvmTable *t, uint64_t version_no)
+/*
+ * nvm_version_by_no returns the version numbered version_no, or NULL if the
+ * number is unused, free, or a redirect.  A slot read while its version is
+ * being collected may name a block already reused: the block's own number
+ * tells.
+ */
+/* The value of version slot version_no, 0 if it has none. */
+static uint64_t
+version_slot_value(const NvmTable *t, uint64_t version_no)
 {
 	_Atomic uint64_t *slot;
 
 	if (version_no == 0 || version_no >= atomic_load(&t->desc->next_version))
-		return NULL;
+		return 0;
 	slot = nvm_segarray_slot(&t->desc->versions, version_no, false);
-	if (slot == NULL)
-		return NULL;
-	return nvm_ptr(atomic_load_explicit(slot, memory_order_acquire));
+	return slot ? atomic_load_explicit(slot, memory_order_acquire) : 0;
 }
 
+NvmVersion *
+nvm_version_by_no(const NvmTable *t, uint64_t version_no)
+{
+	uint64_t	val = version_slot_value(t, version_no);
+	NvmVersion *v;
+
+	if (val == 0 || (val & NVM_TAG_MASK) != 0)
+		return NULL;
+	v = nvm_ptr(val);
+	if (v->version_no != version_no)
+		return NULL;
+	return v;
+}
+
+uint64_t
+nvm_version_record_no(const NvmTable *t, uint64_t version_no)
+{
+	uint64_t	val = version_slot_value(t, version_no);
+
+	if ((val & NVM_TAG_MASK) == NVM_TAG_REDIRECT)
+		return val >> 3;
+	if (val == 0 || (val & NVM_TAG_MASK) != 0)
+		return 0;
+	{
+		NvmVersion *v = nvm_ptr(val);
+
+		return v->version_no == version_no ? v->record_no : 0;
+	}
+}
+
+/*
+ * nvm_record_head returns the offset of the newest version of record_no,
+ * or 0 if the number is unused, free or retired.
+ */
 nvm_off
 nvm_record_head(const NvmTable *t, uint64_t record_no)
 {
 	_Atomic uint64_t *slot;
+	uint64_t	val;
 
 	if (record_no == 0 || record_no >= atomic_load(&t->desc->next_record))
 		return 0;
 	slot = nvm_segarray_slot(&t->desc->records, record_no, false);
 	if (slot == NULL)
 		return 0;
-	return atomic_load_explicit(slot, memory_order_acquire);
+	val = atomic_load_explicit(slot, memory_order_acquire);
+	return (val & NVM_TAG_MASK) == 0 ? val : 0;
+}
+
+_Atomic uint64_t *
+nvm_record_head_slot(const NvmTable *t, uint64_t record_no)
+{
+	if (record_no == 0 || record_no >= atomic_load(&t->desc->next_record))
+		return NULL;
+	return nvm_segarray_slot(&t->desc->records, record_no, false);
+}
+
+_Atomic uint64_t *
+nvm_version_slot(const NvmTable *t, uint64_t version_no)
+{
+	if (version_no == 0 || version_no >= atomic_load(&t->desc->next_version))
+		return NULL;
+	return nvm_segarray_slot(&t->desc->versions, version_no, false);
+}
+
+/* ---------------------------------------------------------------------
+ * Free lists of record and version numbers (persist orders in store.h)
+ * ---------------------------------------------------------------------
+ */
+
+void
+nvm_numbers_push(NvmSegArray *arr, _Atomic uint64_t *list, const uint64_t *nums, size_t n)
+{
+	_Atomic uint64_t *last;
+
+	if (n == 0)
+		return;
+	/* chain nums[0] -> nums[1] -> ... -> nums[n-1] */
+	for (size_t i = 0; i + 1 < n; i++)
+	{
+		_Atomic uint64_t *e = nvm_segarray_slot(arr, nums[i], false);
+
+		atomic_store(e, (nums[i + 1] << 3) | NVM_TAG_FREE);
+		nvm_flush((const void *) e, sizeof(uint64_t));
+	}
+	last = nvm_segarray_slot(arr, nums[n - 1], false);
+	for (;;)
+	{
+		uint64_t	head = atomic_load(list);
+		uint64_t	tag = head >> NVM_FREE_NUMBER_BITS;
+
+		atomic_store(last, ((head & NVM_FREE_NUMBER_MASK) << 3) | NVM_TAG_FREE);
+		nvm_flush((const void *) last, sizeof(uint64_t));
+		/* the entries durable before the head names them */
+		nvm_drain();
+		if (atomic_compare_exchange_strong(list, &head, ((tag + 1) << NVM_FREE_NUMBER_BITS) | nums[0]))
+			break;
+	}
+	nvm_flush((const void *) list, sizeof(uint64_t));
+}
+
+/*
+ * numbers_pop takes a number off the free list, 0 if it is empty.  The new
+ * head is durable when it returns.
+ */
+static uint64_t
+numbers_pop(NvmSegArray *arr, _Atomic uint64_t *list)
+{
+	for (;;)
+	{
+		uint64_t	head = atomic_load(list);
+		uint64_t	n = head & NVM_FREE_NUMBER_MASK;
+		uint64_t	tag = head >> NVM_FREE_NUMBER_BITS;
+		_Atomic uint64_t *e;
+		uint64_t	val;
+
+		if (n == 0)
+			return 0;
+		e = nvm_segarray_slot(arr, n, false);
+		val = e ? atomic_load(e) : 0;
+		if ((val & NVM_TAG_MASK) != NVM_TAG_FREE)
+		{
+			if (atomic_load(list) != head)
+				continue;		/* popped and reused meanwhile */
+			/* a crash cut the list here: drop the rest */
+			if (atomic_compare_exchange_strong(list, &head, (tag + 1) << NVM_FREE_NUMBER_BITS))
+			{
+				nvm_flush((const void *) list, sizeof(uint64_t));
+				nvm_drain();
+				return 0;
+			}
+			continue;
+		}
+		if (atomic_compare_exchange_strong(list, &head,
+										   ((tag + 1) << NVM_FREE_NUMBER_BITS) | (val >> 3)))
+		{
+			nvm_flush((const void *) list, sizeof(uint64_t));
+			nvm_drain();
+			return n;
+		}
+	}
+}
+
+uint64_t
+nvm_numbers_count(NvmSegArray *arr, _Atomic uint64_t *list)
+{
+	uint64_t	n = atomic_load(list) & NVM_FREE_NUMBER_MASK;
+	uint64_t	count = 0;
+
+	while (n != 0 && count < (UINT64_C(1) << NVM_FREE_NUMBER_BITS))
+	{
+		_Atomic uint64_t *e = nvm_segarray_slot(arr, n, false);
+		uint64_t	val = e ? atomic_load(e) : 0;
+
+		if ((val & NVM_TAG_MASK) != NVM_TAG_FREE)
+			break;
+		count++;
+		n = val >> 3;
+	}
+	return count;
 }
 
 uint64_t
@@ -273,29 +428,29 @@ nvm_table_version_limit(const NvmTable *t)
  * nothing into the pool.  The creator inlines its final status into every
  * version it wrote before it publishes its completion, so only versions of
  * transactions cut short by a crash are looked up in the status array.
+ *
+ * The inlined status is read again after the status array: it may have
+ * been set since the first look, by a rollback of the version alone (a
+ * subtransaction, a killed write), or by the creator finishing, after which
+ * its status entry may be reused by a later transaction (status arrays are
+ * rings; see "bounded bookkeeping" in src/core/README.md).  An entry is
+ * reused only after the inlining, so the second look is always right.
  */
 NvmTxnStatus
 nvm_version_status(NvmVersion *v)
 {
 	uint64_t	info = atomic_load_explicit(&v->info, memory_order_acquire);
 	NvmTxnStatus st = (NvmTxnStatus) (info & NVM_VINFO_STATUS_MASK);
+	NvmTxnStatus inlined;
 
 	if (st != NVM_STATUS_INITIAL)
 		return st;
 	st = nvm_status_get(v->txid);
-	if (st == NVM_STATUS_COMMITTED)
-	{
-		/*
-		 * A version rolled back on its own (a subtransaction, a killed
-		 * write) is inlined as aborted before its transaction commits: read
-		 * the inlined status again, it may have been set since the first
-		 * look.
-		 */
-		info = atomic_load_explicit(&v->info, memory_order_acquire);
-		if ((info & NVM_VINFO_STATUS_MASK) == NVM_STATUS_ABORTED)
-			return NVM_STATUS_ABORTED;
-	}
-	else if (st != NVM_STATUS_ABORTED)
+	info = atomic_load_explicit(&v->info, memory_order_acquire);
+	inlined = (NvmTxnStatus) (info & NVM_VINFO_STATUS_MASK);
+	if (inlined != NVM_STATUS_INITIAL)
+		return inlined;
+	if (st != NVM_STATUS_COMMITTED && st != NVM_STATUS_ABORTED)
 		st = NVM_STATUS_RUNNING;
 	return st;
 }
@@ -387,23 +542,29 @@ nvm_chain_newest(const NvmTable *t, uint64_t record_no)
  */
 static NvmVersion *
 new_version(NvmTable *t, uint64_t txid, uint32_t cid, uint64_t record_no,
-			const void *data, uint32_t len, bool tombstone, uint64_t *version_no)
+			const void *data, uint32_t len, bool tombstone, bool inserted,
+			uint64_t *version_no)
 {
 	NvmTableDesc *desc = t->desc;
-	uint64_t	n = atomic_fetch_add(&desc->next_version, 1);
-	_Atomic uint64_t *slot = nvm_segarray_slot(&desc->versions, n, true);
+	uint64_t	n = numbers_pop(&desc->versions, &desc->free_versions);
+	_Atomic uint64_t *slot;
 	nvm_off		off;
 	NvmVersion *v;
 
+	if (n == 0)
+		n = atomic_fetch_add(&desc->next_version, 1);
+	slot = nvm_segarray_slot(&desc->versions, n, true);
 	if (slot == NULL)
 		return NULL;
-	off = nvm_alloc(sizeof(NvmVersion) + len);
+	/* a tombstone has room for the epoch it is retired at (gc.h) */
+	off = nvm_alloc(sizeof(NvmVersion) + (tombstone ? sizeof(uint64_t) : len));
 	if (off == 0)
 		return NULL;
 	v = nvm_ptr(off);
 	v->txid = txid;
 	atomic_store_explicit(&v->info, ((uint64_t) cid << NVM_VINFO_CID_SHIFT) |
-						  (tombstone ? NVM_VINFO_TOMBSTONE : 0), memory_order_relaxed);
+						  (tombstone ? NVM_VINFO_TOMBSTONE : 0) |
+						  (inserted ? NVM_VINFO_INSERTED : 0), memory_order_relaxed);
 	v->prev = 0;
 	v->record_no = record_no;
 	v->version_no = n;
@@ -445,13 +606,19 @@ nvm_record_insert(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
 {
 	NvmTableDesc *desc = t->desc;
 	uint64_t	txid = nvm_txn_begin_write(txn);
-	uint64_t	r = atomic_fetch_add(&desc->next_record, 1);
-	_Atomic uint64_t *head = nvm_segarray_slot(&desc->records, r, true);
+	uint64_t	r;
+	_Atomic uint64_t *head;
 	NvmVersion *v;
 
+	if (txid == NVM_INVALID_TXID)
+		return NVM_WRITE_NO_SPACE;
+	r = numbers_pop(&desc->records, &desc->free_records);
+	if (r == 0)
+		r = atomic_fetch_add(&desc->next_record, 1);
+	head = nvm_segarray_slot(&desc->records, r, true);
 	if (head == NULL)
 		return NVM_WRITE_NO_SPACE;
-	v = new_version(t, txid, cid, r, data, len, false, version_no_out);
+	v = new_version(t, txid, cid, r, data, len, false, true, version_no_out);
 	if (v == NULL)
 		return NVM_WRITE_NO_SPACE;
 	if (!nvm_txn_log_version(txn, nvm_off_of(t->desc), nvm_off_of(v), level))
@@ -527,7 +694,8 @@ nvm_record_update(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
 	for (;;)
 	{
 		nvm_off		h = atomic_load_explicit(head, memory_order_acquire);
-		NvmWriteResult res = check_newer(nvm_ptr(h), old, txn, cid, conflict);
+		NvmWriteResult res = (h & NVM_TAG_MASK) != 0 ? NVM_WRITE_INVISIBLE :
+		check_newer(nvm_ptr(h), old, txn, cid, conflict);
 
 		if (res == NVM_WRITE_OK)
 		{
@@ -554,8 +722,10 @@ nvm_record_update(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
 		{
 			uint64_t	txid = nvm_txn_begin_write(txn);
 
+			if (txid == NVM_INVALID_TXID)
+				return NVM_WRITE_NO_SPACE;
 			v = new_version(t, txid, cid, old->record_no, data, tombstone ? 0 : len,
-							tombstone, version_no_out);
+							tombstone, false, version_no_out);
 			if (v == NULL)
 				return NVM_WRITE_NO_SPACE;
 			if (tombstone || !new_index_run)
@@ -575,5 +745,6 @@ nvm_record_update(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
 			break;
 	}
 	nvm_flush(head, sizeof(uint64_t));
+	nvm_gc_after_update(t, old->record_no);
 	return NVM_WRITE_OK;
 }

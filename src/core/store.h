@@ -36,6 +36,18 @@
  *	 A crash after 3 but before commit leaves the new version at the head of
  *	 the chain with a txid whose status is not final: recovery makes it
  *	 ABORTED and readers skip it.
+ *
+ * Reuse of numbers.  Garbage collection (gc.h) gives record and version
+ * numbers back to per-table free lists, kept in the arrays themselves
+ * (a free entry holds the next free number) with the list head in the
+ * descriptor, tagged against ABA.  Persist orders:
+ *	 - push: the entries are written and flushed, drained, then the head is
+ *	   switched with a compare-and-swap and flushed;
+ *	 - pop: the head is switched to the next entry, flushed and drained
+ *	   before the number is used, so a crash never leaves a head naming an
+ *	   entry that is in use (a crash in between leaks the popped number).
+ *	   A pop that finds a head naming an entry that is not free (a crash
+ *	   at the wrong moment of an older pop) drops the rest of the list.
  */
 #ifndef NVM_STORE_H
 #define NVM_STORE_H
@@ -73,11 +85,31 @@ typedef struct NvmTableDesc
 	NvmSegArray versions;
 	_Alignas(NVM_CACHELINE) _Atomic uint64_t next_record;	/* numbers start at 1 */
 	_Alignas(NVM_CACHELINE) _Atomic uint64_t next_version;	/* numbers start at 1 */
+	/* free lists of numbers (see "Reuse of numbers" above): tag << 40 | first */
+	_Alignas(NVM_CACHELINE) _Atomic uint64_t free_records;
+	_Alignas(NVM_CACHELINE) _Atomic uint64_t free_versions;
 } NvmTableDesc;
+
+/*
+ * Values of record heads and version slots.  Offsets are 8-aligned, so the
+ * low three bits tag the other values:
+ *	 0					unused;
+ *	 offset				a version (for a head: the newest one);
+ *	 next << 3 | 1		on the free list, next = the next free number (0 = end);
+ *	 rec << 3 | 2		version slot of a collected index root: redirect to record rec;
+ *	 tomb | 3			record head of a retired record (tomb = its tombstone).
+ */
+#define NVM_TAG_MASK			UINT64_C(7)
+#define NVM_TAG_FREE			UINT64_C(1)
+#define NVM_TAG_REDIRECT		UINT64_C(2)
+#define NVM_TAG_RETIRED			UINT64_C(3)
+#define NVM_FREE_NUMBER_BITS	40
+#define NVM_FREE_NUMBER_MASK	((UINT64_C(1) << NVM_FREE_NUMBER_BITS) - 1)
 
 /* Bits of NvmVersion.info */
 #define NVM_VINFO_STATUS_MASK	UINT64_C(0x3)	/* inlined final status, 0 = not yet */
 #define NVM_VINFO_TOMBSTONE		UINT64_C(0x4)
+#define NVM_VINFO_INSERTED		UINT64_C(0x8)	/* first version of its record */
 #define NVM_VINFO_CID_SHIFT		32
 
 /* A version (in the pool, inside an allocator block). */
@@ -155,6 +187,23 @@ extern NvmVersion *nvm_version_by_no(const NvmTable *t, uint64_t version_no);
 extern nvm_off nvm_record_head(const NvmTable *t, uint64_t record_no);
 extern uint64_t nvm_table_record_limit(const NvmTable *t);	/* record numbers are < this */
 extern uint64_t nvm_table_version_limit(const NvmTable *t); /* version numbers are < this */
+
+/*
+ * nvm_version_record_no returns the record that version number n belongs
+ * to: the version's, or a redirect's; 0 if n names neither.
+ */
+extern uint64_t nvm_version_record_no(const NvmTable *t, uint64_t version_no);
+
+/* Raw access to a record head or version slot (for garbage collection). */
+extern _Atomic uint64_t *nvm_record_head_slot(const NvmTable *t, uint64_t record_no);
+extern _Atomic uint64_t *nvm_version_slot(const NvmTable *t, uint64_t version_no);
+
+/*
+ * Free lists.  nvm_numbers_push gives back the n numbers in nums (their
+ * entries are overwritten); nvm_numbers_count walks the list.
+ */
+extern void nvm_numbers_push(NvmSegArray *arr, _Atomic uint64_t *list, const uint64_t *nums, size_t n);
+extern uint64_t nvm_numbers_count(NvmSegArray *arr, _Atomic uint64_t *list);
 
 static inline bool
 nvm_version_is_tombstone(const NvmVersion *v)

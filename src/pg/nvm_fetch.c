@@ -108,6 +108,8 @@ nvm_index_fetch_tuple(struct IndexFetchTableData *data, ItemPointer tid,
 	if (w == NULL)
 		return false;
 	nvm_store_version(data->rel, w, slot);
+	/* like heap's HOT chain search: tid names the version found */
+	nvm_version_to_tid(w->version_no, tid);
 	pgstat_count_heap_fetch(data->rel);
 	return true;
 }

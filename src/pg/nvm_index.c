@@ -14,10 +14,9 @@
  * pass an MVCC snapshot (amcheck's heapallindexed check, a concurrent
  * build) get the rows that snapshot sees instead.
  *
- * CREATE INDEX CONCURRENTLY and REINDEX CONCURRENTLY are refused: their
- * validation pass would need the index's TIDs merged against a second scan.
- * The refusal happens before the command starts (nvm_check_utility), so no
- * invalid index is left behind.
+ * CREATE INDEX CONCURRENTLY and REINDEX CONCURRENTLY build with an MVCC
+ * snapshot, then validate: rows that a later snapshot sees and whose root
+ * TID the index lacks are inserted (nvm_index_validate_scan).
  *
  * Nothing is ever deletable from an index yet (old versions are not
  * collected), so index_delete_tuples answers "none".
@@ -26,20 +25,20 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/relscan.h"
 #include "access/tableam.h"
 #include "catalog/index.h"
-#include "catalog/namespace.h"
-#include "commands/defrem.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 #include "utils/rel.h"
+#include "utils/tuplesort.h"
 
 #include "nvm_am.h"
-#include "nvm_index.h"
 #include "nvm_relation.h"
 #include "nvm_tid.h"
 #include "nvm_tuple.h"
@@ -163,77 +162,90 @@ nvm_index_build_range_scan(Relation table_rel, Relation index_rel,
 }
 
 /*
- * nvm_index_validate_scan is the second pass of CREATE INDEX CONCURRENTLY,
- * which nvm tables do not support (nvm_check_utility refuses the command
- * before it starts; this is the backstop).
+ * nvm_index_validate_scan is the validation pass of CREATE INDEX
+ * CONCURRENTLY and REINDEX CONCURRENTLY: it inserts into the index every
+ * row that snapshot sees and whose index run's root TID the index lacks
+ * (rows written while the index was built, by transactions that did not
+ * insert into it yet).  state->tuplesort holds the index's TIDs; they are
+ * read into a hash table, since rows come in record order, not TID order.
  */
 void
 nvm_index_validate_scan(Relation table_rel, Relation index_rel,
 						struct IndexInfo *index_info, Snapshot snapshot,
 						struct ValidateIndexState *state)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("cannot build indexes concurrently on nvm table \"%s\"",
-					RelationGetRelationName(table_rel)),
-			 errhint("Use CREATE INDEX without CONCURRENTLY.")));
-}
+	NvmTable	table;
+	EState	   *estate;
+	ExprContext *econtext;
+	TupleTableSlot *slot;
+	ExprState  *predicate;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	NvmView		view;
+	HASHCTL		ctl;
+	HTAB	   *indexed;
+	Datum		ts_val;
+	bool		ts_isnull;
+	uint64		nrecords;
 
-/*
- * nvm_refuse_concurrent raises the error for a concurrent index build on
- * the nvm table relid.
- */
-static void
-nvm_refuse_concurrent(Oid relid, const char *command)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("%s is not supported on nvm table \"%s\"",
-					command, get_rel_name(relid)),
-			 errhint("Use the command without CONCURRENTLY.")));
-}
+	nvm_xact_check_access(table_rel);
+	table = nvm_relation_table(table_rel);
 
-/*
- * nvm_check_utility refuses, before they start, utility commands that nvm
- * tables do not support and that would otherwise fail half-way: CREATE
- * INDEX CONCURRENTLY and REINDEX CONCURRENTLY of an nvm table or one of its
- * indexes.  (Object names are looked up without locks: the command itself
- * looks them up again.)
- */
-void
-nvm_check_utility(Node *stmt)
-{
-	if (IsA(stmt, IndexStmt))
+	ctl.keysize = sizeof(uint64);
+	ctl.entrysize = sizeof(uint64);
+	ctl.hcxt = CurrentMemoryContext;
+	indexed = hash_create("nvm index validation", 1024, &ctl,
+						  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	while (tuplesort_getdatum(state->tuplesort, true, &ts_val, &ts_isnull, NULL))
 	{
-		IndexStmt  *istmt = (IndexStmt *) stmt;
-		Oid			relid;
+		ItemPointerData tid;
+		uint64		n;
 
-		if (!istmt->concurrent)
-			return;
-		relid = RangeVarGetRelid(istmt->relation, NoLock, true);
-		if (OidIsValid(relid) && nvm_relid_is_nvm(relid))
-			nvm_refuse_concurrent(relid, "CREATE INDEX CONCURRENTLY");
+		if (ts_isnull)
+			continue;
+		itemptr_decode(&tid, DatumGetInt64(ts_val));
+		n = nvm_tid_to_version(&tid);
+		(void) hash_search(indexed, &n, HASH_ENTER, NULL);
 	}
-	else if (IsA(stmt, ReindexStmt))
+
+	estate = CreateExecutorState();
+	econtext = GetPerTupleExprContext(estate);
+	slot = table_slot_create(table_rel, NULL);
+	econtext->ecxt_scantuple = slot;
+	predicate = ExecPrepareQual(index_info->ii_Predicate, estate);
+	nvm_view_init(&view, snapshot, NULL);
+
+	nrecords = nvm_table_record_limit(&table);
+	for (uint64 r = 1; r < nrecords; r++)
 	{
-		ReindexStmt *rstmt = (ReindexStmt *) stmt;
-		bool		concurrently = false;
-		ListCell   *lc;
-		Oid			relid = InvalidOid;
+		NvmVersion *v;
+		ItemPointerData tid;
+		uint64		root;
 
-		foreach(lc, rstmt->params)
-		{
-			DefElem    *opt = (DefElem *) lfirst(lc);
+		CHECK_FOR_INTERRUPTS();
+		v = nvm_chain_visible(&table, r, &view);
+		if (v == NULL || nvm_version_is_tombstone(v))
+			continue;
+		state->htups += 1;
+		root = v->index_root;
+		if (hash_search(indexed, &root, HASH_FIND, NULL) != NULL)
+			continue;
 
-			if (strcmp(opt->defname, "concurrently") == 0)
-				concurrently = defGetBoolean(opt);
-		}
-		if (!concurrently || rstmt->relation == NULL)
-			return;
-		relid = RangeVarGetRelid(rstmt->relation, NoLock, true);
-		if (OidIsValid(relid) && rstmt->kind == REINDEX_OBJECT_INDEX)
-			relid = IndexGetRelation(relid, true);
-		if (OidIsValid(relid) && nvm_relid_is_nvm(relid))
-			nvm_refuse_concurrent(relid, "REINDEX CONCURRENTLY");
+		MemoryContextReset(econtext->ecxt_per_tuple_memory);
+		nvm_store_version(table_rel, v, slot);
+		if (predicate != NULL && !ExecQual(predicate, econtext))
+			continue;
+		FormIndexDatum(index_info, slot, estate, values, isnull);
+		nvm_version_to_tid(root, &tid);
+		index_insert(index_rel, values, isnull, &tid, table_rel,
+					 index_info->ii_Unique ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO,
+					 false, index_info);
+		state->tups_inserted += 1;
 	}
+
+	ExecDropSingleTupleTableSlot(slot);
+	FreeExecutorState(estate);
+	hash_destroy(indexed);
+	index_info->ii_ExpressionsState = NIL;
+	index_info->ii_PredicateState = NULL;
 }

@@ -50,6 +50,7 @@
 #include "utils/rel.h"
 #include "utils/relcache.h"
 
+#include "gc.h"
 #include "nvm_am.h"
 #include "nvm_relation.h"
 #include "nvm_rowlock.h"
@@ -60,6 +61,13 @@
 #include "nvm_xact.h"
 
 /* Scratch memory for forming one row image; reset at every write. */
+/*
+ * How old a row this backend updated must be before its replaced version
+ * is pruned (gc.c, deferred pruning): by then the snapshots that were
+ * running at the update have mostly ended.
+ */
+#define NVM_DEFERRED_PRUNE_AGE_NS	(20 * 1000 * 1000)
+
 static MemoryContext nvm_write_cxt = NULL;
 
 /*
@@ -289,6 +297,8 @@ nvm_write_row(Relation rel, NvmTable *table, NvmVersion *oldv, CommandId cid,
 	NvmRowQueue queue = {0};
 	NvmWriteResult res;
 
+	/* rows this backend wrote a little earlier: their old versions can go now */
+	nvm_gc_run_deferred(table, NVM_DEFERRED_PRUNE_AGE_NS);
 	nvm_wait_before_subxact_change();
 	for (;;)
 	{
@@ -324,6 +334,8 @@ nvm_write_row(Relation rel, NvmTable *table, NvmVersion *oldv, CommandId cid,
 			continue;
 		}
 		nvm_rowlock_decided();	/* W5 */
+		if (res == NVM_WRITE_OK)
+			nvm_gc_defer(table, record);
 
 		if (res != NVM_WRITE_BEING_MODIFIED || !wait)
 		{
@@ -618,10 +630,14 @@ again:
 	if (my_txid != NVM_INVALID_TXID && target->txid == my_txid &&
 		nvm_version_cid(target) >= cid)
 	{
-		/* made by this very command: show the executor our own xmin */
-		nvm_store_version_copy(rel, target, slot, GetTopTransactionIdIfAny());
+		/*
+		 * made by this very command: show the executor our own xmin (ON
+		 * CONFLICT DO UPDATE tells "cannot affect row a second time" by it),
+		 * assigning the xid if the transaction has none yet
+		 */
+		nvm_store_version_copy(rel, target, slot, GetTopTransactionId());
 		tmfd->cmax = nvm_version_cid(target);
-		tmfd->xmax = GetTopTransactionIdIfAny();
+		tmfd->xmax = GetTopTransactionId();
 		return TM_Invisible;
 	}
 

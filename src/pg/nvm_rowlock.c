@@ -249,12 +249,14 @@ nvm_rowlock_modes_conflict(LockTupleMode a, LockTupleMode b)
  * nvm_rowlock_writer_mode returns the row-lock mode that the write which
  * created version v amounts to: a delete (tombstone), a key update (marked
  * HEAP_KEYS_UPDATED in the image by nvm_modify.c) or an insert count as
- * FOR UPDATE, any other update as FOR NO KEY UPDATE.
+ * FOR UPDATE, any other update as FOR NO KEY UPDATE.  (An insert is told
+ * by its flag, not by a missing older version: collection cuts chains.)
  */
 LockTupleMode
 nvm_rowlock_writer_mode(NvmVersion *v)
 {
-	if (nvm_version_is_tombstone(v) || nvm_prev_live(v) == NULL)
+	if (nvm_version_is_tombstone(v) ||
+		(atomic_load(&v->info) & NVM_VINFO_INSERTED) != 0)
 		return LockTupleExclusive;
 	if (((HeapTupleHeader) v->data)->t_infomask2 & HEAP_KEYS_UPDATED)
 		return LockTupleExclusive;

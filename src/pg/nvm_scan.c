@@ -1,16 +1,22 @@
 /*-------------------------------------------------------------------------
  *
  * nvm_scan.c
- *	  Scans of nvm tables: sequential (forwards and backwards), TID
- *	  helpers, ANALYZE sampling, bitmap heap scans, and (refused) sample
- *	  and parallel scans.
+ *	  Scans of nvm tables: sequential (forwards and backwards, and
+ *	  parallel), TID helpers, ANALYZE sampling, bitmap heap scans and
+ *	  sample scans (TABLESAMPLE).
  *
- * A sequential scan walks record numbers 1 .. n-1, where n is the table's
- * record limit when the scan (re)starts, and returns for each record the
- * version its view sees, unless that is a tombstone or there is none.  The
- * view is fixed at scan start: an MVCC scan copies the MCSI vector of its
+ * A sequential scan walks version numbers 1 .. n-1, where n is the table's
+ * version limit when the scan (re)starts, and returns each version that is
+ * the one its view sees for the version's record (never a tombstone).  So
+ * rows come back in TID order, in the order their visible versions were
+ * written, as heap returns them from a table whose updated rows moved to
+ * its end; each row once, since a record has at most one visible version,
+ * and a version written after the scan began lies beyond n.  The view is
+ * fixed at scan start: an MVCC scan copies the MCSI vector of its
  * statement into the descriptor (nvm_xact.c), so a cursor keeps the view
- * it began with.
+ * it began with.  A parallel sequential scan hands out chunks of version
+ * numbers from a counter in its shared descriptor; every participant reads
+ * with the leader's view (nvm_parallel.c).
  *
  * ANALYZE and bitmap scans go by "blocks" of version numbers (nvm_tid.h):
  * ANALYZE samples versions and counts a version as a live row if it is
@@ -25,11 +31,13 @@
 #include "postgres.h"
 
 #include "access/relscan.h"
+#include "access/tsmapi.h"
 #include "access/skey.h"
 #include "access/tableam.h"
 #include "access/valid.h"
 #include "access/xact.h"
 #include "miscadmin.h"
+#include "nodes/execnodes.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
 #include "utils/rel.h"
@@ -51,8 +59,12 @@ typedef struct NvmScanDescData
 	NvmView		view;
 
 	/* sequential scans */
-	uint64		nrecords;		/* record numbers below this are scanned */
-	uint64		cur;			/* record last returned */
+	uint64		nversions;		/* version numbers below this are scanned */
+	uint64		cur;			/* version last returned */
+	uint64		chunk_end;		/* parallel: end of the claimed chunk */
+
+	/* sample scans */
+	BlockNumber sample_block;	/* current block, or InvalidBlockNumber */
 	bool		inited;			/* false: (re)start at the scan's first end */
 
 	/* ANALYZE */
@@ -68,14 +80,32 @@ typedef struct NvmScanDescData
 
 typedef NvmScanDescData *NvmScanDesc;
 
+/* The shared state of a parallel sequential scan. */
+typedef struct NvmParallelScanDescData
+{
+	ParallelTableScanDescData base;
+	uint64		nversions;		/* version numbers below this are scanned */
+	pg_atomic_uint64 next;		/* first version number of the next chunk */
+} NvmParallelScanDescData;
+
+typedef NvmParallelScanDescData *NvmParallelScanDesc;
+
+/* Version numbers a participant of a parallel scan claims at a time. */
+#define NVM_PARALLEL_CHUNK	64
+
 /*
  * nvm_scan_reset puts the scan before its first row and fixes the range of
- * record numbers it covers (like heap's rs_nblocks).
+ * version numbers it covers (like heap's rs_nblocks).
  */
 static void
 nvm_scan_reset(NvmScanDesc scan)
 {
-	scan->nrecords = nvm_table_record_limit(&scan->table);
+	if (scan->base.rs_parallel != NULL)
+		scan->nversions = ((NvmParallelScanDesc) scan->base.rs_parallel)->nversions;
+	else
+		scan->nversions = nvm_table_version_limit(&scan->table);
+	scan->chunk_end = 0;
+	scan->sample_block = InvalidBlockNumber;
 	scan->cur = 0;
 	scan->inited = false;
 }
@@ -92,8 +122,6 @@ nvm_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 	NvmScanDesc scan;
 
 	nvm_xact_check_access(rel);
-	if (pscan != NULL)
-		elog(ERROR, "parallel scans of nvm tables are not supported");
 
 	RelationIncrementReferenceCount(rel);
 
@@ -102,7 +130,7 @@ nvm_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 	scan->base.rs_snapshot = snapshot;
 	scan->base.rs_nkeys = nkeys;
 	scan->base.rs_flags = flags;
-	scan->base.rs_parallel = NULL;
+	scan->base.rs_parallel = pscan;
 	if (nkeys > 0)
 	{
 		scan->base.rs_key = palloc(sizeof(ScanKeyData) * nkeys);
@@ -219,24 +247,44 @@ nvm_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 
 		CHECK_FOR_INTERRUPTS();
 
-		if (ScanDirectionIsForward(direction))
+		if (sscan->rs_parallel != NULL)
+		{
+			NvmParallelScanDesc pscan = (NvmParallelScanDesc) sscan->rs_parallel;
+
+			Assert(ScanDirectionIsForward(direction));
+			if (scan->inited && scan->cur + 1 < scan->chunk_end)
+				scan->cur++;
+			else
+			{
+				uint64		start = pg_atomic_fetch_add_u64(&pscan->next,
+															NVM_PARALLEL_CHUNK);
+
+				if (start >= scan->nversions)
+					break;
+				scan->cur = start;
+				scan->chunk_end = Min(start + NVM_PARALLEL_CHUNK, scan->nversions);
+			}
+		}
+		else if (ScanDirectionIsForward(direction))
 		{
 			scan->cur = scan->inited ? scan->cur + 1 : 1;
-			if (scan->cur >= scan->nrecords)
+			if (scan->cur >= scan->nversions)
 				break;
 		}
 		else if (ScanDirectionIsBackward(direction))
 		{
-			scan->cur = scan->inited ? scan->cur - 1 : scan->nrecords - 1;
+			scan->cur = scan->inited ? scan->cur - 1 : scan->nversions - 1;
 			if (scan->cur < 1)
 				break;
 		}
-		else if (!scan->inited || scan->cur < 1 || scan->cur >= scan->nrecords)
+		else if (!scan->inited || scan->cur < 1 || scan->cur >= scan->nversions)
 			break;				/* no movement, but there is no current row */
 		scan->inited = true;
 
-		v = nvm_chain_visible(&scan->table, scan->cur, &scan->view);
-		if (v == NULL || nvm_version_is_tombstone(v) || !nvm_scan_key_test(scan, v))
+		v = nvm_version_by_no(&scan->table, scan->cur);
+		if (v == NULL || nvm_version_is_tombstone(v) ||
+			nvm_chain_visible(&scan->table, v->record_no, &scan->view) != v ||
+			!nvm_scan_key_test(scan, v))
 		{
 			if (direction == NoMovementScanDirection)
 				break;
@@ -254,26 +302,43 @@ nvm_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 }
 
 /*
- * Parallel scans: the planner never plans them for nvm tables (see
- * nvm_planner.c), so these only describe an empty shared state.
+ * nvm_parallelscan_estimate returns the size of a parallel scan's shared
+ * state.
  */
 Size
 nvm_parallelscan_estimate(Relation rel)
 {
-	return sizeof(ParallelTableScanDescData);
+	return sizeof(NvmParallelScanDescData);
 }
 
+/*
+ * nvm_parallelscan_initialize sets up the shared state: the range of
+ * version numbers is fixed now, in the leader, for every participant.
+ */
 Size
 nvm_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
 {
+	NvmParallelScanDesc npscan = (NvmParallelScanDesc) pscan;
+	NvmTable	table = nvm_relation_table(rel);
+
 	pscan->phs_relid = RelationGetRelid(rel);
 	pscan->phs_syncscan = false;
-	return sizeof(ParallelTableScanDescData);
+	npscan->nversions = nvm_table_version_limit(&table);
+	pg_atomic_init_u64(&npscan->next, 1);
+	return sizeof(NvmParallelScanDescData);
 }
 
+/*
+ * nvm_parallelscan_reinitialize restarts the shared state for a rescan.
+ */
 void
 nvm_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan)
 {
+	NvmParallelScanDesc npscan = (NvmParallelScanDesc) pscan;
+	NvmTable	table = nvm_relation_table(rel);
+
+	npscan->nversions = nvm_table_version_limit(&table);
+	pg_atomic_write_u64(&npscan->next, 1);
 }
 
 /*
@@ -340,7 +405,7 @@ nvm_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 	while (scan->analyze_offset <= NVM_TUPLES_PER_BLOCK)
 	{
 		uint64		n = (uint64) scan->analyze_block * NVM_TUPLES_PER_BLOCK +
-			(scan->analyze_offset - 1);
+			scan->analyze_offset;	/* as nvm_tid_to_version */
 		NvmVersion *v;
 		NvmVersion *w;
 
@@ -380,7 +445,8 @@ nvm_scan_bitmap_next_block(TableScanDesc sscan, struct TBMIterateResult *tbmres)
 	scan->bitmap_ntids = 0;
 	scan->bitmap_next = 0;
 
-	if ((uint64) tbmres->blockno * NVM_TUPLES_PER_BLOCK >= limit)
+	/* the block's first version number, as nvm_tid_to_version */
+	if ((uint64) tbmres->blockno * NVM_TUPLES_PER_BLOCK + 1 >= limit)
 		return false;
 
 	if (tbmres->ntuples >= 0)
@@ -427,29 +493,67 @@ nvm_scan_bitmap_next_tuple(TableScanDesc sscan, struct TBMIterateResult *tbmres,
 }
 
 /*
- * Sample scans (TABLESAMPLE) are not supported.
+ * nvm_scan_sample_next_block moves a sample scan (TABLESAMPLE) to its next
+ * virtual block: the one the sampling method chooses, or the next one in
+ * order for methods that read every block (BERNOULLI), as heap does.
  */
-static void
-nvm_refuse_sample_scan(Relation rel)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("TABLESAMPLE is not supported on nvm table \"%s\"",
-					RelationGetRelationName(rel)),
-			 errhint("Sample with a WHERE clause such as random() < 0.01 instead.")));
-}
-
 bool
 nvm_scan_sample_next_block(TableScanDesc sscan, struct SampleScanState *scanstate)
 {
-	nvm_refuse_sample_scan(sscan->rs_rd);
-	return false;
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+	TsmRoutine *tsm = scanstate->tsmroutine;
+	BlockNumber nblocks = nvm_versions_to_blocks(scan->nversions);
+	BlockNumber blockno;
+
+	if (tsm->NextSampleBlock)
+		blockno = tsm->NextSampleBlock(scanstate, nblocks);
+	else if (scan->sample_block == InvalidBlockNumber)
+		blockno = nblocks > 0 ? 0 : InvalidBlockNumber;
+	else if (scan->sample_block + 1 < nblocks)
+		blockno = scan->sample_block + 1;
+	else
+		blockno = InvalidBlockNumber;
+
+	scan->sample_block = blockno;
+	return BlockNumberIsValid(blockno);
 }
 
+/*
+ * nvm_scan_sample_next_tuple returns the next row of the current block
+ * that the sampling method chooses among the block's version numbers and
+ * that is the version the scan's view sees for its record.
+ */
 bool
 nvm_scan_sample_next_tuple(TableScanDesc sscan, struct SampleScanState *scanstate,
 						   TupleTableSlot *slot)
 {
-	nvm_refuse_sample_scan(sscan->rs_rd);
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+	TsmRoutine *tsm = scanstate->tsmroutine;
+	uint64		first = (uint64) scan->sample_block * NVM_TUPLES_PER_BLOCK;
+	OffsetNumber maxoffset;
+
+	if (scan->sample_block == InvalidBlockNumber || first + 1 >= scan->nversions)
+		return false;
+	maxoffset = (OffsetNumber) Min(NVM_TUPLES_PER_BLOCK, scan->nversions - 1 - first);
+	scan->view.my_txid = nvm_xact_my_txid();
+
+	for (;;)
+	{
+		OffsetNumber off;
+		NvmVersion *v;
+
+		CHECK_FOR_INTERRUPTS();
+		off = tsm->NextSampleTuple(scanstate, scan->sample_block, maxoffset);
+		if (!OffsetNumberIsValid(off))
+			break;
+		v = nvm_version_by_no(&scan->table, first + off);	/* as nvm_tid_to_version */
+		if (v == NULL || nvm_version_is_tombstone(v) ||
+			nvm_chain_visible(&scan->table, v->record_no, &scan->view) != v)
+			continue;
+		nvm_store_version(sscan->rs_rd, v, slot);
+		pgstat_count_heap_getnext(sscan->rs_rd);
+		return true;
+	}
+	ExecClearTuple(slot);
 	return false;
 }

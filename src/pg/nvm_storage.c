@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * nvm_storage.c
- *	  Storage life cycle of nvm tables (create, truncate, rewrite, vacuum)
+ *	  Storage life cycle of nvm tables (create, truncate, rewrite for
+ *	  CLUSTER and VACUUM FULL; VACUUM itself is nvm_vacuum.c)
  *	  and the sizes the planner and ANALYZE see.
  *
  * Rows live in the pool under the relation's relfilenode, but the main-fork
@@ -13,7 +14,9 @@
  * Temporary tables are refused (the pool is shared by all backends, and a
  * temporary table's relfilenode is not unique across them).  Unlogged
  * tables are refused too: after a crash PostgreSQL empties an unlogged
- * table's indexes, while its nvm rows would survive, unindexed.
+ * table's indexes, while its nvm rows would survive, unindexed.  Both are
+ * refused only with an explicit USING nvm: created without USING while nvm
+ * is the default, they use heap (nvm_ddl.c).
  *
  * A new relfilenode's pool storage is freed if the transaction rolls back,
  * and the relfilenode it replaces (TRUNCATE) when it commits: nvm_drop.c.
@@ -27,19 +30,32 @@
 
 #include <math.h>
 
+#include "access/genam.h"
+#include "access/heapam.h"
 #include "access/multixact.h"
 #include "access/tableam.h"
 #include "access/transam.h"
 #include "catalog/pg_class.h"
 #include "catalog/storage.h"
 #include "commands/vacuum.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "optimizer/plancat.h"
+#include "storage/bufpage.h"
 #include "storage/smgr.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "nvm_am.h"
 #include "nvm_drop.h"
 #include "nvm_relation.h"
 #include "nvm_tid.h"
+
+/* A heap tuple's overhead and a heap page's room (heapam_handler.c). */
+#define NVM_HEAP_OVERHEAD_BYTES_PER_TUPLE \
+	(MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData))
+#define NVM_HEAP_USABLE_BYTES_PER_PAGE \
+	(BLCKSZ - SizeOfPageHeaderData)
 
 /*
  * nvm_relation_set_new_filenode gives rel a new, empty relfilenode: an
@@ -59,13 +75,13 @@ nvm_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("nvm tables cannot be temporary"),
 				 errdetail("The nvm pool is shared by all sessions."),
-				 errhint("Create temporary tables with USING heap.")));
+				 errhint("Leave out USING nvm: temporary tables created without USING use heap.")));
 	if (persistence == RELPERSISTENCE_UNLOGGED)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("nvm tables cannot be unlogged"),
 				 errdetail("After a crash PostgreSQL empties the indexes of unlogged tables, but nvm rows survive."),
-				 errhint("Create the table without UNLOGGED: nvm rows are never WAL-logged anyway.")));
+				 errhint("Create the table without UNLOGGED (nvm rows are never WAL-logged anyway), or leave out USING nvm: unlogged tables created without USING use heap.")));
 
 	nvm_relation_create_storage(rel, newrnode);
 	nvm_drop_schedule(newrnode, false);
@@ -107,9 +123,17 @@ nvm_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 }
 
 /*
- * nvm_relation_copy_for_cluster would rewrite the table (CLUSTER, VACUUM
- * FULL); not supported: a rewrite would have to keep every version that a
- * running snapshot may still see.
+ * nvm_relation_copy_for_cluster rewrites the table for CLUSTER and VACUUM
+ * FULL: it inserts the rows the current snapshot sees into NewTable, in
+ * the order of OldIndex when there is one (an index scan; use_sort is not
+ * needed for that), otherwise in the order of a sequential scan.  Dropped
+ * columns become nulls, as in heap's rewrite.  The command holds an ACCESS
+ * EXCLUSIVE lock, so no other transaction writes meanwhile; like a table
+ * rewrite by ALTER TABLE, and unlike heap's CLUSTER, the new rows are
+ * written by the rewriting transaction, so a transaction whose snapshot is
+ * older sees the rewritten table as empty (heap's TRUNCATE and ALTER TABLE
+ * rewrites behave so too).  No PostgreSQL xids are stored, hence no
+ * freeze cutoffs.
  */
 void
 nvm_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
@@ -121,21 +145,70 @@ nvm_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 							  double *tups_vacuumed,
 							  double *tups_recently_dead)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("CLUSTER and VACUUM FULL are not supported on nvm table \"%s\"",
-					RelationGetRelationName(OldTable)),
-			 errhint("Use plain VACUUM; nvm tables are never rewritten.")));
-}
+	TupleDesc	newdesc = RelationGetDescr(NewTable);
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	TupleTableSlot *src = table_slot_create(OldTable, NULL);
+	TupleTableSlot *dst = table_slot_create(NewTable, NULL);
+	CommandId	cid = GetCurrentCommandId(true);
+	TableScanDesc tscan = NULL;
+	IndexScanDesc iscan = NULL;
+	Datum	   *values = palloc(sizeof(Datum) * newdesc->natts);
+	bool	   *isnull = palloc(sizeof(bool) * newdesc->natts);
 
-/*
- * nvm_relation_vacuum does nothing yet: old versions are not collected.
- * (Autovacuum calls it, so it must not fail.)
- */
-void
-nvm_relation_vacuum(Relation rel, struct VacuumParams *params,
-					BufferAccessStrategy bstrategy)
-{
+	Assert(RelationGetDescr(OldTable)->natts == newdesc->natts);
+	*num_tuples = 0;
+	*tups_vacuumed = 0;
+	*tups_recently_dead = 0;
+
+	if (OldIndex != NULL && OldIndex->rd_rel->relam != InvalidOid)
+	{
+		iscan = index_beginscan(OldTable, OldIndex, snapshot, 0, 0);
+		index_rescan(iscan, NULL, 0, NULL, 0);
+	}
+	else
+		tscan = table_beginscan(OldTable, snapshot, 0, NULL);
+
+	for (;;)
+	{
+		HeapTuple	tuple;
+
+		CHECK_FOR_INTERRUPTS();
+		if (iscan != NULL ? !index_getnext_slot(iscan, ForwardScanDirection, src)
+			: !table_scan_getnextslot(tscan, ForwardScanDirection, src))
+			break;
+
+		slot_getallattrs(src);
+		for (int i = 0; i < newdesc->natts; i++)
+		{
+			if (TupleDescAttr(newdesc, i)->attisdropped)
+			{
+				values[i] = (Datum) 0;
+				isnull[i] = true;
+			}
+			else
+			{
+				values[i] = src->tts_values[i];
+				isnull[i] = src->tts_isnull[i];
+			}
+		}
+		tuple = heap_form_tuple(newdesc, values, isnull);
+		ExecForceStoreHeapTuple(tuple, dst, true);
+		table_tuple_insert(NewTable, dst, cid, 0, NULL);
+		*num_tuples += 1;
+	}
+
+	if (iscan != NULL)
+		index_endscan(iscan);
+	else
+		table_endscan(tscan);
+	ExecDropSingleTupleTableSlot(src);
+	ExecDropSingleTupleTableSlot(dst);
+	UnregisterSnapshot(snapshot);
+	pfree(values);
+	pfree(isnull);
+
+	*xid_cutoff = InvalidTransactionId;
+	*multi_cutoff = InvalidMultiXactId;
 }
 
 /*
@@ -164,11 +237,17 @@ nvm_relation_needs_toast_table(Relation rel)
 }
 
 /*
- * nvm_relation_estimate_size estimates the planner's pages (virtual
- * blocks) and rows.  Like heap, it scales the live-row density that the
- * last ANALYZE (or VACUUM, CREATE INDEX) measured to the current number of
- * blocks; without one it takes the number of records ever created.  The
- * records ever created (deleted ones included) bound the estimate.
+ * nvm_relation_estimate_size estimates the planner's pages and rows.  The
+ * pages are those the table's versions would fill as heap tuples (from the
+ * column widths, as heap estimates a table never analyzed), not the
+ * virtual blocks of version numbers: a virtual block holds up to 291
+ * versions whatever their width, so counting virtual blocks would make
+ * sequential scans look several times cheaper than on heap and turn plans
+ * that are right for heap into seq scans.  Like heap, a table never
+ * vacuumed or analyzed counts at least 10 pages, and its rows come from
+ * the width density; otherwise the live-row density that the last ANALYZE
+ * (or VACUUM, CREATE INDEX) measured per virtual block is scaled to the
+ * current number of virtual blocks, bounded by the records ever created.
  */
 void
 nvm_relation_estimate_size(Relation rel, int32 *attr_widths,
@@ -176,15 +255,34 @@ nvm_relation_estimate_size(Relation rel, int32 *attr_widths,
 						   double *allvisfrac)
 {
 	NvmTable	table = nvm_relation_table(rel);
-	BlockNumber curpages = nvm_versions_to_blocks(nvm_table_version_limit(&table));
+	uint64		versions = nvm_table_version_limit(&table) - 1;
+	BlockNumber curblocks = nvm_versions_to_blocks(versions + 1);
 	double		records = (double) (nvm_table_record_limit(&table) - 1);
 	BlockNumber relpages = (BlockNumber) rel->rd_rel->relpages;
 	double		reltuples = (double) rel->rd_rel->reltuples;
+	BlockNumber relallvisible = (BlockNumber) rel->rd_rel->relallvisible;
+	int32		tuple_width;
+	double		width_density;
+	BlockNumber curpages;
+
+	tuple_width = get_rel_data_width(rel, attr_widths) + NVM_HEAP_OVERHEAD_BYTES_PER_TUPLE;
+	/* integer division, as in table_block_relation_estimate_size */
+	width_density = Max(NVM_HEAP_USABLE_BYTES_PER_PAGE / tuple_width, 1);
+	curpages = (BlockNumber) ceil((double) versions / width_density);
+	if (curpages < 10 && reltuples < 0 && !rel->rd_rel->relhassubclass)
+		curpages = 10;
 
 	*pages = curpages;
-	if (relpages > 0 && reltuples >= 0)
-		*tuples = Min(rint(reltuples / relpages * curpages), records);
-	else
-		*tuples = records;
 	*allvisfrac = 0;
+	if (curpages == 0)
+	{
+		*tuples = 0;
+		return;
+	}
+	if (reltuples >= 0 && relpages > 0)
+		*tuples = Min(rint(reltuples / relpages * curblocks), records);
+	else
+		*tuples = rint(width_density * curpages);
+	if (relallvisible > 0 && relpages > 0)
+		*allvisfrac = Min((double) relallvisible / relpages, 1.0);
 }

@@ -4,7 +4,10 @@
  *	  The mapping between nvm version numbers and PostgreSQL TIDs.
  *
  * Every version of an nvm row has its own version number n (n >= 1), and
- * PostgreSQL sees it as the TID (n / 291, n % 291 + 1).  The offsets stay in
+ * PostgreSQL sees it as the TID ((n - 1) / 291, (n - 1) % 291 + 1), so the
+ * first row of a table is (0,1), as on heap, and a table that only ever
+ * had rows inserted has heap's TIDs for them (TID scans, TABLESAMPLE and
+ * tests that show ctid give heap's answers).  The offsets stay in
  * 1..MaxHeapTuplesPerPage because tidbitmap.c (tbm_add_tuples) rejects
  * larger ones and GIN packs offsets into 11 bits; the "blocks" are virtual
  * and only group version numbers, which is also how relation_size,
@@ -27,9 +30,10 @@ StaticAssertDecl(NVM_TUPLES_PER_BLOCK == MaxHeapTuplesPerPage,
 static inline void
 nvm_version_to_tid(uint64 n, ItemPointer tid)
 {
+	Assert(n >= 1);
 	ItemPointerSet(tid,
-				   (BlockNumber) (n / NVM_TUPLES_PER_BLOCK),
-				   (OffsetNumber) (n % NVM_TUPLES_PER_BLOCK + 1));
+				   (BlockNumber) ((n - 1) / NVM_TUPLES_PER_BLOCK),
+				   (OffsetNumber) ((n - 1) % NVM_TUPLES_PER_BLOCK + 1));
 }
 
 /*
@@ -44,7 +48,7 @@ nvm_tid_to_version(ItemPointer tid)
 
 	if (offnum < 1 || offnum > NVM_TUPLES_PER_BLOCK || blkno == InvalidBlockNumber)
 		return 0;
-	return (uint64) blkno * NVM_TUPLES_PER_BLOCK + (offnum - 1);
+	return (uint64) blkno * NVM_TUPLES_PER_BLOCK + offnum;
 }
 
 /* nvm_versions_to_blocks returns how many virtual blocks cover versions below limit. */
@@ -53,7 +57,7 @@ nvm_versions_to_blocks(uint64 version_limit)
 {
 	if (version_limit <= 1)
 		return 0;
-	return (BlockNumber) ((version_limit - 1) / NVM_TUPLES_PER_BLOCK + 1);
+	return (BlockNumber) ((version_limit - 2) / NVM_TUPLES_PER_BLOCK + 1);
 }
 
 #endif							/* NVM_TID_H */

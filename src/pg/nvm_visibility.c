@@ -124,15 +124,16 @@ NvmVersion *
 nvm_fetch_root(const NvmTable *t, uint64 root, Snapshot snapshot,
 			   const NvmView *view)
 {
-	NvmVersion *v = nvm_version_by_no(t, root);
+	/* the root version itself may have been collected: a redirect names the record */
+	uint64		record_no = nvm_version_record_no(t, root);
 	NvmVersion *w;
 
-	if (v == NULL)
+	if (record_no == 0)
 		return NULL;
 	if (view->kind == NVM_VIEW_DIRTY)
-		return nvm_dirty_fetch(t, v->record_no, root, snapshot, view->my_txid);
+		return nvm_dirty_fetch(t, record_no, root, snapshot, view->my_txid);
 
-	w = nvm_chain_visible(t, v->record_no, view);
+	w = nvm_chain_visible(t, record_no, view);
 	if (w == NULL || nvm_version_is_tombstone(w) || w->index_root != root)
 		return NULL;
 	return w;

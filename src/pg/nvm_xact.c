@@ -46,7 +46,9 @@
 #include "storage/proc.h"
 #include "utils/memutils.h"
 
+#include "gc.h"
 #include "nvm_drop.h"
+#include "nvm_parallel.h"
 #include "nvm_xact.h"
 #include "nvmam.h"
 
@@ -102,7 +104,11 @@ resolve_indoubt(uint64 xid)
 /*
  * take_snapshot takes a snapshot and counts it and its cost.  Transactions
  * left in doubt by a crash are resolved first, so that no snapshot ever
- * sees them change.
+ * sees them change.  The first snapshot of a transaction is pinned for
+ * garbage collection: every later one of the transaction contains it, so
+ * versions that any of them can see are kept until the transaction ends
+ * (nvm_xact_reset unpins).  A scan or cursor never outlives its transaction
+ * with an nvm snapshot (WITH HOLD cursors are materialised at commit).
  */
 static void
 take_snapshot(NvmSnapshot *snap)
@@ -113,7 +119,8 @@ take_snapshot(NvmSnapshot *snap)
 	if (nvm_indoubt_pending())
 		nvm_indoubt_resolve_all(resolve_indoubt);
 	INSTR_TIME_SET_CURRENT(start);
-	nvm_snapshot_take(snap);
+	/* the transaction's first snapshot is pinned until it ends (gc.h) */
+	nvm_snapshot_take_pinned(MyProc->pgprocno, snap);
 	INSTR_TIME_SET_CURRENT(duration);
 	INSTR_TIME_SUBTRACT(duration, start);
 	nvm_stats.snapshots++;
@@ -207,9 +214,9 @@ nvm_xact_statement_sees_latest(void)
 /*
  * nvm_xact_check_access raises an error for accesses that nvm tables do not
  * support: serializable transactions (MCSI gives snapshot isolation, not
- * serializability) and parallel workers (the vector and the writing
- * transaction live in the leader; the planner never puts nvm scans into
- * parallel plans, see nvm_planner.c).
+ * serializability) and parallel workers whose leader published no view
+ * (nvm_parallel.c; a function that reads nvm tables, marked PARALLEL SAFE,
+ * run by a worker of a query that did not expect it).
  */
 void
 nvm_xact_check_access(Relation rel)
@@ -221,7 +228,7 @@ nvm_xact_check_access(Relation rel)
 				 errdetail("Table \"%s\" uses the nvm access method.",
 						   RelationGetRelationName(rel)),
 				 errhint("Use REPEATABLE READ, which gives snapshot isolation.")));
-	if (IsParallelWorker())
+	if (IsParallelWorker() && !nvm_parallel_worker_ready())
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("nvm table \"%s\" cannot be accessed by a parallel worker",
@@ -231,23 +238,27 @@ nvm_xact_check_access(Relation rel)
 
 /*
  * nvm_xact_my_txid returns the current transaction's nvm txid, 0 if it has
- * not written yet.
+ * not written yet (in a parallel worker: the leader's).
  */
 uint64
 nvm_xact_my_txid(void)
 {
+	if (IsParallelWorker())
+		return nvm_parallel_leader_txid();
 	return nvm_txn.txid;
 }
 
 /*
  * nvm_xact_statement_snapshot returns the vector of the current statement
  * (or transaction, with a transaction snapshot), taking it if there is
- * none yet.  The result stays valid until the next boundary; callers that
+ * none yet; a parallel worker gets its leader's.  The result stays valid until the next boundary; callers that
  * live longer copy it.
  */
 const NvmSnapshot *
 nvm_xact_statement_snapshot(void)
 {
+	if (IsParallelWorker())
+		return nvm_parallel_leader_snapshot();
 	if (nvm_statement_latest && IsolationUsesXactSnapshot())
 	{
 		if (nvm_latest_snap == NULL)
@@ -270,6 +281,8 @@ nvm_xact_statement_snapshot(void)
 const NvmSnapshot *
 nvm_xact_transaction_snapshot(void)
 {
+	if (IsParallelWorker())
+		return nvm_parallel_leader_snapshot();
 	if (nvm_snap == NULL)
 		nvm_snap = MemoryContextAlloc(TopMemoryContext, sizeof(NvmSnapshot));
 
@@ -441,6 +454,8 @@ static void
 nvm_xact_reset(void)
 {
 	nvm_snap_valid = false;
+	if (MyProc != NULL)
+		nvm_gc_unpin(MyProc->pgprocno);
 	if (nvm_slot >= 0)
 	{
 		NvmSlotShared *ss = &nvm_mcsi->slots[nvm_slot];

@@ -20,6 +20,7 @@
 
 #include <sys/stat.h>
 
+#include "access/twophase.h"
 #include "access/xlog.h"
 #include "common/file_perm.h"
 #include "executor/executor.h"
@@ -28,18 +29,21 @@
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
+#include "storage/proc.h"
 #include "storage/shmem.h"
 #include "tcop/utility.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
 #include "core.h"
+#include "gc.h"
 #include "mcsi.h"
-#include "nvm_index.h"
 #include "nvm_rowlock.h"
 #include "nvm_wait.h"
 #include "nvm_xact.h"
+#include "nvm_ddl.h"
 #include "nvm_drop.h"
+#include "nvm_parallel.h"
 #include "nvmam.h"
 #include "persist.h"
 #include "pool.h"
@@ -82,6 +86,8 @@ static const struct config_enum_entry nvm_crash_point_options[] = {
 	{NULL, 0, false}
 };
 
+static bool nvm_prune_on_update = true;
+
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
@@ -89,6 +95,8 @@ static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 
 static void nvm_define_settings(void);
 static void nvm_assign_drain_delay(int newval, void *extra);
+static void nvm_assign_prune_on_update(bool newval, void *extra);
+static uint32 nvm_max_pins(void);
 static void nvm_open_pool(void);
 static void nvm_shmem_request(void);
 static void nvm_shmem_startup(void);
@@ -209,9 +217,39 @@ nvm_define_settings(void)
 							GUC_NOT_IN_SAMPLE,
 							NULL, nvm_assign_drain_delay, NULL);
 
+	DefineCustomBoolVariable("nvm.prune_on_update",
+							 "Prunes a row's old versions when the row is updated.",
+							 "Every update frees the versions of its row that no running or "
+							 "future snapshot can see.  VACUUM collects the rest.",
+							 &nvm_prune_on_update,
+							 true,
+							 PGC_SUSET,
+							 0,
+							 NULL, nvm_assign_prune_on_update, NULL);
+
 	nvm_wait_define_settings();
 
 	MarkGUCPrefixReserved("nvm");
+}
+
+/*
+ * nvm_max_pins returns how many processes may pin snapshots: one pin per
+ * PGPROC (pins are indexed by pgprocno).
+ */
+static uint32
+nvm_max_pins(void)
+{
+	return (uint32) (MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts);
+}
+
+/*
+ * nvm_assign_prune_on_update turns pruning by updates on or off in this
+ * process; the horizon it uses is recomputed at most every 10 ms.
+ */
+static void
+nvm_assign_prune_on_update(bool newval, void *extra)
+{
+	nvm_gc_set_auto_prune(newval, 10);
 }
 
 /*
@@ -340,8 +378,10 @@ nvm_shmem_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
+	nvm_core_set_max_pins(nvm_max_pins());
 	RequestAddinShmemSpace(nvm_core_shmem_size());
 	RequestAddinShmemSpace(nvm_rowlock_shmem_size());
+	RequestAddinShmemSpace(nvm_parallel_shmem_size());
 }
 
 /*
@@ -359,6 +399,7 @@ nvm_shmem_startup(void)
 		prev_shmem_startup_hook();
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	nvm_core_set_max_pins(nvm_max_pins());
 	ptr = ShmemInitStruct("nvmam core", nvm_core_shmem_size(), &found);
 	if (!found)
 	{
@@ -369,13 +410,15 @@ nvm_shmem_startup(void)
 		nvm_core_attach(ptr);
 	LWLockRelease(AddinShmemInitLock);
 	nvm_rowlock_shmem_startup();
+	nvm_parallel_shmem_startup();
 }
 
 /*
  * nvm_executor_start marks a statement boundary (also for queries run by
  * functions) before the executor creates its scans; a query with a
  * crosscheck snapshot (a foreign-key check in REPEATABLE READ) scans with
- * the latest snapshot.
+ * the latest snapshot; a query that may use parallel workers publishes
+ * the view they are to read with (nvm_parallel.c).
  */
 static void
 nvm_executor_start(QueryDesc *queryDesc, int eflags)
@@ -384,6 +427,8 @@ nvm_executor_start(QueryDesc *queryDesc, int eflags)
 	nvm_xact_query_start();
 	if (queryDesc->crosscheck_snapshot != InvalidSnapshot)
 		nvm_xact_statement_sees_latest();
+	if (queryDesc->plannedstmt->parallelModeNeeded)
+		nvm_parallel_publish();
 	if (prev_ExecutorStart)
 		prev_ExecutorStart(queryDesc, eflags);
 	else
@@ -392,8 +437,9 @@ nvm_executor_start(QueryDesc *queryDesc, int eflags)
 
 /*
  * nvm_process_utility marks a statement boundary for utility statements,
- * which read tables without the executor (COPY TO, for one), and refuses
- * the unsupported ones that would otherwise fail half-way.
+ * which read tables without the executor (COPY TO, for one), and lets
+ * nvm_ddl.c check or adjust it (temporary and unlogged tables created
+ * without USING are heap tables when nvm is the default access method).
  */
 static void
 nvm_process_utility(PlannedStmt *pstmt, const char *queryString,
@@ -402,7 +448,7 @@ nvm_process_utility(PlannedStmt *pstmt, const char *queryString,
 					DestReceiver *dest, QueryCompletion *qc)
 {
 	nvm_xact_statement_boundary();
-	nvm_check_utility(pstmt->utilityStmt);
+	pstmt = nvm_ddl_utility(pstmt, &readOnlyTree);
 	if (prev_ProcessUtility)
 		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 							params, queryEnv, dest, qc);

@@ -30,7 +30,7 @@ extern const char *nvm_concurrency_control_name(void);
 /* The nvm table access method (nvm_handler.c). */
 extern const TableAmRoutine *nvm_table_am_routine(void);
 
-/* Planner hooks that keep nvm tables out of parallel plans (nvm_planner.c). */
+/* Planner hook that keeps index builds on nvm tables serial (nvm_planner.c). */
 extern void nvm_planner_init(void);
 
 #endif							/* NVMAM_H */

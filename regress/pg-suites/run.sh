@@ -1,0 +1,449 @@
+#!/usr/bin/env bash
+#
+# regress/pg-suites/run.sh
+#	  Runs PostgreSQL 15's own core regression suite and isolation suite with
+#	  nvm as the default table access method, in both concurrency-control
+#	  modes, and compares the outcome with an explicit allow-list of known
+#	  differences (regress/pg-suites/allowlist, one line per test with its
+#	  reason, and the accepted diff of each in regress/pg-suites/expected/).
+#	  A test that fails without being allow-listed, an allow-listed test whose
+#	  diff is not exactly the accepted one, or a server crash fails the run.
+#	  Tests in regress/pg-suites/skiplist (with their reasons) are taken out
+#	  of the schedules: they cannot finish on nvm tables (they would wait for
+#	  a timeout).
+#
+# The test sources come from Debian's source package of PostgreSQL 15 (the
+# version in PG_SUITES_DEB_VERSION), fetched with apt-get into a private apt
+# state under the cache directory (the system's apt configuration is not
+# touched); the matching psql, pg_regress and pg_isolation_regress come from
+# that version's postgresql-client-15 package, so that the tests and the
+# client agree (the installed server may be a later minor release).
+# regress.so is built from the sources with pgxs.
+#
+# Needs root (or the postgres user's rights) like regress/run-tests.sh: the
+# servers run as "postgres".  nvmam must be installed.
+#
+# Usage: regress/pg-suites/run.sh [options]
+#	--suites "core isolation"	which suites (default both)
+#	--modes "mcsi n2db"			nvm.concurrency_control modes (default both)
+#	--am nvm|heap				default_table_access_method (heap: a baseline
+#								run, compared with nothing; shows version skew)
+#	--tests "a b"				core tests to run instead of the schedule
+#	--specs "a b"				isolation specs to run instead of the schedule
+#	--record					write the diffs of every failing test into
+#								expected/ (a starting point for the allow-list;
+#								review them, then add reasons to allowlist)
+#	--out DIR					keep outputs in DIR (default build-pgsuites/out)
+#
+# Environment: PG_SUITES_CACHE (default build-pgsuites/cache in the checkout),
+# PG_CONFIG, PG_SUITES_TIMEOUT (seconds per suite run, default 900).
+#
+# The last line printed is "pg-suites: N passed, M failed" counting every
+# test of every run (allow-listed differences count as passed); the exit
+# status is non-zero when anything failed.
+
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+# shellcheck source=regress/lib/common.sh
+. "$ROOT/regress/lib/common.sh"
+# shellcheck source=regress/lib/cluster.sh
+. "$ROOT/regress/lib/cluster.sh"
+
+PG_SUITES_DEB_VERSION=${PG_SUITES_DEB_VERSION:-15.18-0+deb12u1}
+UPSTREAM=${PG_SUITES_DEB_VERSION%%-*}
+CACHE=${PG_SUITES_CACHE:-$ROOT/build-pgsuites/cache}
+OUT=$ROOT/build-pgsuites/out
+SUITES="core isolation"
+MODES="mcsi n2db"
+AM=nvm
+TESTS=
+SPECS=
+RECORD=0
+TIMEOUT=${PG_SUITES_TIMEOUT:-900}
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+		--suites) SUITES=$2; shift 2 ;;
+		--modes) MODES=$2; shift 2 ;;
+		--am) AM=$2; shift 2 ;;
+		--tests) TESTS=$2; shift 2 ;;
+		--specs) SPECS=$2; shift 2 ;;
+		--record) RECORD=1; shift ;;
+		--out) OUT=$2; shift 2 ;;
+		-h | --help) sed -n '2,/^$/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+		*) nvm_die "unknown option $1 (see --help)" ;;
+	esac
+done
+case "$AM" in
+	nvm | heap) ;;
+	*) nvm_die "--am must be nvm or heap" ;;
+esac
+[ "$AM" = heap ] && MODES=mcsi
+
+nvm_find_pg
+
+WORK=
+SHM=
+PASSED=0
+FAILED=0
+SUMMARY=()
+
+# shellcheck disable=SC2317 # called through trap
+on_exit()
+{
+	local rc=$?
+	nvm_kill_group
+	if [ -n "$WORK" ] && [ -d "$WORK" ]; then
+		nvm_stop_all_under "$WORK"
+		rm -rf "$WORK"
+	fi
+	[ -n "$SHM" ] && rm -rf "$SHM"
+	exit "$rc"
+}
+trap on_exit EXIT
+trap 'nvm_kill_group; exit 130' INT TERM
+
+# ---------------------------------------------------------------------------
+# sources, client and regress.so
+# ---------------------------------------------------------------------------
+
+# apt_private ARGS...: apt-get with a private source list and state under
+# the cache, reusing the Debian mirror the machine is configured with.
+apt_private()
+{
+	local uri
+	if [ ! -f "$CACHE/apt/parts/bookworm.sources" ]; then
+		uri=$(grep -h -m1 '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}')
+		if [ -z "$uri" ]; then
+			uri=$(awk '$1 == "deb" {print $2; exit}' /etc/apt/sources.list 2>/dev/null)
+		fi
+		uri=${uri:-http://deb.debian.org/debian}
+		mkdir -p "$CACHE/apt/parts" "$CACHE/apt/lists/partial" "$CACHE/apt/cache/archives/partial"
+		printf 'Types: deb deb-src\nURIs: %s\nSuites: bookworm\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+			"$uri" >"$CACHE/apt/parts/bookworm.sources"
+	fi
+	apt-get -q -o Dir::Etc::SourceList=/dev/null \
+		-o Dir::Etc::SourceParts="$CACHE/apt/parts" \
+		-o Dir::State::Lists="$CACHE/apt/lists" \
+		-o Dir::Cache="$CACHE/apt/cache" \
+		-o APT::Sandbox::User=root "$@"
+}
+
+# Downloads (once) and unpacks the sources and the client; builds regress.so.
+prepare_sources()
+{
+	local dl=$CACHE/downloads src
+	SRC=$CACHE/postgresql-$UPSTREAM
+	CLIENT=$CACHE/client-$UPSTREAM/usr/lib/postgresql/15
+	mkdir -p "$dl"
+	if [ ! -f "$dl/postgresql-15_$UPSTREAM.orig.tar.bz2" ] ||
+		[ ! -f "$dl/postgresql-client-15_${PG_SUITES_DEB_VERSION}_amd64.deb" ]; then
+		nvm_log "fetching postgresql-15 $PG_SUITES_DEB_VERSION (source) and its client"
+		apt_private update >"$CACHE/apt-update.log" 2>&1 ||
+			{ cat "$CACHE/apt-update.log" >&2; nvm_die "apt-get update (private state) failed"; }
+		(cd "$dl" && apt_private source --download-only "postgresql-15=$PG_SUITES_DEB_VERSION" &&
+			apt_private download "postgresql-client-15=$PG_SUITES_DEB_VERSION") \
+			>"$CACHE/apt-download.log" 2>&1 ||
+			{ cat "$CACHE/apt-download.log" >&2; nvm_die "downloading postgresql-15 $PG_SUITES_DEB_VERSION failed"; }
+	fi
+	if [ ! -f "$SRC/src/test/regress/regress.so" ]; then
+		nvm_log "unpacking and building regress.so"
+		rm -rf "$SRC" "$CACHE/client-$UPSTREAM"
+		tar -C "$CACHE" -xjf "$dl/postgresql-15_$UPSTREAM.orig.tar.bz2" || nvm_die "cannot unpack the sources"
+		[ -d "$SRC" ] || nvm_die "$SRC missing after unpacking"
+		src=$(ls "$dl"/postgresql-15_"$PG_SUITES_DEB_VERSION".debian.tar.*)
+		tar -C "$SRC" -xf "$src" || nvm_die "cannot unpack $src"
+		dpkg -x "$dl/postgresql-client-15_${PG_SUITES_DEB_VERSION}_amd64.deb" "$CACHE/client-$UPSTREAM" ||
+			nvm_die "cannot unpack the client"
+		make -C "$SRC/src/test/regress" -f "$SRC/debian/tests/Makefile.regress" \
+			PG_CONFIG="$PG_CONFIG" with_llvm=no >"$CACHE/regress-build.log" 2>&1 ||
+			{ cat "$CACHE/regress-build.log" >&2; nvm_die "building regress.so failed"; }
+	fi
+	[ -x "$CLIENT/bin/psql" ] || nvm_die "no psql in $CLIENT"
+}
+
+# Copies what the server user must read into WORK: the test directories, a
+# bindir that takes psql from the matching client and the server programs
+# from the installed PostgreSQL.
+prepare_work()
+{
+	local p
+	WORK=$(nvm_pg_tmpdir "${TMPDIR:-/tmp}" nvmam-pgsuites) || nvm_die "cannot make a temporary directory"
+	SHM=$(nvm_pg_tmpdir /dev/shm nvmam-pgsuites) || nvm_die "cannot make a directory in /dev/shm"
+	mkdir -p "$WORK/bin" "$WORK/regress" "$WORK/isolation" "$WORK/lib"
+	for p in initdb pg_ctl postgres pg_controldata; do
+		ln -s "$PG_BINDIR/$p" "$WORK/bin/$p"
+	done
+	ln -s "$CLIENT/bin/psql" "$WORK/bin/psql"
+	cp -r "$SRC/src/test/regress/sql" "$SRC/src/test/regress/expected" "$SRC/src/test/regress/data" \
+		"$SRC/src/test/regress/parallel_schedule" "$SRC/src/test/regress/resultmap" "$WORK/regress/"
+	cp "$SRC/src/test/regress/regress.so" "$WORK/lib/"
+	# the triggers test loads contrib/spi's modules from the same directory
+	for p in autoinc refint; do
+		[ -f "$PG_PKGLIBDIR/$p.so" ] && ln -s "$PG_PKGLIBDIR/$p.so" "$WORK/lib/$p.so"
+	done
+	cp -r "$SRC/src/test/isolation/specs" "$SRC/src/test/isolation/expected" \
+		"$SRC/src/test/isolation/isolation_schedule" "$WORK/isolation/"
+	if [ "$(id -u)" -eq 0 ]; then
+		chown -R "$(nvm_pg_user):" "$WORK"
+	fi
+	chmod -R a+rX "$WORK"
+	AS_PG=()
+	if [ "$(id -u)" -eq 0 ]; then
+		AS_PG=(runuser -u "$(nvm_pg_user)" --)
+	fi
+}
+
+# ---------------------------------------------------------------------------
+# one run of a suite
+# ---------------------------------------------------------------------------
+
+# write_conf FILE MODE POOL
+write_conf()
+{
+	{
+		echo "# written by regress/pg-suites/run.sh"
+		echo "max_prepared_transactions = 10"
+		if [ "$AM" = nvm ]; then
+			echo "shared_preload_libraries = 'nvmam'"
+			echo "nvm.pool_path = '$3'"
+			echo "nvm.pool_size = '2GB'"
+			echo "nvm.concurrency_control = '$2'"
+			echo "default_table_access_method = nvm"
+			# Pruning at every update hands freed version numbers (TIDs)
+			# to the next write at once, so the row order of small
+			# updated tables would depend on the snapshots of concurrent
+			# tests; heap prunes a page only when it is nearly full, and
+			# the suites expect that.  VACUUM and autovacuum still collect.
+			echo "nvm.prune_on_update = off"
+		fi
+	} >"$1"
+	chmod 644 "$1"
+}
+
+# normalise_diff: the diff of one test without file names, dates and line
+# numbers, so that an accepted diff stays comparable.
+normalise_diff()
+{
+	sed -E -e '/^diff /d' -e '/^(---|\+\+\+) /d' -e 's/^@@ -[0-9,]+ \+[0-9,]+ @@.*/@@/'
+}
+
+# split_diffs DIFFS DIR: writes DIR/TEST.diff (normalised) per test in the
+# pg_regress diff file DIFFS.
+split_diffs()
+{
+	mkdir -p "$2"
+	[ -f "$1" ] || return 0
+	awk -v dir="$2" '
+		/^diff / {
+			n = split($NF, parts, "/"); name = parts[n]; sub(/\.out$/, "", name)
+			file = dir "/" name ".diff"; next
+		}
+		file != "" { print > file }
+	' "$1"
+	local f
+	for f in "$2"/*.diff; do
+		[ -f "$f" ] || continue
+		normalise_diff <"$f" >"$f.tmp" && mv "$f.tmp" "$f"
+	done
+}
+
+# list_reason FILE SUITE TEST: prints the reason, fails when not listed.
+list_reason()
+{
+	awk -v s="$2" -v t="$3" '
+		/^[ \t]*(#|$)/ { next }
+		$1 == s && $2 == t { $1 = ""; $2 = ""; sub(/^ +/, ""); print; found = 1; exit }
+		END { exit !found }
+	' "$1"
+}
+
+allowlist_reason()
+{
+	list_reason "$HERE/allowlist" "$1" "$2"
+}
+
+# filter_schedule SUITE IN OUT: the schedule IN without the tests that the
+# skip-list names for SUITE.
+filter_schedule()
+{
+	local skip
+	skip=$(awk -v s="$1" '!/^[ \t]*(#|$)/ && $1 == s {print $2}' "$HERE/skiplist" 2>/dev/null | paste -sd ' ' -)
+	awk -v skip="$skip" '
+		BEGIN { n = split(skip, a, " "); for (i = 1; i <= n; i++) drop[a[i]] = 1 }
+		/^test:/ {
+			line = "test:"; kept = 0
+			for (i = 2; i <= NF; i++) if (!($i in drop)) { line = line " " $i; kept++ }
+			if (kept) print line
+			next
+		}
+		{ print }
+	' "$2" >"$3"
+}
+
+# accepted_diff SUITE TEST MODE: the accepted diff's file (a mode's own when
+# it has one).
+accepted_diff()
+{
+	if [ -f "$HERE/expected/$1/$2.$3.diff" ]; then
+		echo "$HERE/expected/$1/$2.$3.diff"
+	else
+		echo "$HERE/expected/$1/$2.diff"
+	fi
+}
+
+# record_diff SUITE TEST MODE DIFF: --record keeps DIFF as the accepted
+# diff: the suite's, or the mode's own when the suite's differs.
+record_diff()
+{
+	local dir=$HERE/expected/$1
+	mkdir -p "$dir"
+	if [ ! -f "$dir/$2.diff" ] || { [ ! -f "$dir/$2.$3.diff" ] && [ "$3" = mcsi ]; }; then
+		cp "$4" "$dir/$2.diff"
+		echo "RECORDED    $1 $2: ${dir#"$ROOT"/}/$2.diff"
+	elif ! cmp -s "$4" "$dir/$2.diff"; then
+		cp "$4" "$dir/$2.$3.diff"
+		echo "RECORDED    $1 $2 ($3): ${dir#"$ROOT"/}/$2.$3.diff"
+	else
+		rm -f "$dir/$2.$3.diff"
+	fi
+}
+
+# run_suite SUITE MODE
+run_suite()
+{
+	local suite=$1 mode=$2 name out conf port log rc driver db inputdir
+	local -a args tests=()
+	local t total=0 exact=0 allowed=0 bad=0 failed_list crashed=0 reason acc skipped
+	name=$suite-$mode
+	[ "$AM" = heap ] && name=$suite-heap
+	out=$WORK/$name
+	conf=$WORK/$name.conf
+	log=$OUT/$name.log
+	write_conf "$conf" "$mode" "$SHM/$name.pool"
+	port=$(nvm_free_port)
+	nvm_as_pg mkdir -p "$out"
+	if [ "$suite" = core ]; then
+		driver=$CLIENT/lib/pgxs/src/test/regress/pg_regress
+		db=regression
+		inputdir=$WORK/regress
+		[ -n "$TESTS" ] && read -r -a tests <<<"$TESTS"
+		if [ ${#tests[@]} -eq 0 ]; then
+			filter_schedule core "$inputdir/parallel_schedule" "$WORK/$name.schedule"
+			tests=(--schedule="$WORK/$name.schedule")
+		fi
+	else
+		driver=$CLIENT/lib/pgxs/src/test/isolation/pg_isolation_regress
+		db=isolation_regression
+		inputdir=$WORK/isolation
+		[ -n "$SPECS" ] && read -r -a tests <<<"$SPECS"
+		if [ ${#tests[@]} -eq 0 ]; then
+			filter_schedule isolation "$inputdir/isolation_schedule" "$WORK/$name.schedule"
+			tests=(--schedule="$WORK/$name.schedule")
+		fi
+	fi
+	args=(
+		--bindir="$WORK/bin"
+		--dlpath="$WORK/lib"
+		--temp-instance="$WORK/$name-instance"
+		--temp-config="$conf"
+		--port="$port"
+		--inputdir="$inputdir"
+		--outputdir="$out"
+		--dbname="$db"
+		--no-locale
+		--encoding=UTF8
+		--max-concurrent-tests=20
+	)
+	[ "$AM" = nvm ] && args+=(--load-extension=nvmam)
+	nvm_log "$name: $(grep -v '^#' "$conf" | grep -v pool_path | paste -sd ';' -)"
+	nvm_run_group "$TIMEOUT" "$log" "${AS_PG[@]}" env -C "$WORK" PATH="$WORK/bin:$PATH" \
+		"$driver" "${args[@]}" "${tests[@]}" >/dev/null
+	rc=$?
+	nvm_stop_all_under "$WORK/$name-instance"
+	rm -rf "$OUT/$name"
+	mkdir -p "$OUT/$name"
+	cp "$out/regression.out" "$out/regression.diffs" "$OUT/$name/" 2>/dev/null
+	cp "$out/log/postmaster.log" "$OUT/$name/" 2>/dev/null
+	split_diffs "$out/regression.diffs" "$OUT/$name/diffs"
+
+	# every test pg_regress reported, and whether it passed
+	total=$(grep -cE '^(test)? +[a-zA-Z0-9_.-]+ +\.\.\. ' "$out/regression.out" 2>/dev/null || true)
+	[ -n "$total" ] || total=0
+	failed_list=$(sed -nE 's/^(test)? +([a-zA-Z0-9_.-]+) +\.\.\. +FAILED.*/\2/p' "$out/regression.out" 2>/dev/null)
+	exact=$(grep -cE '^(test)? +[a-zA-Z0-9_.-]+ +\.\.\. +ok' "$out/regression.out" 2>/dev/null || true)
+	for t in $failed_list; do
+		if ! reason=$(allowlist_reason "$suite" "$t"); then
+			echo "UNEXPECTED  $name $t: not in the allow-list (diff: ${OUT#"$ROOT"/}/$name/diffs/$t.diff)"
+			bad=$((bad + 1))
+			[ "$RECORD" = 1 ] && record_diff "$suite" "$t" "$mode" "$OUT/$name/diffs/$t.diff"
+			continue
+		fi
+		acc=$(accepted_diff "$suite" "$t" "$mode")
+		if [ "${reason#\[any\]}" != "$reason" ] || { [ -f "$acc" ] && cmp -s "$acc" "$OUT/$name/diffs/$t.diff"; }; then
+			allowed=$((allowed + 1))
+			continue
+		fi
+		if [ "$RECORD" = 1 ]; then
+			record_diff "$suite" "$t" "$mode" "$OUT/$name/diffs/$t.diff"
+			allowed=$((allowed + 1))
+			continue
+		fi
+		echo "CHANGED     $name $t: allow-listed ($reason) but the diff differs from ${acc#"$ROOT"/}:"
+		diff -u "$acc" "$OUT/$name/diffs/$t.diff" 2>&1 | head -n 40 | sed 's/^/    /'
+		bad=$((bad + 1))
+	done
+	# allow-listed tests that now pass: tell, so the list shrinks
+	if [ "$AM" = nvm ]; then
+		while read -r t; do
+			if grep -qE "^(test)? +$t +\.\.\. +ok" "$out/regression.out" 2>/dev/null; then
+				echo "NOW PASSES  $name $t: remove it from the allow-list"
+			fi
+		done < <(awk -F '\t' -v s="$suite" '$1 == s && $3 !~ /^\[any\]/ {print $2}' "$HERE/allowlist")
+	fi
+	# a crash restarts every backend and would hide behind the diffs
+	if grep -Eq 'terminated by signal|server process .* was terminated|was terminated by exception|all server processes terminated|PANIC:' \
+		"$out/log/postmaster.log" 2>/dev/null; then
+		crashed=1
+		echo "CRASH       $name: the server log reports a crash:"
+		grep -E -B2 -A2 'terminated by signal|was terminated|all server processes terminated|PANIC:' \
+			"$out/log/postmaster.log" | head -n 30 | sed 's/^/    /'
+	fi
+	if [ "$total" -eq 0 ]; then
+		echo "FAILED      $name: no test ran (pg_regress exit $rc); see ${log#"$ROOT"/}"
+		tail -n 20 "$log" | sed 's/^/    /'
+		bad=$((bad + 1))
+	fi
+	[ "$rc" -eq 124 ] && { echo "TIMEOUT     $name after ${TIMEOUT}s"; bad=$((bad + 1)); }
+	bad=$((bad + crashed))
+	skipped=0
+	if [ -z "$TESTS$SPECS" ]; then
+		skipped=$(awk -v s="$suite" '!/^[ \t]*(#|$)/ && $1 == s' "$HERE/skiplist" 2>/dev/null | wc -l)
+	fi
+	SUMMARY+=("$(printf '%-16s %4d tests: %4d exact (%5.1f%%), %3d allow-listed, %3d unexpected; %d skipped%s' \
+		"$name" "$total" "$exact" "$(awk -v e="$exact" -v t="$total" 'BEGIN {print t ? 100 * e / t : 0}')" \
+		"$allowed" "$((bad - crashed))" "$skipped" "$([ $crashed -eq 1 ] && echo ', SERVER CRASHED')")")
+	PASSED=$((PASSED + exact + allowed))
+	FAILED=$((FAILED + bad))
+}
+
+prepare_sources
+prepare_work
+mkdir -p "$OUT"
+for suite in $SUITES; do
+	case "$suite" in
+		core | isolation) ;;
+		*) nvm_die "unknown suite $suite" ;;
+	esac
+	for mode in $MODES; do
+		run_suite "$suite" "$mode"
+	done
+done
+
+printf '\n'
+printf '%s\n' "${SUMMARY[@]}"
+printf 'outputs: %s\n' "$OUT"
+printf 'pg-suites: %d passed, %d failed\n' "$PASSED" "$FAILED"
+[ "$FAILED" -eq 0 ]

@@ -1,0 +1,777 @@
+/*
+ * gc.c
+ *	  Garbage collection: snapshot pins, the collection horizon, pruning of
+ *	  version chains, retiring of deleted records, and per-table statistics.
+ *
+ * The design, and the persist order of every step, is in gc.h.
+ */
+#include "gc.h"
+
+#include "alloc.h"
+#include "persist.h"
+#include "pool.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static NvmGcShared *gc_shared = NULL;
+
+static inline NvmPin *
+pin_at(uint32_t pin)
+{
+	return (NvmPin *) ((char *) gc_shared + NVM_ALIGN_UP(sizeof(NvmGcShared), NVM_CACHELINE)) + pin;
+}
+
+static inline _Atomic uint64_t *
+pin_vector(uint32_t pin)
+{
+	char	   *base = (char *) pin_at(gc_shared->max_pins);
+
+	return (_Atomic uint64_t *) base + (size_t) pin * gc_shared->max_slots;
+}
+
+size_t
+nvm_gc_shmem_size(uint32_t max_pins, uint32_t max_slots)
+{
+	return NVM_ALIGN_UP(sizeof(NvmGcShared), NVM_CACHELINE) +
+		(size_t) max_pins * sizeof(NvmPin) +
+		(size_t) max_pins * max_slots * sizeof(uint64_t);
+}
+
+void
+nvm_gc_startup(void *shmem, uint32_t max_pins, uint32_t max_slots, uint64_t start_count)
+{
+	gc_shared = shmem;
+	memset(shmem, 0, nvm_gc_shmem_size(max_pins, max_slots));
+	gc_shared->max_pins = max_pins;
+	gc_shared->max_slots = max_slots;
+	/* epochs of earlier starts are all below this one's */
+	atomic_store(&gc_shared->epoch, (start_count + 1) << 40);
+	for (int i = 0; i < NVM_GC_CHAIN_LOCKS; i++)
+		nvm_spin_init(&gc_shared->chain_locks[i]);
+}
+
+void
+nvm_gc_attach(void *shmem)
+{
+	gc_shared = shmem;
+}
+
+uint32_t
+nvm_gc_max_pins(void)
+{
+	return gc_shared ? gc_shared->max_pins : 0;
+}
+
+uint64_t
+nvm_gc_versions_collected(void)
+{
+	return gc_shared ? atomic_load(&gc_shared->versions_freed) : 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Pins
+ * ---------------------------------------------------------------------
+ */
+
+void
+nvm_snapshot_take_pinned(int pin, NvmSnapshot *snap)
+{
+	NvmPin	   *p;
+
+	if (pin < 0 || gc_shared == NULL || (uint32_t) pin >= gc_shared->max_pins)
+	{
+		nvm_snapshot_take(snap);
+		return;
+	}
+	p = pin_at((uint32_t) pin);
+	if (atomic_load_explicit(&p->state, memory_order_relaxed) == NVM_PIN_SET)
+	{
+		/*
+		 * Already pinned: a newer snapshot contains the pinned one, and the
+		 * pin keeps guarding the older snapshots still in use.
+		 */
+		nvm_snapshot_take(snap);
+		return;
+	}
+	/* announce the pin before the snapshot is read (see gc.h) */
+	atomic_store(&p->state, NVM_PIN_ACQUIRING);
+	atomic_store(&p->epoch, atomic_load(&gc_shared->epoch));
+	atomic_thread_fence(memory_order_seq_cst);
+	nvm_snapshot_take(snap);
+	if (snap->mode == NVM_CC_N2DB)
+		atomic_store_explicit(&p->xmin, snap->xmin, memory_order_relaxed);
+	else
+	{
+		_Atomic uint64_t *vec = pin_vector((uint32_t) pin);
+		uint32_t	n = snap->nslots;
+
+		if (n > gc_shared->max_slots)
+			n = gc_shared->max_slots;
+		for (uint32_t c = 0; c < n; c++)
+			atomic_store_explicit(&vec[c], snap->ts[c], memory_order_relaxed);
+		p->nslots = n;
+	}
+	atomic_store_explicit(&p->state, NVM_PIN_SET, memory_order_release);
+}
+
+void
+nvm_gc_unpin(int pin)
+{
+	if (pin < 0 || gc_shared == NULL || (uint32_t) pin >= gc_shared->max_pins)
+		return;
+	atomic_store_explicit(&pin_at((uint32_t) pin)->state, NVM_PIN_IDLE, memory_order_release);
+}
+
+bool
+nvm_gc_is_pinned(int pin)
+{
+	if (pin < 0 || gc_shared == NULL || (uint32_t) pin >= gc_shared->max_pins)
+		return false;
+	return atomic_load(&pin_at((uint32_t) pin)->state) != NVM_PIN_IDLE;
+}
+
+/* ---------------------------------------------------------------------
+ * Horizon
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * wait_pin_taken waits until a pin that is being taken is set or dropped;
+ * returns its state, or NVM_PIN_ACQUIRING if it takes too long (its owner
+ * is descheduled in the middle, or waits for a snapshot generation).
+ */
+static unsigned
+wait_pin_taken(NvmPin *p)
+{
+	unsigned	st = NVM_PIN_ACQUIRING;
+
+	for (int spins = 0; spins < 4096; spins++)
+	{
+		st = atomic_load_explicit(&p->state, memory_order_acquire);
+		if (st != NVM_PIN_ACQUIRING)
+			return st;
+		if (spins % 64 == 63)
+			sched_yield();
+	}
+	return st;
+}
+
+/*
+ * horizon_compute computes the horizon into h; with wait, pins being taken
+ * are waited for (briefly), else their presence makes it fail at once.
+ */
+static bool
+horizon_compute(NvmHorizon *h, bool wait)
+{
+	NvmMcsiShared *ms = nvm_mcsi;
+	uint32_t	max_pins = gc_shared->max_pins;
+
+	h->mode = ms->cc_mode;
+	h->min_epoch = UINT64_MAX;
+	if (h->mode == NVM_CC_N2DB)
+	{
+		NvmSnapshot *now = malloc(sizeof(NvmSnapshot));
+
+		if (now == NULL)
+			return false;
+		/* the oldest running txid bounds every future snapshot's xmin */
+		nvm_n2db_snapshot(&ms->n2db, now);
+		h->xmin = now->xmin;
+		free(now);
+		h->nslots = 0;
+	}
+	else
+	{
+		uint32_t	n = atomic_load_explicit(&ms->slots_high_water, memory_order_acquire);
+
+		for (uint32_t c = 0; c < n; c++)
+			h->ts[c] = atomic_load_explicit(&ms->slots[c].last_completed, memory_order_acquire);
+		h->nslots = n;
+	}
+	/* what every future snapshot contains is read before the pins */
+	atomic_thread_fence(memory_order_seq_cst);
+
+	for (uint32_t i = 0; i < max_pins; i++)
+	{
+		NvmPin	   *p = pin_at(i);
+		unsigned	st = atomic_load_explicit(&p->state, memory_order_acquire);
+		uint64_t	epoch;
+
+		if (st == NVM_PIN_IDLE)
+			continue;
+		epoch = atomic_load(&p->epoch);
+		if (epoch < h->min_epoch)
+			h->min_epoch = epoch;
+		if (st == NVM_PIN_ACQUIRING && wait)
+			st = wait_pin_taken(p);
+		if (st == NVM_PIN_ACQUIRING)
+			return false;
+		if (st == NVM_PIN_IDLE)
+			continue;
+		if (h->mode == NVM_CC_N2DB)
+		{
+			uint64_t	x = atomic_load_explicit(&p->xmin, memory_order_relaxed);
+
+			if (x < h->xmin)
+				h->xmin = x;
+		}
+		else
+		{
+			_Atomic uint64_t *vec = pin_vector(i);
+			uint32_t	pn = p->nslots;
+
+			for (uint32_t c = 0; c < h->nslots; c++)
+			{
+				uint64_t	v = c < pn ? atomic_load_explicit(&vec[c], memory_order_relaxed) :
+					ms->slots[c].boot_last_completed;
+
+				if (v < h->ts[c])
+					h->ts[c] = v;
+			}
+		}
+	}
+	return true;
+}
+
+bool
+nvm_gc_horizon(NvmHorizon *h)
+{
+	return horizon_compute(h, true);
+}
+
+bool
+nvm_gc_all_visible(const NvmHorizon *h, NvmVersion *v)
+{
+	uint64_t	ts = nvm_txid_clock_ts(v->txid);
+
+	if (h->mode == NVM_CC_N2DB)
+	{
+		if (ts >= h->xmin)
+			return false;
+	}
+	else
+	{
+		uint32_t	c = nvm_txid_clock_id(v->txid);
+		uint64_t	limit = c < h->nslots ? h->ts[c] : nvm_mcsi->slots[c].boot_last_completed;
+
+		if (ts > limit)
+			return false;
+	}
+	return nvm_version_status(v) == NVM_STATUS_COMMITTED;
+}
+
+/* ---------------------------------------------------------------------
+ * Pruning
+ * ---------------------------------------------------------------------
+ */
+
+static NvmSpinLock *
+chain_lock(const NvmTable *t, uint64_t record_no)
+{
+	uint64_t	k = (nvm_off_of(t->desc) >> 6) * UINT64_C(0x9E3779B97F4A7C15) ^ record_no * UINT64_C(0xC2B2AE3D27D4EB4F);
+
+	return &gc_shared->chain_locks[(k >> 20) % NVM_GC_CHAIN_LOCKS];
+}
+
+static size_t
+version_bytes(NvmVersion *v)
+{
+	return nvm_alloc_usable_size(nvm_off_of(v));
+}
+
+/*
+ * cut_below frees every version below w (the caller holds the chain lock
+ * and w is all-visible); persist order in gc.h.
+ */
+static void
+cut_below(NvmTable *t, NvmVersion *w, NvmGcCounts *counts)
+{
+	nvm_off		tail = w->prev;
+	nvm_off		stack_buf[64];
+	uint64_t	num_buf[64];
+	nvm_off    *offs = stack_buf;
+	uint64_t   *nums = num_buf;
+	size_t		n = 0,
+				nnums = 0,
+				cap = 64;
+
+	if (tail == 0)
+		return;
+	/* 1. the cut, durable before anything below changes */
+	atomic_store((_Atomic nvm_off *) &w->prev, 0);
+	nvm_flush(&w->prev, sizeof(nvm_off));
+	nvm_drain();
+
+	/* 2. version slots: redirects for index roots, the free list for the rest */
+	for (nvm_off x = tail; x != 0;)
+	{
+		NvmVersion *v = nvm_ptr(x);
+		_Atomic uint64_t *slot = nvm_version_slot(t, v->version_no);
+
+		if (n == cap)
+		{
+			nvm_off    *no = malloc(2 * cap * sizeof(nvm_off));
+			uint64_t   *nn = malloc(2 * cap * sizeof(uint64_t));
+
+			if (no == NULL || nn == NULL)
+				abort();
+			memcpy(no, offs, n * sizeof(nvm_off));
+			memcpy(nn, nums, nnums * sizeof(uint64_t));
+			if (offs != stack_buf)
+			{
+				free(offs);
+				free(nums);
+			}
+			offs = no;
+			nums = nn;
+			cap *= 2;
+		}
+		offs[n++] = x;
+		if (slot != NULL && atomic_load(slot) == x)
+		{
+			if (v->index_root == v->version_no)
+			{
+				atomic_store(slot, (v->record_no << 3) | NVM_TAG_REDIRECT);
+				nvm_flush((const void *) slot, sizeof(uint64_t));
+				counts->redirects++;
+			}
+			else
+				nums[nnums++] = v->version_no;
+		}
+		x = v->prev;
+	}
+	/* the free list's push drains the redirects with its own entries */
+	nvm_numbers_push(&t->desc->versions, &t->desc->free_versions, nums, nnums);
+	counts->numbers_freed += nnums;
+	/* 3. slots durable before the blocks are given back */
+	nvm_drain();
+	for (size_t i = 0; i < n; i++)
+	{
+		size_t		bytes = nvm_alloc_usable_size(offs[i]);
+
+		counts->versions_freed++;
+		counts->bytes_freed += bytes;
+		nvm_free(offs[i]);
+	}
+	atomic_fetch_add_explicit(&gc_shared->versions_freed, n, memory_order_relaxed);
+	if (offs != stack_buf)
+	{
+		free(offs);
+		free(nums);
+	}
+}
+
+/*
+ * newest_all_visible returns the newest all-visible version of the chain
+ * that starts at head, or NULL.
+ */
+static NvmVersion *
+newest_all_visible(NvmVersion *head, const NvmHorizon *h)
+{
+	for (NvmVersion *v = head; v != NULL; v = nvm_ptr(v->prev))
+	{
+		if (nvm_gc_all_visible(h, v))
+			return v;
+	}
+	return NULL;
+}
+
+bool
+nvm_gc_prune_chain(NvmTable *t, uint64_t record_no, const NvmHorizon *h, NvmGcCounts *counts)
+{
+	NvmSpinLock *lock = chain_lock(t, record_no);
+	NvmVersion *w;
+	uint64_t	before = counts->bytes_freed;
+
+	if (!nvm_spin_trylock(lock))
+		return false;
+	w = newest_all_visible(nvm_ptr(nvm_record_head(t, record_no)), h);
+	if (w != NULL && w->prev != 0)
+		cut_below(t, w, counts);
+	nvm_spin_unlock(lock);
+	if (counts->bytes_freed != before)
+		atomic_fetch_add_explicit(&gc_shared->bytes_freed, counts->bytes_freed - before,
+								  memory_order_relaxed);
+	return true;
+}
+
+/*
+ * Automatic pruning by writers: settings of the process; the cached horizon
+ * is per thread (test and benchmark programs run many).  A horizon that
+ * cannot be computed at once (a pin is being taken) is not waited for: the
+ * previous one stays in use, a stale horizon being a safe one.
+ */
+static bool auto_prune = false;
+static uint64_t auto_refresh_ns = 0;
+static _Thread_local NvmHorizon *auto_horizon = NULL;
+static _Thread_local NvmHorizon *auto_scratch = NULL;
+static _Thread_local uint64_t auto_horizon_at = 0;
+static _Thread_local bool auto_horizon_valid = false;
+static _Thread_local uint64_t auto_generation = 0;
+static _Atomic uint64_t auto_settings_generation = 0;
+static _Thread_local NvmGcCounts local_counts;
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+void
+nvm_gc_set_auto_prune(bool on, uint32_t refresh_ms)
+{
+	auto_prune = on;
+	auto_refresh_ns = (uint64_t) refresh_ms * 1000000u;
+	atomic_fetch_add(&auto_settings_generation, 1);
+}
+
+/*
+ * cached_horizon returns the thread's horizon, recomputed if it is older
+ * than the refresh interval, or NULL if there has never been one.
+ */
+static const NvmHorizon *
+cached_horizon(void)
+{
+	uint64_t	now;
+	uint64_t	gen = atomic_load_explicit(&auto_settings_generation, memory_order_relaxed);
+
+	if (gen != auto_generation)
+	{
+		auto_generation = gen;
+		auto_horizon_valid = false;
+	}
+	now = now_ns();
+	if (!auto_horizon_valid || now - auto_horizon_at >= auto_refresh_ns)
+	{
+		if (auto_horizon == NULL)
+		{
+			auto_horizon = malloc(sizeof(NvmHorizon));
+			auto_scratch = malloc(sizeof(NvmHorizon));
+			if (auto_horizon == NULL || auto_scratch == NULL)
+				abort();
+		}
+		if (horizon_compute(auto_scratch, false))
+		{
+			NvmHorizon *tmp = auto_horizon;
+
+			auto_horizon = auto_scratch;
+			auto_scratch = tmp;
+			auto_horizon_valid = true;
+			auto_horizon_at = now;
+		}
+	}
+	return auto_horizon_valid ? auto_horizon : NULL;
+}
+
+void
+nvm_gc_after_update(NvmTable *t, uint64_t record_no)
+{
+	const NvmHorizon *h;
+
+	if (!auto_prune || gc_shared == NULL)
+		return;
+	h = cached_horizon();
+	if (h != NULL)
+		(void) nvm_gc_prune_chain(t, record_no, h, &local_counts);
+}
+
+/*
+ * Deferred pruning.  Right after an update, the version it replaced is
+ * still needed by the snapshots of transactions running at that moment; it
+ * becomes garbage a little later, and nobody would prune it until the row
+ * is written again or VACUUM runs.  So the writer remembers the row and
+ * prunes it once the row's entry is older than min_age_ns, the next time it
+ * writes the same table.  The list is per thread and bounded: when it is
+ * full the oldest entry is dropped (VACUUM collects what it would have).
+ */
+#define DEFER_SLOTS 1024
+
+typedef struct DeferredPrune
+{
+	NvmTableDesc *desc;
+	uint64_t	record_no;
+	uint64_t	at_ns;
+} DeferredPrune;
+
+static _Thread_local DeferredPrune deferred[DEFER_SLOTS];
+static _Thread_local uint32_t deferred_first = 0;
+static _Thread_local uint32_t deferred_count = 0;
+
+void
+nvm_gc_defer(NvmTable *t, uint64_t record_no)
+{
+	DeferredPrune *d;
+
+	if (!auto_prune || gc_shared == NULL)
+		return;
+	if (deferred_count == DEFER_SLOTS)
+	{
+		deferred_first = (deferred_first + 1) % DEFER_SLOTS;
+		deferred_count--;
+	}
+	d = &deferred[(deferred_first + deferred_count) % DEFER_SLOTS];
+	d->desc = t->desc;
+	d->record_no = record_no;
+	d->at_ns = now_ns();
+	deferred_count++;
+}
+
+void
+nvm_gc_run_deferred(NvmTable *t, uint64_t min_age_ns)
+{
+	const NvmHorizon *h;
+	uint64_t	now;
+	uint32_t	kept = 0;
+	uint32_t	n = deferred_count;
+
+	if (n == 0 || !auto_prune || gc_shared == NULL)
+		return;
+	now = now_ns();
+	/* the oldest entry is not old enough: nothing is */
+	if (now - deferred[deferred_first].at_ns < min_age_ns)
+		return;
+	h = cached_horizon();
+	if (h == NULL)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+	{
+		DeferredPrune d = deferred[(deferred_first + i) % DEFER_SLOTS];
+
+		if (d.desc == t->desc && now - d.at_ns >= min_age_ns)
+		{
+			(void) nvm_gc_prune_chain(t, d.record_no, h, &local_counts);
+			continue;
+		}
+		deferred[(deferred_first + kept) % DEFER_SLOTS] = d;
+		kept++;
+	}
+	deferred_count = kept;
+}
+
+void
+nvm_gc_local_counts(NvmGcCounts *out)
+{
+	*out = local_counts;
+}
+
+/* ---------------------------------------------------------------------
+ * Deleted records
+ * ---------------------------------------------------------------------
+ */
+
+bool
+nvm_gc_record_is_dead(NvmTable *t, uint64_t record_no, const NvmHorizon *h)
+{
+	NvmVersion *head = nvm_ptr(nvm_record_head(t, record_no));
+
+	/* nothing can be pushed onto a committed tombstone: it stays the head */
+	return head != NULL && nvm_version_is_tombstone(head) && nvm_gc_all_visible(h, head);
+}
+
+/*
+ * nvm_gc_retire_record makes a dead record unreachable: its chain is cut
+ * below the tombstone, the epoch is stored in the tombstone (flushed,
+ * drained), then the head becomes the retired marker.  The caller has
+ * removed every index entry that names a version of the record.
+ */
+bool
+nvm_gc_retire_record(NvmTable *t, uint64_t record_no, const NvmHorizon *h, NvmGcCounts *counts)
+{
+	NvmSpinLock *lock = chain_lock(t, record_no);
+	_Atomic uint64_t *head = nvm_record_head_slot(t, record_no);
+	NvmVersion *tomb;
+	uint64_t	epoch;
+
+	if (head == NULL)
+		return false;
+	nvm_spin_lock(lock);
+	if (!nvm_gc_record_is_dead(t, record_no, h))
+	{
+		nvm_spin_unlock(lock);
+		return false;
+	}
+	tomb = nvm_ptr(atomic_load(head));
+	cut_below(t, tomb, counts);
+	epoch = atomic_fetch_add(&gc_shared->epoch, 1);
+	memcpy(tomb->data, &epoch, sizeof(uint64_t));
+	nvm_flush(tomb->data, sizeof(uint64_t));
+	nvm_drain();
+	atomic_store(head, nvm_off_of(tomb) | NVM_TAG_RETIRED);
+	nvm_flush((const void *) head, sizeof(uint64_t));
+	nvm_drain();
+	nvm_spin_unlock(lock);
+	counts->records_retired++;
+	return true;
+}
+
+/*
+ * nvm_gc_finish_retired gives back a retired record's number, its
+ * tombstone's number and block, once no pin is older than the retirement.
+ * Returns false if the record is not retired or the time has not come.
+ */
+bool
+nvm_gc_finish_retired(NvmTable *t, uint64_t record_no, const NvmHorizon *h, NvmGcCounts *counts)
+{
+	_Atomic uint64_t *head = nvm_record_head_slot(t, record_no);
+	uint64_t	val;
+	NvmVersion *tomb;
+	uint64_t	epoch;
+	uint64_t	num;
+	_Atomic uint64_t *slot;
+
+	if (head == NULL)
+		return false;
+	val = atomic_load(head);
+	if ((val & NVM_TAG_MASK) != NVM_TAG_RETIRED)
+		return false;
+	tomb = nvm_ptr(val & ~NVM_TAG_MASK);
+	memcpy(&epoch, tomb->data, sizeof(uint64_t));
+	if (epoch >= h->min_epoch)
+		return false;
+	num = tomb->version_no;
+	slot = nvm_version_slot(t, num);
+	/* the record number first: its push drains the head before the block goes */
+	nvm_numbers_push(&t->desc->records, &t->desc->free_records, &record_no, 1);
+	if (slot != NULL && atomic_load(slot) == nvm_off_of(tomb))
+		nvm_numbers_push(&t->desc->versions, &t->desc->free_versions, &num, 1);
+	counts->versions_freed++;
+	counts->bytes_freed += version_bytes(tomb);
+	counts->records_freed++;
+	counts->numbers_freed++;
+	nvm_free(nvm_off_of(tomb));
+	atomic_fetch_add_explicit(&gc_shared->records_freed, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&gc_shared->versions_freed, 1, memory_order_relaxed);
+	return true;
+}
+
+bool
+nvm_gc_number_is_dead_root(NvmTable *t, uint64_t version_no, const bool *dead_records,
+						   uint64_t dead_records_len)
+{
+	_Atomic uint64_t *slot = nvm_version_slot(t, version_no);
+	uint64_t	val;
+	uint64_t	rec;
+	NvmSpinLock *lock;
+	bool		dead = true;
+
+	if (slot == NULL)
+		return false;
+	val = atomic_load(slot);
+	if ((val & NVM_TAG_MASK) != NVM_TAG_REDIRECT)
+		return false;
+	rec = val >> 3;
+	if (rec < dead_records_len && dead_records[rec])
+		return true;
+	lock = chain_lock(t, rec);
+	nvm_spin_lock(lock);
+	for (NvmVersion *v = nvm_ptr(nvm_record_head(t, rec)); v != NULL; v = nvm_ptr(v->prev))
+	{
+		if (v->index_root == version_no && nvm_version_status(v) != NVM_STATUS_ABORTED)
+		{
+			dead = false;
+			break;
+		}
+	}
+	nvm_spin_unlock(lock);
+	return dead;
+}
+
+void
+nvm_gc_free_number(NvmTable *t, uint64_t version_no, NvmGcCounts *counts)
+{
+	_Atomic uint64_t *slot = nvm_version_slot(t, version_no);
+
+	if (slot == NULL || (atomic_load(slot) & NVM_TAG_MASK) != NVM_TAG_REDIRECT)
+		return;
+	nvm_numbers_push(&t->desc->versions, &t->desc->free_versions, &version_no, 1);
+	counts->numbers_freed++;
+}
+
+/* ---------------------------------------------------------------------
+ * Statistics
+ * ---------------------------------------------------------------------
+ */
+
+void
+nvm_gc_table_stats(NvmTable *t, const NvmHorizon *h, NvmTableStats *st)
+{
+	uint64_t	nrec = nvm_table_record_limit(t);
+	uint64_t	nver = nvm_table_version_limit(t);
+
+	memset(st, 0, sizeof(*st));
+	st->version_numbers = nver - 1;
+	for (uint64_t r = 1; r < nrec; r++)
+	{
+		_Atomic uint64_t *hs = nvm_record_head_slot(t, r);
+		NvmSpinLock *lock;
+		uint64_t	val;
+		uint64_t	len = 0;
+		bool		below = false;
+		bool		seen_committed = false;
+
+		if (hs == NULL)
+			continue;
+		val = atomic_load(hs);
+		if (val == 0 || (val & NVM_TAG_MASK) == NVM_TAG_FREE)
+			continue;
+		st->records++;
+		if ((val & NVM_TAG_MASK) == NVM_TAG_RETIRED)
+		{
+			st->retired_records++;
+			continue;
+		}
+		lock = chain_lock(t, r);
+		nvm_spin_lock(lock);
+		for (NvmVersion *v = nvm_ptr(nvm_record_head(t, r)); v != NULL; v = nvm_ptr(v->prev))
+		{
+			size_t		bytes = version_bytes(v);
+			NvmTxnStatus s = nvm_version_status(v);
+
+			len++;
+			st->versions++;
+			st->version_bytes += bytes;
+			if (below)
+			{
+				st->reclaimable_versions++;
+				st->reclaimable_bytes += bytes;
+			}
+			if (s == NVM_STATUS_COMMITTED && !seen_committed)
+			{
+				seen_committed = true;
+				if (!nvm_version_is_tombstone(v))
+					st->live_rows++;
+			}
+			if (!below && nvm_gc_all_visible(h, v))
+				below = true;
+		}
+		nvm_spin_unlock(lock);
+		if (nvm_gc_record_is_dead(t, r, h))
+		{
+			/* the tombstone goes with the record */
+			NvmVersion *tomb = nvm_ptr(nvm_record_head(t, r));
+
+			st->dead_records++;
+			if (tomb != NULL)
+			{
+				st->reclaimable_versions++;
+				st->reclaimable_bytes += version_bytes(tomb);
+			}
+		}
+		if (len > st->longest_chain)
+			st->longest_chain = len;
+	}
+	for (uint64_t n = 1; n < nver; n++)
+	{
+		_Atomic uint64_t *slot = nvm_version_slot(t, n);
+
+		if (slot != NULL && (atomic_load(slot) & NVM_TAG_MASK) == NVM_TAG_REDIRECT)
+			st->redirects++;
+	}
+	st->free_numbers = nvm_numbers_count(&t->desc->versions, &t->desc->free_versions);
+}

@@ -1,0 +1,188 @@
+/*
+ * gc.h
+ *	  Garbage collection of versions: snapshot pins, the collection horizon,
+ *	  chain pruning and the removal of deleted records.
+ *
+ * Pins.  Every process that reads chains with a snapshot pins the oldest
+ * snapshot it may still use (the PG layer: its transaction's first
+ * snapshot, until the transaction ends).  A pin is a copy of that snapshot
+ * in shared memory (MCSI: the vector; N2DB: its xmin), published with a
+ * two-step protocol so that collection never overtakes a snapshot being
+ * taken: the pin is marked ACQUIRING (sequentially consistent) before the
+ * snapshot is taken, and SET with its values after.
+ *
+ * Horizon.  The collector first reads what every future snapshot will at
+ * least contain (MCSI: the last-completed array; N2DB: the oldest running
+ * txid), then takes the component-wise minimum with every pin, waiting
+ * briefly for ACQUIRING ones.  A committed version whose creator is inside
+ * the horizon is seen by every running and future snapshot: "all-visible".
+ * A stale horizon is still a safe one (it only grows).
+ *
+ * Pruning.  Below the newest all-visible version w of a chain no snapshot
+ * can ever look: every view stops at w or above it (snapshots see w; the
+ * dirty, self and any views stop at the newest non-aborted version, which
+ * is w or newer).  So the versions below w are cut off and freed at once.
+ * Pruners of one chain exclude each other with a striped lock in shared
+ * memory; readers and writers never take it.  Persist order of a prune:
+ *	 1. w->prev = 0, flushed, drained: the cut is durable before anything
+ *		below it is changed (a crash leaves a shorter chain, or the old one);
+ *	 2. the version slot of every cut version is rewritten, flushed: an
+ *		index root (a version that index entries name) becomes a redirect
+ *		to its record, so index scans still find the record's newer versions
+ *		of the same index run; any other number goes to the table's free
+ *		list of version numbers (its own persist order is in store.c);
+ *	 3. drained; then the blocks are freed (the allocator persists each
+ *		block header).  A crash between 1 and 3 leaks blocks that nothing
+ *		reaches, never frees a reachable one.
+ *
+ * Deleted records (VACUUM).  A record whose newest version is an
+ * all-visible tombstone is dead.  Its index entries are removed first (the
+ * PG layer runs the indexes' bulk delete with the dead numbers), then the
+ * record is retired: its head becomes a "retired" marker naming the
+ * tombstone, and the collection epoch is stored in the tombstone.  A later
+ * VACUUM finishes it once every pin is younger than that epoch (readers
+ * that might still be standing on the tombstone are gone): the record
+ * number and the tombstone's version number go to the free lists and the
+ * tombstone is freed.  Epochs start above start_count << 40, so after a
+ * restart every retired record can be finished.
+ */
+#ifndef NVM_GC_H
+#define NVM_GC_H
+
+#include "nvm_types.h"
+#include "mcsi.h"
+#include "store.h"
+
+#define NVM_PIN_IDLE		0
+#define NVM_PIN_ACQUIRING	1
+#define NVM_PIN_SET			2
+
+#define NVM_GC_CHAIN_LOCKS	4096
+
+/* A published pin (one cache line of header; the vector is elsewhere). */
+typedef struct NvmPin
+{
+	_Alignas(NVM_CACHELINE) atomic_uint state;
+	uint32_t	nslots;			/* MCSI: entries of the vector */
+	_Atomic uint64_t epoch;		/* collection epoch when the pin was taken */
+	_Atomic uint64_t xmin;		/* N2DB: the snapshot's xmin */
+} NvmPin;
+
+/* The collection horizon. */
+typedef struct NvmHorizon
+{
+	uint32_t	mode;			/* NVM_CC_MCSI or NVM_CC_N2DB */
+	uint32_t	nslots;			/* MCSI: ts[] entries; slots above use their boot value */
+	uint64_t	xmin;			/* N2DB: every txid value below it is all-visible if committed */
+	uint64_t	min_epoch;		/* oldest epoch of any pin (UINT64_MAX if none) */
+	uint64_t	ts[NVM_MAX_SLOTS];
+} NvmHorizon;
+
+/* What collection did (added to, never reset, by the functions below). */
+typedef struct NvmGcCounts
+{
+	uint64_t	versions_freed;
+	uint64_t	bytes_freed;
+	uint64_t	redirects;		/* index roots kept as redirects */
+	uint64_t	records_retired;
+	uint64_t	records_freed;
+	uint64_t	numbers_freed;	/* version numbers put on the free list */
+} NvmGcCounts;
+
+typedef struct NvmGcShared
+{
+	uint32_t	max_pins;
+	uint32_t	max_slots;
+	_Atomic uint64_t epoch;
+	/* pool-wide totals since start-up */
+	_Atomic uint64_t versions_freed;
+	_Atomic uint64_t bytes_freed;
+	_Atomic uint64_t records_freed;
+	NvmSpinLock chain_locks[NVM_GC_CHAIN_LOCKS];
+	/* followed by max_pins NvmPin, then max_pins * max_slots vector words */
+} NvmGcShared;
+
+extern size_t nvm_gc_shmem_size(uint32_t max_pins, uint32_t max_slots);
+extern void nvm_gc_startup(void *shmem, uint32_t max_pins, uint32_t max_slots, uint64_t start_count);
+extern void nvm_gc_attach(void *shmem);
+extern uint32_t nvm_gc_max_pins(void);
+
+/* Versions freed by collection in any process since start-up. */
+extern uint64_t nvm_gc_versions_collected(void);
+
+/*
+ * nvm_snapshot_take_pinned takes a snapshot and publishes it as pin's pin
+ * (replacing an older one of the same pin); pin < 0 takes it unpinned.
+ */
+extern void nvm_snapshot_take_pinned(int pin, NvmSnapshot *snap);
+extern void nvm_gc_unpin(int pin);
+extern bool nvm_gc_is_pinned(int pin);
+
+/* Compute the horizon; false if a pin being taken did not finish in time. */
+extern bool nvm_gc_horizon(NvmHorizon *h);
+
+/* Is v committed by a transaction inside the horizon? */
+extern bool nvm_gc_all_visible(const NvmHorizon *h, NvmVersion *v);
+
+/*
+ * nvm_gc_prune_chain frees the versions of record_no below its newest
+ * all-visible version.  Returns false if another pruner holds the chain.
+ */
+extern bool nvm_gc_prune_chain(NvmTable *t, uint64_t record_no, const NvmHorizon *h,
+							   NvmGcCounts *counts);
+
+/*
+ * Automatic pruning by writers: after an update pushes a version, its
+ * chain is pruned with a horizon cached for at most refresh_ms.  Off by
+ * default: a process turns it on only when every reader it shares the pool
+ * with pins its snapshots.
+ */
+extern void nvm_gc_set_auto_prune(bool on, uint32_t refresh_ms);
+extern void nvm_gc_after_update(NvmTable *t, uint64_t record_no);
+
+/*
+ * Deferred pruning of rows a thread wrote (see gc.c): nvm_gc_defer
+ * remembers a row; nvm_gc_run_deferred prunes the remembered rows of table
+ * t whose entries are at least min_age_ns old.  The caller guarantees that
+ * t cannot be dropped meanwhile (the PG layer holds a lock on it).
+ */
+extern void nvm_gc_defer(NvmTable *t, uint64_t record_no);
+extern void nvm_gc_run_deferred(NvmTable *t, uint64_t min_age_ns);
+extern void nvm_gc_local_counts(NvmGcCounts *out);
+
+/* Deleted records (VACUUM). */
+extern bool nvm_gc_record_is_dead(NvmTable *t, uint64_t record_no, const NvmHorizon *h);
+extern bool nvm_gc_retire_record(NvmTable *t, uint64_t record_no, const NvmHorizon *h,
+								 NvmGcCounts *counts);
+extern bool nvm_gc_finish_retired(NvmTable *t, uint64_t record_no, const NvmHorizon *h,
+								  NvmGcCounts *counts);
+
+/*
+ * Index roots whose index run is gone: slot n redirects to a record that is
+ * dead or has no version with index_root n.  nvm_gc_free_number gives such a
+ * number back after the index entries naming it are gone.
+ */
+extern bool nvm_gc_number_is_dead_root(NvmTable *t, uint64_t version_no, const bool *dead_records,
+									   uint64_t dead_records_len);
+extern void nvm_gc_free_number(NvmTable *t, uint64_t version_no, NvmGcCounts *counts);
+
+/* Per-table statistics, walked under the chain locks. */
+typedef struct NvmTableStats
+{
+	uint64_t	records;		/* record numbers in use (retired ones included) */
+	uint64_t	live_rows;		/* records whose newest committed version is a row */
+	uint64_t	versions;		/* versions reachable from the heads */
+	uint64_t	version_bytes;	/* their allocated bytes */
+	uint64_t	longest_chain;
+	uint64_t	reclaimable_versions;	/* what pruning and VACUUM would free now */
+	uint64_t	reclaimable_bytes;
+	uint64_t	dead_records;	/* records VACUUM would remove */
+	uint64_t	retired_records;	/* removed, waiting to be finished */
+	uint64_t	redirects;		/* version numbers kept as redirects */
+	uint64_t	free_numbers;	/* version numbers on the free list */
+	uint64_t	version_numbers;	/* version numbers ever handed out */
+} NvmTableStats;
+
+extern void nvm_gc_table_stats(NvmTable *t, const NvmHorizon *h, NvmTableStats *st);
+
+#endif							/* NVM_GC_H */
