@@ -83,6 +83,13 @@ ROLLBACK;
 SELECT count(*), sum(id) FROM pf;
 RESET ALL;
 
+-- rows larger than a page are stored inline (nvm tables have no TOAST table)
+INSERT INTO pf VALUES (9999, repeat('large', 40000));
+UPDATE pf SET v = v || repeat('!', 10000) WHERE id = 9999;
+SELECT id, length(v), md5(v) = md5(repeat('large', 40000) || repeat('!', 10000)) AS same
+  FROM pf WHERE id = 9999;
+DELETE FROM pf WHERE id = 9999;
+
 -- ON CONFLICT DO UPDATE meets a row the same command changed
 INSERT INTO pf VALUES (2, 'a'), (3, 'b'), (3, 'c')
   ON CONFLICT (id) DO UPDATE SET v = 'twice';  -- should fail

@@ -53,20 +53,16 @@ SELECT un_sqlstate('ALTER TABLE un SET TABLESPACE regress_nvm_space') AS set_tab
 ALTER INDEX un_v SET TABLESPACE regress_nvm_space;
 ALTER INDEX un_v SET TABLESPACE pg_default;
 
--- SERIALIZABLE transactions
+-- SERIALIZABLE transactions are supported (specs/serializable.spec shows
+-- their conflicts); here they just read and write
 BEGIN ISOLATION LEVEL SERIALIZABLE;
-SELECT count(*) FROM un;  -- should fail
-ROLLBACK;
-BEGIN ISOLATION LEVEL SERIALIZABLE;
-INSERT INTO un VALUES (1000, 'x');  -- should fail
+SELECT count(*) > 0 AS rows_read FROM un;
+INSERT INTO un VALUES (1000, 'x');
+SELECT count(*) FROM un WHERE id = 1000;
 ROLLBACK;
 SET default_transaction_isolation = serializable;
-SELECT count(*) FROM un;  -- should fail
+SELECT count(*) FROM un WHERE id = 1000;
 RESET default_transaction_isolation;
--- a serializable transaction that touches no nvm table is fine
-BEGIN ISOLATION LEVEL SERIALIZABLE;
-SELECT 1 AS heap_only;
-COMMIT;
 
 -- PREPARE TRANSACTION after writing an nvm table
 BEGIN;

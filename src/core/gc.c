@@ -100,7 +100,8 @@ nvm_snapshot_take_pinned(int pin, NvmSnapshot *snap)
 	atomic_store(&p->state, NVM_PIN_ACQUIRING);
 	atomic_store(&p->epoch, atomic_load(&gc_shared->epoch));
 	atomic_thread_fence(memory_order_seq_cst);
-	nvm_snapshot_take(snap);
+	/* a buffered snapshot from before the announcement would not do */
+	nvm_snapshot_take_fresh(snap);
 	if (snap->mode == NVM_CC_N2DB)
 		atomic_store_explicit(&p->xmin, snap->xmin, memory_order_relaxed);
 	else

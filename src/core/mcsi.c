@@ -454,6 +454,8 @@ nvm_slot_release(int slot)
  * ---------------------------------------------------------------------
  */
 
+static void snapshot_take(NvmSnapshot *snap, NvmSnapshotPolicy policy);
+
 /*
  * generate scans the last-completed array into snap and a shared buffer;
  * the caller holds snapshot_lock.  The generation counter is odd while the
@@ -514,6 +516,25 @@ nvm_snapshot_set_policy(NvmSnapshotPolicy policy)
 void
 nvm_snapshot_take(NvmSnapshot *snap)
 {
+	snapshot_take(snap, (NvmSnapshotPolicy) nvm_mcsi->snapshot_policy);
+}
+
+/*
+ * nvm_snapshot_take_fresh takes a snapshot that contains every transaction
+ * completed before the call, whatever the buffering policy (PAPER falls
+ * back to JOIN): what a snapshot pinned for garbage collection needs.
+ */
+void
+nvm_snapshot_take_fresh(NvmSnapshot *snap)
+{
+	NvmSnapshotPolicy policy = (NvmSnapshotPolicy) nvm_mcsi->snapshot_policy;
+
+	snapshot_take(snap, policy == NVM_SNAPSHOT_PAPER ? NVM_SNAPSHOT_JOIN : policy);
+}
+
+static void
+snapshot_take(NvmSnapshot *snap, NvmSnapshotPolicy policy)
+{
 	NvmMcsiShared *ms = nvm_mcsi;
 	uint64_t	arrival;
 	uint64_t	target;
@@ -527,7 +548,7 @@ nvm_snapshot_take(NvmSnapshot *snap)
 	snap->mode = NVM_CC_MCSI;
 	arrival = atomic_load_explicit(&ms->snapshot_gen, memory_order_acquire);
 
-	if (ms->snapshot_policy == NVM_SNAPSHOT_LOCKED)
+	if (policy == NVM_SNAPSHOT_LOCKED)
 	{
 		nvm_spin_lock(&ms->snapshot_lock);
 		generate(ms, snap);
@@ -552,7 +573,7 @@ nvm_snapshot_take(NvmSnapshot *snap)
 			uint64_t	last_end = g - g % 2;	/* the latest finished generation */
 
 			if (last_end > 0 &&
-				(ms->snapshot_policy == NVM_SNAPSHOT_PAPER || last_end >= target) &&
+				(policy == NVM_SNAPSHOT_PAPER || last_end >= target) &&
 				copy_buffered(ms, last_end, snap))
 				return;
 		}
@@ -799,6 +820,7 @@ finish(NvmTxn *txn, NvmTxnStatus status)
 		atomic_store_explicit(&ss->last_completed, ts, memory_order_release);
 	atomic_store(&ss->running_txid, 0);
 	txn->txid = NVM_INVALID_TXID;
+	txn->external_id = 0;
 	txn->nlog = 0;
 }
 

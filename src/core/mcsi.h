@@ -172,6 +172,7 @@ typedef struct NvmTxn
 	size_t		log_capacity;
 	nvm_off		plog_block;		/* current block of the persistent write log */
 	size_t		plog_count;		/* entries in the persistent write log */
+	uint32_t	external_id;	/* stored in the versions it writes (PG: its xid), 0 = none */
 } NvmTxn;
 
 extern size_t nvm_mcsi_shmem_size(uint32_t max_slots);
@@ -220,6 +221,7 @@ extern void nvm_txn_subxact_abort(NvmTxn *txn, int level);
 /* Snapshots. */
 extern void nvm_snapshot_set_policy(NvmSnapshotPolicy policy);
 extern void nvm_snapshot_take(NvmSnapshot *snap);
+extern void nvm_snapshot_take_fresh(NvmSnapshot *snap);	/* never an older buffered one */
 extern size_t nvm_snapshot_size(const NvmSnapshot *snap);	/* bytes to copy */
 extern bool nvm_snapshot_contains(const NvmSnapshot *snap, uint64_t txid);
 

@@ -541,7 +541,7 @@ nvm_chain_newest(const NvmTable *t, uint64_t record_no)
  * flushed, not drained.  Returns NULL if the pool is full.
  */
 static NvmVersion *
-new_version(NvmTable *t, uint64_t txid, uint32_t cid, uint64_t record_no,
+new_version(NvmTable *t, const NvmTxn *txn, uint32_t cid, uint64_t record_no,
 			const void *data, uint32_t len, bool tombstone, bool inserted,
 			uint64_t *version_no)
 {
@@ -561,7 +561,7 @@ new_version(NvmTable *t, uint64_t txid, uint32_t cid, uint64_t record_no,
 	if (off == 0)
 		return NULL;
 	v = nvm_ptr(off);
-	v->txid = txid;
+	v->txid = txn->txid;
 	atomic_store_explicit(&v->info, ((uint64_t) cid << NVM_VINFO_CID_SHIFT) |
 						  (tombstone ? NVM_VINFO_TOMBSTONE : 0) |
 						  (inserted ? NVM_VINFO_INSERTED : 0), memory_order_relaxed);
@@ -570,7 +570,7 @@ new_version(NvmTable *t, uint64_t txid, uint32_t cid, uint64_t record_no,
 	v->version_no = n;
 	v->index_root = n;
 	v->data_len = len;
-	v->reserved = 0;
+	v->external_id = txn->external_id;
 	if (len)
 		memcpy(v->data, data, len);
 	atomic_store_explicit(slot, off, memory_order_release);
@@ -618,7 +618,7 @@ nvm_record_insert(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
 	head = nvm_segarray_slot(&desc->records, r, true);
 	if (head == NULL)
 		return NVM_WRITE_NO_SPACE;
-	v = new_version(t, txid, cid, r, data, len, false, true, version_no_out);
+	v = new_version(t, txn, cid, r, data, len, false, true, version_no_out);
 	if (v == NULL)
 		return NVM_WRITE_NO_SPACE;
 	if (!nvm_txn_log_version(txn, nvm_off_of(t->desc), nvm_off_of(v), level))
@@ -724,7 +724,7 @@ nvm_record_update(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
 
 			if (txid == NVM_INVALID_TXID)
 				return NVM_WRITE_NO_SPACE;
-			v = new_version(t, txid, cid, old->record_no, data, tombstone ? 0 : len,
+			v = new_version(t, txn, cid, old->record_no, data, tombstone ? 0 : len,
 							tombstone, false, version_no_out);
 			if (v == NULL)
 				return NVM_WRITE_NO_SPACE;

@@ -122,7 +122,7 @@ typedef struct NvmVersion
 	uint64_t	version_no;		/* this version's own number (TID) */
 	uint64_t	index_root;		/* version number index entries use */
 	uint32_t	data_len;
-	uint32_t	reserved;
+	uint32_t	external_id;	/* creator's external (PostgreSQL) xid, 0 if none */
 	char		data[];			/* opaque to the core (a heap tuple image) */
 } NvmVersion;
 

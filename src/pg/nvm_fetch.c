@@ -23,6 +23,7 @@
 
 #include "nvm_am.h"
 #include "nvm_relation.h"
+#include "nvm_ssi.h"
 #include "nvm_tid.h"
 #include "nvm_tuple.h"
 #include "nvm_visibility.h"
@@ -105,6 +106,9 @@ nvm_index_fetch_tuple(struct IndexFetchTableData *data, ItemPointer tid,
 	nvm_view_init(&view, snapshot, scan->snap);
 
 	w = nvm_fetch_root(&scan->table, root, snapshot, &view);
+	if (nvm_ssi_needed(data->rel, snapshot))
+		nvm_ssi_read_row(data->rel, &scan->table, nvm_version_record_no(&scan->table, root),
+						 w, snapshot, &view);
 	if (w == NULL)
 		return false;
 	nvm_store_version(data->rel, w, slot);

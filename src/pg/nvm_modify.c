@@ -54,6 +54,7 @@
 #include "nvm_am.h"
 #include "nvm_relation.h"
 #include "nvm_rowlock.h"
+#include "nvm_ssi.h"
 #include "nvm_tid.h"
 #include "nvm_tuple.h"
 #include "nvm_visibility.h"
@@ -122,6 +123,7 @@ nvm_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 	NvmTxn	   *txn;
 
 	nvm_xact_check_access(rel);
+	nvm_ssi_write(rel, NULL);
 	table = nvm_relation_table(rel);
 	txn = nvm_xact_begin_write(rel->rd_rel->relhasindex);
 	nvm_insert_one(rel, &table, txn, slot, cid);
@@ -175,6 +177,7 @@ nvm_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	NvmTxn	   *txn;
 
 	nvm_xact_check_access(rel);
+	nvm_ssi_write(rel, NULL);
 	table = nvm_relation_table(rel);
 	txn = nvm_xact_begin_write(rel->rd_rel->relhasindex);
 	for (int i = 0; i < nslots; i++)
@@ -459,6 +462,7 @@ nvm_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	uint64		tombstone_no;
 
 	nvm_xact_check_access(rel);
+	nvm_ssi_write(rel, tid);
 	table = nvm_relation_table(rel);
 	oldv = nvm_existing_version(rel, &table, tid);
 	if (nvm_crosscheck_fails(rel, &table, oldv, crosscheck, tid, tmfd))
@@ -494,6 +498,7 @@ nvm_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	uint64		new_no;
 
 	nvm_xact_check_access(rel);
+	nvm_ssi_write(rel, otid);
 	table = nvm_relation_table(rel);
 	oldv = nvm_existing_version(rel, &table, otid);
 	if (nvm_crosscheck_fails(rel, &table, oldv, crosscheck, otid, tmfd))

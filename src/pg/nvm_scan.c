@@ -45,6 +45,7 @@
 
 #include "nvm_am.h"
 #include "nvm_relation.h"
+#include "nvm_ssi.h"
 #include "nvm_tid.h"
 #include "nvm_tuple.h"
 #include "nvm_visibility.h"
@@ -57,6 +58,9 @@ typedef struct NvmScanDescData
 	NvmTable	table;
 	NvmSnapshot *snap;			/* private vector copy, or NULL */
 	NvmView		view;
+
+	/* serializable: report reads to the predicate-lock manager (nvm_ssi.c) */
+	bool		ssi;
 
 	/* sequential scans */
 	uint64		nversions;		/* version numbers below this are scanned */
@@ -154,6 +158,10 @@ nvm_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 		if (snapshot->snapshot_type == SNAPSHOT_MVCC)
 			scan->snap = nvm_xact_copy_snapshot(NULL);
 		nvm_view_init(&scan->view, snapshot, scan->snap);
+		scan->ssi = nvm_ssi_needed(rel, snapshot);
+		/* a sequential scan locks the relation, as heap's does */
+		if (scan->ssi && (flags & SO_TYPE_SEQSCAN))
+			nvm_ssi_lock_relation(rel, snapshot);
 	}
 
 	nvm_scan_reset(scan);
@@ -282,8 +290,17 @@ nvm_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 		scan->inited = true;
 
 		v = nvm_version_by_no(&scan->table, scan->cur);
+		if (v != NULL && scan->ssi)
+			nvm_ssi_check_version(sscan->rs_rd, v, sscan->rs_snapshot, &scan->view);
+		/*
+		 * The version must be the one its row shows to the view.  It is
+		 * looked at again after that test: a version below the newest
+		 * all-visible one may have been collected and its block reused
+		 * between the two reads (a visible one no longer can be).
+		 */
 		if (v == NULL || nvm_version_is_tombstone(v) ||
 			nvm_chain_visible(&scan->table, v->record_no, &scan->view) != v ||
+			v->version_no != scan->cur ||
 			!nvm_scan_key_test(scan, v))
 		{
 			if (direction == NoMovementScanDirection)
@@ -482,6 +499,10 @@ nvm_scan_bitmap_next_tuple(TableScanDesc sscan, struct TBMIterateResult *tbmres,
 		ItemPointerSet(&tid, scan->bitmap_block, off);
 		w = nvm_fetch_root(&scan->table, nvm_tid_to_version(&tid),
 						   sscan->rs_snapshot, &scan->view);
+		if (scan->ssi)
+			nvm_ssi_read_row(sscan->rs_rd, &scan->table,
+							 nvm_version_record_no(&scan->table, nvm_tid_to_version(&tid)),
+							 w, sscan->rs_snapshot, &scan->view);
 		if (w == NULL)
 			continue;
 		nvm_store_version(sscan->rs_rd, w, slot);

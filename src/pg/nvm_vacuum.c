@@ -279,9 +279,20 @@ nvm_relation_vacuum(Relation rel, struct VacuumParams *params,
 
 	/* statistics: what autovacuum and the planner read */
 	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_FINAL_CLEANUP);
-	vac_update_relstats(rel, nvm_versions_to_blocks(nvm_table_version_limit(&table)),
-						live_rows, 0, has_indexes, InvalidTransactionId, InvalidMultiXactId,
-						NULL, NULL, false);
+	/*
+	 * Every row left is all-visible unless removed rows still wait for older
+	 * snapshots: relallvisible says so to the planner, which then costs
+	 * index-only scans as on a vacuumed heap table.  (nvm has no visibility
+	 * map: an index-only scan still reads every row, at the cost of an index
+	 * scan, never more.)
+	 */
+	{
+		BlockNumber pages = nvm_versions_to_blocks(nvm_table_version_limit(&table));
+
+		vac_update_relstats(rel, pages, live_rows, retired_waiting == 0 ? pages : 0,
+							has_indexes, InvalidTransactionId, InvalidMultiXactId,
+							NULL, NULL, false);
+	}
 	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,
 						 (PgStat_Counter) live_rows, 0);
 

@@ -213,21 +213,15 @@ nvm_xact_statement_sees_latest(void)
 
 /*
  * nvm_xact_check_access raises an error for accesses that nvm tables do not
- * support: serializable transactions (MCSI gives snapshot isolation, not
- * serializability) and parallel workers whose leader published no view
- * (nvm_parallel.c; a function that reads nvm tables, marked PARALLEL SAFE,
- * run by a worker of a query that did not expect it).
+ * support: parallel workers whose leader published no view (nvm_parallel.c;
+ * a function that reads nvm tables, marked PARALLEL SAFE, run by a worker of
+ * a query that did not expect it).  SERIALIZABLE is supported: the vector
+ * snapshot gives snapshot isolation, and PostgreSQL's predicate locks
+ * (nvm_ssi.c) turn it into serializability, as on heap.
  */
 void
 nvm_xact_check_access(Relation rel)
 {
-	if (IsolationIsSerializable())
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("nvm tables do not support SERIALIZABLE isolation"),
-				 errdetail("Table \"%s\" uses the nvm access method.",
-						   RelationGetRelationName(rel)),
-				 errhint("Use REPEATABLE READ, which gives snapshot isolation.")));
 	if (IsParallelWorker() && !nvm_parallel_worker_ready())
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -405,11 +399,16 @@ nvm_xact_begin_write(bool needs_pg_xid)
 		atomic_store(&ss->running_txid, txid);
 	}
 
-	if (needs_pg_xid && !nvm_xid_published)
+	/*
+	 * A serializable transaction always has an xid: its versions carry it,
+	 * so that readers can report read-write conflicts (nvm_ssi.c).
+	 */
+	if ((needs_pg_xid || IsolationIsSerializable()) && !nvm_xid_published)
 	{
 		TransactionId xid = GetTopTransactionId();
 
 		atomic_store(&ss->pg_xid, (uint32) xid);
+		nvm_txn.external_id = (uint32) xid;
 		nvm_xid_published = true;
 	}
 	return &nvm_txn;
