@@ -138,7 +138,14 @@ nvm_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 
 	nvm_view_init(&view, snapshot, NULL);
 	if (!nvm_version_visible(&table, v, snapshot, &view))
+	{
+		if (nvm_ssi_needed(rel, snapshot))
+			nvm_ssi_check_version(rel, v, snapshot, &view);
 		return false;
+	}
+	/* a TID scan in a serializable transaction locks the row it read */
+	if (nvm_ssi_needed(rel, snapshot))
+		nvm_ssi_read_row(rel, &table, v->record_no, v, snapshot, &view);
 
 	/*
 	 * The executor tells its own transaction's rows by their xmin: foreign
