@@ -59,12 +59,6 @@ nvm_gc_attach(void *shmem)
 	gc_shared = shmem;
 }
 
-uint32_t
-nvm_gc_max_pins(void)
-{
-	return gc_shared ? gc_shared->max_pins : 0;
-}
-
 uint64_t
 nvm_gc_versions_collected(void)
 {
@@ -385,7 +379,6 @@ nvm_gc_prune_chain(NvmTable *t, uint64_t record_no, const NvmHorizon *h, NvmGcCo
 {
 	NvmSpinLock *lock = chain_lock(t, record_no);
 	NvmVersion *w;
-	uint64_t	before = counts->bytes_freed;
 
 	if (!nvm_spin_trylock(lock))
 		return false;
@@ -393,9 +386,6 @@ nvm_gc_prune_chain(NvmTable *t, uint64_t record_no, const NvmHorizon *h, NvmGcCo
 	if (w != NULL && w->prev != 0)
 		cut_below(t, w, counts);
 	nvm_spin_unlock(lock);
-	if (counts->bytes_freed != before)
-		atomic_fetch_add_explicit(&gc_shared->bytes_freed, counts->bytes_freed - before,
-								  memory_order_relaxed);
 	return true;
 }
 
@@ -555,12 +545,6 @@ nvm_gc_run_deferred(NvmTable *t, uint64_t min_age_ns)
 	deferred_count = kept;
 }
 
-void
-nvm_gc_local_counts(NvmGcCounts *out)
-{
-	*out = local_counts;
-}
-
 /* ---------------------------------------------------------------------
  * Deleted records
  * ---------------------------------------------------------------------
@@ -646,7 +630,6 @@ nvm_gc_finish_retired(NvmTable *t, uint64_t record_no, const NvmHorizon *h, NvmG
 	counts->records_freed++;
 	counts->numbers_freed++;
 	nvm_free(nvm_off_of(tomb));
-	atomic_fetch_add_explicit(&gc_shared->records_freed, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&gc_shared->versions_freed, 1, memory_order_relaxed);
 	return true;
 }

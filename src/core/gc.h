@@ -94,10 +94,7 @@ typedef struct NvmGcShared
 	uint32_t	max_pins;
 	uint32_t	max_slots;
 	_Atomic uint64_t epoch;
-	/* pool-wide totals since start-up */
-	_Atomic uint64_t versions_freed;
-	_Atomic uint64_t bytes_freed;
-	_Atomic uint64_t records_freed;
+	_Atomic uint64_t versions_freed;	/* pool-wide total since start-up */
 	NvmSpinLock chain_locks[NVM_GC_CHAIN_LOCKS];
 	/* followed by max_pins NvmPin, then max_pins * max_slots vector words */
 } NvmGcShared;
@@ -105,7 +102,6 @@ typedef struct NvmGcShared
 extern size_t nvm_gc_shmem_size(uint32_t max_pins, uint32_t max_slots);
 extern void nvm_gc_startup(void *shmem, uint32_t max_pins, uint32_t max_slots, uint64_t start_count);
 extern void nvm_gc_attach(void *shmem);
-extern uint32_t nvm_gc_max_pins(void);
 
 /* Versions freed by collection in any process since start-up. */
 extern uint64_t nvm_gc_versions_collected(void);
@@ -148,7 +144,6 @@ extern void nvm_gc_after_update(NvmTable *t, uint64_t record_no);
  */
 extern void nvm_gc_defer(NvmTable *t, uint64_t record_no);
 extern void nvm_gc_run_deferred(NvmTable *t, uint64_t min_age_ns);
-extern void nvm_gc_local_counts(NvmGcCounts *out);
 
 /* Deleted records (VACUUM). */
 extern bool nvm_gc_record_is_dead(NvmTable *t, uint64_t record_no, const NvmHorizon *h);

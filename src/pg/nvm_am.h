@@ -15,6 +15,8 @@
 #include "nodes/execnodes.h"
 #include "utils/rel.h"
 
+#include "gc.h"
+
 /* nvm_scan.c: sequential, TID, ANALYZE, bitmap and sample scans */
 extern TableScanDesc nvm_scan_begin(Relation rel, Snapshot snapshot,
 									int nkeys, struct ScanKeyData *key,
@@ -101,6 +103,7 @@ extern void nvm_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 										  double *num_tuples,
 										  double *tups_vacuumed,
 										  double *tups_recently_dead);
+extern bool nvm_compute_horizon(NvmHorizon *h, int max_attempts);
 extern void nvm_relation_vacuum(Relation rel, struct VacuumParams *params,
 								BufferAccessStrategy bstrategy);
 extern uint64 nvm_relation_size(Relation rel, ForkNumber forkNumber);

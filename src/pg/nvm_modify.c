@@ -652,6 +652,22 @@ again:
 }
 
 /*
+ * nvm_lock_must_not_wait applies a row lock's wait policy when the lock
+ * would have to wait: true for SKIP LOCKED, an error for NOWAIT, false
+ * (go and wait) otherwise.
+ */
+static bool
+nvm_lock_must_not_wait(Relation rel, LockWaitPolicy wait_policy)
+{
+	if (wait_policy == LockWaitError)
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("could not obtain lock on row in relation \"%s\"",
+						RelationGetRelationName(rel))));
+	return wait_policy == LockWaitSkip;
+}
+
+/*
  * nvm_tuple_lock locks the row whose version is tid in mode, following the
  * locker protocol of nvm_rowlock.c: the row lock is a heavyweight lock on
  * the record, held until the (sub)transaction ends; holders of conflicting
@@ -700,16 +716,11 @@ nvm_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			/* L2 */
 			if (!nvm_rowlock_try_provisional(rel, record, mode))
 			{
-				if (wait_policy == LockWaitSkip)
+				if (nvm_lock_must_not_wait(rel, wait_policy))
 				{
 					res = TM_WouldBlock;
 					break;
 				}
-				if (wait_policy == LockWaitError)
-					ereport(ERROR,
-							(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-							 errmsg("could not obtain lock on row in relation \"%s\"",
-									RelationGetRelationName(rel))));
 				nvm_rowlock_enqueue(rel, record, mode, nvm_own_newest(&table, record), &queue);
 				nvm_rowlock_wait_holders(rel, record, mode, true);
 			}
@@ -736,16 +747,11 @@ nvm_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			continue;
 		nvm_version_to_tid(busy->version_no, &tmfd->ctid);
 		tmfd->xmax = nvm_xact_published_xid(busy->txid);
-		if (wait_policy == LockWaitSkip)
+		if (nvm_lock_must_not_wait(rel, wait_policy))
 		{
 			res = TM_WouldBlock;
 			break;
 		}
-		if (wait_policy == LockWaitError)
-			ereport(ERROR,
-					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-					 errmsg("could not obtain lock on row in relation \"%s\"",
-							RelationGetRelationName(rel))));
 		nvm_rowlock_enqueue(rel, record, mode, false, &queue);
 		nvm_wait_for_writer(rel, busy);
 	}

@@ -21,6 +21,7 @@
 
 #include "alloc.h"
 #include "gc.h"
+#include "nvm_am.h"
 #include "nvm_relation.h"
 #include "nvm_xact.h"
 #include "nvmam.h"
@@ -41,13 +42,8 @@ horizon_now(void)
 {
 	NvmHorizon *h = palloc(sizeof(NvmHorizon));
 
-	for (int attempt = 0; !nvm_gc_horizon(h); attempt++)
-	{
-		if (attempt >= 1000)
-			elog(ERROR, "could not compute the nvm collection horizon");
-		CHECK_FOR_INTERRUPTS();
-		pg_usleep(1000L);
-	}
+	if (!nvm_compute_horizon(h, 1000))
+		elog(ERROR, "could not compute the nvm collection horizon");
 	return h;
 }
 

@@ -95,13 +95,14 @@ nvm_vacuum_number_is_dead(ItemPointer itemptr, void *state)
 }
 
 /*
- * compute_horizon computes the horizon, retrying while a pin is being taken
- * by a backend that is descheduled in the middle of it.
+ * nvm_compute_horizon computes the collection horizon, retrying (1 ms apart,
+ * up to max_attempts times) while a pin is being taken by a backend that is
+ * descheduled in the middle of it; false if it never could.
  */
-static bool
-compute_horizon(NvmHorizon *h)
+bool
+nvm_compute_horizon(NvmHorizon *h, int max_attempts)
 {
-	for (int attempt = 0; attempt < 100; attempt++)
+	for (int attempt = 0; attempt < max_attempts; attempt++)
 	{
 		if (nvm_gc_horizon(h))
 			return true;
@@ -189,7 +190,7 @@ nvm_relation_vacuum(Relation rel, struct VacuumParams *params,
 					get_namespace_name(RelationGetNamespace(rel)),
 					RelationGetRelationName(rel))));
 
-	if (!compute_horizon(h))
+	if (!nvm_compute_horizon(h, 100))
 	{
 		ereport(elevel,
 				(errmsg("skipping nvm table \"%s\": a snapshot being taken did not finish",
@@ -266,7 +267,7 @@ nvm_relation_vacuum(Relation rel, struct VacuumParams *params,
 	for (uint64 r = 1; r < nrec; r++)
 		if (dead_record[r])
 			(void) nvm_gc_retire_record(&table, r, h, &counts);
-	if (ndead_records > 0 && compute_horizon(h))
+	if (ndead_records > 0 && nvm_compute_horizon(h, 100))
 	{
 		for (uint64 r = 1; r < nrec; r++)
 		{
