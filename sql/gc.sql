@@ -72,7 +72,7 @@ INSERT INTO gv SELECT i, 'a' FROM generate_series(1, 10) i;
 SET nvm.prune_on_update = off;
 UPDATE gv SET v = 'b';
 DELETE FROM gv WHERE id > 5;
-VACUUM (VERBOSE) gv;
+VACUUM (VERBOSE, PROCESS_TOAST false) gv;
 SELECT live_rows, versions FROM nvm_table_stats('gv');
 RESET nvm.prune_on_update;
 

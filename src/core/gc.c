@@ -277,6 +277,16 @@ version_bytes(NvmVersion *v)
 	return nvm_alloc_usable_size(nvm_off_of(v));
 }
 
+/* qsort comparator of version numbers, ascending */
+static int
+compare_numbers(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *) a;
+	uint64_t	y = *(const uint64_t *) b;
+
+	return (x > y) - (x < y);
+}
+
 /*
  * cut_below frees every version below w (the caller holds the chain lock
  * and w is all-visible); persist order in gc.h.
@@ -338,7 +348,11 @@ cut_below(NvmTable *t, NvmVersion *w, NvmGcCounts *counts)
 		}
 		x = v->prev;
 	}
-	/* the free list's push drains the redirects with its own entries */
+	/*
+	 * The free list's push drains the redirects with its own entries.  The
+	 * numbers go on in ascending order, so the lowest is reused first.
+	 */
+	qsort(nums, nnums, sizeof(uint64_t), compare_numbers);
 	nvm_numbers_push(&t->desc->versions, &t->desc->free_versions, nums, nnums);
 	counts->numbers_freed += nnums;
 	/* 3. slots durable before the blocks are given back */

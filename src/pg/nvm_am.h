@@ -107,10 +107,13 @@ extern bool nvm_compute_horizon(NvmHorizon *h, int max_attempts);
 extern void nvm_relation_vacuum(Relation rel, struct VacuumParams *params,
 								BufferAccessStrategy bstrategy);
 extern uint64 nvm_relation_size(Relation rel, ForkNumber forkNumber);
-extern bool nvm_relation_needs_toast_table(Relation rel);
 extern void nvm_relation_estimate_size(Relation rel, int32 *attr_widths,
 									   BlockNumber *pages, double *tuples,
 									   double *allvisfrac);
+
+/* nvm_toast.c: TOAST tables */
+extern bool nvm_relation_needs_toast_table(Relation rel);
+extern Oid	nvm_relation_toast_am(Relation rel);
 
 /* nvm_index.c: building and maintaining indexes */
 extern TransactionId nvm_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate);

@@ -11,10 +11,12 @@
  *	 nvm_modify.c	inserts, updates, deletes, row locks
  *	 nvm_storage.c	storage life cycle and sizes
  *	 nvm_index.c	index builds and index maintenance
+ *	 nvm_toast.c	TOAST tables (heap tables)
  * Every callback that PostgreSQL requires is set (in a release build a
- * missing one is a crash, not an error).  The optional TID-range scan and
- * TOAST callbacks are not: without them the planner makes no TID range
- * scans, and nvm tables have no TOAST table.
+ * missing one is a crash, not an error).  The optional TID-range scan
+ * callbacks are not: without them the planner makes no TID range scans.
+ * relation_fetch_toast_slice is for tables that are TOAST tables, which
+ * nvm tables never are (their TOAST tables use heap).
  *
  *-------------------------------------------------------------------------
  */
@@ -89,7 +91,7 @@ static const TableAmRoutine nvm_methods = {
 
 	.relation_size = nvm_relation_size,
 	.relation_needs_toast_table = nvm_relation_needs_toast_table,
-	.relation_toast_am = NULL,
+	.relation_toast_am = nvm_relation_toast_am,
 	.relation_fetch_toast_slice = NULL,
 
 	.relation_estimate_size = nvm_relation_estimate_size,

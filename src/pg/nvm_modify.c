@@ -56,6 +56,7 @@
 #include "nvm_rowlock.h"
 #include "nvm_ssi.h"
 #include "nvm_tid.h"
+#include "nvm_toast.h"
 #include "nvm_tuple.h"
 #include "nvm_visibility.h"
 #include "nvm_wait.h"
@@ -95,7 +96,7 @@ nvm_insert_one(Relation rel, NvmTable *table, NvmTxn *txn, TupleTableSlot *slot,
 			   CommandId cid)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(nvm_write_context());
-	HeapTuple	tuple = nvm_form_tuple(rel, slot, cid);
+	HeapTuple	tuple = nvm_form_tuple(rel, slot, cid, NULL);
 	uint64		version_no;
 	NvmWriteResult res;
 
@@ -148,7 +149,8 @@ nvm_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid,
  * conflict; one that lost a race with a concurrent insert of the same key is
  * killed: its version is marked aborted at once, so nobody (the inserting
  * transaction included) sees it, while the rest of the transaction goes on.
- * Its index entries lead to no visible version.
+ * Its index entries lead to no visible version, and its out-of-line values
+ * are super-deleted, as heap does.
  */
 void
 nvm_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
@@ -156,14 +158,20 @@ nvm_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 {
 	NvmTable	table;
 	NvmTxn	   *txn;
+	NvmVersion *v;
+	HeapTupleData tuple;
 
 	if (succeeded)
 		return;
 	table = nvm_relation_table(rel);
 	txn = nvm_xact_begin_write(false);
-	if (!nvm_record_kill(&table, txn, nvm_tid_to_version(&slot->tts_tid)))
+	v = nvm_version_by_no(&table, nvm_tid_to_version(&slot->tts_tid));
+	if (v == NULL || nvm_version_is_tombstone(v) ||
+		!nvm_record_kill(&table, txn, v->version_no))
 		elog(ERROR, "speculative insertion into nvm table \"%s\" not found",
 			 RelationGetRelationName(rel));
+	nvm_version_tuple(rel, v, &tuple);
+	nvm_toast_forget(rel, &tuple, NULL, true);
 }
 
 /*
@@ -471,7 +479,13 @@ nvm_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 						rel->rd_rel->relhasindex, LockTupleExclusive, wait,
 						&tombstone_no, &conflict);
 	if (res == NVM_WRITE_OK)
+	{
+		HeapTupleData oldtup;
+
+		nvm_version_tuple(rel, oldv, &oldtup);
+		nvm_toast_forget(rel, &oldtup, NULL, false);
 		pgstat_count_heap_delete(rel);
+	}
 	return nvm_write_result(rel, res, tid, &conflict, tmfd);
 }
 
@@ -490,6 +504,7 @@ nvm_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 {
 	NvmTable	table;
 	NvmVersion *oldv;
+	HeapTupleData oldtup;
 	HeapTuple	newtup;
 	MemoryContext oldcxt;
 	bool		key_changed;
@@ -508,8 +523,9 @@ nvm_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		return TM_Updated;
 	}
 
+	nvm_version_tuple(rel, oldv, &oldtup);
 	oldcxt = MemoryContextSwitchTo(nvm_write_context());
-	newtup = nvm_form_tuple(rel, slot, cid);
+	newtup = nvm_form_tuple(rel, slot, cid, &oldtup);
 	nvm_index_changes(rel, oldv, newtup, update_indexes, &key_changed);
 	MemoryContextSwitchTo(oldcxt);
 	*lockmode = key_changed ? LockTupleExclusive : LockTupleNoKeyExclusive;
@@ -520,9 +536,13 @@ nvm_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 						*update_indexes, *lockmode, wait, &new_no, &conflict);
 	if (res == NVM_WRITE_OK)
 	{
+		/* the old row's values that the new one does not carry on go */
+		nvm_toast_forget(rel, &oldtup, newtup, false);
 		nvm_store_version(rel, nvm_version_by_no(&table, new_no), slot);
 		pgstat_count_heap_update(rel, !*update_indexes);
 	}
+	else if (res != NVM_WRITE_NO_SPACE)
+		nvm_toast_forget(rel, newtup, &oldtup, true);	/* saved for nothing */
 	return nvm_write_result(rel, res, otid, &conflict, tmfd);
 }
 

@@ -227,16 +227,6 @@ nvm_relation_size(Relation rel, ForkNumber forkNumber)
 }
 
 /*
- * nvm_relation_needs_toast_table is always false: nvm rows store every
- * value inline.
- */
-bool
-nvm_relation_needs_toast_table(Relation rel)
-{
-	return false;
-}
-
-/*
  * nvm_relation_estimate_size estimates the planner's pages and rows.  The
  * pages are those the table's versions would fill as heap tuples (from the
  * column widths, as heap estimates a table never analyzed), not the

@@ -5,9 +5,8 @@
  *
  * The data of an nvm version is a complete heap tuple image (header and
  * data, t_len bytes), so slots, deforming and system columns work as for
- * heap.  Every value is stored inline: external (TOAST) values, which an
- * INSERT ... SELECT from a heap table may bring along, are fetched before
- * the image is formed, and nvm tables have no TOAST table.  The header says
+ * heap.  Wide rows are toasted as heap toasts them (nvm_toast.c), so an
+ * image may hold compressed values and TOAST pointers.  The header says
  * "frozen" (xmin = FrozenTransactionId, xmax invalid): nvm visibility comes
  * from the version chain, never from these fields.  cmin is the inserting
  * command, as in heap.  t_ctid is left invalid because the version number
@@ -22,7 +21,6 @@
  */
 #include "postgres.h"
 
-#include "access/detoast.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/transam.h"
@@ -30,38 +28,26 @@
 #include "utils/memutils.h"
 
 #include "nvm_tid.h"
+#include "nvm_toast.h"
 #include "nvm_tuple.h"
 
 /*
  * nvm_form_tuple forms the stored image of the row in slot, for command
- * cid, in the current memory context.
+ * cid, in the current memory context, toasted as heap would store it
+ * (nvm_toast_row; oldtup is the version the row replaces, NULL for an
+ * insert).
  */
 HeapTuple
-nvm_form_tuple(Relation rel, TupleTableSlot *slot, CommandId cid)
+nvm_form_tuple(Relation rel, TupleTableSlot *slot, CommandId cid, HeapTuple oldtup)
 {
-	TupleDesc	desc = slot->tts_tupleDescriptor;
-	int			natts = desc->natts;
-	Datum	   *values;
-	bool	   *isnull;
 	HeapTuple	tuple;
 	HeapTupleHeader td;
 
 	slot_getallattrs(slot);
-	values = palloc(natts * sizeof(Datum));
-	isnull = palloc(natts * sizeof(bool));
-	memcpy(values, slot->tts_values, natts * sizeof(Datum));
-	memcpy(isnull, slot->tts_isnull, natts * sizeof(bool));
+	tuple = heap_form_tuple(slot->tts_tupleDescriptor, slot->tts_values, slot->tts_isnull);
+	tuple->t_tableOid = RelationGetRelid(rel);
+	tuple = nvm_toast_row(rel, tuple, oldtup);
 
-	for (int i = 0; i < natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, i);
-
-		if (!isnull[i] && att->attlen == -1 && !att->attisdropped &&
-			VARATT_IS_EXTERNAL(DatumGetPointer(values[i])))
-			values[i] = PointerGetDatum(detoast_external_attr((struct varlena *) DatumGetPointer(values[i])));
-	}
-
-	tuple = heap_form_tuple(desc, values, isnull);
 	td = tuple->t_data;
 	td->t_infomask &= ~HEAP_XACT_MASK;
 	td->t_infomask2 &= ~HEAP2_XACT_MASK;
@@ -72,9 +58,6 @@ nvm_form_tuple(Relation rel, TupleTableSlot *slot, CommandId cid)
 	td->t_infomask |= HEAP_XMAX_INVALID;
 	ItemPointerSetInvalid(&td->t_ctid);
 	tuple->t_tableOid = RelationGetRelid(rel);
-
-	pfree(values);
-	pfree(isnull);
 	return tuple;
 }
 

@@ -207,17 +207,25 @@ nvm_relation_vacuum(Relation rel, struct VacuumParams *params,
 
 		pgstat_progress_update_multi_param(3, index, val);
 	}
+	/*
+	 * Numbers given back are reused lowest first, as heap reuses the lowest
+	 * free line pointer of a page: so rows rewritten after a VACUUM keep
+	 * their relative order in sequential scans, as on heap.  Each chain
+	 * gives its numbers back in ascending order, and every loop that gives
+	 * numbers back runs from the last record (number) to the first, so that
+	 * the lowest numbers end up at the head of the free lists.
+	 */
 	dead_record = MemoryContextAllocHuge(CurrentMemoryContext, nrec * sizeof(bool));
 	memset(dead_record, 0, nrec * sizeof(bool));
-	for (uint64 r = 1; r < nrec; r++)
+	for (uint64 r = nrec - 1; r >= 1; r--)
 	{
 		NvmVersion *head;
 
-		if (r % NVM_TUPLES_PER_BLOCK == 0)
+		if ((nrec - r) % NVM_TUPLES_PER_BLOCK == 0)
 		{
 			CHECK_FOR_INTERRUPTS();
 			pgstat_progress_update_param(PROGRESS_VACUUM_HEAP_BLKS_SCANNED,
-										 (int64) (r / NVM_TUPLES_PER_BLOCK));
+										 (int64) ((nrec - r) / NVM_TUPLES_PER_BLOCK));
 		}
 		if (nvm_gc_finish_retired(&table, r, h, &counts))
 			continue;
@@ -262,14 +270,14 @@ nvm_relation_vacuum(Relation rel, struct VacuumParams *params,
 	if (XactLastRecEnd != InvalidXLogRecPtr)
 		XLogFlush(XactLastRecEnd);
 	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_VACUUM_HEAP);
-	for (uint64 i = 0; i < dead.count; i++)
-		nvm_gc_free_number(&table, dead.numbers[i], &counts);
-	for (uint64 r = 1; r < nrec; r++)
+	for (uint64 i = dead.count; i > 0; i--)
+		nvm_gc_free_number(&table, dead.numbers[i - 1], &counts);
+	for (uint64 r = nrec - 1; r >= 1; r--)
 		if (dead_record[r])
 			(void) nvm_gc_retire_record(&table, r, h, &counts);
 	if (ndead_records > 0 && nvm_compute_horizon(h, 100))
 	{
-		for (uint64 r = 1; r < nrec; r++)
+		for (uint64 r = nrec - 1; r >= 1; r--)
 		{
 			if (!dead_record[r])
 				continue;
