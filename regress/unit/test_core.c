@@ -832,6 +832,95 @@ test_gc(void)
 }
 
 /*
+ * test_index_root_dead: which index roots nvm_gc_index_root_is_dead calls
+ * dead (the PG layer's answer to index fetches' all_dead and to index
+ * tuple deletion): runs whose versions are all aborted, runs replaced or
+ * deleted by commits inside the horizon; never a run some pinned snapshot,
+ * a running transaction or the table's newest version still has.
+ */
+static void
+test_index_root_dead(void)
+{
+	NvmTableKey k = {1663, 5, 904, 0};
+	NvmTable	t;
+	NvmTxn		a,
+				b;
+	int			sa = nvm_slot_acquire(15),
+				sb = nvm_slot_acquire(16);
+	static NvmSnapshot snap;
+	static NvmHorizon h;
+	NvmGcCounts cnt = {0};
+	NvmConflict cf;
+	uint64_t	no,
+				root,
+				rec,
+				sub,
+				newno;
+	int			value = 0;
+
+	nvm_txn_init(&a, sa);
+	nvm_txn_init(&b, sb);
+	nvm_table_create(&k, 0, &t);
+
+	/* aborted inserts, whole transaction or subtransaction */
+	nvm_record_insert(&t, &a, 1, 0, &value, sizeof(value), &no);
+	CHECK(!nvm_gc_index_root_is_dead(&t, no, NULL), "a running insert is not dead");
+	nvm_txn_abort(&a);
+	CHECK(nvm_gc_index_root_is_dead(&t, no, NULL), "a rolled-back insert is dead, with or without a horizon");
+	nvm_record_insert(&t, &a, 1, 0, &value, sizeof(value), &no);
+	nvm_record_insert(&t, &a, 2, 1, &value, sizeof(value), &sub);
+	nvm_txn_subxact_abort(&a, 2);
+	CHECK(nvm_gc_index_root_is_dead(&t, sub, NULL) && !nvm_gc_index_root_is_dead(&t, no, NULL),
+		  "an insert rolled back with its subtransaction is dead while its transaction runs on");
+	nvm_txn_commit(&a);
+	CHECK(nvm_gc_horizon(&h) && !nvm_gc_index_root_is_dead(&t, no, &h), "a committed insert is not dead");
+	root = no;
+	rec = nvm_version_by_no(&t, no)->record_no;
+
+	/* updates in the run keep it; an aborted update starting a run is dead */
+	update_int(&t, &a, &no, 1, false);
+	CHECK(nvm_gc_horizon(&h) && !nvm_gc_index_root_is_dead(&t, root, &h), "an update in the run keeps the root");
+	CHECK(nvm_record_update(&t, &a, 1, 0, no, &value, sizeof(value), true, &newno, &cf) == NVM_WRITE_OK,
+		  "key update");
+	CHECK(!nvm_gc_index_root_is_dead(&t, newno, NULL) && !nvm_gc_index_root_is_dead(&t, root, &h),
+		  "while it runs, neither run is dead");
+	nvm_txn_abort(&a);
+	CHECK(nvm_gc_index_root_is_dead(&t, newno, NULL) && !nvm_gc_index_root_is_dead(&t, root, &h),
+		  "after its rollback the new run is dead, the old one is not");
+
+	/* a committed key update: the old run dies when the horizon passes it */
+	nvm_snapshot_take_pinned(7, &snap);
+	update_int(&t, &a, &no, 2, true);
+	CHECK(nvm_gc_horizon(&h) && !nvm_gc_index_root_is_dead(&t, root, &h),
+		  "a pinned snapshot that sees the old run keeps it");
+	CHECK(!nvm_gc_index_root_is_dead(&t, no, &h), "the new run is live");
+	nvm_gc_unpin(7);
+	CHECK(!nvm_gc_index_root_is_dead(&t, root, NULL), "without a horizon the old run is not known dead");
+	CHECK(nvm_gc_horizon(&h) && nvm_gc_index_root_is_dead(&t, root, &h),
+		  "once the update is all-visible, the old run is dead");
+	CHECK(nvm_gc_prune_chain(&t, rec, &h, &cnt) && nvm_version_record_no(&t, root) == rec &&
+		  nvm_gc_index_root_is_dead(&t, root, NULL),
+		  "a collected old root (a redirect) is dead even without a horizon");
+
+	/* deletes */
+	CHECK(nvm_record_update(&t, &b, 1, 0, no, NULL, 0, false, &newno, &cf) == NVM_WRITE_OK, "delete");
+	CHECK(nvm_gc_horizon(&h) && !nvm_gc_index_root_is_dead(&t, no, &h), "a running delete is not dead");
+	nvm_snapshot_take_pinned(8, &snap);
+	nvm_txn_commit(&b);
+	CHECK(nvm_gc_horizon(&h) && !nvm_gc_index_root_is_dead(&t, no, &h),
+		  "a committed delete that a pinned snapshot does not see is not dead");
+	nvm_gc_unpin(8);
+	CHECK(nvm_gc_horizon(&h) && nvm_gc_index_root_is_dead(&t, no, &h),
+		  "an all-visible delete is dead");
+	CHECK(!nvm_gc_index_root_is_dead(&t, 0, &h) && !nvm_gc_index_root_is_dead(&t, 1000000, &h),
+		  "numbers that name nothing are not called dead");
+
+	nvm_table_drop(&k);
+	nvm_slot_release(sa);
+	nvm_slot_release(sb);
+}
+
+/*
  * test_status_wrap: the per-slot status rings (MCSI) and the shared commit
  * log (N2DB) are reused.  A version whose status is inlined keeps it while
  * its entry serves later transactions; N2DB refuses to lap a transaction
@@ -919,6 +1008,7 @@ main(void)
 		test_drop_and_kill();
 		test_indoubt();
 		test_gc();
+		test_index_root_dead();
 		test_status_wrap();
 		if (m == 0)
 			test_inlined_status_wins();

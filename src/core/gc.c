@@ -474,6 +474,14 @@ cached_horizon(void)
 	return auto_horizon_valid ? auto_horizon : NULL;
 }
 
+const NvmHorizon *
+nvm_gc_cached_horizon(void)
+{
+	if (gc_shared == NULL)
+		return NULL;
+	return cached_horizon();
+}
+
 void
 nvm_gc_after_update(NvmTable *t, uint64_t record_no)
 {
@@ -675,6 +683,40 @@ nvm_gc_number_is_dead_root(NvmTable *t, uint64_t version_no, const bool *dead_re
 			dead = false;
 			break;
 		}
+	}
+	nvm_spin_unlock(lock);
+	return dead;
+}
+
+bool
+nvm_gc_index_root_is_dead(NvmTable *t, uint64_t root, const NvmHorizon *h)
+{
+	uint64_t	rec = nvm_version_record_no(t, root);
+	NvmSpinLock *lock;
+	bool		dead = true;
+
+	if (rec == 0 || gc_shared == NULL)
+		return false;
+	lock = chain_lock(t, rec);
+	nvm_spin_lock(lock);
+	/* pruned into a redirect meanwhile is fine; anything else is not */
+	if (nvm_version_record_no(t, root) != rec)
+	{
+		nvm_spin_unlock(lock);
+		return false;
+	}
+	/* a retired (or free) record has no head: every version is gone */
+	for (NvmVersion *v = nvm_ptr(nvm_record_head(t, rec)); v != NULL; v = nvm_ptr(v->prev))
+	{
+		if (nvm_version_status(v) == NVM_STATUS_ABORTED)
+			continue;
+		if (!nvm_version_is_tombstone(v) && v->index_root == root)
+		{
+			dead = false;
+			break;
+		}
+		if (h != NULL && nvm_gc_all_visible(h, v))
+			break;
 	}
 	nvm_spin_unlock(lock);
 	return dead;

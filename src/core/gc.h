@@ -153,6 +153,35 @@ extern bool nvm_gc_finish_retired(NvmTable *t, uint64_t record_no, const NvmHori
 								  NvmGcCounts *counts);
 
 /*
+ * nvm_gc_cached_horizon returns the calling thread's horizon, the one
+ * automatic pruning uses (recomputed when older than its refresh interval,
+ * never waited for), or NULL if none could be computed yet.  It may be
+ * stale, which is safe: a horizon only grows.
+ */
+extern const NvmHorizon *nvm_gc_cached_horizon(void);
+
+/*
+ * nvm_gc_index_root_is_dead says whether the index entries that hold
+ * version number root (an index run's root, see store.h) can never lead to
+ * a row again, for any running or future view: no version of the run is
+ * visible to anybody now, and none can be created.  Precisely, walking the
+ * chain of root's record from its head, no version that is not aborted and
+ * not a tombstone belongs to the run before the walk reaches the end of the
+ * chain or a version all-visible under h (below which nobody looks).  Future
+ * versions inherit the run of the version they replace, which is the newest
+ * version that is not aborted; so they cannot join the run either.  h may be
+ * NULL (then nothing counts as all-visible: only runs whose versions are all
+ * aborted or gone are dead).  The chain is read under its pruning lock, so
+ * the walk may go below what the caller's snapshot sees.  False when unsure:
+ * root names no version or redirect, or changes meanwhile.
+ *
+ * The answer stays true: the number root keeps its version or redirect
+ * until VACUUM has removed every index entry naming it (gc.h, "Index
+ * roots"), so an entry found dead is never reused for another row.
+ */
+extern bool nvm_gc_index_root_is_dead(NvmTable *t, uint64_t root, const NvmHorizon *h);
+
+/*
  * Index roots whose index run is gone: slot n redirects to a record that is
  * dead or has no version with index_root n.  nvm_gc_free_number gives such a
  * number back after the index entries naming it are gone.

@@ -11,6 +11,23 @@
  * short-lived descriptors of btree's uniqueness checks (SnapshotDirty)
  * never copy one.
  *
+ * Dead index entries.  A fetch that finds nothing also says whether the
+ * entry can ever lead to a row again (all_dead, as heap does for a HOT
+ * chain whose members are all dead); btree then marks the entry LP_DEAD,
+ * skips it from then on and deletes it when the page fills up
+ * (nvm_index_delete_tuples).  The rule is nvm_gc_index_root_is_dead's
+ * (gc.h): every version of the entry's index run is aborted (a rolled-back
+ * insert, also by an aborted subtransaction of the current transaction), or
+ * the run was replaced or deleted by commits that every running and future
+ * snapshot sees (the collection horizon, cached for at most 10 ms; a stale
+ * one only says "not dead" more often).  Such an answer never changes:
+ * the version number keeps its version or redirect until VACUUM has removed
+ * every entry naming it.
+ *
+ * Statistics are counted as heap counts them: a tuple fetched through an
+ * index is counted by the index AM layer (index_fetch_heap), not here;
+ * every visit to a virtual block counts as a buffer hit (nvm_tid.h).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -21,6 +38,7 @@
 #include "pgstat.h"
 #include "utils/memutils.h"
 
+#include "gc.h"
 #include "nvm_am.h"
 #include "nvm_relation.h"
 #include "nvm_ssi.h"
@@ -34,6 +52,7 @@ typedef struct NvmIndexFetchData
 	IndexFetchTableData base;
 	NvmTable	table;
 	NvmSnapshot *snap;			/* vector copied at the first MVCC fetch */
+	BlockNumber last_block;		/* virtual block of the last fetch (statistics) */
 } NvmIndexFetchData;
 
 /*
@@ -48,16 +67,19 @@ nvm_index_fetch_begin(Relation rel)
 	scan = palloc0(sizeof(NvmIndexFetchData));
 	scan->base.rel = rel;
 	scan->table = nvm_relation_table(rel);
+	scan->last_block = InvalidBlockNumber;
 	return &scan->base;
 }
 
 /*
  * nvm_index_fetch_reset has nothing to release between fetches: nothing is
- * pinned.
+ * pinned.  The next fetch counts its block again, as heap's, whose reset
+ * releases its buffer.
  */
 void
 nvm_index_fetch_reset(struct IndexFetchTableData *data)
 {
+	((NvmIndexFetchData *) data)->last_block = InvalidBlockNumber;
 }
 
 /*
@@ -77,8 +99,9 @@ nvm_index_fetch_end(struct IndexFetchTableData *data)
  * nvm_index_fetch_tuple fetches the row that the index entry tid leads to
  * under snapshot (the version of the entry's index run that the snapshot
  * sees) into slot, with that version's own TID.  There is no chain to
- * follow from the caller's side (call_again is always false), and nothing
- * is pruned, so all_dead is never true.
+ * follow from the caller's side (call_again is always false).  When there
+ * is no such row, all_dead says whether the entry is dead for everybody
+ * (see the file header).
  */
 bool
 nvm_index_fetch_tuple(struct IndexFetchTableData *data, ItemPointer tid,
@@ -105,16 +128,27 @@ nvm_index_fetch_tuple(struct IndexFetchTableData *data, ItemPointer tid,
 	}
 	nvm_view_init(&view, snapshot, scan->snap);
 
+	/* heap reads a buffer when the TID's block differs from the last one */
+	if (ItemPointerGetBlockNumber(tid) != scan->last_block)
+	{
+		scan->last_block = ItemPointerGetBlockNumber(tid);
+		nvm_count_block_visit(data->rel);
+	}
+
 	w = nvm_fetch_root(&scan->table, root, snapshot, &view);
 	if (nvm_ssi_needed(data->rel, snapshot))
 		nvm_ssi_read_row(data->rel, &scan->table, nvm_version_record_no(&scan->table, root),
 						 w, snapshot, &view);
 	if (w == NULL)
+	{
+		if (all_dead)
+			*all_dead = nvm_gc_index_root_is_dead(&scan->table, root,
+												  nvm_gc_cached_horizon());
 		return false;
+	}
 	nvm_store_version(data->rel, w, slot);
 	/* like heap's HOT chain search: tid names the version found */
 	nvm_version_to_tid(w->version_no, tid);
-	pgstat_count_heap_fetch(data->rel);
 	return true;
 }
 
@@ -132,6 +166,7 @@ nvm_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 
 	nvm_xact_check_access(rel);
 	table = nvm_relation_table(rel);
+	nvm_count_block_visit(rel);		/* heap_fetch reads the TID's buffer */
 	v = nvm_version_by_no(&table, nvm_tid_to_version(tid));
 	if (v == NULL)
 		return false;

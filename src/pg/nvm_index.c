@@ -18,8 +18,11 @@
  * snapshot, then validate: rows that a later snapshot sees and whose root
  * TID the index lacks are inserted (nvm_index_validate_scan).
  *
- * Nothing is ever deletable from an index yet (old versions are not
- * collected), so index_delete_tuples answers "none".
+ * Index tuple deletion (nvm_index_delete_tuples): btree asks which
+ * entries of a full leaf page may go before it splits the page.  An entry
+ * is deletable when no version of its index run can ever be visible again
+ * (nvm_gc_index_root_is_dead, the same test index fetches use for
+ * all_dead; nvm_fetch.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -46,15 +49,73 @@
 #include "nvm_xact.h"
 
 /*
- * nvm_index_delete_tuples marks no index entry deletable: every version is
- * kept, so every entry still leads somewhere some snapshot may need.
+ * nvm_index_delete_tuples decides which of the index entries in delstate
+ * the index may delete, and leaves only those in delstate->deltids.
+ *
+ * Entries marked knowndeletable (simple deletion: btree's LP_DEAD entries)
+ * are trusted, as heap trusts them: an entry is marked LP_DEAD only after a
+ * fetch of its TID answered all_dead, under the index page's lock or with
+ * btree's check that the page did not change since it was read, and that
+ * answer never changes, since the version number stays taken until VACUUM
+ * has removed every entry naming it.  The other entries (the extra ones of
+ * simple deletion, all of bottom-up deletion) are checked one by one;
+ * bottom-up deletion checks the "promising" entries (duplicates, likely old
+ * versions) first and stops once the space btree asked for is freed.  A
+ * check takes the pruning lock of one chain and reads it; no table block
+ * is read, so unlike heap there is no reason to favour entries by block.
+ *
+ * The returned horizon is for recovery conflicts on hot standbys.  It is
+ * InvalidTransactionId: nvm rows are not replicated (a standby has no nvm
+ * rows for its queries to see), and the deleted entries' rows are invisible
+ * to every snapshot on the primary already.
  */
 TransactionId
 nvm_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 {
+	NvmTable	table;
+	const NvmHorizon *h;
+	int			ndeletable = 0;
+	int			freespace = 0;
+
+	table = nvm_relation_table(rel);
+	h = nvm_gc_cached_horizon();
+
+	for (int pass = 0; pass < 2; pass++)
+	{
+		for (int i = 0; i < delstate->ndeltids; i++)
+		{
+			TM_IndexDelete *d = &delstate->deltids[i];
+			TM_IndexStatus *st = &delstate->status[d->id];
+
+			if (delstate->bottomup)
+			{
+				if (freespace >= delstate->bottomupfreespace)
+					break;
+				/* promising entries in the first pass, the others in the second */
+				if (st->promising != (pass == 0))
+					continue;
+			}
+			else if (pass == 1)
+				break;
+
+			if (!st->knowndeletable)
+			{
+				uint64		n = nvm_tid_to_version(&d->tid);
+
+				st->knowndeletable = n != 0 && nvm_gc_index_root_is_dead(&table, n, h);
+			}
+			if (st->knowndeletable && delstate->bottomup)
+				freespace += st->freespace;
+		}
+	}
+
+	/* keep only the deletable entries (btree relies on ndeltids == 0 for none) */
 	for (int i = 0; i < delstate->ndeltids; i++)
-		delstate->status[delstate->deltids[i].id].knowndeletable = false;
-	delstate->ndeltids = 0;
+	{
+		if (delstate->status[delstate->deltids[i].id].knowndeletable)
+			delstate->deltids[ndeletable++] = delstate->deltids[i];
+	}
+	delstate->ndeltids = ndeletable;
 	return InvalidTransactionId;
 }
 

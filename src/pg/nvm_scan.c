@@ -26,6 +26,14 @@
  * block, so each visible row comes back once, from the block of its index
  * run's root, and never with indexed values other than the entry's.
  *
+ * Statistics are counted where heap counts them: a sequential scan counts
+ * as one scan when it starts or restarts (seq_scan) and every row it
+ * returns (seq_tup_read); bitmap and sample scans count the rows they
+ * return; every scan counts each virtual block it visits once, where heap
+ * reads a buffer (nvm_count_block_visit: a buffer hit, nvm having no
+ * buffers).  A parallel scan hands out whole blocks, so each block is
+ * counted once however many participants there are.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -66,6 +74,7 @@ typedef struct NvmScanDescData
 	uint64		nversions;		/* version numbers below this are scanned */
 	uint64		cur;			/* version last returned */
 	uint64		chunk_end;		/* parallel: end of the claimed chunk */
+	BlockNumber stat_block;		/* block last counted as visited */
 
 	/* sample scans */
 	BlockNumber sample_block;	/* current block, or InvalidBlockNumber */
@@ -94,8 +103,11 @@ typedef struct NvmParallelScanDescData
 
 typedef NvmParallelScanDescData *NvmParallelScanDesc;
 
-/* Version numbers a participant of a parallel scan claims at a time. */
-#define NVM_PARALLEL_CHUNK	64
+/*
+ * Version numbers a participant of a parallel scan claims at a time: one
+ * virtual block (chunks start at 1, the first number of block 0).
+ */
+#define NVM_PARALLEL_CHUNK	NVM_TUPLES_PER_BLOCK
 
 /*
  * nvm_scan_reset puts the scan before its first row and fixes the range of
@@ -112,6 +124,26 @@ nvm_scan_reset(NvmScanDesc scan)
 	scan->sample_block = InvalidBlockNumber;
 	scan->cur = 0;
 	scan->inited = false;
+	scan->stat_block = InvalidBlockNumber;
+	/* heap counts a sequential scan whenever it (re)initialises one */
+	if (scan->base.rs_flags & SO_TYPE_SEQSCAN)
+		pgstat_count_heap_scan(scan->base.rs_rd);
+}
+
+/*
+ * count_block counts a visit to the virtual block of version number n, once
+ * per block in a row (as heap reads a buffer when it moves to a new page).
+ */
+static inline void
+count_block(NvmScanDesc scan, uint64 n)
+{
+	BlockNumber blk = (BlockNumber) ((n - 1) / NVM_TUPLES_PER_BLOCK);
+
+	if (blk != scan->stat_block)
+	{
+		scan->stat_block = blk;
+		nvm_count_block_visit(scan->base.rs_rd);
+	}
 }
 
 /*
@@ -288,6 +320,7 @@ nvm_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 		else if (!scan->inited || scan->cur < 1 || scan->cur >= scan->nversions)
 			break;				/* no movement, but there is no current row */
 		scan->inited = true;
+		count_block(scan, scan->cur);
 
 		v = nvm_version_by_no(&scan->table, scan->cur);
 		if (v != NULL && scan->ssi)
@@ -400,6 +433,7 @@ nvm_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 
 	scan->analyze_block = blockno;
 	scan->analyze_offset = 1;
+	nvm_count_block_visit(sscan->rs_rd);
 	return true;
 }
 
@@ -465,6 +499,7 @@ nvm_scan_bitmap_next_block(TableScanDesc sscan, struct TBMIterateResult *tbmres)
 	/* the block's first version number, as nvm_tid_to_version */
 	if ((uint64) tbmres->blockno * NVM_TUPLES_PER_BLOCK + 1 >= limit)
 		return false;
+	nvm_count_block_visit(sscan->rs_rd);
 
 	if (tbmres->ntuples >= 0)
 	{
@@ -536,7 +571,10 @@ nvm_scan_sample_next_block(TableScanDesc sscan, struct SampleScanState *scanstat
 		blockno = InvalidBlockNumber;
 
 	scan->sample_block = blockno;
-	return BlockNumberIsValid(blockno);
+	if (!BlockNumberIsValid(blockno))
+		return false;
+	nvm_count_block_visit(sscan->rs_rd);
+	return true;
 }
 
 /*

@@ -19,7 +19,9 @@
 #define NVM_TID_H
 
 #include "access/htup_details.h"
+#include "pgstat.h"
 #include "storage/itemptr.h"
+#include "utils/rel.h"
 
 #include "store.h"
 
@@ -58,6 +60,20 @@ nvm_versions_to_blocks(uint64 version_limit)
 	if (version_limit <= 1)
 		return 0;
 	return (BlockNumber) ((version_limit - 2) / NVM_TUPLES_PER_BLOCK + 1);
+}
+
+/*
+ * nvm_count_block_visit counts a visit to one virtual block of rel in the
+ * statistics (pg_statio_*_tables.heap_blks_hit, pg_stat_*_tables through
+ * blocks fetched), where heap counts reading a buffer.  nvm tables have no
+ * buffers: rows are read in place in the pool, so every visit is a hit and
+ * heap_blks_read stays 0.
+ */
+static inline void
+nvm_count_block_visit(Relation rel)
+{
+	pgstat_count_buffer_read(rel);
+	pgstat_count_buffer_hit(rel);
 }
 
 #endif							/* NVM_TID_H */
