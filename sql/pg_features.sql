@@ -111,3 +111,19 @@ COMMIT;  -- should fail
 DROP TABLE pf_excl;
 
 DROP TABLE pf;
+
+-- pg_relation_size() of an nvm table counts its virtual blocks of 291
+-- version numbers, as relation_size (and so relpages) does
+CREATE TABLE rs (id int) USING nvm;
+SELECT pg_relation_size('rs') AS empty_size;
+INSERT INTO rs SELECT generate_series(1, 291);
+SELECT pg_relation_size('rs') / 8192 AS blocks_after_291_versions;
+INSERT INTO rs VALUES (292);
+SELECT pg_relation_size('rs') / 8192 AS blocks_after_292_versions;
+DELETE FROM rs WHERE id <= 290;
+SELECT pg_relation_size('rs') / 8192 AS blocks_after_582_versions;
+VACUUM rs;
+SELECT relpages = pg_relation_size('rs') / 8192 AS relpages_agree FROM pg_class WHERE oid = 'rs'::regclass;
+TRUNCATE rs;
+SELECT pg_relation_size('rs') AS truncated_size;
+DROP TABLE rs;

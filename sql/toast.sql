@@ -105,6 +105,14 @@ ALTER TABLE tt ALTER COLUMN note TYPE varchar(100);
 SELECT id, note, length(big), md5(big) FROM tt ORDER BY id;
 SELECT reltoastrelid::regclass AS toastrel FROM pg_class WHERE oid = 'tt'::regclass \gset
 SELECT count(DISTINCT chunk_id) AS toasted_values FROM :toastrel;
+-- the rewritten TOAST table has a recent relfrozenxid, so its VACUUM is an
+-- ordinary one (no wraparound failsafe warning), and VACUUM of the nvm
+-- table keeps the table's own relfrozenxid recent too
+VACUUM tt;
+SELECT age(c.relfrozenxid) < 100 AS table_frozenxid_recent,
+       age(t.relfrozenxid) < 100 AS toast_frozenxid_recent
+  FROM pg_class c JOIN pg_class t ON t.oid = c.reltoastrelid
+ WHERE c.oid = 'tt'::regclass;
 
 -- an index on a toasted column works, and TRUNCATE empties the TOAST table
 CREATE INDEX tt_big_md5 ON tt (md5(big));

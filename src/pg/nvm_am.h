@@ -111,6 +111,8 @@ extern void nvm_relation_estimate_size(Relation rel, int32 *attr_widths,
 									   BlockNumber *pages, double *tuples,
 									   double *allvisfrac);
 
+extern void nvm_storage_cover_version(Relation rel, uint64 version_no);
+
 /* nvm_toast.c: TOAST tables */
 extern bool nvm_relation_needs_toast_table(Relation rel);
 extern Oid	nvm_relation_toast_am(Relation rel);

@@ -109,6 +109,7 @@ nvm_insert_one(Relation rel, NvmTable *table, NvmTxn *txn, TupleTableSlot *slot,
 		elog(ERROR, "unexpected result %d of an insert into nvm table \"%s\"",
 			 (int) res, RelationGetRelationName(rel));
 
+	nvm_storage_cover_version(rel, version_no);
 	nvm_store_version(rel, nvm_version_by_no(table, version_no), slot);
 }
 
@@ -330,6 +331,8 @@ nvm_write_row(Relation rel, NvmTable *table, NvmVersion *oldv, CommandId cid,
 								newtup ? newtup->t_data : NULL,
 								newtup ? newtup->t_len : 0,
 								new_index_run, new_no, conflict);	/* W3 */
+		if (res == NVM_WRITE_OK)
+			nvm_storage_cover_version(rel, *new_no);
 
 		/* W4: a locker may have come meanwhile */
 		if (res == NVM_WRITE_OK && nvm_rowlock_lockers_present(rel) &&

@@ -6,10 +6,12 @@
  *	  and the sizes the planner and ANALYZE see.
  *
  * Rows live in the pool under the relation's relfilenode, but the main-fork
- * file is created anyway (empty), as heap does, because core code such as
+ * file is created anyway, as heap does, because core code such as
  * pg_relation_size and the smgr layer expects it; a new relfilenode's file
  * is removed by PostgreSQL's pending-delete machinery if the transaction
- * rolls back.
+ * rolls back.  The file holds only zero pages (mostly holes), as many as
+ * the table has virtual blocks (nvm_storage_cover_version), so that
+ * pg_relation_size() reports what relation_size does.
  *
  * Temporary tables are refused (the pool is shared by all backends, and a
  * temporary table's relfilenode is not unique across them).  Unlogged
@@ -42,6 +44,7 @@
 #include "miscadmin.h"
 #include "optimizer/plancat.h"
 #include "storage/bufpage.h"
+#include "storage/lmgr.h"
 #include "storage/smgr.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -132,8 +135,7 @@ nvm_relation_copy_data(Relation rel, const RelFileNode *newrnode)
  * rewrite by ALTER TABLE, and unlike heap's CLUSTER, the new rows are
  * written by the rewriting transaction, so a transaction whose snapshot is
  * older sees the rewritten table as empty (heap's TRUNCATE and ALTER TABLE
- * rewrites behave so too).  No PostgreSQL xids are stored, hence no
- * freeze cutoffs.
+ * rewrites behave so too).
  */
 void
 nvm_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
@@ -207,8 +209,15 @@ nvm_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	pfree(values);
 	pfree(isnull);
 
-	*xid_cutoff = InvalidTransactionId;
-	*multi_cutoff = InvalidMultiXactId;
+	/*
+	 * The cutoffs become relfrozenxid and relminmxid of the new table and of
+	 * its TOAST table (a heap table, which VACUUM would otherwise treat as
+	 * never frozen): the new TOAST rows were all written by this
+	 * transaction, and nvm rows hold no xid older than OldestXmin that
+	 * PostgreSQL would look up.
+	 */
+	*xid_cutoff = OldestXmin;
+	*multi_cutoff = GetOldestMultiXactId();
 }
 
 /*
@@ -275,4 +284,36 @@ nvm_relation_estimate_size(Relation rel, int32 *attr_widths,
 		*tuples = rint(width_density * curpages);
 	if (relallvisible > 0 && relpages > 0)
 		*allvisfrac = Min((double) relallvisible / relpages, 1.0);
+}
+
+/*
+ * nvm_storage_cover_version keeps the main-fork file as long as the virtual
+ * blocks nvm_relation_size reports, so that pg_relation_size(), and
+ * whatever else measures the file, agrees with the size the planner and
+ * VACUUM see: when version number version_no is the first of a new virtual
+ * block, the file is extended with a zero page up to that block (any blocks
+ * skipped become a hole).  So it costs one 8 kB write per 291 new version
+ * numbers.  The pages are never read.  The extension is neither WAL-logged
+ * nor fsynced: after an operating-system crash the file may be shorter,
+ * which changes only what pg_relation_size() shows until the next block.
+ */
+void
+nvm_storage_cover_version(Relation rel, uint64 version_no)
+{
+	BlockNumber blkno;
+	SMgrRelation smgr;
+
+	if ((version_no - 1) % NVM_TUPLES_PER_BLOCK != 0)
+		return;
+	blkno = (BlockNumber) ((version_no - 1) / NVM_TUPLES_PER_BLOCK);
+	LockRelationForExtension(rel, ExclusiveLock);
+	smgr = RelationGetSmgr(rel);
+	if (blkno >= smgrnblocks(smgr, MAIN_FORKNUM))
+	{
+		PGAlignedBlock zero;
+
+		memset(zero.data, 0, BLCKSZ);
+		smgrextend(smgr, MAIN_FORKNUM, blkno, zero.data, true);
+	}
+	UnlockRelationForExtension(rel, ExclusiveLock);
 }

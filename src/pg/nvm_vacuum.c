@@ -30,14 +30,15 @@
 #include "access/genam.h"
 #include "access/tableam.h"
 #include "access/transam.h"
-#include "access/xlog.h"
 #include "access/multixact.h"
+#include "access/xlog.h"
 #include "catalog/index.h"
 #include "commands/dbcommands.h"
 #include "commands/progress.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "storage/procarray.h"
 #include "utils/backend_progress.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -298,9 +299,15 @@ nvm_relation_vacuum(Relation rel, struct VacuumParams *params,
 	{
 		BlockNumber pages = nvm_versions_to_blocks(nvm_table_version_limit(&table));
 
+		/*
+		 * relfrozenxid and relminmxid advance to the horizon: nvm rows hold
+		 * no xid or multixact older than it that PostgreSQL would look up,
+		 * so anti-wraparound vacuums of a table that has them (after a
+		 * rewrite) end as soon as they are made.
+		 */
 		vac_update_relstats(rel, pages, live_rows, retired_waiting == 0 ? pages : 0,
-							has_indexes, InvalidTransactionId, InvalidMultiXactId,
-							NULL, NULL, false);
+							has_indexes, GetOldestNonRemovableTransactionId(rel),
+							GetOldestMultiXactId(), NULL, NULL, false);
 	}
 	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,
 						 (PgStat_Counter) live_rows, 0);
