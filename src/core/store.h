@@ -3,7 +3,7 @@
  *	  Tables, record heads and version chains (MCSI paper §3).
  *
  * A table is a descriptor in the pool, found through the table directory by
- * its key (tablespace, database, relfilenode).  It owns two persistent
+ * its key (tablespace, database, relfilenode, kind).  It owns two persistent
  * arrays (segarray.h):
  *	 - records:  record number -> record head, an 8-byte word holding the
  *				 offset of the record's newest version (0 = unused number);
