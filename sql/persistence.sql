@@ -5,7 +5,9 @@
 -- materialized view (its work table is a temporary nvm table).  What a
 -- crash does to temporary and unlogged tables is in regress/t/014_persistence.pl.
 --
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS amcheck;
+RESET client_min_messages;
 -- waits until the pool holds n tables: a session's temporary tables are
 -- dropped when its backend exits, shortly after its client disconnected
 CREATE FUNCTION pe_wait_pool_tables(n int) RETURNS bool LANGUAGE plpgsql AS $$
