@@ -15,40 +15,18 @@ EXCEPTION WHEN OTHERS THEN
   RETURN SQLSTATE;
 END $$;
 
--- temporary tables (with USING nvm; without it they are heap tables, see
--- pg_features)
-CREATE TEMP TABLE un_temp (id int) USING nvm;  -- should fail
-SET default_table_access_method = nvm;
-CREATE TEMP TABLE un_temp (id int) USING nvm;  -- should fail
-RESET default_table_access_method;
-SELECT un_sqlstate('CREATE TEMP TABLE un_temp (id int) USING nvm') AS temp_table;
--- unlogged tables
-CREATE UNLOGGED TABLE un_unlogged (id int) USING nvm;  -- should fail
-ALTER TABLE un SET UNLOGGED;  -- should fail
-SELECT relpersistence FROM pg_class WHERE relname = 'un';
-
 -- a plain CREATE INDEX works
 CREATE INDEX un_v ON un (v);
 
--- REFRESH MATERIALIZED VIEW CONCURRENTLY of an nvm materialized view
-CREATE MATERIALIZED VIEW un_mv USING nvm AS SELECT id, v FROM un WHERE id <= 10;
-CREATE UNIQUE INDEX un_mv_id ON un_mv (id);
-REFRESH MATERIALIZED VIEW CONCURRENTLY un_mv;  -- should fail
-REFRESH MATERIALIZED VIEW un_mv;
-SELECT count(*) FROM un_mv;
-SELECT un_sqlstate('REFRESH MATERIALIZED VIEW CONCURRENTLY un_mv') AS refresh_concurrently;
-DROP MATERIALIZED VIEW un_mv;
-
--- ALTER TABLE ... SET TABLESPACE (an in-place tablespace needs no directory)
+-- tablespaces (an in-place tablespace needs no directory; moving tables
+-- between tablespaces is in persistence)
 SET allow_in_place_tablespaces = true;
 CREATE TABLESPACE regress_nvm_space LOCATION '';
 RESET allow_in_place_tablespaces;
-ALTER TABLE un SET TABLESPACE regress_nvm_space;  -- should fail
 -- (a new nvm table may name a tablespace: its rows live in the pool anyway)
 CREATE TABLE un_ts (id int) USING nvm TABLESPACE regress_nvm_space;
 INSERT INTO un_ts VALUES (1), (2);
 SELECT sum(id) FROM un_ts;
-SELECT un_sqlstate('ALTER TABLE un SET TABLESPACE regress_nvm_space') AS set_tablespace;
 -- the index of an nvm table is an ordinary relation and can move
 ALTER INDEX un_v SET TABLESPACE regress_nvm_space;
 ALTER INDEX un_v SET TABLESPACE pg_default;

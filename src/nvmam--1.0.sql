@@ -65,9 +65,10 @@ CREATE VIEW nvm_tables AS
     FROM pg_class c
     JOIN pg_am a ON a.oid = c.relam AND a.amname = 'nvm'
     CROSS JOIN LATERAL nvm_table_stats(c.oid) s
-   WHERE c.relkind IN ('r', 'm');
+   WHERE c.relkind IN ('r', 'm')
+     AND NOT pg_is_other_temp_schema(c.relnamespace);
 
-COMMENT ON VIEW nvm_tables IS 'every nvm table of this database with its rows, versions, chains and reclaimable space';
+COMMENT ON VIEW nvm_tables IS 'every nvm table of this database (but other sessions'' temporary tables) with its rows, versions, chains and reclaimable space';
 
 CREATE FUNCTION nvm_backend_stats(
     OUT snapshots bigint,

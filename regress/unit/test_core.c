@@ -4,7 +4,9 @@
  *	  status words, the allocator (also under concurrent threads), tables,
  *	  version chains, MCSI visibility and conflicts, subtransactions,
  *	  recovery of transactions in flight, garbage collection (pins, pruning,
- *	  retired records, reuse of numbers) and the status rings wrapping.
+ *	  retired records, reuse of numbers), cloning a table (SET TABLESPACE),
+ *	  the start-up sweep of temporary and unlogged tables, and the status
+ *	  rings wrapping.
  *
  * Each test prints "ok" or "not ok" lines; the last line is
  * "N passed, N failed" and the exit code is non-zero on any failure.
@@ -533,6 +535,221 @@ test_drop_and_kill(void)
 	nvm_slot_release(a.slot);
 }
 
+/*
+ * same_version says whether two versions hold the same header (prev
+ * aside) and data.
+ */
+static bool
+same_version(const NvmVersion *a, const NvmVersion *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return a->txid == b->txid &&
+		atomic_load(&((NvmVersion *) a)->info) == atomic_load(&((NvmVersion *) b)->info) &&
+		a->record_no == b->record_no && a->version_no == b->version_no &&
+		a->index_root == b->index_root && a->data_len == b->data_len &&
+		a->external_id == b->external_id && memcmp(a->data, b->data, a->data_len) == 0 &&
+		(a->prev == 0) == (b->prev == 0);
+}
+
+/*
+ * same_table compares every version slot, record head and chain of two
+ * tables: the clone must mean by every number what the original means.
+ */
+static bool
+same_table(NvmTable *a, NvmTable *b)
+{
+	if (nvm_table_version_limit(a) != nvm_table_version_limit(b) ||
+		nvm_table_record_limit(a) != nvm_table_record_limit(b) ||
+		atomic_load(&a->desc->free_records) != atomic_load(&b->desc->free_records))
+		return false;
+	for (uint64_t n = 1; n < nvm_table_version_limit(a); n++)
+	{
+		uint64_t	sa = atomic_load(nvm_version_slot(a, n));
+		uint64_t	sb = atomic_load(nvm_version_slot(b, n));
+
+		if ((sa & NVM_TAG_MASK) != (sb & NVM_TAG_MASK) ||
+			((sa & NVM_TAG_MASK) != 0 && sa != sb) ||
+			(sa == 0) != (sb == 0))
+			return false;
+		if (!same_version(nvm_version_by_no(a, n), nvm_version_by_no(b, n)) ||
+			nvm_version_record_no(a, n) != nvm_version_record_no(b, n))
+			return false;
+		if (sa != 0 && (sa & NVM_TAG_MASK) == 0 && sa == sb)
+			return false;		/* a copy is a block of its own */
+	}
+	for (uint64_t r = 1; r < nvm_table_record_limit(a); r++)
+	{
+		uint64_t	ha = atomic_load(nvm_record_head_slot(a, r));
+		uint64_t	hb = atomic_load(nvm_record_head_slot(b, r));
+		NvmVersion *va = nvm_ptr(nvm_record_head(a, r));
+		NvmVersion *vb = nvm_ptr(nvm_record_head(b, r));
+
+		if ((ha & NVM_TAG_MASK) != (hb & NVM_TAG_MASK) ||
+			((ha & NVM_TAG_MASK) == NVM_TAG_FREE && ha != hb))
+			return false;
+		for (; va != NULL || vb != NULL; va = nvm_ptr(va->prev), vb = nvm_ptr(vb->prev))
+		{
+			if (!same_version(va, vb))
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * test_clone: nvm_table_clone (SET TABLESPACE) copies a table with chains,
+ * deleted rows, collected versions (redirects and free numbers) and a
+ * running transaction's versions, keeping every number; the running
+ * transaction's copies get its final status; the original's freed version
+ * numbers and the numbers a clone hands out are never handed out by the
+ * original again; a dropped original leaves the clone intact; the sweep
+ * drops temporary and empties unlogged tables.
+ */
+static void
+test_clone(void)
+{
+	NvmTableKey ka = {1663, 5, 3000, NVM_KEY_PAD(NVM_KIND_PERMANENT, 0)};
+	NvmTableKey kb = {1700, 5, 3001, NVM_KEY_PAD(NVM_KIND_PERMANENT, 0)};
+	NvmTableKey kc = {1663, 5, 3002, NVM_KEY_PAD(NVM_KIND_PERMANENT, 0)};
+	NvmTableKey kt = {1663, 5, 3000, NVM_KEY_PAD(NVM_KIND_TEMP, 7)};
+	NvmTableKey ku = {1663, 5, 3003, NVM_KEY_PAD(NVM_KIND_UNLOGGED, 0)};
+	NvmTable	a,
+				b,
+				c,
+				t,
+				u;
+	NvmTxn		x;
+	NvmConflict cf;
+	NvmHorizon	h;
+	NvmGcCounts counts;
+	NvmAllocStats before,
+				after;
+	uint64_t	n,
+				vno[200],
+				own_insert,
+				own_update,
+				limit_b,
+				new_no;
+	char		row[32];
+	static NvmSnapshot snap;
+	NvmView		v;
+	NvmSweepResult sweep;
+
+	nvm_txn_init(&x, nvm_slot_acquire(11));
+	nvm_alloc_get_stats(&before);
+	CHECK(nvm_table_create(&ka, 0, &a), "clone: original created");
+	/* a temporary table with the same relfilenode is another table */
+	CHECK(nvm_table_create(&kt, 0, &t) && t.desc != a.desc, "a temporary key is a table of its own");
+	CHECK(nvm_table_open(&ka, &b) && b.desc == a.desc, "the permanent key still finds the original");
+	for (int i = 0; i < 200; i++)
+	{
+		snprintf(row, sizeof(row), "row %d", i);
+		nvm_record_insert(&a, &x, 1, 0, row, strlen(row) + 1, &vno[i]);
+	}
+	nvm_txn_commit(&x);
+	for (int i = 0; i < 200; i += 3)
+	{
+		snprintf(row, sizeof(row), "row %d+", i);
+		nvm_record_update(&a, &x, 1, 0, vno[i], row, strlen(row) + 1, i % 2 == 0, &n, &cf);
+		vno[i] = n;
+	}
+	nvm_txn_commit(&x);
+	for (int i = 0; i < 200; i += 3)
+	{
+		snprintf(row, sizeof(row), "row %d+", i);
+		nvm_record_update(&a, &x, 1, 0, vno[i], row, strlen(row) + 1, false, &n, &cf);
+		vno[i] = n;
+	}
+	for (int i = 1; i < 200; i += 7)
+		nvm_record_update(&a, &x, 1, 0, vno[i], NULL, 0, false, &n, &cf);
+	nvm_txn_commit(&x);
+	/* collection: redirects for index roots, free numbers for the rest */
+	CHECK(nvm_gc_horizon(&h), "clone: horizon");
+	memset(&counts, 0, sizeof(counts));
+	for (uint64_t r = 1; r < nvm_table_record_limit(&a); r++)
+		nvm_gc_prune_chain(&a, r, &h, &counts);
+	CHECK((atomic_load(&a.desc->free_versions) & NVM_FREE_NUMBER_MASK) != 0,
+		  "clone: the original has free version numbers");
+	/* a running transaction's versions */
+	nvm_record_insert(&a, &x, 1, 0, "own insert", 11, &own_insert);
+	nvm_record_update(&a, &x, 1, 1, vno[5], "own update", 11, true, &own_update, &cf);
+
+	CHECK(nvm_table_clone(&a, &kb, 0, &x, 1, &b), "clone: cloned");
+	CHECK(b.desc != a.desc && nvm_table_open(&kb, &c) && c.desc == b.desc, "clone: found by its key");
+	limit_b = nvm_table_version_limit(&b);
+	CHECK((atomic_load(&a.desc->free_versions) & NVM_FREE_NUMBER_MASK) == 0,
+		  "clone: the original's free version numbers went to the clone");
+	atomic_store(&a.desc->free_versions, atomic_load(&b.desc->free_versions));
+	CHECK(same_table(&a, &b), "clone: every number means the same in the clone");
+	atomic_store(&a.desc->free_versions, (uint64_t) 0);
+	nvm_txn_commit(&x);
+	CHECK((atomic_load(&nvm_version_by_no(&b, own_insert)->info) & NVM_VINFO_STATUS_MASK) == NVM_STATUS_COMMITTED &&
+		  (atomic_load(&nvm_version_by_no(&b, own_update)->info) & NVM_VINFO_STATUS_MASK) == NVM_STATUS_COMMITTED,
+		  "clone: the running transaction's copies got its final status");
+	v = (NvmView) {NVM_VIEW_SNAPSHOT, &snap, 0, 0};
+	nvm_snapshot_take(&snap);
+	CHECK(nvm_chain_visible(&b, nvm_version_by_no(&b, own_update)->record_no, &v) ==
+		  nvm_version_by_no(&b, own_update), "clone: the committed update is visible in the clone");
+
+	/*
+	 * The clone's new numbers (popped from the free list it took over, or
+	 * from its counter) are never handed out by the original, which is the
+	 * table again if the move rolls back.
+	 */
+	{
+		uint64_t	clone_nos[300];
+		bool		reused = false;
+
+		for (int i = 0; i < 300; i++)
+			nvm_record_insert(&b, &x, 1, 0, "in the clone", 13, &clone_nos[i]);
+		nvm_txn_abort(&x);
+		CHECK(clone_nos[299] >= limit_b && nvm_table_version_limit(&a) > clone_nos[299],
+			  "clone: the original's counter is above every number the clone took");
+		for (int i = 0; i < 300; i++)
+		{
+			nvm_record_insert(&a, &x, 1, 0, "in the original", 16, &n);
+			for (int j = 0; j < 300; j++)
+				reused |= (n == clone_nos[j]);
+		}
+		nvm_txn_commit(&x);
+		CHECK(!reused, "clone: the original (rolled back to) reuses none of the clone's numbers");
+	}
+
+	/* a clone of a clone raises both originals; dropping the original unlinks */
+	CHECK(nvm_table_clone(&b, &kc, 0, NULL, 1, &c), "clone: a clone of the clone");
+	nvm_record_insert(&c, &x, 1, 0, "in clone 2", 11, &new_no);
+	nvm_txn_commit(&x);
+	CHECK(nvm_table_version_limit(&b) > new_no && nvm_table_version_limit(&a) > new_no,
+		  "clone: both originals' counters are raised");
+	CHECK(nvm_table_drop(&kb) && atomic_load(&c.desc->number_floor_of) == 0,
+		  "clone: dropping the original unlinks its clone");
+	CHECK(count_rows(&c, "own insert") == 1 && count_rows(&c, "in clone 2") == 1 &&
+		  count_rows(&c, "row 3+") == 1 && count_rows(&c, "row 1") == 0,
+		  "clone: the clone's rows are intact after the original is gone");
+
+	/* the start-up sweep: temporary tables dropped, unlogged ones emptied */
+	CHECK(nvm_table_create(&ku, 0, &u), "sweep: unlogged table created");
+	nvm_record_insert(&u, &x, 1, 0, "unlogged", 9, &n);
+	nvm_record_insert(&t, &x, 1, 0, "temporary", 10, &n);
+	nvm_txn_commit(&x);
+	nvm_table_sweep(false, &sweep);
+	CHECK(sweep.temp_dropped == 1 && sweep.unlogged_emptied == 0 && !nvm_table_open(&kt, &t) &&
+		  nvm_table_open(&ku, &u) && count_rows(&u, "unlogged") == 1,
+		  "sweep after a clean shutdown: the temporary table is gone, the unlogged one kept");
+	nvm_table_sweep(true, &sweep);
+	CHECK(sweep.temp_dropped == 0 && sweep.unlogged_emptied == 1 && nvm_table_open(&ku, &u) &&
+		  nvm_table_record_limit(&u) == 1 && nvm_table_open(&ka, &a) && nvm_table_open(&kc, &c),
+		  "sweep after a crash: the unlogged table is empty, permanent ones stay");
+	nvm_table_drop(&ka);
+	nvm_table_drop(&kc);
+	nvm_table_drop(&ku);
+	nvm_alloc_get_stats(&after);
+	CHECK(after.bytes_allocated <= before.bytes_allocated + sizeof(NvmWriteLogBlock) + 64,
+		  "clone: dropping every table gives the space back");
+	nvm_slot_release(x.slot);
+}
+
 static int	resolver_answer = -1;
 static uint64_t resolver_asked = 0;
 
@@ -1006,6 +1223,7 @@ main(void)
 		test_mvcc();
 		test_recovery();
 		test_drop_and_kill();
+		test_clone();
 		test_indoubt();
 		test_gc();
 		test_index_root_dead();

@@ -897,6 +897,41 @@ nvm_indoubt_resolve_all(NvmIndoubtResolver resolver)
 	return remaining;
 }
 
+bool
+nvm_indoubt_names_table(nvm_off table)
+{
+	NvmMcsiShared *ms = nvm_mcsi;
+
+	if (!nvm_indoubt_pending())
+		return false;
+	for (uint32_t c = 0; c < ms->max_slots; c++)
+	{
+		uint64_t	t = atomic_load(&ms->slots[c].indoubt_txid);
+		nvm_off		block;
+
+		if (t == NVM_INVALID_TXID)
+			continue;
+		block = nvm_pool_slot(c)->log_head;
+		while (block != 0 && valid_version_offset(block))
+		{
+			NvmWriteLogBlock *b = nvm_ptr(block);
+			int			i;
+
+			for (i = 0; i < NVM_WRITE_LOG_ENTRIES; i++)
+			{
+				if (!valid_log_pair(&b->entries[i], t))
+					break;
+				if (b->entries[i].table == table)
+					return true;
+			}
+			if (i < NVM_WRITE_LOG_ENTRIES)
+				break;
+			block = b->next;
+		}
+	}
+	return false;
+}
+
 /*
  * nvm_txn_subxact_commit hands the versions of a committed subtransaction
  * to its parent.

@@ -218,6 +218,13 @@ nvm_indoubt_pending(void)
 }
 extern void nvm_txn_subxact_abort(NvmTxn *txn, int level);
 
+/*
+ * nvm_indoubt_names_table says whether the write log of a recovered,
+ * unresolved in-doubt transaction names a version of the table whose
+ * descriptor is at table (its resolution will write into those versions).
+ */
+extern bool nvm_indoubt_names_table(nvm_off table);
+
 /* Snapshots. */
 extern void nvm_snapshot_set_policy(NvmSnapshotPolicy policy);
 extern void nvm_snapshot_take(NvmSnapshot *snap);

@@ -3,7 +3,7 @@
  *	  Tables, record heads and version chains (MCSI paper §3).
  *
  * A table is a descriptor in the pool, found through the table directory by
- * its key (tablespace, database, relfilenode).  It owns two persistent
+ * its key (tablespace, database, relfilenode, kind).  It owns two persistent
  * arrays (segarray.h):
  *	 - records:  record number -> record head, an 8-byte word holding the
  *				 offset of the record's newest version (0 = unused number);
@@ -33,6 +33,8 @@
  *		step 2 to the new version (a failed CAS means a concurrent writer:
  *		conflict), and flushed; the drain at commit makes it durable before
  *		the commit status.
+ *	 A clone also raises its original's counter in step 2 (see "Reuse of
+ *	 numbers" below).
  *	 A crash after 3 but before commit leaves the new version at the head of
  *	 the chain with a txid whose status is not final: recovery makes it
  *	 ABORTED and readers skip it.
@@ -40,7 +42,20 @@
  * Reuse of numbers.  Garbage collection (gc.h) gives record and version
  * numbers back to per-table free lists, kept in the arrays themselves
  * (a free entry holds the next free number) with the list head in the
- * descriptor, tagged against ABA.  Persist orders:
+ * descriptor, tagged against ABA.
+ *
+ * Numbers of a clone (nvm_table_clone, for SET TABLESPACE, which keeps the
+ * table's indexes) must never be handed out again by the table it was
+ * cloned from, which is in use again if the move rolls back or the server
+ * crashes before it commits, while the indexes keep the entries made for
+ * the clone's new versions.  So the original's version free list is
+ * emptied before the clone is installed, and a clone raises the version
+ * counter of its original (number_floor_of, and that one's, transitively)
+ * above every number it takes from its own counter, flushed with the new
+ * version and drained before the version is published.  The link is
+ * cleared, persisted, before the original's storage is freed.  (The
+ * field shares the counter's cache line, which older descriptors have
+ * zeroed: no format change.)  Persist orders:
  *	 - push: the entries are written and flushed, drained, then the head is
  *	   switched with a compare-and-swap and flushed;
  *	 - pop: the head is switched to the next entry, flushed and drained
@@ -59,14 +74,28 @@
 #define NVM_TUPLES_PER_BLOCK	291 /* MaxHeapTuplesPerPage: tidbitmap.c rejects more */
 #define NVM_TABLE_MAGIC			UINT64_C(0x3142544d564e)	/* "NVMTB1" */
 
-/* Key of a table: PostgreSQL's RelFileNode. */
+/*
+ * Key of a table: PostgreSQL's RelFileNode, and in pad the table's kind
+ * (persistence) and, for a temporary table, the backend that owns it
+ * (temporary relfilenodes are unique only within their backend).  pad is 0
+ * for a permanent table, so pools written before kinds existed read as
+ * holding permanent tables only.
+ */
 typedef struct NvmTableKey
 {
 	uint32_t	spc;
 	uint32_t	db;
 	uint32_t	rel;
-	uint32_t	pad;
+	uint32_t	pad;			/* NVM_KEY_PAD(kind, backend) */
 } NvmTableKey;
+
+#define NVM_KIND_PERMANENT		0
+#define NVM_KIND_UNLOGGED		1	/* emptied at start-up after a crash */
+#define NVM_KIND_TEMP			2	/* dropped at every start-up */
+#define NVM_KEY_BACKEND_MASK	UINT32_C(0x00ffffff)
+#define NVM_KEY_PAD(kind, backend) \
+	(((uint32_t) (kind) << 24) | ((uint32_t) (backend) & NVM_KEY_BACKEND_MASK))
+#define NVM_KEY_KIND(key)		((key)->pad >> 24)
 
 /* Table directory entry (in the pool): one cache line. */
 typedef struct NvmTableDirEntry
@@ -85,6 +114,7 @@ typedef struct NvmTableDesc
 	NvmSegArray versions;
 	_Alignas(NVM_CACHELINE) _Atomic uint64_t next_record;	/* numbers start at 1 */
 	_Alignas(NVM_CACHELINE) _Atomic uint64_t next_version;	/* numbers start at 1 */
+	_Atomic nvm_off number_floor_of;	/* clone: the table it was cloned from, 0 = none */
 	/* free lists of numbers (see "Reuse of numbers" above): tag << 40 | first */
 	_Alignas(NVM_CACHELINE) _Atomic uint64_t free_records;
 	_Alignas(NVM_CACHELINE) _Atomic uint64_t free_versions;
@@ -181,6 +211,53 @@ extern NvmTableDirEntry *nvm_table_dir(void);
 extern bool nvm_table_create(const NvmTableKey *key, uint64_t create_txid, NvmTable *out);
 extern bool nvm_table_open(const NvmTableKey *key, NvmTable *out);
 extern bool nvm_table_drop(const NvmTableKey *key);
+
+/*
+ * nvm_table_reset gives key's table a new, empty descriptor (creating the
+ * table if there is none) and detaches the old one, whose offset goes to
+ * *detached (0 if there was none): its versions stay valid until
+ * nvm_table_free_detached frees them, which the caller does once nobody
+ * can use them any more (PostgreSQL: at the end of the transaction, after
+ * its own versions in it got their final status).  A crash in between
+ * leaks the detached storage.  Returns false if the pool or the directory
+ * is full.
+ */
+extern bool nvm_table_reset(const NvmTableKey *key, uint64_t create_txid,
+							NvmTable *out, nvm_off *detached);
+extern void nvm_table_free_detached(nvm_off desc);
+
+/*
+ * nvm_table_clone copies the whole of table src under a new key: every
+ * record head, version (creator txid, info word with its inlined status and
+ * command id, index root, data), version slot, redirect, retired record,
+ * free list and counter, so that every record and version number (every
+ * TID) means in the copy what it means in src.  Versions of txn (the
+ * caller's transaction, may be NULL) whose status is not final yet are
+ * added to txn's write log at nesting level `level`, so its commit or
+ * abort, or recovery, gives them their final status as it gives the
+ * originals.  Nobody may write src meanwhile (PostgreSQL: ACCESS EXCLUSIVE
+ * lock).  The persist order is stated at the code.  Returns false, with
+ * nothing allocated, if the pool or the directory is full.
+ */
+extern bool nvm_table_clone(const NvmTable *src, const NvmTableKey *new_key,
+							uint64_t create_txid, NvmTxn *txn, int level,
+							NvmTable *out);
+
+/*
+ * nvm_table_sweep runs at start-up, after recovery and before any process
+ * uses the store: it drops every table of kind NVM_KIND_TEMP and, with
+ * empty_unlogged, empties every table of kind NVM_KIND_UNLOGGED (gives it
+ * a new, empty descriptor).  Storage that a recovered in-doubt
+ * transaction's write log still names is detached but not freed (a leak),
+ * because resolving that transaction writes into its versions.
+ */
+typedef struct NvmSweepResult
+{
+	uint32_t	temp_dropped;
+	uint32_t	unlogged_emptied;
+} NvmSweepResult;
+
+extern void nvm_table_sweep(bool empty_unlogged, NvmSweepResult *result);
 
 /* Version and record access */
 extern NvmVersion *nvm_version_by_no(const NvmTable *t, uint64_t version_no);

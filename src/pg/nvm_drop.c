@@ -7,12 +7,21 @@
  *	 - DROP TABLE (and the transient table of a rewriting ALTER TABLE): the
  *	   object_access_hook sees the drop; the storage goes when the dropping
  *	   transaction commits, and stays if it rolls back;
- *	 - TRUNCATE (a new relfilenode): the old storage goes at commit, the
- *	   new one at abort;
+ *	 - TRUNCATE and SET TABLESPACE (a new relfilenode): the old storage
+ *	   goes at commit, the new one at abort;
+ *	 - a non-transactional truncate (of a table created in the transaction,
+ *	   or ON COMMIT DELETE ROWS) gives the table a new, empty descriptor at
+ *	   once; the old one, detached, is freed when the transaction ends
+ *	   either way, after the transaction's own versions in it got their
+ *	   final status;
  *	 - CREATE TABLE: the new storage goes if the creating transaction (or
  *	   subtransaction) rolls back.
  * This mirrors PostgreSQL's own pending deletes of relation files
- * (catalog/storage.c).  If the server crashes between PostgreSQL's commit
+ * (catalog/storage.c).  Storage is named by its pool key (nvm_relation.c),
+ * which tells temporary tables of different backends apart.  Temporary
+ * tables are dropped like any other table when their session ends (or by
+ * whoever cleans up after a session that could not); after a crash, the
+ * start-up sweep (nvmam.c) drops their storage.  If the server crashes between PostgreSQL's commit
  * and the free, the storage stays behind unreachable (see the README's
  * limitations); a later relation that reuses the relfilenode replaces it.
  *
@@ -33,7 +42,8 @@
 
 typedef struct PendingDrop
 {
-	RelFileNode node;
+	NvmTableKey key;
+	nvm_off		detached;		/* a detached descriptor, freed at the end either way */
 	bool		at_commit;		/* drop at commit (else at abort) */
 	int			level;			/* subtransaction nesting level that asked */
 	struct PendingDrop *next;
@@ -43,29 +53,42 @@ static PendingDrop *pending_drops = NULL;
 static object_access_hook_type prev_object_access_hook = NULL;
 
 static void
-drop_storage(const RelFileNode *node)
+drop_storage(PendingDrop *p)
 {
-	NvmTableKey key;
-
-	key.spc = node->spcNode;
-	key.db = node->dbNode;
-	key.rel = node->relNode;
-	key.pad = 0;
-	nvm_table_drop(&key);
+	if (p->detached != 0)
+		nvm_table_free_detached(p->detached);
+	else
+		nvm_table_drop(&p->key);
 }
 
 /*
- * nvm_drop_schedule frees node's storage when the current transaction
+ * nvm_drop_schedule frees the storage of key when the current transaction
  * commits (at_commit) or rolls back (otherwise).
  */
 void
-nvm_drop_schedule(const RelFileNode *node, bool at_commit)
+nvm_drop_schedule(const NvmTableKey *key, bool at_commit)
 {
 	PendingDrop *p = MemoryContextAlloc(TopMemoryContext, sizeof(PendingDrop));
 
-	p->node = *node;
+	p->key = *key;
+	p->detached = 0;
 	p->at_commit = at_commit;
 	p->level = GetCurrentTransactionNestLevel();
+	p->next = pending_drops;
+	pending_drops = p;
+}
+
+/*
+ * nvm_drop_schedule_detached frees the detached descriptor at desc when the
+ * top-level transaction ends, whether it commits or rolls back.
+ */
+void
+nvm_drop_schedule_detached(nvm_off desc)
+{
+	PendingDrop *p = MemoryContextAllocZero(TopMemoryContext, sizeof(PendingDrop));
+
+	p->detached = desc;
+	p->level = 1;
 	p->next = pending_drops;
 	pending_drops = p;
 }
@@ -82,8 +105,8 @@ nvm_drop_at_xact_end(bool commit)
 		PendingDrop *p = pending_drops;
 
 		pending_drops = p->next;
-		if (p->at_commit == commit)
-			drop_storage(&p->node);
+		if (p->at_commit == commit || p->detached != 0)
+			drop_storage(p);
 		pfree(p);
 	}
 }
@@ -92,6 +115,7 @@ nvm_drop_at_xact_end(bool commit)
  * nvm_drop_at_subxact_end: when a subtransaction at nesting level `level`
  * rolls back, the storage it created goes now and the drops it asked for
  * are cancelled; when it commits, its parent inherits its entries.
+ * Detached descriptors wait for the top-level transaction's end.
  */
 void
 nvm_drop_at_subxact_end(bool commit, int level)
@@ -102,7 +126,7 @@ nvm_drop_at_subxact_end(bool commit, int level)
 	{
 		PendingDrop *p = *link;
 
-		if (p->level < level)
+		if (p->level < level || p->detached != 0)
 		{
 			link = &p->next;
 			continue;
@@ -115,7 +139,7 @@ nvm_drop_at_subxact_end(bool commit, int level)
 		}
 		*link = p->next;
 		if (!p->at_commit)
-			drop_storage(&p->node);
+			drop_storage(p);
 		pfree(p);
 	}
 }
@@ -139,7 +163,12 @@ nvm_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		if (rel->rd_rel->relkind == RELKIND_RELATION ||
 			rel->rd_rel->relkind == RELKIND_MATVIEW ||
 			rel->rd_rel->relkind == RELKIND_TOASTVALUE)
-			nvm_drop_schedule(&rel->rd_node, true);
+		{
+			NvmTableKey key;
+
+			nvm_relation_key(rel, &rel->rd_node, rel->rd_rel->relpersistence, &key);
+			nvm_drop_schedule(&key, true);
+		}
 		relation_close(rel, NoLock);
 	}
 }

@@ -4,13 +4,19 @@
  *	  Finding the pool storage (NvmTable) of a PostgreSQL relation.
  *
  * A relation's rows live in a table descriptor in the pool whose key is the
- * relation's RelFileNode (tablespace, database, relfilenode): a new
- * relfilenode (CREATE, TRUNCATE, a rewriting ALTER TABLE) gets a new, empty
+ * relation's RelFileNode (tablespace, database, relfilenode) with, in the
+ * key's pad, the relation's persistence and, for a temporary relation, the
+ * backend that owns it (temporary relfilenodes are unique only within a
+ * backend, and may equal a permanent relation's).  A new relfilenode
+ * (CREATE, TRUNCATE, a rewriting ALTER TABLE, SET TABLESPACE) gets a new
  * descriptor, and rolling back leaves the old relfilenode, and so the old
  * descriptor, in place.  The handle is cached in the relcache entry's
  * rd_amcache, which the relcache frees on every invalidation; the cached
- * key is compared with rd_node on each use, so a changed relfilenode is
- * noticed even before the invalidation arrives.
+ * key is compared with the relation's on each use, so a changed
+ * relfilenode is noticed even before the invalidation arrives.
+ *
+ * As on heap, the rows of another session's temporary table cannot be
+ * read or written (its sizes can be).
  *
  *-------------------------------------------------------------------------
  */
@@ -31,7 +37,7 @@
 /* What rd_amcache points to. */
 typedef struct NvmRelCache
 {
-	RelFileNode node;
+	NvmTableKey key;
 	NvmTable	table;
 } NvmRelCache;
 
@@ -81,19 +87,44 @@ nvm_relid_is_nvm(Oid relid)
 	return GetTableAmRoutine(amhandler) == nvm_table_am_routine();
 }
 
-/* nvm_key_from_node builds the pool key of a relfilenode. */
-static void
-nvm_key_from_node(const RelFileNode *rnode, NvmTableKey *key)
+/*
+ * nvm_relation_key builds the pool key of relfilenode rnode of rel with
+ * the given persistence: the kind goes into the key's pad, with the owning
+ * backend for a temporary relation (rel's rd_backend: this backend's, or,
+ * for another session's temporary table, its owner's).
+ */
+void
+nvm_relation_key(Relation rel, const RelFileNode *rnode, char persistence,
+				 NvmTableKey *key)
 {
 	memset(key, 0, sizeof(*key));
 	key->spc = rnode->spcNode;
 	key->db = rnode->dbNode;
 	key->rel = rnode->relNode;
+	switch (persistence)
+	{
+		case RELPERSISTENCE_TEMP:
+			Assert(rel->rd_backend != InvalidBackendId);
+			key->pad = NVM_KEY_PAD(NVM_KIND_TEMP, rel->rd_backend);
+			break;
+		case RELPERSISTENCE_UNLOGGED:
+			key->pad = NVM_KEY_PAD(NVM_KIND_UNLOGGED, 0);
+			break;
+		default:
+			key->pad = NVM_KEY_PAD(NVM_KIND_PERMANENT, 0);
+			break;
+	}
+}
+
+static bool
+nvm_key_equal(const NvmTableKey *a, const NvmTableKey *b)
+{
+	return a->spc == b->spc && a->db == b->db && a->rel == b->rel && a->pad == b->pad;
 }
 
 /* nvm_cache_table remembers rel's handle in its relcache entry. */
 static void
-nvm_cache_table(Relation rel, const RelFileNode *rnode, NvmTable table)
+nvm_cache_table(Relation rel, const NvmTableKey *key, NvmTable table)
 {
 	NvmRelCache *cache = (NvmRelCache *) rel->rd_amcache;
 
@@ -102,27 +133,28 @@ nvm_cache_table(Relation rel, const RelFileNode *rnode, NvmTable table)
 		cache = MemoryContextAlloc(CacheMemoryContext, sizeof(NvmRelCache));
 		rel->rd_amcache = cache;
 	}
-	cache->node = *rnode;
+	cache->key = *key;
 	cache->table = table;
 }
 
 /*
- * nvm_relation_table returns the pool handle of rel's current relfilenode;
- * a relation without a descriptor in the pool is reported as corrupt (the
- * pool file was replaced or lost).
+ * nvm_relation_table_for_size returns the pool handle of rel's current
+ * relfilenode, for reading its sizes only (also of another session's
+ * temporary table); a relation without a descriptor in the pool is
+ * reported as corrupt (the pool file was replaced or lost).
  */
 NvmTable
-nvm_relation_table(Relation rel)
+nvm_relation_table_for_size(Relation rel)
 {
 	NvmRelCache *cache = (NvmRelCache *) rel->rd_amcache;
 	NvmTableKey key;
 	NvmTable	table;
 
-	if (cache != NULL && RelFileNodeEquals(cache->node, rel->rd_node))
+	nvm_relation_key(rel, &rel->rd_node, rel->rd_rel->relpersistence, &key);
+	if (cache != NULL && nvm_key_equal(&cache->key, &key))
 		return cache->table;
 
 	nvm_check_pool_mapped();
-	nvm_key_from_node(&rel->rd_node, &key);
 	if (!nvm_table_open(&key, &table))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -132,35 +164,62 @@ nvm_relation_table(Relation rel)
 						   rel->rd_node.spcNode, rel->rd_node.dbNode,
 						   rel->rd_node.relNode, nvm_pool_path_resolved),
 				 errhint("Copies of a database or cluster made from files (CREATE DATABASE ... TEMPLATE, pg_basebackup, streaming replication) carry no nvm rows, and neither does a pool file that was replaced or recreated. Copy nvm tables with pg_dump, or drop the table.")));
-	nvm_cache_table(rel, &rel->rd_node, table);
+	nvm_cache_table(rel, &key, table);
 	return table;
 }
 
 /*
- * nvm_relation_create_storage makes a new, empty descriptor for rnode (it
- * replaces any stale descriptor with that key: relfilenodes are reused only
- * after their relation is gone) and caches it for rel if rnode is rel's
- * current relfilenode.
+ * nvm_relation_table returns the pool handle of rel's current relfilenode
+ * for reading or writing its rows; another session's temporary table is
+ * refused, as heap refuses it.
  */
 NvmTable
-nvm_relation_create_storage(Relation rel, const RelFileNode *rnode)
+nvm_relation_table(Relation rel)
+{
+	if (RELATION_IS_OTHER_TEMP(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary tables of other sessions")));
+	return nvm_relation_table_for_size(rel);
+}
+
+/*
+ * nvm_relation_create_storage makes a new, empty descriptor for relfilenode
+ * rnode of rel with the given persistence (it replaces any stale
+ * descriptor with that key: relfilenodes are reused only after their
+ * relation is gone) and caches it for rel if rnode is rel's current
+ * relfilenode.
+ */
+NvmTable
+nvm_relation_create_storage(Relation rel, const RelFileNode *rnode, char persistence)
 {
 	NvmTableKey key;
 	NvmTable	table;
 
 	nvm_check_pool_mapped();
-	nvm_key_from_node(rnode, &key);
+	nvm_relation_key(rel, rnode, persistence, &key);
 	if (!nvm_table_create(&key, nvm_xact_my_txid(), &table))
-		ereport(ERROR,
-				(errcode(ERRCODE_DISK_FULL),
-				 errmsg("could not create storage for nvm table \"%s\"",
-						RelationGetRelationName(rel)),
-				 errdetail("Pool \"%s\" or its table directory is full.",
-						   nvm_pool_path_resolved),
-				 errhint("nvm.pool_size applies only when a pool file is created: dump the nvm tables, point nvm.pool_path at a new file with a larger nvm.pool_size, restart and restore.")));
-	if (RelFileNodeEquals(*rnode, rel->rd_node))
-		nvm_cache_table(rel, rnode, table);
+		nvm_report_storage_full(rel);
+	if (RelFileNodeEquals(*rnode, rel->rd_node) &&
+		persistence == rel->rd_rel->relpersistence)
+		nvm_cache_table(rel, &key, table);
 	return table;
+}
+
+/*
+ * nvm_report_storage_full raises the error for new storage of rel that
+ * found no room in the pool or its table directory.
+ */
+void
+nvm_report_storage_full(Relation rel)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DISK_FULL),
+			 errmsg("could not create storage for nvm table \"%s\"",
+					RelationGetRelationName(rel)),
+			 errdetail("Pool \"%s\" or its table directory is full.",
+					   nvm_pool_path_resolved),
+			 errhint("nvm.pool_size applies only when a pool file is created: dump the nvm tables, point nvm.pool_path at a new file with a larger nvm.pool_size, restart and restore.")));
 }
 
 /*

@@ -15,8 +15,13 @@
 
 extern void nvm_check_pool_mapped(void);
 extern bool nvm_relid_is_nvm(Oid relid);
+extern void nvm_relation_key(Relation rel, const RelFileNode *rnode,
+							 char persistence, NvmTableKey *key);
 extern NvmTable nvm_relation_table(Relation rel);
-extern NvmTable nvm_relation_create_storage(Relation rel, const RelFileNode *rnode);
+extern NvmTable nvm_relation_table_for_size(Relation rel);
+extern NvmTable nvm_relation_create_storage(Relation rel, const RelFileNode *rnode,
+											char persistence);
+extern void nvm_report_storage_full(Relation rel) pg_attribute_noreturn();
 extern void nvm_report_pool_full(Relation rel) pg_attribute_noreturn();
 
 #endif							/* NVM_RELATION_H */

@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * nvm_storage.c
- *	  Storage life cycle of nvm tables (create, truncate, rewrite for
- *	  CLUSTER and VACUUM FULL; VACUUM itself is nvm_vacuum.c)
- *	  and the sizes the planner and ANALYZE see.
+ *	  Storage life cycle of nvm tables (create, truncate, move to another
+ *	  tablespace, rewrite for CLUSTER and VACUUM FULL; VACUUM itself is
+ *	  nvm_vacuum.c) and the sizes the planner and ANALYZE see.
  *
  * Rows live in the pool under the relation's relfilenode, but the main-fork
  * file is created anyway, as heap does, because core code such as
@@ -13,15 +13,20 @@
  * the table has virtual blocks (nvm_storage_cover_version), so that
  * pg_relation_size() reports what relation_size does.
  *
- * Temporary tables are refused (the pool is shared by all backends, and a
- * temporary table's relfilenode is not unique across them).  Unlogged
- * tables are refused too: after a crash PostgreSQL empties an unlogged
- * table's indexes, while its nvm rows would survive, unindexed.  Both are
- * refused only with an explicit USING nvm: created without USING while nvm
- * is the default, they use heap (nvm_ddl.c).
+ * Every persistence works as on heap.  The pool key of a table records its
+ * persistence and, for a temporary table, its backend (nvm_relation.c).
+ * A temporary table is dropped with its session, and its storage by the
+ * start-up sweep after a crash.  An unlogged table gets an init fork, as
+ * on heap, so that after a crash PostgreSQL resets its (empty) main fork
+ * and its indexes; the start-up sweep empties its pool storage then
+ * (nvmam.c).  ALTER TABLE ... SET LOGGED / UNLOGGED rewrite the table into
+ * a relfilenode of the new persistence.  Created without USING while nvm
+ * is the default, temporary and unlogged tables still use heap
+ * (nvm_ddl.c).
  *
  * A new relfilenode's pool storage is freed if the transaction rolls back,
- * and the relfilenode it replaces (TRUNCATE) when it commits: nvm_drop.c.
+ * and the relfilenode it replaces (TRUNCATE, SET TABLESPACE) when it
+ * commits: nvm_drop.c.
  *
  * Sizes: "blocks" are groups of 291 version numbers (nvm_tid.h), so
  * relation_size, ANALYZE's block sampling and TIDs agree.
@@ -39,6 +44,7 @@
 #include "access/transam.h"
 #include "catalog/pg_class.h"
 #include "catalog/storage.h"
+#include "catalog/storage_xlog.h"
 #include "commands/vacuum.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
@@ -53,6 +59,7 @@
 #include "nvm_drop.h"
 #include "nvm_relation.h"
 #include "nvm_tid.h"
+#include "nvm_xact.h"
 
 /* A heap tuple's overhead and a heap page's room (heapam_handler.c). */
 #define NVM_HEAP_OVERHEAD_BYTES_PER_TUPLE \
@@ -61,68 +68,111 @@
 	(BLCKSZ - SizeOfPageHeaderData)
 
 /*
+ * nvm_create_files creates the files of relfilenode rnode with the given
+ * persistence: the empty main fork and, for an unlogged relation, the
+ * init fork (WAL-logged and synced, as heap does), from which PostgreSQL
+ * resets the relation after a crash.
+ */
+static void
+nvm_create_files(const RelFileNode *rnode, char persistence)
+{
+	SMgrRelation srel = RelationCreateStorage(*rnode, persistence, true);
+
+	if (persistence == RELPERSISTENCE_UNLOGGED)
+	{
+		smgrcreate(srel, INIT_FORKNUM, false);
+		log_smgrcreate(rnode, INIT_FORKNUM);
+		smgrimmedsync(srel, INIT_FORKNUM);
+	}
+	smgrclose(srel);
+}
+
+/*
  * nvm_relation_set_new_filenode gives rel a new, empty relfilenode: an
- * empty descriptor in the pool and an empty main-fork file.  No PostgreSQL
- * xids are stored in nvm tables, so anti-wraparound vacuum never needs to
- * visit them.
+ * empty descriptor in the pool and empty files (nvm_create_files).  No
+ * PostgreSQL xids are stored in nvm tables, so anti-wraparound vacuum
+ * never needs to visit them.
  */
 void
 nvm_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 							  char persistence, TransactionId *freezeXid,
 							  MultiXactId *minmulti)
 {
-	SMgrRelation srel;
+	NvmTableKey key;
 
-	if (persistence == RELPERSISTENCE_TEMP)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("nvm tables cannot be temporary"),
-				 errdetail("The nvm pool is shared by all sessions."),
-				 errhint("Leave out USING nvm: temporary tables created without USING use heap.")));
-	if (persistence == RELPERSISTENCE_UNLOGGED)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("nvm tables cannot be unlogged"),
-				 errdetail("After a crash PostgreSQL empties the indexes of unlogged tables, but nvm rows survive."),
-				 errhint("Create the table without UNLOGGED (nvm rows are never WAL-logged anyway), or leave out USING nvm: unlogged tables created without USING use heap.")));
-
-	nvm_relation_create_storage(rel, newrnode);
-	nvm_drop_schedule(newrnode, false);
+	nvm_relation_create_storage(rel, newrnode, persistence);
+	nvm_relation_key(rel, newrnode, persistence, &key);
+	nvm_drop_schedule(&key, false);
 	if (newrnode != &rel->rd_node && !RelFileNodeEquals(*newrnode, rel->rd_node))
-		nvm_drop_schedule(&rel->rd_node, true);	/* TRUNCATE: the old storage */
+	{
+		/* TRUNCATE: the old storage goes at commit */
+		nvm_relation_key(rel, &rel->rd_node, rel->rd_rel->relpersistence, &key);
+		nvm_drop_schedule(&key, true);
+	}
 
 	*freezeXid = InvalidTransactionId;
 	*minmulti = InvalidMultiXactId;
 
-	srel = RelationCreateStorage(*newrnode, persistence, true);
-	smgrclose(srel);
+	nvm_create_files(newrnode, persistence);
 }
 
 /*
  * nvm_relation_nontransactional_truncate empties a table created (or given
- * a new relfilenode) in the current transaction: its descriptor is replaced
- * by an empty one.
+ * a new relfilenode) in the current transaction, or a temporary table ON
+ * COMMIT DELETE ROWS: its descriptor is replaced by an empty one, and the
+ * old one is freed when the transaction ends (nvm_drop.c).
  */
 void
 nvm_relation_nontransactional_truncate(Relation rel)
 {
-	nvm_relation_create_storage(rel, &rel->rd_node);
+	NvmTableKey key;
+	NvmTable	table;
+	nvm_off		detached;
+
+	nvm_check_pool_mapped();
+	nvm_relation_key(rel, &rel->rd_node, rel->rd_rel->relpersistence, &key);
+	if (!nvm_table_reset(&key, nvm_xact_my_txid(), &table, &detached))
+		nvm_report_storage_full(rel);
+	/* the relcache entry's handle is refreshed from the directory */
+	if (rel->rd_amcache != NULL)
+	{
+		pfree(rel->rd_amcache);
+		rel->rd_amcache = NULL;
+	}
+	if (detached != 0)
+		nvm_drop_schedule_detached(detached);
 	RelationTruncate(rel, 0);
 }
 
 /*
- * nvm_relation_copy_data would move the table to another tablespace, which
- * changes its relfilenode; not supported yet.
+ * nvm_relation_copy_data moves the table to relfilenode newrnode (ALTER
+ * TABLE, ALTER MATERIALIZED VIEW ... SET TABLESPACE, also with ALL IN
+ * TABLESPACE), with ACCESS EXCLUSIVE lock held.  Its indexes are copied
+ * as they are, so every TID must keep its meaning: the pool storage is
+ * cloned whole under the new key (nvm_table_clone, which states its
+ * persist order), versions, numbers, free lists and all.  The new storage
+ * goes if the transaction rolls back, the old one when it commits
+ * (nvm_drop.c); the files are moved as heap's are.
  */
 void
 nvm_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("cannot change the tablespace of nvm table \"%s\"",
-					RelationGetRelationName(rel)),
-			 errdetail("The rows of nvm tables live in the nvm pool, not in a tablespace."),
-			 errhint("Move only the table's indexes with ALTER INDEX ... SET TABLESPACE.")));
+	char		persistence = rel->rd_rel->relpersistence;
+	NvmTable	src = nvm_relation_table(rel);
+	NvmTable	copy;
+	NvmTableKey key;
+
+	nvm_relation_key(rel, newrnode, persistence, &key);
+	if (!nvm_table_clone(&src, &key, nvm_xact_my_txid(), nvm_xact_running_txn(),
+						 nvm_xact_level(), &copy))
+		nvm_report_storage_full(rel);
+	nvm_drop_schedule(&key, false);
+	nvm_relation_key(rel, &rel->rd_node, persistence, &key);
+	nvm_drop_schedule(&key, true);
+
+	/* the main fork is empty: creating it is copying it */
+	nvm_create_files(newrnode, persistence);
+	RelationDropStorage(rel);
 }
 
 /*
@@ -231,7 +281,7 @@ nvm_relation_size(Relation rel, ForkNumber forkNumber)
 
 	if (forkNumber != MAIN_FORKNUM && forkNumber != InvalidForkNumber)
 		return 0;
-	table = nvm_relation_table(rel);
+	table = nvm_relation_table_for_size(rel);
 	return (uint64) nvm_versions_to_blocks(nvm_table_version_limit(&table)) * BLCKSZ;
 }
 
@@ -253,7 +303,7 @@ nvm_relation_estimate_size(Relation rel, int32 *attr_widths,
 						   BlockNumber *pages, double *tuples,
 						   double *allvisfrac)
 {
-	NvmTable	table = nvm_relation_table(rel);
+	NvmTable	table = nvm_relation_table_for_size(rel);
 	uint64		versions = nvm_table_version_limit(&table) - 1;
 	BlockNumber curblocks = nvm_versions_to_blocks(versions + 1);
 	double		records = (double) (nvm_table_record_limit(&table) - 1);

@@ -415,6 +415,18 @@ nvm_xact_begin_write(bool needs_pg_xid)
 }
 
 /*
+ * nvm_xact_running_txn returns the current transaction's nvm transaction
+ * if it has written (has a txid), else NULL.
+ */
+NvmTxn *
+nvm_xact_running_txn(void)
+{
+	if (nvm_slot < 0 || nvm_txn.txid == NVM_INVALID_TXID)
+		return NULL;
+	return &nvm_txn;
+}
+
+/*
  * nvm_xact_level returns the subtransaction nesting level that new versions
  * belong to.
  */
@@ -558,24 +570,25 @@ static void
 nvm_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 					 SubTransactionId parentSubid, void *arg)
 {
+	if (nvm_txn.txid != NVM_INVALID_TXID)
+	{
+		switch (event)
+		{
+			case SUBXACT_EVENT_ABORT_SUB:
+				nvm_txn_subxact_abort(&nvm_txn, GetCurrentTransactionNestLevel());
+				break;
+			case SUBXACT_EVENT_COMMIT_SUB:
+				nvm_txn_subxact_commit(&nvm_txn, GetCurrentTransactionNestLevel());
+				break;
+			case SUBXACT_EVENT_START_SUB:
+			case SUBXACT_EVENT_PRE_COMMIT_SUB:
+				break;
+		}
+	}
+	/* after the versions' final status: storage it frees may hold them */
 	if (event == SUBXACT_EVENT_ABORT_SUB || event == SUBXACT_EVENT_COMMIT_SUB)
 		nvm_drop_at_subxact_end(event == SUBXACT_EVENT_COMMIT_SUB,
 								GetCurrentTransactionNestLevel());
-	if (nvm_txn.txid == NVM_INVALID_TXID)
-		return;
-
-	switch (event)
-	{
-		case SUBXACT_EVENT_ABORT_SUB:
-			nvm_txn_subxact_abort(&nvm_txn, GetCurrentTransactionNestLevel());
-			break;
-		case SUBXACT_EVENT_COMMIT_SUB:
-			nvm_txn_subxact_commit(&nvm_txn, GetCurrentTransactionNestLevel());
-			break;
-		case SUBXACT_EVENT_START_SUB:
-		case SUBXACT_EVENT_PRE_COMMIT_SUB:
-			break;
-	}
 }
 
 /*

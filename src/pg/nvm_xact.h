@@ -45,6 +45,7 @@ extern NvmSnapshot *nvm_xact_fresh_snapshot(void);
 extern void nvm_view_init(NvmView *view, Snapshot snapshot, const NvmSnapshot *snap);
 
 extern NvmTxn *nvm_xact_begin_write(bool needs_pg_xid);
+extern NvmTxn *nvm_xact_running_txn(void);
 extern int	nvm_xact_level(void);
 extern TransactionId nvm_xact_published_xid(uint64 txid);
 

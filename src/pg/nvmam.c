@@ -14,6 +14,12 @@
  * fresh, not yet initialised area) while the pool mapping survives, and
  * that is when crash recovery runs.
  *
+ * Right after recovery, shmem start-up sweeps the pool as PostgreSQL
+ * sweeps its files at start: the storage of every temporary nvm table is
+ * dropped (their sessions are gone), and after an unclean shutdown the
+ * storage of every unlogged nvm table is emptied (PostgreSQL resets their
+ * files and indexes from their init forks in the same case).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -22,6 +28,8 @@
 
 #include "access/twophase.h"
 #include "access/xlog.h"
+#include "catalog/pg_control.h"
+#include "common/controldata_utils.h"
 #include "common/file_perm.h"
 #include "executor/executor.h"
 #include "fmgr.h"
@@ -47,6 +55,7 @@
 #include "nvmam.h"
 #include "persist.h"
 #include "pool.h"
+#include "store.h"
 
 PG_MODULE_MAGIC;
 
@@ -100,6 +109,8 @@ static uint32 nvm_max_pins(void);
 static void nvm_open_pool(void);
 static void nvm_shmem_request(void);
 static void nvm_shmem_startup(void);
+static bool nvm_shutdown_was_unclean(void);
+static void nvm_sweep_pool(void);
 static void nvm_executor_start(QueryDesc *queryDesc, int eflags);
 static void nvm_process_utility(PlannedStmt *pstmt, const char *queryString,
 								bool readOnlyTree, ProcessUtilityContext context,
@@ -404,6 +415,7 @@ nvm_shmem_startup(void)
 	if (!found)
 	{
 		nvm_core_startup(ptr);
+		nvm_sweep_pool();
 		nvm_snapshot_set_policy((NvmSnapshotPolicy) nvm_snapshot_buffering);
 	}
 	else
@@ -411,6 +423,50 @@ nvm_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 	nvm_rowlock_shmem_startup();
 	nvm_parallel_shmem_startup();
+}
+
+/*
+ * nvm_shutdown_was_unclean says whether the cluster was not shut down
+ * cleanly before this start: pg_control, read from disk, says neither
+ * "shut down" nor "shut down in recovery".  Shared memory is set up before
+ * the startup process runs, so the file still holds the state the last
+ * run left: DB_SHUTDOWNED after a clean shutdown, "in production" (or "in
+ * crash recovery") after a crash, an immediate shutdown or, without a
+ * postmaster restart, a crash-restart (which runs shmem start-up again).
+ * The startup process then does crash recovery, and resets unlogged
+ * relations, in exactly these cases.  (The pool's own clean-shutdown mark
+ * is not used: an immediate shutdown also exits the postmaster normally.)
+ * A pg_control that cannot be read counts as unclean.
+ */
+static bool
+nvm_shutdown_was_unclean(void)
+{
+	bool		crc_ok = false;
+	ControlFileData *cf = get_controlfile(DataDir, &crc_ok);
+	bool		unclean;
+
+	unclean = !crc_ok ||
+		(cf->state != DB_SHUTDOWNED && cf->state != DB_SHUTDOWNED_IN_RECOVERY);
+	pfree(cf);
+	return unclean;
+}
+
+/*
+ * nvm_sweep_pool drops the storage of every temporary nvm table and, after
+ * an unclean shutdown, empties that of every unlogged one (see the file
+ * header).  It runs in the postmaster after recovery, before any backend
+ * can use the pool.
+ */
+static void
+nvm_sweep_pool(void)
+{
+	NvmSweepResult r;
+
+	nvm_table_sweep(nvm_shutdown_was_unclean(), &r);
+	if (r.temp_dropped > 0 || r.unlogged_emptied > 0)
+		ereport(LOG,
+				(errmsg("nvm pool: dropped the storage of %u temporary tables, emptied %u unlogged tables",
+						r.temp_dropped, r.unlogged_emptied)));
 }
 
 /*
