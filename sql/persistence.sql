@@ -177,7 +177,9 @@ SELECT pe_ts_digest() AS digest0 \gset
 SELECT pe_ts_index_digests() = :'digest0' || ' ' || :'digest0' AS indexes_agree;
 SELECT tables AS tables1 FROM nvm_pool \gset
 SELECT pg_relation_filenode('pe_ts') AS filenode0 \gset
+SELECT pg_relation_size('pe_ts') AS size0 \gset
 ALTER TABLE pe_ts SET TABLESPACE regress_nvm_ts;
+SELECT pg_relation_size('pe_ts') = :size0 AS same_size;
 SELECT coalesce(t.spcname, 'pg_default') AS spcname
   FROM pg_class c LEFT JOIN pg_tablespace t ON t.oid = c.reltablespace
   WHERE c.relname = 'pe_ts';

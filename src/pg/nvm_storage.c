@@ -145,6 +145,23 @@ nvm_relation_nontransactional_truncate(Relation rel)
 }
 
 /*
+ * extend_main_fork makes the main-fork file at least blkno + 1 blocks long
+ * by writing a zero page at blkno (blocks skipped become a hole); see
+ * nvm_storage_cover_version.
+ */
+static void
+extend_main_fork(SMgrRelation smgr, BlockNumber blkno)
+{
+	if (blkno >= smgrnblocks(smgr, MAIN_FORKNUM))
+	{
+		PGAlignedBlock zero;
+
+		memset(zero.data, 0, BLCKSZ);
+		smgrextend(smgr, MAIN_FORKNUM, blkno, zero.data, true);
+	}
+}
+
+/*
  * nvm_relation_copy_data moves the table to relfilenode newrnode (ALTER
  * TABLE, ALTER MATERIALIZED VIEW ... SET TABLESPACE, also with ALL IN
  * TABLESPACE), with ACCESS EXCLUSIVE lock held.  Its indexes are copied
@@ -170,8 +187,14 @@ nvm_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 	nvm_relation_key(rel, &rel->rd_node, persistence, &key);
 	nvm_drop_schedule(&key, true);
 
-	/* the main fork is empty: creating it is copying it */
+	/* the main fork holds only zero pages: making as many is copying it */
 	nvm_create_files(newrnode, persistence);
+	{
+		BlockNumber nblocks = nvm_versions_to_blocks(nvm_table_version_limit(&copy));
+
+		if (nblocks > 0)
+			extend_main_fork(smgropen(*newrnode, rel->rd_backend), nblocks - 1);
+	}
 	RelationDropStorage(rel);
 }
 
@@ -350,20 +373,10 @@ nvm_relation_estimate_size(Relation rel, int32 *attr_widths,
 void
 nvm_storage_cover_version(Relation rel, uint64 version_no)
 {
-	BlockNumber blkno;
-	SMgrRelation smgr;
-
 	if ((version_no - 1) % NVM_TUPLES_PER_BLOCK != 0)
 		return;
-	blkno = (BlockNumber) ((version_no - 1) / NVM_TUPLES_PER_BLOCK);
 	LockRelationForExtension(rel, ExclusiveLock);
-	smgr = RelationGetSmgr(rel);
-	if (blkno >= smgrnblocks(smgr, MAIN_FORKNUM))
-	{
-		PGAlignedBlock zero;
-
-		memset(zero.data, 0, BLCKSZ);
-		smgrextend(smgr, MAIN_FORKNUM, blkno, zero.data, true);
-	}
+	extend_main_fork(RelationGetSmgr(rel),
+					 (BlockNumber) ((version_no - 1) / NVM_TUPLES_PER_BLOCK));
 	UnlockRelationForExtension(rel, ExclusiveLock);
 }
