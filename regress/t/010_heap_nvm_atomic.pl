@@ -25,17 +25,6 @@ $node->safe_psql('postgres', q{
 	CREATE TABLE n_noindex (id int, note text) USING nvm;
 });
 
-# commit_and_crash POINT SQL: runs SQL in a transaction whose COMMIT crashes
-# the server at POINT; waits until crash recovery has finished.
-sub commit_and_crash
-{
-	my ($point, $sql) = @_;
-	my ($ret, $stdout, $stderr) = $node->psql('postgres',
-		"SET nvm.debug_crash_point = '$point'; BEGIN; $sql COMMIT;");
-	isnt($ret, 0, "$point: the COMMIT does not return success");
-	ok(nvm_wait_ready($node), "$point: the server is back after crash recovery");
-}
-
 sub count_of
 {
 	my ($query) = @_;
@@ -43,7 +32,7 @@ sub count_of
 }
 
 # 1. crash after PostgreSQL's commit record, before the nvm status: both parts
-commit_and_crash('before_nvm_commit',
+nvm_commit_and_crash($node, 'before_nvm_commit',
 	"INSERT INTO h VALUES (1, 'heap'); INSERT INTO n VALUES (1, 'nvm');");
 is(count_of('SELECT count(*) FROM h WHERE id = 1'), '1',
 	'crash before the nvm commit: the heap part is committed');
@@ -51,7 +40,7 @@ is(count_of('SELECT count(*) FROM n WHERE id = 1'), '1',
 	'crash before the nvm commit: the nvm part is committed too');
 
 # 2. crash after the in-doubt marker, before the commit record: neither part
-commit_and_crash('after_indoubt',
+nvm_commit_and_crash($node, 'after_indoubt',
 	"INSERT INTO h VALUES (2, 'heap'); INSERT INTO n VALUES (2, 'nvm');");
 is(count_of('SELECT count(*) FROM h WHERE id = 2'), '0',
 	'crash before the commit record: no heap part');
@@ -60,7 +49,7 @@ is(count_of('SELECT count(*) FROM n WHERE id = 2'), '0',
 
 # 3. the nvm part is an update of an existing row (no new index entry)
 $node->safe_psql('postgres', "INSERT INTO n VALUES (3, 'before')");
-commit_and_crash('before_nvm_commit',
+nvm_commit_and_crash($node, 'before_nvm_commit',
 	"INSERT INTO h VALUES (3, 'heap'); UPDATE n SET note = 'after' WHERE id = 3;");
 is(count_of("SELECT note FROM n WHERE id = 3"), 'after',
 	'an update committed with the heap part survives the crash');
@@ -68,7 +57,7 @@ is(count_of('SELECT count(*) FROM h WHERE id = 3'), '1', 'with its heap part');
 
 # 4. an nvm-only transaction without a PostgreSQL xid commits on the nvm
 #    status alone: a crash before it loses the (unacknowledged) row
-commit_and_crash('before_nvm_commit', "INSERT INTO n_noindex VALUES (4, 'nvm only');");
+nvm_commit_and_crash($node, 'before_nvm_commit', "INSERT INTO n_noindex VALUES (4, 'nvm only');");
 is(count_of('SELECT count(*) FROM n_noindex WHERE id = 4'), '0',
 	'an unacknowledged nvm-only commit is absent after the crash');
 

@@ -45,17 +45,6 @@ sub query
 	return $node->safe_psql('postgres', $sql);
 }
 
-# commit_and_crash POINT SQL: runs SQL in a transaction whose COMMIT crashes
-# the server at POINT; waits until crash recovery has finished.
-sub commit_and_crash
-{
-	my ($point, $sql) = @_;
-	my ($ret, $stdout, $stderr) = $node->psql('postgres',
-		"SET nvm.debug_crash_point = '$point'; BEGIN; $sql COMMIT;");
-	isnt($ret, 0, "$point: the COMMIT does not return success");
-	ok(nvm_wait_ready($node), "$point: the server is back after crash recovery");
-}
-
 # value_of TABLE ID: the seed whose wide value row ID holds ('none' if the
 # row is missing, 'other' if the value is none of the seeds 1..20).
 sub value_of
@@ -75,21 +64,21 @@ is(value_of('w_noindex', 1), '1', 'immediate stop: the unindexed table keeps its
 
 # 2. crash after PostgreSQL's commit record, before the nvm status: the row
 #    and its out-of-line value are both committed
-commit_and_crash('before_nvm_commit', 'INSERT INTO w VALUES (3, wide(3));');
+nvm_commit_and_crash($node, 'before_nvm_commit', 'INSERT INTO w VALUES (3, wide(3));');
 is(value_of('w', 3), '3', 'crash before the nvm commit: the new row reads its value');
-commit_and_crash('before_nvm_commit', 'UPDATE w SET big = wide(11) WHERE id = 1;');
+nvm_commit_and_crash($node, 'before_nvm_commit', 'UPDATE w SET big = wide(11) WHERE id = 1;');
 is(value_of('w', 1), '11', 'crash before the nvm commit: the update is there with its new value');
-commit_and_crash('before_nvm_commit', 'INSERT INTO w_noindex VALUES (2, wide(2));');
+nvm_commit_and_crash($node, 'before_nvm_commit', 'INSERT INTO w_noindex VALUES (2, wide(2));');
 is(value_of('w_noindex', 2), '2',
 	'crash before the nvm commit: a row of an unindexed table (its value gave the transaction an xid) is there');
 
 # 3. crash after the in-doubt marker, before the commit record: neither the
 #    row nor its value; an update's deletion of the old value rolls back
-commit_and_crash('after_indoubt', 'INSERT INTO w VALUES (4, wide(4));');
+nvm_commit_and_crash($node, 'after_indoubt', 'INSERT INTO w VALUES (4, wide(4));');
 is(value_of('w', 4), 'none', 'crash before the commit record: no new row');
-commit_and_crash('after_indoubt', 'UPDATE w SET big = wide(12) WHERE id = 2;');
+nvm_commit_and_crash($node, 'after_indoubt', 'UPDATE w SET big = wide(12) WHERE id = 2;');
 is(value_of('w', 2), '2', 'crash before the commit record: the old value is still whole');
-commit_and_crash('after_indoubt', 'DELETE FROM w WHERE id = 3;');
+nvm_commit_and_crash($node, 'after_indoubt', 'DELETE FROM w WHERE id = 3;');
 is(value_of('w', 3), '3', 'crash before the commit record: a deleted row keeps its value');
 
 # 4. after VACUUM (which vacuums the TOAST tables too) the values are exactly

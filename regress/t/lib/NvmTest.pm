@@ -1,8 +1,9 @@
 # regress/t/lib/NvmTest.pm
 #	  Helpers shared by the TAP tests of nvmam: a node configured with its
 #	  own pool, the pool file removed at the end, index-versus-sequential
-#	  scan comparisons, amcheck over every btree index of a table, and
-#	  crashes that kill every server process at once.
+#	  scan comparisons, amcheck over every btree index of a table, crashes
+#	  that kill every server process at once, and commits that crash the
+#	  server at a chosen point.
 package NvmTest;
 
 use strict;
@@ -16,7 +17,7 @@ use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(nvm_pool_path nvm_node nvm_scan_digests nvm_check_indexes
   nvm_server_pids nvm_crash nvm_wait_gone nvm_wait_ready nvm_fatal_text
-  nvm_log_crashes);
+  nvm_log_crashes nvm_commit_and_crash);
 
 my @pools;
 # other files a test makes next to its pools (copies), removed at exit too
@@ -196,6 +197,21 @@ sub nvm_wait_ready
 {
 	my ($node) = @_;
 	return $node->poll_query_until('postgres', 'SELECT 1', '1');
+}
+
+
+# nvm_commit_and_crash NODE POINT SQL: runs SQL in a transaction whose COMMIT
+# crashes the server at POINT (nvm.debug_crash_point, a superuser setting;
+# the node needs restart_after_crash = on), and waits until crash recovery
+# has finished.
+sub nvm_commit_and_crash
+{
+	my ($node, $point, $sql) = @_;
+	my ($ret, $stdout, $stderr) = $node->psql('postgres',
+		"SET nvm.debug_crash_point = '$point'; BEGIN; $sql COMMIT;");
+	isnt($ret, 0, "$point: the COMMIT does not return success");
+	ok(nvm_wait_ready($node), "$point: the server is back after crash recovery");
+	return;
 }
 
 1;
