@@ -24,7 +24,10 @@
  * snapshot is pinned, so everything below the newest committed version
  * goes), and every tenth transaction is followed by a VACUUM-like pass that
  * retires deleted records, finishes them and gives back dead index roots,
- * so the crash points include every step of collection.
+ * so the crash points include every step of collection.  Every fortieth
+ * transaction the table is cloned under a new key and the original dropped,
+ * as ALTER TABLE ... SET TABLESPACE does, so they include every step of a
+ * clone too.
  *
  * Usage: test_crash [transactions [seed [mcsi|n2db]]]; without a mode both
  * modes run.  CI runs the default budget; a longer run is e.g.
@@ -390,6 +393,7 @@ run_mode(uint32_t mode, int ntx, unsigned seed)
 	}
 	shmem = calloc(1, nvm_core_shmem_size());
 	nvm_core_startup(shmem);
+	main_key.rel = 5000;
 	nvm_table_create(&main_key, 0, &t);
 	for (int k = 0; k < KEYS; k++)
 	{
@@ -409,6 +413,28 @@ run_mode(uint32_t mode, int ntx, unsigned seed)
 		run_transaction(&t, &txn);
 		if (i % 10 == 9)
 			vacuum_pass(&t);
+		if (i % 40 == 30)
+		{
+			/*
+			 * SET TABLESPACE: the table is cloned whole under a new key, the
+			 * workload goes on in the clone, and the original is dropped.
+			 * Until the clone is installed the checker reads the original
+			 * (which the clone must leave intact), afterwards the clone.
+			 */
+			NvmTableKey old_key = main_key;
+			NvmTableKey new_key = main_key;
+			NvmTable	copy;
+
+			new_key.rel = 7000 + (uint32_t) i;
+			if (!nvm_table_clone(&t, &new_key, 0, NULL, 0, &copy))
+			{
+				fprintf(stderr, "clone failed\n");
+				exit(2);
+			}
+			main_key = new_key;
+			t = copy;
+			nvm_table_drop(&old_key);
+		}
 		if (i % 50 == 25)
 		{
 			/* the table-create path: a new table takes a directory entry */

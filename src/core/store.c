@@ -407,9 +407,11 @@ clone_map(CloneCtx *c, nvm_off p)
 }
 
 /*
- * clone_flush_slot flushes the cache line of entry i of an array, once per
- * line: when i is the first entry written (first), starts a line, or
- * follows a segment boundary (the entry before it is not adjacent).
+ * clone_flush_slot flushes the cache line of entry slot of an array, once
+ * per line: when slot is the first entry visited, starts a line, or
+ * follows a segment boundary (the entry before it is not adjacent).  The
+ * caller visits entries in order after all of them are written, so the
+ * whole line is written when it is flushed.
  */
 static void
 clone_flush_slot(_Atomic uint64_t *slot, _Atomic uint64_t **prev_slot)
@@ -528,8 +530,10 @@ nvm_table_clone(const NvmTable *src, const NvmTableKey *new_key,
 		else if ((val & NVM_TAG_MASK) == NVM_TAG_RETIRED)
 			val = clone_map(&c, val & ~NVM_TAG_MASK) | NVM_TAG_RETIRED;
 		atomic_store(slot, val);
-		clone_flush_slot(slot, &prev_slot);
 	}
+	/* ... flushed once every head of a line is written */
+	for (uint64_t r = 1; r < rlimit && !c.failed; r++)
+		clone_flush_slot(nvm_segarray_slot(&c.dst->records, r, false), &prev_slot);
 	atomic_store(&c.dst->next_record, rlimit);
 	atomic_store(&c.dst->next_version, c.vlimit);
 	atomic_store(&c.dst->free_records, atomic_load(&c.src->free_records));
