@@ -4,7 +4,9 @@
 -- invisible (to this session's later transactions too) until COMMIT
 -- PREPARED, and are gone after ROLLBACK PREPARED; index scans agree.
 --
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS amcheck;
+RESET client_min_messages;
 CREATE TABLE tp (id int PRIMARY KEY, v text) USING nvm;
 CREATE INDEX tp_v ON tp (v);
 INSERT INTO tp SELECT g, 'v' || g FROM generate_series(1, 20) g;
