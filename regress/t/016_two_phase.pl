@@ -130,5 +130,22 @@ foreach my $kind ('immediate', 'kill9')
 is(nvm_log_crashes($node), '', 'no PANIC, assertion failure or unexpected signal')
   or diag(nvm_log_crashes($node));
 
+# a crash after the in-doubt marker, before the prepare record: the
+# transaction never prepared, its rows are gone
+reset_table();
+my ($ret) = $node->psql('postgres', q{
+	SET nvm.debug_crash_point = 'after_indoubt';
+	BEGIN;
+	INSERT INTO t SELECT g, 'n' || g FROM generate_series(1001, 1100) g;
+	UPDATE t SET v = 'u' || id WHERE id <= 10;
+	DELETE FROM t WHERE id BETWEEN 11 AND 20;
+	PREPARE TRANSACTION 'g_crash';});
+isnt($ret, 0, 'after_indoubt: PREPARE TRANSACTION does not return success');
+ok(nvm_wait_ready($node), 'after_indoubt: the server is back after crash recovery');
+is(query(q{SELECT count(*) FROM pg_prepared_xacts}), '0', 'after_indoubt: nothing was prepared');
+check_rows('after_indoubt: crashed before the prepare record', $before);
+query(q{UPDATE t SET v = v WHERE id IN (1, 11)});
+check_rows('after_indoubt: rows writable', $before);
+
 $node->stop;
 done_testing();

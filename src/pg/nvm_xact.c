@@ -595,6 +595,8 @@ prepare_prepare(void)
 	lsn = LogLogicalMessage("nvmam", "", 0, false);
 	XLogFlush(lsn);
 	nvm_txn_mark_indoubt(&nvm_txn, (uint64) xid);
+	if (nvm_debug_crash_point == NVM_CRASH_AFTER_INDOUBT)
+		elog(PANIC, "nvm.debug_crash_point: crashing after the in-doubt marker, before the prepare record");
 }
 
 /*

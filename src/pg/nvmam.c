@@ -192,7 +192,7 @@ nvm_define_settings(void)
 	DefineCustomEnumVariable("nvm.debug_crash_point",
 							 "Crashes the server at a point of the commit protocol (for tests).",
 							 "after_indoubt: after the in-doubt marker, before PostgreSQL's commit "
-							 "record; before_nvm_commit: after the commit record, before the nvm "
+							 "(or prepare) record; before_nvm_commit: after the commit record, before the nvm "
 							 "status.  Never set it on a server that matters.",
 							 &nvm_debug_crash_point,
 							 NVM_CRASH_NONE,
