@@ -42,9 +42,11 @@ SET default_transaction_isolation = serializable;
 SELECT count(*) FROM un WHERE id = 1000;
 RESET default_transaction_isolation;
 
--- PREPARE TRANSACTION after writing an nvm table
+-- PREPARE TRANSACTION after locking rows of an nvm table (writing is
+-- supported: two_phase.sql; row locks are not)
 BEGIN;
 INSERT INTO un VALUES (1001, 'prepared');
+SELECT id FROM un WHERE id = 1 FOR UPDATE;
 PREPARE TRANSACTION 'un_gid';  -- should fail
 SELECT count(*) FROM un WHERE id = 1001;
 SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'un_gid';

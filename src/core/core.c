@@ -89,7 +89,12 @@ nvm_core_startup(void *shmem)
 	nvm_mcsi_recover(base + l.mcsi_off, nvm_pool_header->max_slots);
 	nvm_gc_startup(base + l.gc_off, core_max_pins, nvm_pool_header->max_slots,
 				   root->start_count + 1);
-	if (nvm_pool_pending_mode != 0)
+	/*
+	 * An unresolved in-doubt transaction (a prepared one) keeps its status
+	 * in the old mode's store: the conversion waits for a start without
+	 * one (nvm_pool_pending_mode stays set for the caller to report).
+	 */
+	if (nvm_pool_pending_mode != 0 && !nvm_indoubt_pending())
 	{
 		nvm_cc_convert(nvm_pool_pending_mode);
 		nvm_pool_pending_mode = 0;

@@ -344,19 +344,43 @@ nvm_mcsi_recover(void *shmem, uint32_t max_slots)
 		uint64_t	reserved = sp->clock_reserved;
 		uint64_t	indoubt = atomic_load(&ss->indoubt_txid);
 
-		if (indoubt != NVM_INVALID_TXID)
-		{
-			/* undo the abort above: its outcome is the external log's */
-			set_status(indoubt, NVM_STATUS_RUNNING);
-			atomic_fetch_add(&ms->indoubt_count, 1);
-		}
-		else
-			replay_write_log(sp, true);
 		if (reserved == 0)
 			reserved = 1;
 		atomic_store(&ss->last_completed, reserved - 1);
 		ss->boot_last_completed = reserved - 1;
 		ss->next_ts = reserved;
+		if (indoubt != NVM_INVALID_TXID)
+		{
+			uint64_t	ts = nvm_txid_clock_ts(indoubt);
+
+			/* undo the abort above: its outcome is the external log's */
+			set_status(indoubt, NVM_STATUS_RUNNING);
+			atomic_fetch_add(&ms->indoubt_count, 1);
+
+			/*
+			 * Until it is resolved, no snapshot may count it as completed
+			 * (it may stay in doubt while snapshots are taken: a prepared
+			 * transaction).  MCSI: the slot's last completed value stays
+			 * below its clock value (every older transaction of the slot
+			 * has a smaller one; none ran after it) and the slot is
+			 * scanned by every snapshot; N2DB: it is on the active list.
+			 * Resolution publishes its completion.  Waiters find it
+			 * running under its external xid.
+			 */
+			if (ms->cc_mode == NVM_CC_N2DB)
+				ms->n2db.active[ms->n2db.nactive++] = ts;
+			else
+			{
+				atomic_store(&ss->last_completed, ts - 1);
+				ss->boot_last_completed = ts - 1;
+			}
+			if (atomic_load(&ms->slots_high_water) <= c)
+				atomic_store(&ms->slots_high_water, c + 1);
+			atomic_store(&ss->running_txid, indoubt);
+			atomic_store(&ss->pg_xid, (uint32_t) ss->indoubt_xid);
+		}
+		else
+			replay_write_log(sp, true);
 	}
 	nvm_drain();
 }
@@ -858,22 +882,97 @@ nvm_txn_mark_indoubt(NvmTxn *txn, uint64_t external_xid)
 }
 
 /*
- * nvm_indoubt_resolve_all decides every recovered in-doubt transaction the
- * resolver can answer for: its status becomes final (durably), the final
- * status is inlined into every version its write log names, and the marker
- * is cleared.  Returns the number still unresolved.
+ * nvm_txn_hand_over_indoubt hands the running transaction, whose in-doubt
+ * marker is persisted (nvm_txn_mark_indoubt) and whose external xid has
+ * been prepared (PostgreSQL's PREPARE TRANSACTION), over to the in-doubt
+ * machinery, exactly as if recovery had found it in doubt: the slot keeps
+ * it running (running_txid, and the external xid for waiters), is not
+ * claimed by anybody until it is resolved, and does not publish its
+ * completion.  So its last completed value stays below the transaction's
+ * clock value (MCSI), or the transaction stays on the active list (N2DB),
+ * and no snapshot counts it as completed until nvm_indoubt_resolve_all
+ * finishes it.  The caller's process is detached from the slot: txn is
+ * reset, and its next write must claim a slot again.
+ */
+void
+nvm_txn_hand_over_indoubt(NvmTxn *txn)
+{
+	NvmMcsiShared *ms = nvm_mcsi;
+	NvmSlotShared *ss;
+	NvmSlotPersist *sp;
+
+	if (txn->txid == NVM_INVALID_TXID)
+		return;
+	ss = &ms->slots[txn->slot];
+	sp = nvm_pool_slot((uint32_t) txn->slot);
+	/* the marker must be durable: after a crash, recovery finds it */
+	if (sp->indoubt_txid != txn->txid)
+		abort();
+	ss->indoubt_xid = sp->indoubt_xid;
+	atomic_store(&ss->pg_xid, (uint32_t) sp->indoubt_xid);
+	atomic_store(&ss->running_txid, txn->txid);
+	atomic_fetch_add(&ms->indoubt_count, 1);
+	/* in doubt before the slot is free: nvm_slot_acquire skips it */
+	atomic_store(&ss->indoubt_txid, txn->txid);
+	ss->owner_pid = 0;
+	atomic_store_explicit(&ss->in_use, 0, memory_order_release);
+
+	free(txn->log);
+	memset(txn, 0, sizeof(*txn));
+	txn->slot = -1;
+}
+
+/*
+ * finish_indoubt makes the in-doubt transaction t of slot c final; the
+ * caller holds indoubt_lock.  Persist order: the final status is durable,
+ * then inlined into every version its write log names (drained), then the
+ * marker is cleared durably; only then is the completion published (MCSI:
+ * the slot's last completed value; N2DB: off the active list), so a
+ * snapshot that counts it as completed finds its status final, and then
+ * the slot is free to be claimed.
+ */
+static void
+finish_indoubt(uint32_t c, uint64_t t, bool commit)
+{
+	NvmMcsiShared *ms = nvm_mcsi;
+	NvmSlotShared *ss = &ms->slots[c];
+	NvmSlotPersist *sp = nvm_pool_slot(c);
+	uint64_t	ts = nvm_txid_clock_ts(t);
+	uint64_t	running = t;
+
+	set_status(t, commit ? NVM_STATUS_COMMITTED : NVM_STATUS_ABORTED);
+	replay_write_log(sp, false);	/* others may be reading: no reclaim */
+	nvm_drain();
+	sp->indoubt_txid = NVM_INVALID_TXID;
+	nvm_persist(&sp->indoubt_txid, sizeof(uint64_t));
+	if (mode_is_n2db())
+		nvm_n2db_complete(&ms->n2db, ts);
+	else if (atomic_load(&ss->last_completed) < ts)
+		atomic_store_explicit(&ss->last_completed, ts, memory_order_release);
+	if (atomic_compare_exchange_strong(&ss->running_txid, &running, 0))
+		atomic_store(&ss->pg_xid, 0);
+	atomic_store(&ss->indoubt_txid, NVM_INVALID_TXID);
+	atomic_fetch_sub(&ms->indoubt_count, 1);
+}
+
+/*
+ * nvm_indoubt_resolve_all decides every in-doubt transaction the resolver
+ * can answer for (see finish_indoubt).  The resolver is asked without the
+ * lock (it may take a while: PostgreSQL's procarray and commit log); the
+ * decision is applied under it, if the slot still has that transaction.
+ * Returns the number still unresolved.
  */
 uint32_t
 nvm_indoubt_resolve_all(NvmIndoubtResolver resolver)
 {
 	NvmMcsiShared *ms = nvm_mcsi;
 	uint32_t	remaining = 0;
+	uint32_t	n = atomic_load(&ms->slots_high_water);
 
-	nvm_spin_lock(&ms->indoubt_lock);
-	for (uint32_t c = 0; c < ms->max_slots; c++)
+	/* every in-doubt slot is below the high-water mark (recovery, hand-over) */
+	for (uint32_t c = 0; c < n; c++)
 	{
 		NvmSlotShared *ss = &ms->slots[c];
-		NvmSlotPersist *sp = nvm_pool_slot(c);
 		uint64_t	t = atomic_load(&ss->indoubt_txid);
 		int			r;
 
@@ -885,16 +984,33 @@ nvm_indoubt_resolve_all(NvmIndoubtResolver resolver)
 			remaining++;
 			continue;
 		}
-		set_status(t, r ? NVM_STATUS_COMMITTED : NVM_STATUS_ABORTED);
-		replay_write_log(sp, false);	/* others may be reading: no reclaim */
-		nvm_drain();
-		sp->indoubt_txid = NVM_INVALID_TXID;
-		nvm_persist(&sp->indoubt_txid, sizeof(uint64_t));
-		atomic_store(&ss->indoubt_txid, NVM_INVALID_TXID);
-		atomic_fetch_sub(&ms->indoubt_count, 1);
+		nvm_spin_lock(&ms->indoubt_lock);
+		if (atomic_load(&ss->indoubt_txid) == t)
+			finish_indoubt(c, t, r != 0);
+		nvm_spin_unlock(&ms->indoubt_lock);
 	}
-	nvm_spin_unlock(&ms->indoubt_lock);
 	return remaining;
+}
+
+/*
+ * nvm_indoubt_xid_of returns the external xid of txid if txid is an
+ * unresolved in-doubt transaction, else 0.
+ */
+uint64_t
+nvm_indoubt_xid_of(uint64_t txid)
+{
+	NvmSlotShared *ss;
+	uint64_t	xid;
+
+	if (!nvm_indoubt_pending() || txid == NVM_INVALID_TXID)
+		return 0;
+	ss = &nvm_mcsi->slots[nvm_txid_clock_id(txid)];
+	if (atomic_load(&ss->indoubt_txid) != txid)
+		return 0;
+	xid = ss->indoubt_xid;
+	if (atomic_load(&ss->indoubt_txid) != txid)
+		return 0;
+	return xid;
 }
 
 bool

@@ -52,6 +52,17 @@
  *	   (nvm_indoubt_resolve_all) before any snapshot is used.  The caller
  *	   guarantees the external xid can never be handed out again (a record
  *	   carrying it is durable in the external log).
+ *	 - Prepared (two-phase commit): the marker is persisted the same way
+ *	   before the external prepare record; then the running transaction is
+ *	   handed over (nvm_txn_hand_over_indoubt) and is in doubt exactly as
+ *	   after a crash, while snapshots go on being taken.  So an in-doubt
+ *	   transaction never counts as completed until it is resolved: its slot
+ *	   is reserved and its last completed value stays below the
+ *	   transaction's clock value (recovery sets it so too), or, in N2DB, it
+ *	   stays on the active list; resolution makes the status final,
+ *	   inlines it, clears the marker, and only then publishes the
+ *	   completion.  A snapshot taken before that leaves the transaction
+ *	   out whatever its outcome; one taken after includes it.
  */
 #ifndef NVM_MCSI_H
 #define NVM_MCSI_H
@@ -78,7 +89,7 @@ typedef struct NvmSlotShared
 	_Atomic uint32_t vxid_lxid;
 	uint64_t	next_ts;		/* owner-private: next clock value */
 	uint64_t	boot_last_completed;	/* last completed value at start-up */
-	_Atomic uint64_t indoubt_txid;	/* recovered, unresolved in-doubt transaction */
+	_Atomic uint64_t indoubt_txid;	/* unresolved in-doubt transaction (recovered or prepared) */
 	uint64_t	indoubt_xid;	/* ... and the external xid that decides it */
 } NvmSlotShared;
 
@@ -200,6 +211,7 @@ extern void nvm_txn_unlog_last(NvmTxn *txn);
 extern void nvm_txn_commit(NvmTxn *txn);
 extern void nvm_txn_abort(NvmTxn *txn);
 extern void nvm_txn_mark_indoubt(NvmTxn *txn, uint64_t external_xid);
+extern void nvm_txn_hand_over_indoubt(NvmTxn *txn);
 extern void nvm_txn_subxact_commit(NvmTxn *txn, int level);
 
 /*
@@ -210,6 +222,7 @@ extern void nvm_txn_subxact_commit(NvmTxn *txn, int level);
  */
 typedef int (*NvmIndoubtResolver) (uint64_t external_xid);
 extern uint32_t nvm_indoubt_resolve_all(NvmIndoubtResolver resolver);
+extern uint64_t nvm_indoubt_xid_of(uint64_t txid);
 
 static inline bool
 nvm_indoubt_pending(void)

@@ -112,6 +112,29 @@ nvm_drop_at_xact_end(bool commit)
 }
 
 /*
+ * nvm_drop_at_prepare forgets the pending drops of a transaction that was
+ * just prepared (PREPARE TRANSACTION): its outcome is decided later, by
+ * COMMIT or ROLLBACK PREPARED, maybe in another session or after a
+ * restart, so none of them may run now, nor at the end of this backend's
+ * next transaction.  The storage that the prepared transaction's outcome
+ * makes unreachable stays behind, as after a crash between PostgreSQL's
+ * commit and the free (README, limitations); a detached descriptor may
+ * hold the prepared transaction's versions, which its resolution still
+ * writes into, so it stays too.
+ */
+void
+nvm_drop_at_prepare(void)
+{
+	while (pending_drops)
+	{
+		PendingDrop *p = pending_drops;
+
+		pending_drops = p->next;
+		pfree(p);
+	}
+}
+
+/*
  * nvm_drop_at_subxact_end: when a subtransaction at nesting level `level`
  * rolls back, the storage it created goes now and the drops it asked for
  * are cancelled; when it commits, its parent inherits its entries.

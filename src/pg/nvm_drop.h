@@ -14,6 +14,7 @@ extern void nvm_drop_init(void);
 extern void nvm_drop_schedule(const NvmTableKey *key, bool at_commit);
 extern void nvm_drop_schedule_detached(nvm_off desc);
 extern void nvm_drop_at_xact_end(bool commit);
+extern void nvm_drop_at_prepare(void);
 extern void nvm_drop_at_subxact_end(bool commit, int level);
 
 #endif							/* NVM_DROP_H */

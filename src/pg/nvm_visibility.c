@@ -48,7 +48,19 @@ nvm_version_by_other_running(NvmVersion *v, uint64 my_txid)
 {
 	if (my_txid != NVM_INVALID_TXID && v->txid == my_txid)
 		return false;
-	return nvm_version_status(v) == NVM_STATUS_RUNNING;
+	if (nvm_version_status(v) != NVM_STATUS_RUNNING)
+		return false;
+
+	/*
+	 * A prepared transaction whose xid has ended (COMMIT or ROLLBACK
+	 * PREPARED ran, its resolution may not have yet): resolve it.  If it
+	 * rolled back, v is still reported as running: the caller read v as a
+	 * live version, and must look at the chain again, as after waiting for
+	 * a writer that aborted (nvm_wait_for_writer returns at once).
+	 */
+	if (nvm_indoubt_pending() && !TransactionIdIsValid(nvm_xact_settle_indoubt(v->txid)))
+		return nvm_version_status(v) != NVM_STATUS_COMMITTED;
+	return true;
 }
 
 /*

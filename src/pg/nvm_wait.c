@@ -43,6 +43,12 @@
  * version or row lock it covers can be seen, so a waiter that sees either
  * also sees the token.
  *
+ * Prepared transactions.  A transaction prepared with PREPARE TRANSACTION
+ * is run by no backend; it keeps its xid lock until COMMIT or ROLLBACK
+ * PREPARED, so the waiter waits on its xid, and then resolves it from
+ * PostgreSQL's commit log itself (nvm_xact_settle_indoubt), since the
+ * backend that ended it may not have done so yet.
+ *
  * nvm.write_conflict = abort replaces the wait by an immediate
  * serialization failure (the MCSI paper's no-wait policy, for reproducing
  * its measurements).
@@ -54,6 +60,7 @@
 #include "access/xact.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
+#include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
 #include "utils/guc.h"
@@ -62,6 +69,7 @@
 #include "mcsi.h"
 #include "nvm_rowlock.h"
 #include "nvm_wait.h"
+#include "nvm_xact.h"
 
 int			nvm_write_conflict = NVM_WRITE_CONFLICT_WAIT;
 
@@ -298,6 +306,7 @@ nvm_wait_for_writer(Relation rel, NvmVersion *v)
 	uint64		txid = v->txid;
 	NvmSlotShared *ss = &nvm_mcsi->slots[nvm_txid_clock_id(txid)];
 	VirtualTransactionId vxid;
+	TransactionId xid;
 
 	if (nvm_rowlock_wait_decision(txid, rel, v->record_no))
 		return;
@@ -305,6 +314,20 @@ nvm_wait_for_writer(Relation rel, NvmVersion *v)
 		return;					/* killed or finished meanwhile */
 	if (nvm_write_conflict == NVM_WRITE_CONFLICT_ABORT)
 		nvm_report_write_conflict(rel);
+
+	/*
+	 * A prepared transaction (in doubt, no backend runs it) holds its xid
+	 * lock until COMMIT or ROLLBACK PREPARED; once the xid has ended, the
+	 * waiter resolves it itself rather than wait for the backend that
+	 * ended it to get there.
+	 */
+	xid = nvm_xact_settle_indoubt(txid);
+	if (TransactionIdIsValid(xid))
+	{
+		XactLockTableWait(xid, NULL, NULL, XLTW_None);
+		(void) nvm_xact_settle_indoubt(txid);
+		return;
+	}
 
 	if (atomic_load(&ss->running_txid) == txid)
 	{

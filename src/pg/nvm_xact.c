@@ -32,6 +32,18 @@
  * committed row can be missing from an index after a crash.  Transactions
  * that only change non-indexed columns get no xid and pay no WAL flush.
  *
+ * Two-phase commit.  PREPARE TRANSACTION marks the nvm transaction in
+ * doubt under its xid before the prepare record (prepare_prepare), and
+ * then hands it over to the in-doubt machinery of the core, as if a crash
+ * had left it in doubt (hand_over_prepared): no snapshot includes it until
+ * it is resolved from PostgreSQL's commit log, which resolve_indoubt
+ * answers only once the xid is no longer in progress.  COMMIT and ROLLBACK
+ * PREPARED resolve it before they return (nvmam.c's utility hook); the
+ * next snapshot, a waiter woken by the xid's end, or a reader meeting its
+ * versions (nvm_xact_settle_indoubt) may get there first.  The backend
+ * leaves the slot to the prepared transaction and claims another at its
+ * next write.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -44,6 +56,7 @@
 #include "replication/message.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
+#include "storage/procarray.h"
 #include "utils/memutils.h"
 
 #include "gc.h"
@@ -58,6 +71,9 @@ static NvmTxn nvm_txn;
 
 /* Whether this transaction's xid is published in the slot. */
 static bool nvm_xid_published = false;
+
+/* Whether nvm_xact_backend_exit is registered. */
+static bool nvm_exit_registered = false;
 
 /*
  * The statement snapshot: valid while nvm_snap_valid, taken at statement
@@ -88,17 +104,58 @@ static void nvm_xact_backend_exit(int code, Datum arg);
 static void nvm_xact_reset(void);
 
 /*
- * resolve_indoubt answers for a transaction that was in doubt at a crash:
- * did PostgreSQL commit its xid?  Not while WAL is being replayed.  The xid
- * is below the next xid after replay (a WAL record carrying it was flushed
- * before the marker was written), so it has not been handed out again.
+ * resolve_indoubt answers for an in-doubt transaction (one a crash left
+ * between its marker and its nvm status, or a prepared one): did
+ * PostgreSQL commit its xid?  Not while WAL is being replayed, nor while
+ * the xid is in progress (a prepared transaction is, until COMMIT or
+ * ROLLBACK PREPARED, also after a restart).  PostgreSQL marks the commit
+ * log before the xid stops being in progress (heap's order of checks), so
+ * an xid no longer in progress has its final answer.  The xid is below the
+ * next xid after replay (a WAL record carrying it was flushed before the
+ * marker was written), so it has not been handed out again.
  */
 static int
 resolve_indoubt(uint64 xid)
 {
 	if (RecoveryInProgress())
 		return -1;
+	if (TransactionIdIsInProgress((TransactionId) xid))
+		return -1;
 	return TransactionIdDidCommit((TransactionId) xid) ? 1 : 0;
+}
+
+/*
+ * nvm_xact_settle_indoubt: if txid is an unresolved in-doubt transaction
+ * whose PostgreSQL xid has ended, resolve it now (a waiter woken by the end
+ * of a prepared transaction's xid comes here before the backend that ran
+ * COMMIT PREPARED may have resolved it).  Returns the xid if txid is still
+ * in doubt (a pending prepared transaction: wait on the xid), else
+ * InvalidTransactionId.
+ */
+TransactionId
+nvm_xact_settle_indoubt(uint64 txid)
+{
+	uint64		xid = nvm_indoubt_xid_of(txid);
+
+	if (xid == 0)
+		return InvalidTransactionId;
+	if (resolve_indoubt(xid) < 0)
+		return (TransactionId) xid;
+	(void) nvm_indoubt_resolve_all(resolve_indoubt);
+	return InvalidTransactionId;
+}
+
+/*
+ * nvm_xact_resolve_prepared resolves the in-doubt transactions whose xids
+ * have ended; the backend that ran COMMIT PREPARED or ROLLBACK PREPARED
+ * calls it before the statement returns, so that every later statement of
+ * any session finds the prepared transaction's nvm rows final.
+ */
+void
+nvm_xact_resolve_prepared(void)
+{
+	if (nvm_mcsi != NULL && nvm_indoubt_pending())
+		(void) nvm_indoubt_resolve_all(resolve_indoubt);
 }
 
 /*
@@ -384,7 +441,11 @@ nvm_xact_begin_write(bool needs_pg_xid)
 					 errhint("Reduce the number of sessions that write nvm tables.")));
 		nvm_slot = slot;
 		nvm_txn_init(&nvm_txn, slot);
-		on_shmem_exit(nvm_xact_backend_exit, (Datum) 0);
+		if (!nvm_exit_registered)
+		{
+			on_shmem_exit(nvm_xact_backend_exit, (Datum) 0);
+			nvm_exit_registered = true;
+		}
 	}
 
 	ss = &nvm_mcsi->slots[nvm_slot];
@@ -513,6 +574,54 @@ prepare_commit(void)
 }
 
 /*
+ * prepare_prepare runs before PostgreSQL writes the prepare record of a
+ * transaction that wrote nvm rows (PREPARE TRANSACTION), and ties the nvm
+ * outcome to the xid's exactly as prepare_commit does: the xid is
+ * published in the slot (others meeting its versions wait on it; the
+ * prepared transaction keeps its xid lock), a WAL record carrying it is
+ * flushed (with the transaction's index WAL), and the in-doubt marker is
+ * persisted.  A crash before the prepare record is durable leaves an xid
+ * that never committed: the transaction aborts; after it, PostgreSQL
+ * restores the prepared transaction and the nvm one stays in doubt.
+ */
+static void
+prepare_prepare(void)
+{
+	TransactionId xid = GetTopTransactionId();
+	XLogRecPtr	lsn;
+
+	atomic_store(&nvm_mcsi->slots[nvm_slot].pg_xid, (uint32) xid);
+	nvm_xid_published = true;
+	lsn = LogLogicalMessage("nvmam", "", 0, false);
+	XLogFlush(lsn);
+	nvm_txn_mark_indoubt(&nvm_txn, (uint64) xid);
+	if (nvm_debug_crash_point == NVM_CRASH_AFTER_INDOUBT)
+		elog(PANIC, "nvm.debug_crash_point: crashing after the in-doubt marker, before the prepare record");
+}
+
+/*
+ * hand_over_prepared runs once PostgreSQL has written the prepare record
+ * (and before the transaction's locks pass to the prepared transaction):
+ * the nvm transaction becomes an in-doubt one, as if recovery had found it
+ * (nvm_txn_hand_over_indoubt), resolved from PostgreSQL's commit log once
+ * COMMIT or ROLLBACK PREPARED has ended the xid.  Its slot stays reserved
+ * and publishes no completion until then, so no snapshot taken before the
+ * resolution sees its rows, and every one taken after does (mcsi.h).  The
+ * backend lets the slot go; its next write claims one again.
+ */
+static void
+hand_over_prepared(void)
+{
+	NvmSlotShared *ss = &nvm_mcsi->slots[nvm_slot];
+
+	/* waiters stop waiting for this backend: they wait on the xid */
+	atomic_store(&ss->vxid_backend, 0);
+	atomic_store(&ss->vxid_lxid, 0);
+	nvm_txn_hand_over_indoubt(&nvm_txn);
+	nvm_slot = -1;
+}
+
+/*
  * nvm_xact_callback ends the nvm transaction with PostgreSQL's.
  *
  * PRE_COMMIT prepares (prepare_commit) before COMMIT makes the nvm status
@@ -546,12 +655,14 @@ nvm_xact_callback(XactEvent event, void *arg)
 			break;
 		case XACT_EVENT_PRE_PREPARE:
 			if (nvm_txn.txid != NVM_INVALID_TXID)
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("PREPARE TRANSACTION is not supported for transactions that write nvm tables"),
-						 errhint("Commit or roll back the transaction instead.")));
+				prepare_prepare();
 			break;
 		case XACT_EVENT_PREPARE:
+			if (nvm_txn.txid != NVM_INVALID_TXID)
+				hand_over_prepared();
+			nvm_xact_reset();
+			nvm_drop_at_prepare();
+			break;
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PARALLEL_ABORT:
 		case XACT_EVENT_PARALLEL_PRE_COMMIT:

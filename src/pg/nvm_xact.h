@@ -47,6 +47,8 @@ extern void nvm_view_init(NvmView *view, Snapshot snapshot, const NvmSnapshot *s
 extern NvmTxn *nvm_xact_begin_write(bool needs_pg_xid);
 extern NvmTxn *nvm_xact_running_txn(void);
 extern int	nvm_xact_level(void);
+extern TransactionId nvm_xact_settle_indoubt(uint64 txid);
+extern void nvm_xact_resolve_prepared(void);
 extern TransactionId nvm_xact_published_xid(uint64 txid);
 
 #endif							/* NVM_XACT_H */

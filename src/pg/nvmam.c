@@ -192,7 +192,7 @@ nvm_define_settings(void)
 	DefineCustomEnumVariable("nvm.debug_crash_point",
 							 "Crashes the server at a point of the commit protocol (for tests).",
 							 "after_indoubt: after the in-doubt marker, before PostgreSQL's commit "
-							 "record; before_nvm_commit: after the commit record, before the nvm "
+							 "(or prepare) record; before_nvm_commit: after the commit record, before the nvm "
 							 "status.  Never set it on a server that matters.",
 							 &nvm_debug_crash_point,
 							 NVM_CRASH_NONE,
@@ -415,6 +415,14 @@ nvm_shmem_startup(void)
 	if (!found)
 	{
 		nvm_core_startup(ptr);
+		if (nvm_pool_pending_mode != 0)
+		{
+			ereport(WARNING,
+					(errmsg("nvm pool \"%s\" not converted: a prepared transaction that wrote nvm rows is still pending",
+							nvm_pool_path_resolved),
+					 errhint("Commit or roll back the prepared transaction and restart the server to convert the pool.")));
+			nvm_pool_pending_mode = 0;
+		}
 		nvm_sweep_pool();
 		nvm_snapshot_set_policy((NvmSnapshotPolicy) nvm_snapshot_buffering);
 	}
@@ -511,6 +519,16 @@ nvm_process_utility(PlannedStmt *pstmt, const char *queryString,
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
+
+	/* the prepared transaction's nvm rows are final before it returns */
+	if (IsA(pstmt->utilityStmt, TransactionStmt))
+	{
+		TransactionStmt *stmt = (TransactionStmt *) pstmt->utilityStmt;
+
+		if (stmt->kind == TRANS_STMT_COMMIT_PREPARED ||
+			stmt->kind == TRANS_STMT_ROLLBACK_PREPARED)
+			nvm_xact_resolve_prepared();
+	}
 }
 
 /*
