@@ -417,6 +417,24 @@ nvm_view_init(NvmView *view, Snapshot snapshot, const NvmSnapshot *snap)
 }
 
 /*
+ * publish_xid assigns the transaction's top-level PostgreSQL xid, if it has
+ * none yet, and publishes it in the clock slot, so that others meeting its
+ * versions can wait on it; the versions it writes from now on carry it.
+ */
+static void
+publish_xid(void)
+{
+	TransactionId xid;
+
+	if (nvm_xid_published)
+		return;
+	xid = GetTopTransactionId();
+	atomic_store(&nvm_mcsi->slots[nvm_slot].pg_xid, (uint32) xid);
+	nvm_txn.external_id = (uint32) xid;
+	nvm_xid_published = true;
+}
+
+/*
  * nvm_xact_begin_write prepares the transaction for an nvm write: it claims
  * a clock slot if the backend has none, gives the transaction its txid and
  * publishes its virtual transaction id; if needs_pg_xid (the write creates
@@ -464,14 +482,8 @@ nvm_xact_begin_write(bool needs_pg_xid)
 	 * A serializable transaction always has an xid: its versions carry it,
 	 * so that readers can report read-write conflicts (nvm_ssi.c).
 	 */
-	if ((needs_pg_xid || IsolationIsSerializable()) && !nvm_xid_published)
-	{
-		TransactionId xid = GetTopTransactionId();
-
-		atomic_store(&ss->pg_xid, (uint32) xid);
-		nvm_txn.external_id = (uint32) xid;
-		nvm_xid_published = true;
-	}
+	if (needs_pg_xid || IsolationIsSerializable())
+		publish_xid();
 	return &nvm_txn;
 }
 
@@ -540,18 +552,36 @@ nvm_xact_reset(void)
 }
 
 /*
+ * tie_outcome_to_xid ties the nvm transaction's outcome to PostgreSQL's
+ * xid before PostgreSQL writes its commit or prepare record (named by
+ * record, for the debug crash point): a small WAL record carrying the xid
+ * is written and flushed (with the transaction's index WAL before it), then
+ * the in-doubt marker is persisted.  The flushed record guarantees that WAL
+ * replay moves the next xid past this one, so the xid cannot be handed out
+ * again before recovery asks PostgreSQL's commit log about it.
+ */
+static void
+tie_outcome_to_xid(TransactionId xid, const char *record)
+{
+	XLogRecPtr	lsn = LogLogicalMessage("nvmam", "", 0, false);
+
+	XLogFlush(lsn);
+	nvm_txn_mark_indoubt(&nvm_txn, (uint64) xid);
+	if (nvm_debug_crash_point == NVM_CRASH_AFTER_INDOUBT)
+		elog(PANIC, "nvm.debug_crash_point: crashing after the in-doubt marker, before the %s record",
+			 record);
+}
+
+/*
  * prepare_commit runs before PostgreSQL writes its commit record.
  *
  * The WAL the transaction wrote (its index entries) is flushed, so that
  * after a crash every committed nvm row is in every index.  A transaction
  * with a PostgreSQL xid may also have heap changes, which commit with
- * PostgreSQL's commit record, before the nvm status: so it writes a small
- * WAL record carrying its xid, flushes, and persists an in-doubt marker
- * tying its nvm outcome to the xid's.  If the server crashes between the
- * commit record and the nvm status, recovery asks PostgreSQL's commit log
- * (resolve_indoubt): both parts are there, or neither.  The flushed record
- * guarantees that WAL replay moves the next xid past this one, so the xid
- * cannot be handed out again before the question is asked.  Transactions
+ * PostgreSQL's commit record, before the nvm status: so it ties its nvm
+ * outcome to the xid's (tie_outcome_to_xid).  If the server crashes between
+ * the commit record and the nvm status, recovery asks PostgreSQL's commit
+ * log (resolve_indoubt): both parts are there, or neither.  Transactions
  * without an xid wrote no index entries and change no heap rows: they
  * commit on the nvm status alone and pay no flush.
  */
@@ -561,14 +591,7 @@ prepare_commit(void)
 	TransactionId xid = GetTopTransactionIdIfAny();
 
 	if (TransactionIdIsValid(xid))
-	{
-		XLogRecPtr	lsn = LogLogicalMessage("nvmam", "", 0, false);
-
-		XLogFlush(lsn);
-		nvm_txn_mark_indoubt(&nvm_txn, (uint64) xid);
-		if (nvm_debug_crash_point == NVM_CRASH_AFTER_INDOUBT)
-			elog(PANIC, "nvm.debug_crash_point: crashing after the in-doubt marker, before the commit record");
-	}
+		tie_outcome_to_xid(xid, "commit");
 	else if (XactLastRecEnd != InvalidXLogRecPtr)
 		XLogFlush(XactLastRecEnd);
 }
@@ -587,16 +610,8 @@ prepare_commit(void)
 static void
 prepare_prepare(void)
 {
-	TransactionId xid = GetTopTransactionId();
-	XLogRecPtr	lsn;
-
-	atomic_store(&nvm_mcsi->slots[nvm_slot].pg_xid, (uint32) xid);
-	nvm_xid_published = true;
-	lsn = LogLogicalMessage("nvmam", "", 0, false);
-	XLogFlush(lsn);
-	nvm_txn_mark_indoubt(&nvm_txn, (uint64) xid);
-	if (nvm_debug_crash_point == NVM_CRASH_AFTER_INDOUBT)
-		elog(PANIC, "nvm.debug_crash_point: crashing after the in-doubt marker, before the prepare record");
+	publish_xid();
+	tie_outcome_to_xid(GetTopTransactionId(), "prepare");
 }
 
 /*
