@@ -15,13 +15,19 @@
 # The test sources come from Debian's source package of PostgreSQL 15 (the
 # version in PG_SUITES_DEB_VERSION), fetched with apt-get into a private apt
 # state under the cache directory (the system's apt configuration is not
-# touched); the matching psql, pg_regress and pg_isolation_regress come from
-# that version's postgresql-client-15 package, so that the tests and the
-# client agree (the installed server may be a later minor release).
-# regress.so is built from the sources with pgxs.
+# touched).  The tests run on that same minor release: its binary packages
+# (postgresql-15, postgresql-client-15, postgresql-server-dev-15) are
+# unpacked into a private tree under the cache, nvmam is built from this
+# checkout against that tree's headers and installed into it, and the
+# servers, psql, pg_regress and pg_isolation_regress all come from it.  The
+# installed server is often a later security release whose source package
+# Debian's archive does not serve, and a later release's changes (rule
+# deparsing, error messages, contrib/spi) would show up as differences that
+# have nothing to do with nvm.  regress.so is built from the sources with
+# the tree's pgxs.
 #
 # Needs root (or the postgres user's rights) like regress/run-tests.sh: the
-# servers run as "postgres".  nvmam must be installed.
+# servers run as "postgres".  Builds nvmam in build-pgsuites/nvmam-VERSION.
 #
 # Usage: regress/pg-suites/run.sh [options]
 #	--suites "core isolation"	which suites (default both)
@@ -85,7 +91,6 @@ case "$AM" in
 esac
 [ "$AM" = heap ] && MODES=mcsi
 
-nvm_find_pg
 
 WORK=
 SHM=
@@ -134,65 +139,90 @@ apt_private()
 		-o APT::Sandbox::User=root "$@"
 }
 
-# Downloads (once) and unpacks the sources and the client; builds regress.so.
+# The binary packages of PG_SUITES_DEB_VERSION unpacked into the tree.
+PACKAGES="postgresql-15 postgresql-client-15 postgresql-server-dev-15"
+
+# Downloads (once) and unpacks the sources and the binary packages of the
+# same version into TREE; builds regress.so against TREE.
 prepare_sources()
 {
-	local dl=$CACHE/downloads src
+	local dl=$CACHE/downloads src p missing=0
 	SRC=$CACHE/postgresql-$UPSTREAM
-	CLIENT=$CACHE/client-$UPSTREAM/usr/lib/postgresql/15
+	TREE=$CACHE/pg-$UPSTREAM
+	TREE_PG=$TREE/usr/lib/postgresql/15
 	mkdir -p "$dl"
-	if [ ! -f "$dl/postgresql-15_$UPSTREAM.orig.tar.bz2" ] ||
-		[ ! -f "$dl/postgresql-client-15_${PG_SUITES_DEB_VERSION}_amd64.deb" ]; then
-		nvm_log "fetching postgresql-15 $PG_SUITES_DEB_VERSION (source) and its client"
+	[ -f "$dl/postgresql-15_$UPSTREAM.orig.tar.bz2" ] || missing=1
+	for p in $PACKAGES; do
+		[ -f "$dl/${p}_${PG_SUITES_DEB_VERSION}_amd64.deb" ] || missing=1
+	done
+	if [ "$missing" = 1 ]; then
+		nvm_log "fetching postgresql-15 $PG_SUITES_DEB_VERSION (source and binary packages)"
 		apt_private update >"$CACHE/apt-update.log" 2>&1 ||
 			{ cat "$CACHE/apt-update.log" >&2; nvm_die "apt-get update (private state) failed"; }
+		# shellcheck disable=SC2086 # one argument per package
 		(cd "$dl" && apt_private source --download-only "postgresql-15=$PG_SUITES_DEB_VERSION" &&
-			apt_private download "postgresql-client-15=$PG_SUITES_DEB_VERSION") \
+			apt_private download $(printf "%s=$PG_SUITES_DEB_VERSION " $PACKAGES)) \
 			>"$CACHE/apt-download.log" 2>&1 ||
 			{ cat "$CACHE/apt-download.log" >&2; nvm_die "downloading postgresql-15 $PG_SUITES_DEB_VERSION failed"; }
 	fi
-	if [ ! -f "$SRC/src/test/regress/regress.so" ]; then
-		nvm_log "unpacking and building regress.so"
-		rm -rf "$SRC" "$CACHE/client-$UPSTREAM"
+	if [ ! -f "$SRC/src/test/regress/regress.so" ] || [ ! -x "$TREE_PG/bin/postgres" ]; then
+		nvm_log "unpacking PostgreSQL $UPSTREAM and building regress.so"
+		rm -rf "$SRC" "$TREE"
 		tar -C "$CACHE" -xjf "$dl/postgresql-15_$UPSTREAM.orig.tar.bz2" || nvm_die "cannot unpack the sources"
 		[ -d "$SRC" ] || nvm_die "$SRC missing after unpacking"
 		src=$(ls "$dl"/postgresql-15_"$PG_SUITES_DEB_VERSION".debian.tar.*)
 		tar -C "$SRC" -xf "$src" || nvm_die "cannot unpack $src"
-		dpkg -x "$dl/postgresql-client-15_${PG_SUITES_DEB_VERSION}_amd64.deb" "$CACHE/client-$UPSTREAM" ||
-			nvm_die "cannot unpack the client"
+		for p in $PACKAGES; do
+			dpkg -x "$dl/${p}_${PG_SUITES_DEB_VERSION}_amd64.deb" "$TREE" || nvm_die "cannot unpack $p"
+		done
 		make -C "$SRC/src/test/regress" -f "$SRC/debian/tests/Makefile.regress" \
-			PG_CONFIG="$PG_CONFIG" with_llvm=no >"$CACHE/regress-build.log" 2>&1 ||
+			PG_CONFIG="$TREE_PG/bin/pg_config" with_llvm=no >"$CACHE/regress-build.log" 2>&1 ||
 			{ cat "$CACHE/regress-build.log" >&2; nvm_die "building regress.so failed"; }
 	fi
-	[ -x "$CLIENT/bin/psql" ] || nvm_die "no psql in $CLIENT"
+	[ -x "$TREE_PG/bin/psql" ] || nvm_die "no psql in $TREE_PG"
+	# PostgreSQL finds its libraries and share directory relative to its
+	# programs, so the tree's pg_config names the tree's directories.
+	case "$("$TREE_PG/bin/pg_config" --pkglibdir)" in
+		"$TREE"/*) ;;
+		*) nvm_die "$TREE_PG/bin/pg_config does not name the unpacked tree's directories" ;;
+	esac
 }
 
-# Copies what the server user must read into WORK: the test directories, a
-# bindir that takes psql from the matching client and the server programs
-# from the installed PostgreSQL.
+# Builds nvmam from this checkout against the tree's headers and installs it
+# into the tree.
+build_nvmam()
+{
+	local build=$ROOT/build-pgsuites/nvmam-$UPSTREAM
+	nvm_log "building nvmam against PostgreSQL $UPSTREAM in ${build#"$ROOT"/}"
+	(PG_CONFIG=$TREE_PG/bin/pg_config nvm_build "$ROOT" "$build" >"$build.log" 2>&1 &&
+		meson install -C "$build" --no-rebuild >>"$build.log" 2>&1) ||
+		{ tail -n 40 "$build.log" >&2; nvm_die "building nvmam against PostgreSQL $UPSTREAM failed (${build#"$ROOT"/}.log)"; }
+}
+
+# Copies what the server user must read into WORK: the test directories and
+# a bindir with the tree's programs.
 prepare_work()
 {
 	local p
 	WORK=$(nvm_pg_tmpdir "${TMPDIR:-/tmp}" nvmam-pgsuites) || nvm_die "cannot make a temporary directory"
 	SHM=$(nvm_pg_tmpdir /dev/shm nvmam-pgsuites) || nvm_die "cannot make a directory in /dev/shm"
 	mkdir -p "$WORK/bin" "$WORK/regress" "$WORK/isolation" "$WORK/lib"
-	for p in initdb pg_ctl postgres pg_controldata; do
-		ln -s "$PG_BINDIR/$p" "$WORK/bin/$p"
+	for p in initdb pg_ctl postgres pg_controldata psql; do
+		ln -s "$TREE_PG/bin/$p" "$WORK/bin/$p"
 	done
-	ln -s "$CLIENT/bin/psql" "$WORK/bin/psql"
 	cp -r "$SRC/src/test/regress/sql" "$SRC/src/test/regress/expected" "$SRC/src/test/regress/data" \
 		"$SRC/src/test/regress/parallel_schedule" "$SRC/src/test/regress/resultmap" "$WORK/regress/"
 	cp "$SRC/src/test/regress/regress.so" "$WORK/lib/"
 	# the triggers test loads contrib/spi's modules from the same directory
 	for p in autoinc refint; do
-		[ -f "$PG_PKGLIBDIR/$p.so" ] && ln -s "$PG_PKGLIBDIR/$p.so" "$WORK/lib/$p.so"
+		ln -s "$TREE_PG/lib/$p.so" "$WORK/lib/$p.so"
 	done
 	cp -r "$SRC/src/test/isolation/specs" "$SRC/src/test/isolation/expected" \
 		"$SRC/src/test/isolation/isolation_schedule" "$WORK/isolation/"
 	if [ "$(id -u)" -eq 0 ]; then
 		chown -R "$(nvm_pg_user):" "$WORK"
 	fi
-	chmod -R a+rX "$WORK"
+	chmod -R a+rX "$WORK" "$TREE"
 	AS_PG=()
 	if [ "$(id -u)" -eq 0 ]; then
 		AS_PG=(runuser -u "$(nvm_pg_user)" --)
@@ -329,7 +359,7 @@ run_suite()
 	port=$(nvm_free_port)
 	nvm_as_pg mkdir -p "$out"
 	if [ "$suite" = core ]; then
-		driver=$CLIENT/lib/pgxs/src/test/regress/pg_regress
+		driver=$TREE_PG/lib/pgxs/src/test/regress/pg_regress
 		db=regression
 		inputdir=$WORK/regress
 		[ -n "$TESTS" ] && read -r -a tests <<<"$TESTS"
@@ -338,7 +368,7 @@ run_suite()
 			tests=(--schedule="$WORK/$name.schedule")
 		fi
 	else
-		driver=$CLIENT/lib/pgxs/src/test/isolation/pg_isolation_regress
+		driver=$TREE_PG/lib/pgxs/src/test/isolation/pg_isolation_regress
 		db=isolation_regression
 		inputdir=$WORK/isolation
 		[ -n "$SPECS" ] && read -r -a tests <<<"$SPECS"
@@ -369,15 +399,16 @@ run_suite()
 	rm -f "$SHM/$name.pool"
 	rm -rf "$OUT/$name"
 	mkdir -p "$OUT/$name"
-	cp "$out/regression.out" "$out/regression.diffs" "$OUT/$name/" 2>/dev/null
+	cp "$out/regression.diffs" "$OUT/$name/" 2>/dev/null
 	cp "$out/log/postmaster.log" "$OUT/$name/" 2>/dev/null
 	split_diffs "$out/regression.diffs" "$OUT/$name/diffs"
 
-	# every test pg_regress reported, and whether it passed
-	total=$(grep -cE '^(test)? +[a-zA-Z0-9_.-]+ +\.\.\. ' "$out/regression.out" 2>/dev/null || true)
+	# every test pg_regress reported, and whether it passed, from its
+	# output (it deletes regression.out when every test passed)
+	total=$(grep -cE '^(test)? +[a-zA-Z0-9_.-]+ +\.\.\. ' "$log" 2>/dev/null || true)
 	[ -n "$total" ] || total=0
-	failed_list=$(sed -nE 's/^(test)? +([a-zA-Z0-9_.-]+) +\.\.\. +FAILED.*/\2/p' "$out/regression.out" 2>/dev/null)
-	exact=$(grep -cE '^(test)? +[a-zA-Z0-9_.-]+ +\.\.\. +ok' "$out/regression.out" 2>/dev/null || true)
+	failed_list=$(sed -nE 's/^(test)? +([a-zA-Z0-9_.-]+) +\.\.\. +FAILED.*/\2/p' "$log" 2>/dev/null)
+	exact=$(grep -cE '^(test)? +[a-zA-Z0-9_.-]+ +\.\.\. +ok' "$log" 2>/dev/null || true)
 	for t in $failed_list; do
 		if ! reason=$(allowlist_reason "$suite" "$t"); then
 			echo "UNEXPECTED  $name $t: not in the allow-list (diff: ${OUT#"$ROOT"/}/$name/diffs/$t.diff)"
@@ -402,7 +433,7 @@ run_suite()
 	# allow-listed tests that now pass: tell, so the list shrinks
 	if [ "$AM" = nvm ]; then
 		while read -r t; do
-			if grep -qE "^(test)? +$t +\.\.\. +ok" "$out/regression.out" 2>/dev/null; then
+			if grep -qE "^(test)? +$t +\.\.\. +ok" "$log" 2>/dev/null; then
 				echo "NOW PASSES  $name $t: remove it from the allow-list"
 			fi
 		done < <(awk -F '\t' -v s="$suite" '$1 == s && $3 !~ /^\[any\]/ {print $2}' "$HERE/allowlist")
@@ -434,6 +465,7 @@ run_suite()
 }
 
 prepare_sources
+[ "$AM" = nvm ] && build_nvmam
 prepare_work
 mkdir -p "$OUT"
 for suite in $SUITES; do

@@ -27,6 +27,8 @@ extern void nvm_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key,
 							bool allow_sync, bool allow_pagemode);
 extern bool nvm_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 								 TupleTableSlot *slot);
+extern void nvm_scan_set_tidrange(TableScanDesc sscan, ItemPointer mintid,
+								  ItemPointer maxtid);
 extern Size nvm_parallelscan_estimate(Relation rel);
 extern Size nvm_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan);
 extern void nvm_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan);

@@ -52,8 +52,9 @@ static const TableAmRoutine nvm_methods = {
 	.scan_rescan = nvm_scan_rescan,
 	.scan_getnextslot = nvm_scan_getnextslot,
 
-	.scan_set_tidrange = NULL,
-	.scan_getnextslot_tidrange = NULL,
+	.scan_set_tidrange = nvm_scan_set_tidrange,
+	/* the range bounds the version numbers a sequential scan walks */
+	.scan_getnextslot_tidrange = nvm_scan_getnextslot,
 
 	.parallelscan_estimate = nvm_parallelscan_estimate,
 	.parallelscan_initialize = nvm_parallelscan_initialize,

@@ -2,7 +2,7 @@
  *
  * nvm_scan.c
  *	  Scans of nvm tables: sequential (forwards and backwards, and
- *	  parallel), TID helpers, ANALYZE sampling, bitmap heap scans and
+ *	  parallel), TID range scans, TID helpers, ANALYZE sampling, bitmap heap scans and
  *	  sample scans (TABLESAMPLE).
  *
  * A sequential scan walks version numbers 1 .. n-1, where n is the table's
@@ -70,7 +70,8 @@ typedef struct NvmScanDescData
 	/* serializable: report reads to the predicate-lock manager (nvm_ssi.c) */
 	bool		ssi;
 
-	/* sequential scans */
+	/* sequential and TID range scans */
+	uint64		first;			/* first version number scanned */
 	uint64		nversions;		/* version numbers below this are scanned */
 	uint64		cur;			/* version last returned */
 	uint64		chunk_end;		/* parallel: end of the claimed chunk */
@@ -120,6 +121,7 @@ nvm_scan_reset(NvmScanDesc scan)
 		scan->nversions = ((NvmParallelScanDesc) scan->base.rs_parallel)->nversions;
 	else
 		scan->nversions = nvm_table_version_limit(&scan->table);
+	scan->first = 1;
 	scan->chunk_end = 0;
 	scan->sample_block = InvalidBlockNumber;
 	scan->cur = 0;
@@ -307,17 +309,17 @@ nvm_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 		}
 		else if (ScanDirectionIsForward(direction))
 		{
-			scan->cur = scan->inited ? scan->cur + 1 : 1;
+			scan->cur = scan->inited ? scan->cur + 1 : scan->first;
 			if (scan->cur >= scan->nversions)
 				break;
 		}
 		else if (ScanDirectionIsBackward(direction))
 		{
 			scan->cur = scan->inited ? scan->cur - 1 : scan->nversions - 1;
-			if (scan->cur < 1)
+			if (scan->cur < scan->first)
 				break;
 		}
-		else if (!scan->inited || scan->cur < 1 || scan->cur >= scan->nversions)
+		else if (!scan->inited || scan->cur < scan->first || scan->cur >= scan->nversions)
 			break;				/* no movement, but there is no current row */
 		scan->inited = true;
 		count_block(scan, scan->cur);
@@ -349,6 +351,35 @@ nvm_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 	scan->inited = false;
 	ExecClearTuple(slot);
 	return false;
+}
+
+/*
+ * nvm_scan_set_tidrange limits the (restarted) scan to the rows whose
+ * visible versions have TIDs from mintid to maxtid, both included: the
+ * version numbers those TIDs bound (nvm_tid.h), clipped to the scan's
+ * range.  Offsets outside 1..291 bound as heap's do: offset 0 of a block
+ * lies before its first version, a larger offset after its last.  The scan
+ * then steps as a sequential scan does (nvm_scan_getnextslot is also the
+ * AM's scan_getnextslot_tidrange).
+ */
+void
+nvm_scan_set_tidrange(TableScanDesc sscan, ItemPointer mintid,
+					  ItemPointer maxtid)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+	uint64		minblk = ItemPointerGetBlockNumberNoCheck(mintid);
+	uint64		maxblk = ItemPointerGetBlockNumberNoCheck(maxtid);
+	uint64		minoff = ItemPointerGetOffsetNumberNoCheck(mintid);
+	uint64		maxoff = ItemPointerGetOffsetNumberNoCheck(maxtid);
+	uint64		lo;
+	uint64		hi;
+
+	lo = minblk * NVM_TUPLES_PER_BLOCK + Max(Min(minoff, NVM_TUPLES_PER_BLOCK + 1), 1);
+	hi = maxblk * NVM_TUPLES_PER_BLOCK + Min(maxoff, NVM_TUPLES_PER_BLOCK);
+	scan->first = Max(lo, 1);
+	scan->nversions = Min(scan->nversions, hi + 1);
+	if (scan->first > scan->nversions)
+		scan->first = scan->nversions;	/* empty */
 }
 
 /*
