@@ -384,6 +384,32 @@ test_mvcc(void)
 		CHECK(nvm_persist_stats.flushes == s0.flushes && nvm_persist_stats.drains == s0.drains,
 			  "a read-only transaction persists nothing");
 	}
+
+	/* a row moved to another table leaves a tombstone marked as moved */
+	{
+		uint64_t	n5,
+					n6,
+					n7;
+
+		CHECK(nvm_record_move_out(&t, &b, 1, 0, n3, &n5, &cf) == NVM_WRITE_OK, "move out");
+		CHECK(nvm_version_is_tombstone(nvm_version_by_no(&t, n5)) &&
+			  nvm_version_is_moved(nvm_version_by_no(&t, n5)), "a moved row's tombstone is marked");
+		CHECK(nvm_record_update(&t, &a, 1, 0, n3, "late", 5, false, &n6, &cf) == NVM_WRITE_BEING_MODIFIED &&
+			  cf.newer_is_tombstone && cf.newer_is_moved, "a running move is seen as one");
+		nvm_txn_commit(&b);
+		CHECK(nvm_record_update(&t, &a, 1, 0, n3, "late", 5, false, &n6, &cf) == NVM_WRITE_DELETED &&
+			  cf.newer_is_moved, "a writer learns that the row moved, not vanished");
+		nvm_txn_abort(&a);
+
+		CHECK(nvm_record_insert(&t, &b, 1, 0, "gone", 5, &n6) == NVM_WRITE_OK, "insert");
+		nvm_txn_commit(&b);
+		CHECK(nvm_record_update(&t, &b, 1, 0, n6, NULL, 0, false, &n7, &cf) == NVM_WRITE_OK &&
+			  !nvm_version_is_moved(nvm_version_by_no(&t, n7)), "a delete's tombstone is not marked");
+		nvm_txn_commit(&b);
+		CHECK(nvm_record_update(&t, &a, 1, 0, n6, "late", 5, false, &n7, &cf) == NVM_WRITE_DELETED &&
+			  !cf.newer_is_moved, "a writer learns that a deleted row vanished");
+		nvm_txn_abort(&a);
+	}
 	nvm_slot_release(sa);
 	nvm_slot_release(sb);
 }

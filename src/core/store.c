@@ -991,9 +991,10 @@ raise_originals(NvmTableDesc *desc, uint64_t limit)
  */
 static NvmVersion *
 new_version(NvmTable *t, const NvmTxn *txn, uint32_t cid, uint64_t record_no,
-			const void *data, uint32_t len, bool tombstone, bool inserted,
+			const void *data, uint32_t len, uint64_t kind,
 			uint64_t *version_no)
 {
+	bool		tombstone = (kind & NVM_VINFO_TOMBSTONE) != 0;
 	NvmTableDesc *desc = t->desc;
 	uint64_t	n = numbers_pop(&desc->versions, &desc->free_versions);
 	_Atomic uint64_t *slot;
@@ -1014,9 +1015,8 @@ new_version(NvmTable *t, const NvmTxn *txn, uint32_t cid, uint64_t record_no,
 		return NULL;
 	v = nvm_ptr(off);
 	v->txid = txn->txid;
-	atomic_store_explicit(&v->info, ((uint64_t) cid << NVM_VINFO_CID_SHIFT) |
-						  (tombstone ? NVM_VINFO_TOMBSTONE : 0) |
-						  (inserted ? NVM_VINFO_INSERTED : 0), memory_order_relaxed);
+	atomic_store_explicit(&v->info, ((uint64_t) cid << NVM_VINFO_CID_SHIFT) | kind,
+						  memory_order_relaxed);
 	v->prev = 0;
 	v->record_no = record_no;
 	v->version_no = n;
@@ -1070,7 +1070,7 @@ nvm_record_insert(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
 	head = nvm_segarray_slot(&desc->records, r, true);
 	if (head == NULL)
 		return NVM_WRITE_NO_SPACE;
-	v = new_version(t, txn, cid, r, data, len, false, true, version_no_out);
+	v = new_version(t, txn, cid, r, data, len, NVM_VINFO_INSERTED, version_no_out);
 	if (v == NULL)
 		return NVM_WRITE_NO_SPACE;
 	if (!nvm_txn_log_version(txn, nvm_off_of(t->desc), nvm_off_of(v), level))
@@ -1110,6 +1110,7 @@ check_newer(NvmVersion *head, NvmVersion *old, const NvmTxn *txn, uint32_t cid,
 			conflict->newer_txid = v->txid;
 			conflict->newer_cid = nvm_version_cid(v);
 			conflict->newer_is_tombstone = nvm_version_is_tombstone(v);
+			conflict->newer_is_moved = nvm_version_is_moved(v);
 			return nvm_version_cid(v) >= cid ? NVM_WRITE_SELF_MODIFIED : NVM_WRITE_INVISIBLE;
 		}
 		st = nvm_version_status(v);
@@ -1119,6 +1120,7 @@ check_newer(NvmVersion *head, NvmVersion *old, const NvmTxn *txn, uint32_t cid,
 		conflict->newer_txid = v->txid;
 		conflict->newer_cid = nvm_version_cid(v);
 		conflict->newer_is_tombstone = nvm_version_is_tombstone(v);
+		conflict->newer_is_moved = nvm_version_is_moved(v);
 		if (st == NVM_STATUS_RUNNING)
 			return NVM_WRITE_BEING_MODIFIED;
 		return conflict->newer_is_tombstone ? NVM_WRITE_DELETED : NVM_WRITE_UPDATED;
@@ -1126,15 +1128,21 @@ check_newer(NvmVersion *head, NvmVersion *old, const NvmTxn *txn, uint32_t cid,
 	return NVM_WRITE_OK;
 }
 
-NvmWriteResult
-nvm_record_update(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
-				  uint64_t old_version_no, const void *data, uint32_t len,
-				  bool new_index_run, uint64_t *version_no_out, NvmConflict *conflict)
+/*
+ * push_version is nvm_record_update and nvm_record_move_out: it pushes a
+ * new version of the given kind (0, or NVM_VINFO_TOMBSTONE with or
+ * without NVM_VINFO_MOVED) onto old_version_no's chain.
+ */
+static NvmWriteResult
+push_version(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
+			 uint64_t old_version_no, const void *data, uint32_t len,
+			 uint64_t kind, bool new_index_run, uint64_t *version_no_out,
+			 NvmConflict *conflict)
 {
 	NvmVersion *old = nvm_version_by_no(t, old_version_no);
 	_Atomic uint64_t *head;
 	NvmVersion *v = NULL;
-	bool		tombstone = (data == NULL);
+	bool		tombstone = (kind & NVM_VINFO_TOMBSTONE) != 0;
 
 	memset(conflict, 0, sizeof(*conflict));
 	if (old == NULL)
@@ -1177,7 +1185,7 @@ nvm_record_update(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
 			if (txid == NVM_INVALID_TXID)
 				return NVM_WRITE_NO_SPACE;
 			v = new_version(t, txn, cid, old->record_no, data, tombstone ? 0 : len,
-							tombstone, false, version_no_out);
+							kind, version_no_out);
 			if (v == NULL)
 				return NVM_WRITE_NO_SPACE;
 			if (tombstone || !new_index_run)
@@ -1199,4 +1207,24 @@ nvm_record_update(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
 	nvm_flush(head, sizeof(uint64_t));
 	nvm_gc_after_update(t, old->record_no);
 	return NVM_WRITE_OK;
+}
+
+NvmWriteResult
+nvm_record_update(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
+				  uint64_t old_version_no, const void *data, uint32_t len,
+				  bool new_index_run, uint64_t *version_no_out, NvmConflict *conflict)
+{
+	return push_version(t, txn, level, cid, old_version_no, data, len,
+						data == NULL ? NVM_VINFO_TOMBSTONE : 0,
+						new_index_run, version_no_out, conflict);
+}
+
+NvmWriteResult
+nvm_record_move_out(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
+					uint64_t old_version_no, uint64_t *version_no_out,
+					NvmConflict *conflict)
+{
+	return push_version(t, txn, level, cid, old_version_no, NULL, 0,
+						NVM_VINFO_TOMBSTONE | NVM_VINFO_MOVED,
+						false, version_no_out, conflict);
 }

@@ -140,6 +140,7 @@ typedef struct NvmTableDesc
 #define NVM_VINFO_STATUS_MASK	UINT64_C(0x3)	/* inlined final status, 0 = not yet */
 #define NVM_VINFO_TOMBSTONE		UINT64_C(0x4)
 #define NVM_VINFO_INSERTED		UINT64_C(0x8)	/* first version of its record */
+#define NVM_VINFO_MOVED			UINT64_C(0x10)	/* tombstone of a row moved to another table */
 #define NVM_VINFO_CID_SHIFT		32
 
 /* A version (in the pool, inside an allocator block). */
@@ -198,6 +199,7 @@ typedef struct NvmConflict
 	uint64_t	newer_txid;
 	uint32_t	newer_cid;		/* for SELF_MODIFIED */
 	bool		newer_is_tombstone;
+	bool		newer_is_moved;	/* a tombstone of nvm_record_move_out */
 } NvmConflict;
 
 /* Shared memory of the store (a lock over the table directory). */
@@ -288,6 +290,16 @@ nvm_version_is_tombstone(const NvmVersion *v)
 	return (atomic_load_explicit(&((NvmVersion *) v)->info, memory_order_relaxed) & NVM_VINFO_TOMBSTONE) != 0;
 }
 
+/*
+ * nvm_version_is_moved says whether v is the tombstone of a row that moved
+ * to another table (a partition-key update), not of a deleted one.
+ */
+static inline bool
+nvm_version_is_moved(const NvmVersion *v)
+{
+	return (atomic_load_explicit(&((NvmVersion *) v)->info, memory_order_relaxed) & NVM_VINFO_MOVED) != 0;
+}
+
 static inline uint32_t
 nvm_version_cid(const NvmVersion *v)
 {
@@ -327,6 +339,18 @@ extern NvmWriteResult nvm_record_update(NvmTable *t, NvmTxn *txn, int level, uin
 										bool new_index_run,
 										uint64_t *version_no_out,
 										NvmConflict *conflict);
+
+/*
+ * nvm_record_move_out is nvm_record_update's delete for a row that moves to
+ * another table (an update of a partition key): the tombstone it pushes is
+ * marked NVM_VINFO_MOVED, so that a writer that meets it learns the row
+ * moved rather than vanished (conflict->newer_is_moved).  The mark is part
+ * of the tombstone's first write, so it persists in step 2 like the rest.
+ */
+extern NvmWriteResult nvm_record_move_out(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
+										  uint64_t old_version_no,
+										  uint64_t *version_no_out,
+										  NvmConflict *conflict);
 
 /*
  * nvm_record_kill marks a version written by txn as aborted at once (for

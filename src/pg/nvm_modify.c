@@ -24,7 +24,13 @@
  * (EvalPlanQual).  A newer version of another transaction that is still
  * running is waited for through the lock manager (nvm_wait.c), after which
  * the write is tried again: it then succeeds (the other rolled back) or
- * meets the committed version as above.
+ * meets the committed version as above.  A row that an update of its
+ * partition key moved to another partition was deleted here with a
+ * tombstone marked as moved (nvm_record_move_out); meeting one gives
+ * TM_Updated with heap's moved-partitions TID in tmfd->ctid, so the
+ * executor reports the move ("tuple to be locked was already moved to
+ * another partition due to concurrent update") instead of skipping a row
+ * that still exists.
  *
  * Row locks (SELECT FOR UPDATE/SHARE, foreign-key checks) are heavyweight
  * locks on the record; writers take them only while some transaction
@@ -289,8 +295,9 @@ nvm_own_newest(NvmTable *table, uint64 record_no)
 
 /*
  * nvm_write_row pushes a new version onto the row whose version is oldv:
- * the image newtup, or a tombstone when newtup is NULL.  mode is the
- * row-lock mode the write amounts to.  It follows the writer protocol of
+ * the image newtup, or a tombstone when newtup is NULL (marked as a move
+ * to another partition when moved_out is true).  mode is the row-lock
+ * mode the write amounts to.  It follows the writer protocol of
  * nvm_rowlock.c: it waits for the holders of conflicting row locks and
  * gives way to a locker that came during the write; when another running
  * transaction has a newer version it waits for that transaction
@@ -301,9 +308,9 @@ nvm_own_newest(NvmTable *table, uint64 record_no)
  */
 static NvmWriteResult
 nvm_write_row(Relation rel, NvmTable *table, NvmVersion *oldv, CommandId cid,
-			  HeapTuple newtup, bool new_index_run, bool needs_pg_xid,
-			  LockTupleMode mode, bool wait, uint64 *new_no,
-			  NvmConflict *conflict)
+			  HeapTuple newtup, bool moved_out, bool new_index_run,
+			  bool needs_pg_xid, LockTupleMode mode, bool wait,
+			  uint64 *new_no, NvmConflict *conflict)
 {
 	uint64		record = oldv->record_no;
 	NvmRowQueue queue = {0};
@@ -327,10 +334,14 @@ nvm_write_row(Relation rel, NvmTable *table, NvmVersion *oldv, CommandId cid,
 
 		txn = nvm_xact_begin_write(needs_pg_xid);
 		nvm_rowlock_deciding(txn->slot, rel, record);	/* W2 */
-		res = nvm_record_update(table, txn, nvm_xact_level(), cid, oldv->version_no,
-								newtup ? newtup->t_data : NULL,
-								newtup ? newtup->t_len : 0,
-								new_index_run, new_no, conflict);	/* W3 */
+		if (moved_out)
+			res = nvm_record_move_out(table, txn, nvm_xact_level(), cid,
+									  oldv->version_no, new_no, conflict);	/* W3 */
+		else
+			res = nvm_record_update(table, txn, nvm_xact_level(), cid, oldv->version_no,
+									newtup ? newtup->t_data : NULL,
+									newtup ? newtup->t_len : 0,
+									new_index_run, new_no, conflict);	/* W3 */
 		if (res == NVM_WRITE_OK)
 			nvm_storage_cover_version(rel, *new_no);
 
@@ -370,6 +381,27 @@ nvm_write_row(Relation rel, NvmTable *table, NvmVersion *oldv, CommandId cid,
 }
 
 /*
+ * nvm_tombstone_result is the answer to a write or lock that meets a
+ * committed tombstone: TM_Deleted, or for a row moved to another partition
+ * TM_Updated with heap's moved-partitions marker in tmfd->ctid.  A lock
+ * that was to follow the row to its newest version (READ COMMITTED's
+ * EvalPlanQual, TUPLE_LOCK_FLAG_FIND_LAST_VERSION in flags) cannot follow
+ * it into another partition and fails as heap's does.
+ */
+static TM_Result
+nvm_tombstone_result(bool moved, uint8 flags, TM_FailureData *tmfd)
+{
+	if (!moved)
+		return TM_Deleted;
+	if (flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("tuple to be locked was already moved to another partition due to concurrent update")));
+	ItemPointerSetMovedPartitions(&tmfd->ctid);
+	return TM_Updated;
+}
+
+/*
  * nvm_write_result turns the core's answer to an update or delete of the
  * version otid into a TM_Result, filling tmfd for the failures.  A running
  * newer version only comes back from callers that did not want to wait.
@@ -399,7 +431,7 @@ nvm_write_result(Relation rel, NvmWriteResult res, ItemPointer otid,
 			tmfd->ctid = *otid;
 			tmfd->xmax = InvalidTransactionId;
 			tmfd->cmax = InvalidCommandId;
-			return TM_Deleted;
+			return nvm_tombstone_result(conflict->newer_is_moved, 0, tmfd);
 		case NVM_WRITE_BEING_MODIFIED:
 			nvm_version_to_tid(conflict->newer_version_no, &tmfd->ctid);
 			tmfd->xmax = conflict->newer_txid != NVM_INVALID_TXID ?
@@ -478,7 +510,7 @@ nvm_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	oldv = nvm_existing_version(rel, &table, tid);
 	if (nvm_crosscheck_fails(rel, &table, oldv, crosscheck, tid, tmfd))
 		return TM_Updated;
-	res = nvm_write_row(rel, &table, oldv, cid, NULL, false,
+	res = nvm_write_row(rel, &table, oldv, cid, NULL, changingPart, false,
 						rel->rd_rel->relhasindex, LockTupleExclusive, wait,
 						&tombstone_no, &conflict);
 	if (res == NVM_WRITE_OK)
@@ -535,7 +567,7 @@ nvm_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	if (key_changed)
 		newtup->t_data->t_infomask2 |= HEAP_KEYS_UPDATED;
 
-	res = nvm_write_row(rel, &table, oldv, cid, newtup, *update_indexes,
+	res = nvm_write_row(rel, &table, oldv, cid, newtup, false, *update_indexes,
 						*update_indexes, *lockmode, wait, &new_no, &conflict);
 	if (res == NVM_WRITE_OK)
 	{
@@ -633,7 +665,7 @@ again:
 			return TM_BeingModified;
 		}
 		if (nvm_version_is_tombstone(p))
-			return TM_Deleted;
+			return nvm_tombstone_result(nvm_version_is_moved(p), flags, tmfd);
 		nvm_version_to_tid(p->version_no, &tmfd->ctid);
 		if (!(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION))
 			return TM_Updated;
@@ -654,7 +686,7 @@ again:
 		return TM_BeingModified;
 	}
 	if (nvm_version_is_tombstone(target))
-		return TM_Deleted;
+		return nvm_tombstone_result(nvm_version_is_moved(target), flags, tmfd);
 	if (my_txid != NVM_INVALID_TXID && target->txid == my_txid &&
 		nvm_version_cid(target) >= cid)
 	{
