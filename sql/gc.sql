@@ -59,6 +59,33 @@ SELECT live_rows, records, version_numbers - :vn1 AS new_numbers FROM nvm_table_
 SELECT count(*), count(*) FILTER (WHERE v = 'new') AS new_rows FROM g;
 SELECT bt_index_check('g_pkey', true);
 
+-- rolled-back inserts: VACUUM removes their index entries and their
+-- records and gives their space and numbers back, as for deleted rows (an
+-- own update of a new row rolls back with it)
+SELECT used_bytes AS used_rb0 FROM nvm_pool \gset
+SELECT version_numbers - free_version_numbers AS in_use_rb0 FROM nvm_table_stats('g') \gset
+BEGIN;
+INSERT INTO g SELECT i, repeat('r', 500) FROM generate_series(5001, 9000) i;
+UPDATE g SET v = 'rolled back' WHERE id BETWEEN 5001 AND 5100;
+ROLLBACK;
+SELECT live_rows, records, dead_rows FROM nvm_table_stats('g');
+SELECT used_bytes - :used_rb0 >= 4000 * 500 AS space_taken FROM nvm_pool;
+VACUUM g;
+SELECT live_rows, records, versions, version_numbers - free_version_numbers - :in_use_rb0 AS numbers_kept
+  FROM nvm_table_stats('g');
+SELECT used_bytes - :used_rb0 < 4000 * 50 AS space_given_back FROM nvm_pool;
+-- the index entries left, as VACUUM counted them
+SELECT reltuples AS index_entries FROM pg_class WHERE relname = 'g_pkey';
+SELECT bt_index_check('g_pkey', true);
+-- the keys are free again, and new rows take the numbers given back
+SELECT version_numbers AS vn_rb1 FROM nvm_table_stats('g') \gset
+INSERT INTO g SELECT i, 'again' FROM generate_series(5001, 5010) i;
+SELECT version_numbers - :vn_rb1 AS new_numbers FROM nvm_table_stats('g');
+SET enable_seqscan = off;
+SELECT count(*) FROM g WHERE id BETWEEN 5001 AND 9000;
+RESET enable_seqscan;
+DELETE FROM g WHERE id > 5000;
+
 -- updates prune their own rows (the horizon they use is at most 10 ms old)
 SET nvm.prune_on_update = on;
 UPDATE g SET v = 'p1';

@@ -1075,6 +1075,67 @@ test_gc(void)
 }
 
 /*
+ * test_gc_rolled_back: a record every version of which was rolled back (an
+ * insert, then an update of its own row, in a transaction that aborted) is
+ * dead for VACUUM: its index roots' entries are to be removed, it is
+ * retired, and finishing it gives back its record number, both version
+ * numbers and both blocks.  A running insert is not dead.
+ */
+static void
+test_gc_rolled_back(void)
+{
+	NvmTableKey k = {1663, 5, 903, 0};
+	NvmTable	t;
+	NvmTxn		a;
+	int			slot = nvm_slot_acquire(12);
+	static NvmHorizon h;
+	NvmGcCounts cnt = {0};
+	NvmAllocStats before,
+				after;
+	NvmConflict cf;
+	uint64_t	value = 1,
+				live,
+				first,
+				second,
+				again,
+				rec;
+	bool		dead[8] = {false};
+
+	nvm_txn_init(&a, slot);
+	nvm_table_create(&k, 0, &t);
+	nvm_record_insert(&t, &a, 1, 0, &value, sizeof(value), &live);
+	nvm_txn_commit(&a);
+	nvm_alloc_get_stats(&before);
+
+	nvm_record_insert(&t, &a, 1, 0, &value, sizeof(value), &first);
+	rec = nvm_version_by_no(&t, first)->record_no;
+	CHECK(nvm_gc_horizon(&h) && !nvm_gc_record_is_dead(&t, rec, &h), "a running insert is not dead");
+	CHECK(nvm_record_update(&t, &a, 1, 1, first, &value, sizeof(value), true, &second, &cf) == NVM_WRITE_OK,
+		  "own update of the new row");
+	nvm_txn_abort(&a);
+	CHECK(nvm_gc_horizon(&h) && nvm_gc_record_is_dead(&t, rec, &h), "a rolled-back record is dead");
+	CHECK(!nvm_gc_record_is_dead(&t, nvm_version_by_no(&t, live)->record_no, &h), "a live one is not");
+	CHECK(rec < 8, "record numbers are small");
+	dead[rec] = true;
+	CHECK(nvm_gc_number_is_dead_root(&t, first, dead, 8) && nvm_gc_number_is_dead_root(&t, second, dead, 8),
+		  "both index roots of the rolled-back record are dead numbers");
+	CHECK(!nvm_gc_number_is_dead_root(&t, live, dead, 8), "the live row's root is not");
+	CHECK(nvm_gc_retire_record(&t, rec, &h, &cnt) && nvm_record_head(&t, rec) == 0,
+		  "the rolled-back record is retired");
+	CHECK(nvm_gc_horizon(&h) && nvm_gc_finish_retired(&t, rec, &h, &cnt) &&
+		  cnt.records_freed == 1 && cnt.numbers_freed == 2 && cnt.versions_freed == 2,
+		  "finishing it gives back its record number, version numbers and versions");
+	nvm_alloc_get_stats(&after);
+	CHECK(after.blocks_allocated == before.blocks_allocated, "every block of the rolled-back record is free");
+	nvm_record_insert(&t, &a, 1, 0, &value, sizeof(value), &again);
+	nvm_txn_commit(&a);
+	CHECK(nvm_version_by_no(&t, again)->record_no == rec && (again == first || again == second),
+		  "an insert reuses the numbers");
+	nvm_table_drop(&k);
+	nvm_slot_release(slot);
+}
+
+/*
  * test_index_root_dead: which index roots nvm_gc_index_root_is_dead calls
  * dead (the PG layer's answer to index fetches' all_dead and to index
  * tuple deletion): runs whose versions are all aborted, runs replaced or
@@ -1252,6 +1313,7 @@ main(void)
 		test_clone();
 		test_indoubt();
 		test_gc();
+		test_gc_rolled_back();
 		test_index_root_dead();
 		test_status_wrap();
 		if (m == 0)

@@ -572,13 +572,33 @@ nvm_gc_run_deferred(NvmTable *t, uint64_t min_age_ns)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * chain_aborted says whether every version of the chain from head down was
+ * rolled back (an insert whose transaction aborted, with any updates it
+ * made of its own row): nobody can see such a record, nor write to it,
+ * since writers only push onto a version they see.
+ */
+static bool
+chain_aborted(NvmVersion *head)
+{
+	for (NvmVersion *v = head; v != NULL; v = nvm_ptr(v->prev))
+		if (nvm_version_status(v) != NVM_STATUS_ABORTED)
+			return false;
+	return true;
+}
+
 bool
 nvm_gc_record_is_dead(NvmTable *t, uint64_t record_no, const NvmHorizon *h)
 {
 	NvmVersion *head = nvm_ptr(nvm_record_head(t, record_no));
 
+	if (head == NULL)
+		return false;
 	/* nothing can be pushed onto a committed tombstone: it stays the head */
-	return head != NULL && nvm_version_is_tombstone(head) && nvm_gc_all_visible(h, head);
+	if (nvm_version_is_tombstone(head))
+		return nvm_gc_all_visible(h, head);
+	/* the head of a rolled-back record stands in for the tombstone: it needs room for the epoch */
+	return head->data_len >= sizeof(uint64_t) && chain_aborted(head);
 }
 
 /*
@@ -604,7 +624,12 @@ nvm_gc_retire_record(NvmTable *t, uint64_t record_no, const NvmHorizon *h, NvmGc
 		return false;
 	}
 	tomb = nvm_ptr(atomic_load(head));
-	cut_below(t, tomb, counts);
+	/*
+	 * Views stop at an all-visible tombstone, so what lies below goes now;
+	 * they walk through rolled-back versions, so those wait for the finish.
+	 */
+	if (nvm_version_is_tombstone(tomb))
+		cut_below(t, tomb, counts);
 	epoch = atomic_fetch_add(&gc_shared->epoch, 1);
 	memcpy(tomb->data, &epoch, sizeof(uint64_t));
 	nvm_flush(tomb->data, sizeof(uint64_t));
@@ -618,9 +643,12 @@ nvm_gc_retire_record(NvmTable *t, uint64_t record_no, const NvmHorizon *h, NvmGc
 }
 
 /*
- * nvm_gc_finish_retired gives back a retired record's number, its
- * tombstone's number and block, once no pin is older than the retirement.
- * Returns false if the record is not retired or the time has not come.
+ * nvm_gc_finish_retired gives back a retired record's number, and the
+ * numbers and blocks of its tombstone (or of its rolled-back versions),
+ * once no pin is older than the retirement.  Returns false if the record
+ * is not retired or the time has not come.  Persist order: the record
+ * number's push drains the retired head, and the version numbers' push
+ * drains their list, before any block is freed.
  */
 bool
 nvm_gc_finish_retired(NvmTable *t, uint64_t record_no, const NvmHorizon *h, NvmGcCounts *counts)
@@ -629,8 +657,13 @@ nvm_gc_finish_retired(NvmTable *t, uint64_t record_no, const NvmHorizon *h, NvmG
 	uint64_t	val;
 	NvmVersion *tomb;
 	uint64_t	epoch;
-	uint64_t	num;
-	_Atomic uint64_t *slot;
+	uint64_t	num_buf[8];
+	nvm_off		off_buf[8];
+	uint64_t   *nums = num_buf;
+	nvm_off    *offs = off_buf;
+	size_t		len = 0,
+				n = 0,
+				nnums = 0;
 
 	if (head == NULL)
 		return false;
@@ -641,18 +674,43 @@ nvm_gc_finish_retired(NvmTable *t, uint64_t record_no, const NvmHorizon *h, NvmG
 	memcpy(&epoch, tomb->data, sizeof(uint64_t));
 	if (epoch >= h->min_epoch)
 		return false;
-	num = tomb->version_no;
-	slot = nvm_version_slot(t, num);
-	/* the record number first: its push drains the head before the block goes */
+	/* a tombstone's chain was cut at retirement; a rolled-back one is whole */
+	for (NvmVersion *v = tomb; v != NULL; v = nvm_ptr(v->prev))
+		len++;
+	if (len > sizeof(num_buf) / sizeof(num_buf[0]))
+	{
+		nums = malloc(len * sizeof(uint64_t));
+		offs = malloc(len * sizeof(nvm_off));
+		if (nums == NULL || offs == NULL)
+			abort();
+	}
+	for (nvm_off x = nvm_off_of(tomb); x != 0; x = ((NvmVersion *) nvm_ptr(x))->prev)
+	{
+		NvmVersion *v = nvm_ptr(x);
+		_Atomic uint64_t *slot = nvm_version_slot(t, v->version_no);
+
+		if (slot != NULL && atomic_load(slot) == x)
+			nums[nnums++] = v->version_no;
+		offs[n++] = x;
+	}
+	/* the record number first: its push drains the head before the blocks go */
 	nvm_numbers_push(&t->desc->records, &t->desc->free_records, &record_no, 1);
-	if (slot != NULL && atomic_load(slot) == nvm_off_of(tomb))
-		nvm_numbers_push(&t->desc->versions, &t->desc->free_versions, &num, 1);
-	counts->versions_freed++;
-	counts->bytes_freed += version_bytes(tomb);
+	qsort(nums, nnums, sizeof(uint64_t), compare_numbers);
+	nvm_numbers_push(&t->desc->versions, &t->desc->free_versions, nums, nnums);
 	counts->records_freed++;
-	counts->numbers_freed++;
-	nvm_free(nvm_off_of(tomb));
-	atomic_fetch_add_explicit(&gc_shared->versions_freed, 1, memory_order_relaxed);
+	counts->numbers_freed += nnums;
+	for (size_t i = 0; i < n; i++)
+	{
+		counts->versions_freed++;
+		counts->bytes_freed += version_bytes(nvm_ptr(offs[i]));
+		nvm_free(offs[i]);
+	}
+	atomic_fetch_add_explicit(&gc_shared->versions_freed, n, memory_order_relaxed);
+	if (nums != num_buf)
+	{
+		free(nums);
+		free(offs);
+	}
 	return true;
 }
 
@@ -669,6 +727,16 @@ nvm_gc_number_is_dead_root(NvmTable *t, uint64_t version_no, const bool *dead_re
 	if (slot == NULL)
 		return false;
 	val = atomic_load(slot);
+	if (val != 0 && (val & NVM_TAG_MASK) == 0)
+	{
+		/* a version of a dead rolled-back record: its own entries go */
+		NvmVersion *v = nvm_ptr(val);
+
+		rec = v->record_no;
+		return v->index_root == version_no && !nvm_version_is_tombstone(v) &&
+			rec < dead_records_len && dead_records[rec] &&
+			nvm_version_status(v) == NVM_STATUS_ABORTED;
+	}
 	if ((val & NVM_TAG_MASK) != NVM_TAG_REDIRECT)
 		return false;
 	rec = val >> 3;

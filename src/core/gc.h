@@ -36,10 +36,13 @@
  *		reaches, never frees a reachable one.
  *
  * Deleted records (VACUUM).  A record whose newest version is an
- * all-visible tombstone is dead.  Its index entries are removed first (the
- * PG layer runs the indexes' bulk delete with the dead numbers), then the
- * record is retired: its head becomes a "retired" marker naming the
- * tombstone, and the collection epoch is stored in the tombstone.  A later
+ * all-visible tombstone is dead; so is a rolled-back one, every version of
+ * which was aborted (an insert whose transaction rolled back), whose head
+ * then stands in for the tombstone below.  Its index entries are removed
+ * first (the PG layer runs the indexes' bulk delete with the dead numbers),
+ * then the record is retired: its head becomes a "retired" marker naming the
+ * tombstone, and the collection epoch is stored in the tombstone (the first
+ * eight bytes of a rolled-back head's data, which nobody reads).  A later
  * VACUUM finishes it once every pin is younger than that epoch (readers
  * that might still be standing on the tombstone are gone): the record
  * number and the tombstone's version number go to the free lists and the
@@ -183,8 +186,11 @@ extern bool nvm_gc_index_root_is_dead(NvmTable *t, uint64_t root, const NvmHoriz
 
 /*
  * Index roots whose index run is gone: slot n redirects to a record that is
- * dead or has no version with index_root n.  nvm_gc_free_number gives such a
- * number back after the index entries naming it are gone.
+ * dead or has no version with index_root n, or holds a rolled-back index
+ * root of a dead record.  nvm_gc_free_number gives a redirect's number back
+ * after the index entries naming it are gone; a version's number goes when
+ * its record is finished, or when a later VACUUM finds it cut into a
+ * redirect.
  */
 extern bool nvm_gc_number_is_dead_root(NvmTable *t, uint64_t version_no, const bool *dead_records,
 									   uint64_t dead_records_len);
