@@ -288,6 +288,72 @@ compare_numbers(const void *a, const void *b)
 }
 
 /*
+ * free_chain frees the versions from first down its prev links, which
+ * nobody can reach any more (the caller holds the chain lock): their
+ * numbers go to the table's free list, ascending so that the lowest is
+ * reused first, except that with keep_roots an index root's slot becomes a
+ * redirect to its record instead (index entries still name it).  Persist
+ * order: the slots are rewritten and flushed, the free list's push drains
+ * them with its own entries, and one more drain precedes the freeing of
+ * the blocks.
+ */
+static void
+free_chain(NvmTable *t, nvm_off first, bool keep_roots, NvmGcCounts *counts)
+{
+	nvm_off		off_buf[64];
+	uint64_t	num_buf[64];
+	nvm_off    *offs = off_buf;
+	uint64_t   *nums = num_buf;
+	size_t		len = 0,
+				n = 0,
+				nnums = 0;
+
+	for (nvm_off x = first; x != 0; x = ((NvmVersion *) nvm_ptr(x))->prev)
+		len++;
+	if (len > sizeof(off_buf) / sizeof(off_buf[0]))
+	{
+		offs = malloc(len * sizeof(nvm_off));
+		nums = malloc(len * sizeof(uint64_t));
+		if (offs == NULL || nums == NULL)
+			abort();
+	}
+	for (nvm_off x = first; x != 0; x = ((NvmVersion *) nvm_ptr(x))->prev)
+	{
+		NvmVersion *v = nvm_ptr(x);
+		_Atomic uint64_t *slot = nvm_version_slot(t, v->version_no);
+
+		offs[n++] = x;
+		if (slot == NULL || atomic_load(slot) != x)
+			continue;
+		if (keep_roots && v->index_root == v->version_no)
+		{
+			atomic_store(slot, (v->record_no << 3) | NVM_TAG_REDIRECT);
+			nvm_flush((const void *) slot, sizeof(uint64_t));
+			counts->redirects++;
+		}
+		else
+			nums[nnums++] = v->version_no;
+	}
+	qsort(nums, nnums, sizeof(uint64_t), compare_numbers);
+	nvm_numbers_push(&t->desc->versions, &t->desc->free_versions, nums, nnums);
+	counts->numbers_freed += nnums;
+	/* slots durable before the blocks are given back */
+	nvm_drain();
+	for (size_t i = 0; i < n; i++)
+	{
+		counts->versions_freed++;
+		counts->bytes_freed += nvm_alloc_usable_size(offs[i]);
+		nvm_free(offs[i]);
+	}
+	atomic_fetch_add_explicit(&gc_shared->versions_freed, n, memory_order_relaxed);
+	if (offs != off_buf)
+	{
+		free(offs);
+		free(nums);
+	}
+}
+
+/*
  * cut_below frees every version below w (the caller holds the chain lock
  * and w is all-visible); persist order in gc.h.
  */
@@ -295,13 +361,6 @@ static void
 cut_below(NvmTable *t, NvmVersion *w, NvmGcCounts *counts)
 {
 	nvm_off		tail = w->prev;
-	nvm_off		stack_buf[64];
-	uint64_t	num_buf[64];
-	nvm_off    *offs = stack_buf;
-	uint64_t   *nums = num_buf;
-	size_t		n = 0,
-				nnums = 0,
-				cap = 64;
 
 	if (tail == 0)
 		return;
@@ -309,68 +368,8 @@ cut_below(NvmTable *t, NvmVersion *w, NvmGcCounts *counts)
 	atomic_store((_Atomic nvm_off *) &w->prev, 0);
 	nvm_flush(&w->prev, sizeof(nvm_off));
 	nvm_drain();
-
-	/* 2. version slots: redirects for index roots, the free list for the rest */
-	for (nvm_off x = tail; x != 0;)
-	{
-		NvmVersion *v = nvm_ptr(x);
-		_Atomic uint64_t *slot = nvm_version_slot(t, v->version_no);
-
-		if (n == cap)
-		{
-			nvm_off    *no = malloc(2 * cap * sizeof(nvm_off));
-			uint64_t   *nn = malloc(2 * cap * sizeof(uint64_t));
-
-			if (no == NULL || nn == NULL)
-				abort();
-			memcpy(no, offs, n * sizeof(nvm_off));
-			memcpy(nn, nums, nnums * sizeof(uint64_t));
-			if (offs != stack_buf)
-			{
-				free(offs);
-				free(nums);
-			}
-			offs = no;
-			nums = nn;
-			cap *= 2;
-		}
-		offs[n++] = x;
-		if (slot != NULL && atomic_load(slot) == x)
-		{
-			if (v->index_root == v->version_no)
-			{
-				atomic_store(slot, (v->record_no << 3) | NVM_TAG_REDIRECT);
-				nvm_flush((const void *) slot, sizeof(uint64_t));
-				counts->redirects++;
-			}
-			else
-				nums[nnums++] = v->version_no;
-		}
-		x = v->prev;
-	}
-	/*
-	 * The free list's push drains the redirects with its own entries.  The
-	 * numbers go on in ascending order, so the lowest is reused first.
-	 */
-	qsort(nums, nnums, sizeof(uint64_t), compare_numbers);
-	nvm_numbers_push(&t->desc->versions, &t->desc->free_versions, nums, nnums);
-	counts->numbers_freed += nnums;
-	/* 3. slots durable before the blocks are given back */
-	nvm_drain();
-	for (size_t i = 0; i < n; i++)
-	{
-		size_t		bytes = nvm_alloc_usable_size(offs[i]);
-
-		counts->versions_freed++;
-		counts->bytes_freed += bytes;
-		nvm_free(offs[i]);
-	}
-	atomic_fetch_add_explicit(&gc_shared->versions_freed, n, memory_order_relaxed);
-	if (offs != stack_buf)
-	{
-		free(offs);
-		free(nums);
-	}
+	/* 2 and 3. version slots (redirects for index roots), then the blocks */
+	free_chain(t, tail, true, counts);
 }
 
 /*
@@ -657,13 +656,6 @@ nvm_gc_finish_retired(NvmTable *t, uint64_t record_no, const NvmHorizon *h, NvmG
 	uint64_t	val;
 	NvmVersion *tomb;
 	uint64_t	epoch;
-	uint64_t	num_buf[8];
-	nvm_off		off_buf[8];
-	uint64_t   *nums = num_buf;
-	nvm_off    *offs = off_buf;
-	size_t		len = 0,
-				n = 0,
-				nnums = 0;
 
 	if (head == NULL)
 		return false;
@@ -674,43 +666,11 @@ nvm_gc_finish_retired(NvmTable *t, uint64_t record_no, const NvmHorizon *h, NvmG
 	memcpy(&epoch, tomb->data, sizeof(uint64_t));
 	if (epoch >= h->min_epoch)
 		return false;
-	/* a tombstone's chain was cut at retirement; a rolled-back one is whole */
-	for (NvmVersion *v = tomb; v != NULL; v = nvm_ptr(v->prev))
-		len++;
-	if (len > sizeof(num_buf) / sizeof(num_buf[0]))
-	{
-		nums = malloc(len * sizeof(uint64_t));
-		offs = malloc(len * sizeof(nvm_off));
-		if (nums == NULL || offs == NULL)
-			abort();
-	}
-	for (nvm_off x = nvm_off_of(tomb); x != 0; x = ((NvmVersion *) nvm_ptr(x))->prev)
-	{
-		NvmVersion *v = nvm_ptr(x);
-		_Atomic uint64_t *slot = nvm_version_slot(t, v->version_no);
-
-		if (slot != NULL && atomic_load(slot) == x)
-			nums[nnums++] = v->version_no;
-		offs[n++] = x;
-	}
 	/* the record number first: its push drains the head before the blocks go */
 	nvm_numbers_push(&t->desc->records, &t->desc->free_records, &record_no, 1);
-	qsort(nums, nnums, sizeof(uint64_t), compare_numbers);
-	nvm_numbers_push(&t->desc->versions, &t->desc->free_versions, nums, nnums);
 	counts->records_freed++;
-	counts->numbers_freed += nnums;
-	for (size_t i = 0; i < n; i++)
-	{
-		counts->versions_freed++;
-		counts->bytes_freed += version_bytes(nvm_ptr(offs[i]));
-		nvm_free(offs[i]);
-	}
-	atomic_fetch_add_explicit(&gc_shared->versions_freed, n, memory_order_relaxed);
-	if (nums != num_buf)
-	{
-		free(nums);
-		free(offs);
-	}
+	/* a tombstone's chain was cut at retirement; a rolled-back one is whole */
+	free_chain(t, nvm_off_of(tomb), false, counts);
 	return true;
 }
 
