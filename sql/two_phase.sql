@@ -117,6 +117,40 @@ PREPARE TRANSACTION 'tp_s';
 COMMIT PREPARED 'tp_s';
 SELECT * FROM tp WHERE id = 60;
 
+-- row locks pass to the prepared transaction, foreign-key checks
+-- included: writers and lockers that conflict wait for it (a lock timeout
+-- here), those that do not go on; COMMIT or ROLLBACK PREPARED releases them
+CREATE TABLE tp_parent (id int PRIMARY KEY, v text) USING nvm;
+CREATE TABLE tp_child (id int PRIMARY KEY, parent int REFERENCES tp_parent) USING nvm;
+INSERT INTO tp_parent VALUES (1, 'a'), (2, 'b'), (3, 'c');
+BEGIN;
+SELECT id FROM tp_parent WHERE id = 2 FOR UPDATE;
+INSERT INTO tp_child VALUES (10, 1);  -- locks parent 1 FOR KEY SHARE
+PREPARE TRANSACTION 'tp_locks';
+SET lock_timeout = '100ms';
+UPDATE tp_parent SET v = 'b2' WHERE id = 2;  -- waits: lock timeout
+SELECT id FROM tp_parent WHERE id = 2 FOR SHARE NOWAIT;  -- fails
+DELETE FROM tp_parent WHERE id = 1;  -- waits for the key-share lock: lock timeout
+UPDATE tp_parent SET v = 'a2' WHERE id = 1;  -- a key-share lock lets this through
+SELECT id FROM tp_parent WHERE id = 1 FOR KEY SHARE NOWAIT;
+UPDATE tp_parent SET v = 'c2' WHERE id = 3;
+RESET lock_timeout;
+COMMIT PREPARED 'tp_locks';
+UPDATE tp_parent SET v = 'b2' WHERE id = 2;
+DELETE FROM tp_parent WHERE id = 1;  -- fails: the child row is committed
+SELECT * FROM tp_parent ORDER BY id;
+SELECT * FROM tp_child;
+BEGIN;
+SELECT id FROM tp_parent WHERE id = 3 FOR NO KEY UPDATE;
+PREPARE TRANSACTION 'tp_locks2';
+SET lock_timeout = '100ms';
+UPDATE tp_parent SET v = 'c3' WHERE id = 3;  -- waits: lock timeout
+RESET lock_timeout;
+ROLLBACK PREPARED 'tp_locks2';
+UPDATE tp_parent SET v = 'c3' WHERE id = 3;
+SELECT * FROM tp_parent WHERE id = 3;
+DROP TABLE tp_child, tp_parent;
+
 -- a table created in a prepared transaction
 BEGIN;
 CREATE TABLE tp2 (id int PRIMARY KEY) USING nvm;

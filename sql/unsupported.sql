@@ -42,20 +42,6 @@ SET default_transaction_isolation = serializable;
 SELECT count(*) FROM un WHERE id = 1000;
 RESET default_transaction_isolation;
 
--- PREPARE TRANSACTION after locking rows of an nvm table (writing is
--- supported: two_phase.sql; row locks are not)
-BEGIN;
-INSERT INTO un VALUES (1001, 'prepared');
-SELECT id FROM un WHERE id = 1 FOR UPDATE;
-PREPARE TRANSACTION 'un_gid';  -- should fail
-SELECT count(*) FROM un WHERE id = 1001;
-SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'un_gid';
--- (should it ever be prepared, roll it back so that the test cannot hang)
-SELECT count(*) > 0 AS un_prepared FROM pg_prepared_xacts WHERE gid = 'un_gid' \gset
-\if :un_prepared
-ROLLBACK PREPARED 'un_gid';
-\endif
-
 -- after all of the above, the table is intact and usable
 SELECT count(*), sum(id) FROM un;
 SET enable_seqscan = off;

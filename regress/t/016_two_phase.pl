@@ -7,6 +7,8 @@
 #	  hold their row (a writer waits); VACUUM collects none of its versions.
 #	  COMMIT PREPARED then makes every row visible, ROLLBACK PREPARED
 #	  removes them, and sequential and index scans agree, indexes clean.
+#	  Row locks a prepared transaction holds (FOR UPDATE, a foreign-key
+#	  check's FOR KEY SHARE) still keep writers waiting after a restart.
 use strict;
 use warnings;
 
@@ -127,6 +129,43 @@ foreach my $kind ('immediate', 'kill9')
 	}
 }
 
+# row locks of a prepared transaction survive restarts: PostgreSQL restores
+# them, and nvm's writers, which look for row locks only while their
+# table's locker count is raised, find them again (the first look after a
+# start scans the lock table)
+query(q{
+	CREATE TABLE p (id int PRIMARY KEY, v text) USING nvm;
+	CREATE TABLE c (id int PRIMARY KEY, parent int REFERENCES p) USING nvm;
+	INSERT INTO p SELECT g, 'p' || g FROM generate_series(1, 10) g;
+});
+foreach my $kind ('immediate', 'kill9')
+{
+	my $gid = "g_locks_$kind";
+	query(qq{
+		BEGIN;
+		SELECT id FROM p WHERE id = 2 FOR UPDATE;
+		INSERT INTO c VALUES (1, 1);
+		PREPARE TRANSACTION '$gid';
+	});
+	restart($kind);
+	my ($rc, $out, $err) = $node->psql('postgres',
+		q{SET lock_timeout = '200ms'; UPDATE p SET v = 'x' WHERE id = 2});
+	like($err, qr/lock timeout/,
+		"$kind: a writer of a row the prepared transaction locked FOR UPDATE waits after a restart");
+	($rc, $out, $err) = $node->psql('postgres',
+		q{SET lock_timeout = '200ms'; DELETE FROM p WHERE id = 1});
+	like($err, qr/lock timeout/,
+		"$kind: a delete of a row its foreign-key check locked waits after a restart");
+	query(q{UPDATE p SET v = 'y' WHERE id = 3; UPDATE p SET v = 'z' WHERE id = 1});
+	is(query(q{SELECT string_agg(v, ',' ORDER BY id) FROM p WHERE id IN (1, 3)}), 'z,y',
+	   "$kind: writes the locks allow go on");
+	query(qq{COMMIT PREPARED '$gid'});
+	query(q{UPDATE p SET v = 'x' WHERE id = 2});
+	is(query(q{SELECT v FROM p WHERE id = 2}), 'x', "$kind: after COMMIT PREPARED the writer goes on");
+	($rc, $out, $err) = $node->psql('postgres', q{DELETE FROM p WHERE id = 1});
+	like($err, qr/violates foreign key constraint/, "$kind: the prepared child row is committed");
+	query(q{DELETE FROM c});
+}
 is(nvm_log_crashes($node), '', 'no PANIC, assertion failure or unexpected signal')
   or diag(nvm_log_crashes($node));
 
@@ -146,6 +185,7 @@ is(query(q{SELECT count(*) FROM pg_prepared_xacts}), '0', 'after_indoubt: nothin
 check_rows('after_indoubt: crashed before the prepare record', $before);
 query(q{UPDATE t SET v = v WHERE id IN (1, 11)});
 check_rows('after_indoubt: rows writable', $before);
+
 
 $node->stop;
 done_testing();

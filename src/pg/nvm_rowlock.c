@@ -41,6 +41,18 @@
  * rows as it can on heap; running out raises "out of shared memory" with a
  * hint to raise max_locks_per_transaction.
  *
+ * Prepared transactions.  PREPARE TRANSACTION hands the row locks, like
+ * every other lock, to the prepared transaction, and the counts the
+ * transaction raised stay raised: the shared list of prepared lockers
+ * remembers which counters each prepared transaction keeps up, and the
+ * backend that runs COMMIT or ROLLBACK PREPARED lowers them once the xid
+ * has ended (nvm_rowlock_forget_ended_prepared).  The counts live in
+ * shared memory, which a restart empties while PostgreSQL restores the
+ * prepared transactions and their locks; so the first look at a count
+ * after a start scans the lock table once for row locks that prepared
+ * transactions hold (their holders have no process) and raises their
+ * tables' counts again.  Until that scan has finished every count reads as
+ * raised, which only makes writers look in the lock table. *
  * Writers.  An update or a delete installs a new version (the core's
  * compare-and-swap on the record head); a running version of another
  * transaction is what keeps writers and later lockers away: whoever meets
@@ -123,9 +135,12 @@
 #include "common/hashfn.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
+#include "access/twophase.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
+#include "storage/procarray.h"
 #include "storage/shmem.h"
+#include "storage/spin.h"
 #include "storage/lwlock.h"
 #include "utils/rel.h"
 
@@ -152,13 +167,31 @@ typedef union NvmDecisionWord
 	char		pad[PG_CACHE_LINE_SIZE];
 } NvmDecisionWord;
 
+/* States of the scan for the row locks of recovered prepared transactions. */
+#define PREPARED_SCAN_NEEDED	0
+#define PREPARED_SCAN_RUNNING	1
+#define PREPARED_SCAN_DONE		2
+
 typedef struct NvmRowlockShared
 {
 	NvmLockerCount lockers[NVM_LOCKER_COUNTERS];
 	NvmDecisionWord deciding[NVM_MAX_SLOTS];	/* by clock slot */
+	pg_atomic_uint32 prepared_scan; /* PREPARED_SCAN_* */
+	slock_t		prepared_mutex; /* protects the prepared lockers */
 } NvmRowlockShared;
 
+/* A prepared transaction that keeps locker counts raised. */
+typedef struct NvmPreparedLocker
+{
+	TransactionId xid;			/* InvalidTransactionId: a free entry */
+	uint64		counters[NVM_LOCKER_COUNTERS / 64]; /* the counts it keeps raised */
+} NvmPreparedLocker;
+
 static NvmRowlockShared *rowlock_shared = NULL;
+static NvmPreparedLocker *prepared_lockers = NULL;	/* max_prepared_xacts of them */
+
+/* The xid this backend's PREPARE TRANSACTION registered, until it is done. */
+static TransactionId registered_prepare = InvalidTransactionId;
 
 /*
  * Lock windows, by backend id: (generation << 40) | record tag while the
@@ -188,6 +221,7 @@ static bool callback_registered = false;
 static int	deciding_slot = -1;
 
 static void nvm_rowlock_xact_callback(XactEvent event, void *arg);
+static bool scan_recovered_prepared(void);
 
 /*
  * nvm_rowlock_shmem_size says how much shared memory the counters and the
@@ -199,6 +233,7 @@ nvm_rowlock_shmem_size(void)
 	Size		size = sizeof(NvmRowlockShared);
 
 	size = add_size(size, mul_size(MaxBackends + 1, sizeof(pg_atomic_uint64)));
+	size = add_size(size, mul_size(Max(max_prepared_xacts, 1), sizeof(NvmPreparedLocker)));
 	return add_size(size, nvm_wait_shmem_size());
 }
 
@@ -219,14 +254,20 @@ nvm_rowlock_shmem_startup(void)
 			pg_atomic_init_u32(&rowlock_shared->lockers[i].n, 0);
 		for (int i = 0; i < NVM_MAX_SLOTS; i++)
 			pg_atomic_init_u64(&rowlock_shared->deciding[i].tag, 0);
+		/* without prepared transactions there is nothing to scan for */
+		pg_atomic_init_u32(&rowlock_shared->prepared_scan,
+						   max_prepared_xacts > 0 ? PREPARED_SCAN_NEEDED : PREPARED_SCAN_DONE);
+		SpinLockInit(&rowlock_shared->prepared_mutex);
 	}
 	lock_windows = (pg_atomic_uint64 *) (rowlock_shared + 1);
+	prepared_lockers = (NvmPreparedLocker *) (lock_windows + MaxBackends + 1);
 	if (!found)
 	{
 		for (int i = 0; i <= MaxBackends; i++)
 			pg_atomic_init_u64(&lock_windows[i], 0);
+		memset(prepared_lockers, 0, Max(max_prepared_xacts, 1) * sizeof(NvmPreparedLocker));
 	}
-	nvm_wait_shmem_init(lock_windows + MaxBackends + 1, found);
+	nvm_wait_shmem_init((char *) (prepared_lockers + Max(max_prepared_xacts, 1)), found);
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -582,13 +623,19 @@ nvm_rowlock_wait_holders(Relation rel, uint64 record_no, LockTupleMode mode,
  * ---------------------------------------------------------------------
  */
 
+/* counter_of returns the locker counter of the table relid of database dbid. */
+static inline int
+counter_of(Oid relid, Oid dbid)
+{
+	uint32		h = hash_combine(murmurhash32(relid), murmurhash32(dbid));
+
+	return (int) (h & (NVM_LOCKER_COUNTERS - 1));
+}
+
 static inline int
 locker_counter(Relation rel)
 {
-	uint32		h = hash_combine(murmurhash32(rel->rd_lockInfo.lockRelId.relId),
-								 murmurhash32(rel->rd_lockInfo.lockRelId.dbId));
-
-	return (int) (h & (NVM_LOCKER_COUNTERS - 1));
+	return counter_of(rel->rd_lockInfo.lockRelId.relId, rel->rd_lockInfo.lockRelId.dbId);
 }
 
 /*
@@ -623,7 +670,155 @@ bool
 nvm_rowlock_lockers_present(Relation rel)
 {
 	pg_memory_barrier();
+	if (unlikely(pg_atomic_read_u32(&rowlock_shared->prepared_scan) != PREPARED_SCAN_DONE) &&
+		!scan_recovered_prepared())
+		return true;
 	return pg_atomic_read_u32(&rowlock_shared->lockers[locker_counter(rel)].n) != 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Prepared transactions
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * register_prepared enters xid in the list of prepared lockers, with the
+ * counters in bits added to those of its entry; with raise, it also raises
+ * each count it adds (under the list's lock, so that forget_prepared never
+ * lowers a count before it is raised).  False if the list is full.
+ */
+static bool
+register_prepared(TransactionId xid, const uint64 *bits, bool raise)
+{
+	int			free_entry = -1;
+	int			entry = -1;
+
+	SpinLockAcquire(&rowlock_shared->prepared_mutex);
+	for (int i = 0; i < max_prepared_xacts && entry < 0; i++)
+	{
+		if (prepared_lockers[i].xid == xid)
+			entry = i;
+		else if (free_entry < 0 && !TransactionIdIsValid(prepared_lockers[i].xid))
+			free_entry = i;
+	}
+	if (entry < 0)
+		entry = free_entry;
+	if (entry >= 0)
+	{
+		NvmPreparedLocker *e = &prepared_lockers[entry];
+
+		e->xid = xid;
+		for (int c = 0; c < NVM_LOCKER_COUNTERS; c++)
+		{
+			uint64		bit = UINT64CONST(1) << (c % 64);
+
+			if (!(bits[c / 64] & bit) || (e->counters[c / 64] & bit))
+				continue;
+			e->counters[c / 64] |= bit;
+			if (raise)
+				pg_atomic_fetch_add_u32(&rowlock_shared->lockers[c].n, 1);
+		}
+	}
+	SpinLockRelease(&rowlock_shared->prepared_mutex);
+	return entry >= 0;
+}
+
+/*
+ * forget_prepared removes xid's entry; with lower, it also lowers the
+ * counts the entry keeps raised.
+ */
+static void
+forget_prepared(TransactionId xid, bool lower)
+{
+	SpinLockAcquire(&rowlock_shared->prepared_mutex);
+	for (int i = 0; i < max_prepared_xacts; i++)
+	{
+		NvmPreparedLocker *e = &prepared_lockers[i];
+
+		if (e->xid != xid)
+			continue;
+		for (int c = 0; lower && c < NVM_LOCKER_COUNTERS; c++)
+			if (e->counters[c / 64] & (UINT64CONST(1) << (c % 64)))
+				pg_atomic_fetch_sub_u32(&rowlock_shared->lockers[c].n, 1);
+		memset(e, 0, sizeof(*e));
+		break;
+	}
+	SpinLockRelease(&rowlock_shared->prepared_mutex);
+}
+
+/*
+ * nvm_rowlock_forget_ended_prepared lowers the counts of the prepared
+ * transactions whose xids have ended (COMMIT or ROLLBACK PREPARED released
+ * their row locks).
+ */
+void
+nvm_rowlock_forget_ended_prepared(void)
+{
+	TransactionId *xids;
+	int			n = 0;
+
+	if (max_prepared_xacts == 0)
+		return;
+	xids = palloc(max_prepared_xacts * sizeof(TransactionId));
+	SpinLockAcquire(&rowlock_shared->prepared_mutex);
+	for (int i = 0; i < max_prepared_xacts; i++)
+		if (TransactionIdIsValid(prepared_lockers[i].xid))
+			xids[n++] = prepared_lockers[i].xid;
+	SpinLockRelease(&rowlock_shared->prepared_mutex);
+	for (int i = 0; i < n; i++)
+		if (xids[i] != registered_prepare && !TransactionIdIsInProgress(xids[i]))
+			forget_prepared(xids[i], true);
+	pfree(xids);
+}
+
+/*
+ * scan_recovered_prepared raises the counts of the tables whose rows the
+ * prepared transactions restored at start-up hold locks on, once per
+ * start: their holders have no process, and the "virtual xid" of a
+ * recovered prepared transaction is its xid.  Returns whether the scan is
+ * done; false while another backend runs it, or during recovery.
+ */
+static bool
+scan_recovered_prepared(void)
+{
+	uint32		expected = PREPARED_SCAN_NEEDED;
+	LockData   *locks;
+
+	if (RecoveryInProgress())
+		return false;
+	if (!pg_atomic_compare_exchange_u32(&rowlock_shared->prepared_scan, &expected,
+										PREPARED_SCAN_RUNNING))
+		return expected == PREPARED_SCAN_DONE;
+
+	PG_TRY();
+	{
+		locks = GetLockStatusData();
+		for (int i = 0; i < locks->nelements; i++)
+		{
+			LockInstanceData *l = &locks->locks[i];
+			uint64		bits[NVM_LOCKER_COUNTERS / 64] = {0};
+			int			c;
+
+			if (l->locktag.locktag_type != LOCKTAG_TUPLE || l->holdMask == 0 ||
+				l->pid != 0 || l->backend != InvalidBackendId ||
+				!TransactionIdIsValid((TransactionId) l->lxid))
+				continue;
+			c = counter_of(l->locktag.locktag_field2, l->locktag.locktag_field1);
+			bits[c / 64] = UINT64CONST(1) << (c % 64);
+			if (!register_prepared((TransactionId) l->lxid, bits, true))
+				elog(ERROR, "too many prepared transactions hold row locks of nvm tables");
+		}
+		/* one may have ended between the lock table's answer and now */
+		nvm_rowlock_forget_ended_prepared();
+	}
+	PG_CATCH();
+	{
+		pg_atomic_write_u32(&rowlock_shared->prepared_scan, PREPARED_SCAN_NEEDED);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	pg_atomic_exchange_u32(&rowlock_shared->prepared_scan, PREPARED_SCAN_DONE);
+	return true;
 }
 
 /* ---------------------------------------------------------------------
@@ -705,8 +900,11 @@ nvm_rowlock_wait_decision(uint64 txid, Relation rel, uint64 record_no)
  * clears a decision word left behind by an error.  The row locks
  * themselves go with the transaction's other locks, a moment later; the
  * transaction has committed or aborted by then, so a writer that no longer
- * waits for them changes nothing.  A transaction that locked nvm rows
- * cannot be prepared: its row locks would outlive the count.
+ * waits for them changes nothing.  A transaction being prepared enters
+ * its counts in the list of prepared lockers first (PRE_PREPARE, where it
+ * may still fail) and keeps them raised when it is prepared; they come
+ * down when its xid has ended (nvm_rowlock_forget_ended_prepared), or here
+ * if the PREPARE fails.
  */
 static void
 nvm_rowlock_xact_callback(XactEvent event, void *arg)
@@ -715,18 +913,40 @@ nvm_rowlock_xact_callback(XactEvent event, void *arg)
 	{
 		case XACT_EVENT_PRE_PREPARE:
 			if (nraised > 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("PREPARE TRANSACTION is not supported for transactions that lock rows of nvm tables"),
-						 errhint("Commit or roll back the transaction instead.")));
+			{
+				TransactionId xid = GetTopTransactionId();
+
+				if (!register_prepared(xid, raised_bits, false))
+				{
+					/* entries of prepared transactions that ended may be left */
+					nvm_rowlock_forget_ended_prepared();
+					if (!register_prepared(xid, raised_bits, false))
+						elog(ERROR, "no free entry for a prepared transaction's row locks on nvm tables");
+				}
+				registered_prepare = xid;
+			}
+			break;
+		case XACT_EVENT_PREPARE:
+			nvm_rowlock_decided();
+			nvm_rowlock_settle();
+			/* the prepared transaction keeps the counts raised */
+			for (int i = 0; i < nraised; i++)
+				raised_bits[raised[i] / 64] = 0;
+			nraised = 0;
+			registered_prepare = InvalidTransactionId;
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PARALLEL_ABORT:
-		case XACT_EVENT_PREPARE:
 			nvm_rowlock_decided();
 			nvm_rowlock_settle();
+			if (TransactionIdIsValid(registered_prepare))
+			{
+				/* the PREPARE failed */
+				forget_prepared(registered_prepare, false);
+				registered_prepare = InvalidTransactionId;
+			}
 			for (int i = 0; i < nraised; i++)
 			{
 				int			c = raised[i];

@@ -47,6 +47,7 @@ extern void nvm_rowlock_wait_holders(Relation rel, uint64 record_no, LockTupleMo
 /* Locker counts (lockers announce, writers look) */
 extern void nvm_rowlock_announce(Relation rel);
 extern bool nvm_rowlock_lockers_present(Relation rel);
+extern void nvm_rowlock_forget_ended_prepared(void);
 
 /* Decision words of writers */
 extern void nvm_rowlock_deciding(int slot, Relation rel, uint64 record_no);

@@ -62,6 +62,7 @@
 #include "gc.h"
 #include "nvm_drop.h"
 #include "nvm_parallel.h"
+#include "nvm_rowlock.h"
 #include "nvm_xact.h"
 #include "nvmam.h"
 
@@ -147,15 +148,18 @@ nvm_xact_settle_indoubt(uint64 txid)
 
 /*
  * nvm_xact_resolve_prepared resolves the in-doubt transactions whose xids
- * have ended; the backend that ran COMMIT PREPARED or ROLLBACK PREPARED
- * calls it before the statement returns, so that every later statement of
- * any session finds the prepared transaction's nvm rows final.
+ * have ended, and lowers the locker counts their row locks kept raised
+ * (nvm_rowlock.c); the backend that ran COMMIT PREPARED or ROLLBACK
+ * PREPARED calls it before the statement returns, so that every later
+ * statement of any session finds the prepared transaction's nvm rows
+ * final.
  */
 void
 nvm_xact_resolve_prepared(void)
 {
 	if (nvm_mcsi != NULL && nvm_indoubt_pending())
 		(void) nvm_indoubt_resolve_all(resolve_indoubt);
+	nvm_rowlock_forget_ended_prepared();
 }
 
 /*
