@@ -385,7 +385,8 @@ run_mode(uint32_t mode, int ntx, unsigned seed)
 	o.cc_mode = mode;
 	o.max_slots = 8;
 	o.ring_words = 16;
-	o.max_tables = 32;
+	/* a table is created every 50 transactions and a clone made every 40 */
+	o.max_tables = 32 + (uint32_t) (ntx / 50 + ntx / 40);
 	if (nvm_pool_open(&o, err, sizeof(err)) != NVM_POOL_CREATED)
 	{
 		fprintf(stderr, "%s\n", err);

@@ -52,7 +52,8 @@
  * after a start scans the lock table once for row locks that prepared
  * transactions hold (their holders have no process) and raises their
  * tables' counts again.  Until that scan has finished every count reads as
- * raised, which only makes writers look in the lock table. *
+ * raised, which only makes writers look in the lock table.
+ *
  * Writers.  An update or a delete installs a new version (the core's
  * compare-and-swap on the record head); a running version of another
  * transaction is what keeps writers and later lockers away: whoever meets
@@ -131,11 +132,11 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/twophase.h"
 #include "access/xact.h"
 #include "common/hashfn.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
-#include "access/twophase.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "storage/procarray.h"
