@@ -780,6 +780,7 @@ nvm_gc_table_stats(NvmTable *t, const NvmHorizon *h, NvmTableStats *st)
 		NvmSpinLock *lock;
 		uint64_t	val;
 		uint64_t	len = 0;
+		uint64_t	chain_bytes = 0;
 		bool		below = false;
 		bool		seen_committed = false;
 
@@ -802,6 +803,7 @@ nvm_gc_table_stats(NvmTable *t, const NvmHorizon *h, NvmTableStats *st)
 			NvmTxnStatus s = nvm_version_status(v);
 
 			len++;
+			chain_bytes += bytes;
 			st->versions++;
 			st->version_bytes += bytes;
 			if (below)
@@ -821,14 +823,20 @@ nvm_gc_table_stats(NvmTable *t, const NvmHorizon *h, NvmTableStats *st)
 		nvm_spin_unlock(lock);
 		if (nvm_gc_record_is_dead(t, r, h))
 		{
-			/* the tombstone goes with the record */
 			NvmVersion *tomb = nvm_ptr(nvm_record_head(t, r));
 
 			st->dead_records++;
-			if (tomb != NULL)
+			if (tomb != NULL && nvm_version_is_tombstone(tomb))
 			{
+				/* the tombstone goes with the record (what is below it is counted) */
 				st->reclaimable_versions++;
 				st->reclaimable_bytes += version_bytes(tomb);
+			}
+			else if (tomb != NULL)
+			{
+				/* a rolled-back record goes whole */
+				st->reclaimable_versions += len;
+				st->reclaimable_bytes += chain_bytes;
 			}
 		}
 		if (len > st->longest_chain)
