@@ -767,7 +767,7 @@ nvm_rowlock_forget_ended_prepared(void)
 			xids[n++] = prepared_lockers[i].xid;
 	SpinLockRelease(&rowlock_shared->prepared_mutex);
 	for (int i = 0; i < n; i++)
-		if (xids[i] != registered_prepare && !TransactionIdIsInProgress(xids[i]))
+		if (!TransactionIdIsInProgress(xids[i]))
 			forget_prepared(xids[i], true);
 	pfree(xids);
 }
