@@ -136,19 +136,29 @@ nvm_check_indexes($node, 'u', 'after a clean restart');
 check_permanent('after a clean restart');
 is(pool_tables(), $base_tables, 'after a clean restart: the pool holds the same tables');
 
+# check_swept WHEN LOG_OFFSET: after an unclean stop, the start-up sweep
+# (logged after LOG_OFFSET) dropped the temporary table's storage and
+# emptied the unlogged table; the permanent table is intact
+sub check_swept
+{
+	my ($when, $log_offset) = @_;
+	ok( $node->log_contains(
+			qr/nvm pool: dropped the storage of 1 temporary tables, emptied 1 unlogged tables/,
+			$log_offset),
+		"$when: the start-up sweep reports the temporary and the unlogged table");
+	is(pool_tables(), $base_tables, "$when: the temporary table's storage is gone");
+	check_unlogged_empty($when);
+	check_permanent($when);
+	return;
+}
+
 # --- an immediate stop with a temporary table open -------------------------
 my ($bg, $pid) = open_temp();
 my $log_offset = -s $node->logfile;
 $node->stop('immediate');
 close_session($bg);
 $node->start;
-ok( $node->log_contains(
-		qr/nvm pool: dropped the storage of 1 temporary tables, emptied 1 unlogged tables/,
-		$log_offset),
-	'after an immediate stop: the start-up sweep reports the temporary and the unlogged table');
-is(pool_tables(), $base_tables, 'after an immediate stop: the temporary table\'s storage is gone');
-check_unlogged_empty('after an immediate stop');
-check_permanent('after an immediate stop');
+check_swept('after an immediate stop', $log_offset);
 
 # --- a clean restart again: rows written since are kept --------------------
 $u_digest = fill_unlogged();
@@ -167,13 +177,7 @@ close_session($bg);
 ok(nvm_wait_ready($node), 'the server accepts queries again after the backend crash');
 ok($node->log_contains(qr/all server processes terminated; reinitializing/, $log_offset),
 	'the postmaster reinitialised shared memory');
-ok( $node->log_contains(
-		qr/nvm pool: dropped the storage of 1 temporary tables, emptied 1 unlogged tables/,
-		$log_offset),
-	'after the backend crash: the sweep ran again');
-is(pool_tables(), $base_tables, 'after the backend crash: the temporary table\'s storage is gone');
-check_unlogged_empty('after the backend crash');
-check_permanent('after the backend crash');
+check_swept('after the backend crash', $log_offset);
 
 # --- a temporary table dropped with its session, no crash ------------------
 ($bg, $pid) = open_temp();
