@@ -8,7 +8,8 @@
 #	  COMMIT PREPARED then makes every row visible, ROLLBACK PREPARED
 #	  removes them, and sequential and index scans agree, indexes clean.
 #	  Row locks a prepared transaction holds (FOR UPDATE, a foreign-key
-#	  check's FOR KEY SHARE) still keep writers waiting after a restart.
+#	  check's FOR KEY SHARE, thousands of rows) still keep writers waiting
+#	  after a restart.
 use strict;
 use warnings;
 
@@ -129,10 +130,8 @@ foreach my $kind ('immediate', 'kill9')
 	}
 }
 
-# row locks of a prepared transaction survive restarts: PostgreSQL restores
-# them, and nvm's writers, which look for row locks only while their
-# table's locker count is raised, find them again (the first look after a
-# start scans the lock table)
+# row locks of a prepared transaction survive restarts: their lock words
+# are persisted, marked PREPARED, before the prepare record
 query(q{
 	CREATE TABLE p (id int PRIMARY KEY, v text) USING nvm;
 	CREATE TABLE c (id int PRIMARY KEY, parent int REFERENCES p) USING nvm;
@@ -166,6 +165,32 @@ foreach my $kind ('immediate', 'kill9')
 	like($err, qr/violates foreign key constraint/, "$kind: the prepared child row is committed");
 	query(q{DELETE FROM c});
 }
+
+# a prepared transaction that locked more rows than a backend remembers for
+# PREPARE (4,096): PREPARE finds the rest in the table's lock words, and a
+# word another session added itself to later keeps the prepared lock
+query(q{INSERT INTO p SELECT g, 'p' || g FROM generate_series(11, 6000) g});
+query(q{
+	BEGIN;
+	SELECT count(*) FROM (SELECT id FROM p WHERE id > 10 FOR KEY SHARE) s;
+	PREPARE TRANSACTION 'g_many_locks';
+});
+query(q{BEGIN; SELECT id FROM p WHERE id = 5998 FOR KEY SHARE; COMMIT});
+restart('kill9');
+foreach my $id (11, 5998, 5999)
+{
+	my ($rc, $out, $err) = $node->psql('postgres',
+		qq{SET lock_timeout = '200ms'; DELETE FROM p WHERE id = $id});
+	like($err, qr/lock timeout/,
+		"many locks: a delete of row $id the prepared transaction locked waits after a restart");
+}
+query(q{UPDATE p SET v = 'kept' WHERE id = 5999});
+is(query(q{SELECT v FROM p WHERE id = 5999}), 'kept',
+   'many locks: an update keeping the key goes on');
+query(q{COMMIT PREPARED 'g_many_locks'});
+query(q{DELETE FROM p WHERE id > 10});
+is(query(q{SELECT count(*) FROM p}), '10', 'many locks: after COMMIT PREPARED the deletes go on');
+
 is(nvm_log_crashes($node), '', 'no PANIC, assertion failure or unexpected signal')
   or diag(nvm_log_crashes($node));
 

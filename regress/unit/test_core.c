@@ -5,8 +5,8 @@
  *	  version chains, MCSI visibility and conflicts, subtransactions,
  *	  recovery of transactions in flight, garbage collection (pins, pruning,
  *	  retired records, reuse of numbers), cloning a table (SET TABLESPACE),
- *	  the start-up sweep of temporary and unlogged tables, and the status
- *	  rings wrapping.
+ *	  the start-up sweep of temporary and unlogged tables, row-lock words,
+ *	  and the status rings wrapping.
  *
  * Each test prints "ok" or "not ok" lines; the last line is
  * "N passed, N failed" and the exit code is non-zero on any failure.
@@ -559,6 +559,44 @@ test_drop_and_kill(void)
 	CHECK(count_rows(&t, "spec") == 0, "a killed version stays invisible after commit");
 	nvm_table_drop(&k);
 	nvm_slot_release(a.slot);
+}
+
+/*
+ * test_lock_words: a table has no row-lock words until one is asked for
+ * with create; words start at zero, keep what is written to them (also
+ * far apart, in another segment), are not copied by a clone, and their
+ * space goes back with the table.
+ */
+static void
+test_lock_words(void)
+{
+	NvmTableKey k = {1663, 5, 779, 0};
+	NvmTableKey kc = {1700, 5, 780, 0};
+	NvmTable	t;
+	NvmTable	c;
+	NvmAllocStats before,
+				after;
+	_Atomic uint64_t *w1;
+	_Atomic uint64_t *w2;
+
+	nvm_alloc_get_stats(&before);
+	nvm_table_create(&k, 0, &t);
+	CHECK(nvm_record_lock_word(&t, 1, false) == NULL, "a new table has no lock words");
+	w1 = nvm_record_lock_word(&t, 1, true);
+	w2 = nvm_record_lock_word(&t, 5000, true);
+	CHECK(w1 != NULL && w2 != NULL && w1 != w2 && atomic_load(w1) == 0 && atomic_load(w2) == 0,
+		  "lock words are created zeroed");
+	atomic_store(w1, 42);
+	atomic_store(w2, 43);
+	CHECK(nvm_record_lock_word(&t, 1, false) == w1 && atomic_load(nvm_record_lock_word(&t, 5000, false)) == 43,
+		  "a lock word keeps its value");
+	CHECK(nvm_record_lock_word(&t, 100000, false) == NULL, "a word of a segment never created is missing");
+	CHECK(nvm_table_clone(&t, &kc, 0, NULL, 1, &c) && nvm_record_lock_word(&c, 1, false) == NULL,
+		  "a clone starts without lock words");
+	nvm_table_drop(&kc);
+	nvm_table_drop(&k);
+	nvm_alloc_get_stats(&after);
+	CHECK(after.bytes_allocated == before.bytes_allocated, "dropping a table gives back its lock words");
 }
 
 /*
@@ -1310,6 +1348,7 @@ main(void)
 		test_mvcc();
 		test_recovery();
 		test_drop_and_kill();
+		test_lock_words();
 		test_clone();
 		test_indoubt();
 		test_gc();

@@ -269,6 +269,11 @@ free_contents(nvm_off desc_off)
 	}
 	nvm_segarray_free(&desc->records);
 	nvm_segarray_free(&desc->versions);
+	if (atomic_load(&desc->lock_words) != 0)
+	{
+		nvm_segarray_free(nvm_ptr(atomic_load(&desc->lock_words)));
+		nvm_free(atomic_load(&desc->lock_words));
+	}
 	desc->magic = 0;
 	nvm_flush(&desc->magic, sizeof(uint64_t));
 	nvm_free(desc_off);
@@ -539,6 +544,7 @@ nvm_table_clone(const NvmTable *src, const NvmTableKey *new_key,
 	atomic_store(&c.dst->free_records, atomic_load(&c.src->free_records));
 	atomic_store(&c.dst->free_versions, atomic_load(&c.src->free_versions));
 	atomic_store(&c.dst->number_floor_of, nvm_off_of(c.src));
+	atomic_store(&c.dst->token_mark, atomic_load(&c.src->token_mark));
 	nvm_flush(c.dst, sizeof(NvmTableDesc));
 
 	/* step 2: txn's versions still in flight are the transaction's too */
@@ -953,6 +959,38 @@ nvm_chain_newest(const NvmTable *t, uint64_t record_no)
 			return v;
 	}
 	return NULL;
+}
+
+/*
+ * nvm_record_lock_word: see store.h, which states the persist order.
+ */
+_Atomic uint64_t *
+nvm_record_lock_word(const NvmTable *t, uint64_t record_no, bool create)
+{
+	NvmTableDesc *desc = t->desc;
+	nvm_off		arr = atomic_load_explicit(&desc->lock_words, memory_order_acquire);
+
+	if (arr == 0)
+	{
+		nvm_off		fresh;
+		nvm_off		expected = 0;
+
+		if (!create)
+			return NULL;
+		fresh = nvm_alloc_zeroed(sizeof(NvmSegArray));
+		if (fresh == 0)
+			return NULL;
+		nvm_drain();
+		if (atomic_compare_exchange_strong(&desc->lock_words, &expected, fresh))
+			arr = fresh;
+		else
+		{
+			nvm_free(fresh);	/* another process installed one first */
+			arr = expected;
+		}
+		nvm_persist(&desc->lock_words, sizeof(nvm_off));
+	}
+	return nvm_segarray_slot(nvm_ptr(arr), record_no, create);
 }
 
 /* ---------------------------------------------------------------------

@@ -113,12 +113,22 @@ typedef struct NvmTableDesc
 	NvmSegArray records;
 	NvmSegArray versions;
 	_Alignas(NVM_CACHELINE) _Atomic uint64_t next_record;	/* numbers start at 1 */
+	_Atomic nvm_off lock_words; /* row-lock words (see below), 0 = none yet */
 	_Alignas(NVM_CACHELINE) _Atomic uint64_t next_version;	/* numbers start at 1 */
 	_Atomic nvm_off number_floor_of;	/* clone: the table it was cloned from, 0 = none */
 	/* free lists of numbers (see "Reuse of numbers" above): tag << 40 | first */
 	_Alignas(NVM_CACHELINE) _Atomic uint64_t free_records;
+	_Atomic uint64_t token_mark;	/* opaque to the core: the PG layer's xmin tokens */
 	_Alignas(NVM_CACHELINE) _Atomic uint64_t free_versions;
 } NvmTableDesc;
+
+/*
+ * lock_words and token_mark live in cache lines that descriptors written
+ * before they existed have zeroed (descriptors are allocated zeroed and the
+ * struct's size is unchanged), so older pools read as having neither: no
+ * format change.
+ */
+_Static_assert(sizeof(NvmTableDesc) == 960, "NvmTableDesc must keep its size");
 
 /*
  * Values of record heads and version slots.  Offsets are 8-aligned, so the
@@ -364,5 +374,24 @@ extern bool nvm_record_kill(NvmTable *t, NvmTxn *txn, uint64_t version_no);
  * aborted (running ones included), or NULL.
  */
 extern NvmVersion *nvm_chain_newest(const NvmTable *t, uint64_t record_no);
+
+/*
+ * Row-lock words.  A table gets, at the first row lock taken in it, a third
+ * persistent array: one 8-byte word per record number, zero until written.
+ * What a word means belongs to the PG layer (row locks, nvm_rowlock.c);
+ * the core creates the array and frees it with the table, and never reads
+ * a word.  Words need not be durable: the PG layer persists the few that
+ * must outlive a restart.  Creation order: the array's directory block is
+ * allocated zeroed and drained before its offset is installed (compare-
+ * and-swap) in the descriptor, flushed and drained; segments grow as in
+ * segarray.h.  A crash in between leaks the block.  A clone (SET
+ * TABLESPACE) starts without lock words.
+ *
+ * nvm_record_lock_word returns the word of record_no, creating the array
+ * and its segment if create is true (NULL if they are missing and create
+ * is false, or if the pool is full).
+ */
+extern _Atomic uint64_t *nvm_record_lock_word(const NvmTable *t, uint64_t record_no,
+											  bool create);
 
 #endif							/* NVM_STORE_H */

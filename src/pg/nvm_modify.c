@@ -32,11 +32,11 @@
  * another partition due to concurrent update") instead of skipping a row
  * that still exists.
  *
- * Row locks (SELECT FOR UPDATE/SHARE, foreign-key checks) are heavyweight
- * locks on the record; writers take them only while some transaction
- * locks rows of the table, and only for the duration of the write.  The
- * protocols of lockers (nvm_tuple_lock) and writers (nvm_write_row), and
- * why they neither miss a conflict nor add deadlocks, are in
+ * Row locks (SELECT FOR UPDATE/SHARE, foreign-key checks) are lock words
+ * in the pool, one per record, naming the lockers' xids as heap's xmax
+ * does; writers never take them, they only wait for conflicting lockers.
+ * The protocols of lockers (nvm_tuple_lock) and writers (nvm_write_row),
+ * and why they neither miss a conflict nor add deadlocks, are in
  * nvm_rowlock.c.
  *
  *-------------------------------------------------------------------------
@@ -324,12 +324,12 @@ nvm_write_row(Relation rel, NvmTable *table, NvmVersion *oldv, CommandId cid,
 		NvmTxn	   *txn;
 
 		/* W1: wait for the holders of conflicting row locks */
-		if (nvm_rowlock_lockers_present(rel) && !nvm_rowlock_free(rel, record, mode))
+		if (nvm_rowlock_conflicts(table, record, mode))
 		{
 			if (!wait)
 				break;
-			nvm_rowlock_enqueue(rel, record, mode, nvm_own_newest(table, record), &queue);
-			nvm_rowlock_wait_holders(rel, record, mode, false);
+			nvm_rowlock_enqueue(rel, table, record, mode, nvm_own_newest(table, record), &queue);
+			(void) nvm_rowlock_wait_lockers(rel, table, record, mode, LockWaitBlock);
 		}
 
 		txn = nvm_xact_begin_write(needs_pg_xid);
@@ -346,8 +346,7 @@ nvm_write_row(Relation rel, NvmTable *table, NvmVersion *oldv, CommandId cid,
 			nvm_storage_cover_version(rel, *new_no);
 
 		/* W4: a locker may have come meanwhile */
-		if (res == NVM_WRITE_OK && nvm_rowlock_lockers_present(rel) &&
-			!nvm_rowlock_free(rel, record, mode))
+		if (res == NVM_WRITE_OK && nvm_rowlock_conflicts(table, record, mode))
 		{
 			/* it holds a conflicting lock: give way, and write again later */
 			if (!nvm_record_kill(table, txn, *new_no))
@@ -369,7 +368,7 @@ nvm_write_row(Relation rel, NvmTable *table, NvmVersion *oldv, CommandId cid,
 		}
 
 		/* another transaction is writing the row: wait for it */
-		nvm_rowlock_enqueue(rel, record, mode, false, &queue);
+		nvm_rowlock_enqueue(rel, table, record, mode, false, &queue);
 		nvm_wait_for_writer(rel, nvm_version_by_no(table, conflict->newer_version_no));
 	}
 
@@ -724,14 +723,14 @@ nvm_lock_must_not_wait(Relation rel, LockWaitPolicy wait_policy)
 
 /*
  * nvm_tuple_lock locks the row whose version is tid in mode, following the
- * locker protocol of nvm_rowlock.c: the row lock is a heavyweight lock on
- * the record, held until the (sub)transaction ends; holders of conflicting
- * row locks, and another running transaction's newer version whose write
- * conflicts with mode, are waited for (LockWaitBlock, queued behind earlier
- * waiters), skipped (LockWaitSkip) or an error (LockWaitError).  With
- * TUPLE_LOCK_FLAG_FIND_LAST_VERSION it moves on to the newest committed
- * version, as READ COMMITTED's EvalPlanQual needs, and sets *tid to it.
- * The version locked is stored in slot.
+ * locker protocol of nvm_rowlock.c: the lock is a lock word of the record
+ * naming the current (sub)transaction's xid, until that ends; holders of
+ * conflicting row locks, and another running transaction's newer version
+ * whose write conflicts with mode, are waited for (LockWaitBlock, queued
+ * behind earlier waiters), skipped (LockWaitSkip) or an error
+ * (LockWaitError).  With TUPLE_LOCK_FLAG_FIND_LAST_VERSION it moves on to
+ * the newest committed version, as READ COMMITTED's EvalPlanQual needs, and
+ * sets *tid to it.  The version locked is stored in slot.
  */
 TM_Result
 nvm_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
@@ -759,25 +758,27 @@ nvm_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	tmfd->xmax = InvalidTransactionId;
 	tmfd->cmax = InvalidCommandId;
 
-	nvm_wait_before_subxact_change();
-	/* L1 */
-	nvm_rowlock_announce(rel);
 	for (;;)
 	{
+		/* L1 */
 		NvmVersion *busy = nvm_conflicting_writer(&table, v, mode);
 
 		if (busy == NULL)
 		{
 			/* L2 */
-			if (!nvm_rowlock_try_provisional(rel, record, mode))
+			NvmRowLockResult taken = nvm_rowlock_take(rel, &table, record, mode);
+
+			if (taken == NVM_ROWLOCK_BUSY)
 			{
-				if (nvm_lock_must_not_wait(rel, wait_policy))
+				if (wait_policy == LockWaitBlock)
+					nvm_rowlock_enqueue(rel, &table, record, mode,
+										nvm_own_newest(&table, record), &queue);
+				if (!nvm_rowlock_wait_lockers(rel, &table, record, mode, wait_policy))
 				{
 					res = TM_WouldBlock;
 					break;
 				}
-				nvm_rowlock_enqueue(rel, record, mode, nvm_own_newest(&table, record), &queue);
-				nvm_rowlock_wait_holders(rel, record, mode, true);
+				continue;
 			}
 
 			/* L3 */
@@ -787,14 +788,18 @@ nvm_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			if (busy == NULL)
 			{
 				/* keep the lock only if the row is locked */
-				if (res != TM_Ok)
-					nvm_rowlock_release(rel, record, mode);
-				nvm_rowlock_settle();
+				if (taken == NVM_ROWLOCK_TAKEN)
+				{
+					if (res == TM_Ok)
+						nvm_rowlock_keep();
+					else
+						nvm_rowlock_give_back();
+				}
 				break;
 			}
 			/* a conflicting writer came before the lock: give it back */
-			nvm_rowlock_release(rel, record, mode);
-			nvm_rowlock_settle();
+			if (taken == NVM_ROWLOCK_TAKEN)
+				nvm_rowlock_give_back();
 		}
 
 		/* a conflicting write of another running transaction */
@@ -807,7 +812,7 @@ nvm_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			res = TM_WouldBlock;
 			break;
 		}
-		nvm_rowlock_enqueue(rel, record, mode, false, &queue);
+		nvm_rowlock_enqueue(rel, &table, record, mode, false, &queue);
 		nvm_wait_for_writer(rel, busy);
 	}
 	nvm_rowlock_dequeue(&queue);

@@ -3,164 +3,177 @@
  * nvm_rowlock.c
  *	  Row locks on nvm tables (SELECT FOR UPDATE / FOR NO KEY UPDATE /
  *	  FOR SHARE / FOR KEY SHARE, foreign-key checks, EvalPlanQual, ON
- *	  CONFLICT DO UPDATE), and the handshake that lets writers skip them
- *	  while nobody locks rows of their table.
+ *	  CONFLICT DO UPDATE), kept in the pool as heap keeps them in the tuple.
  *
- * Heap keeps row locks in the tuple header (xmax, multixacts) and uses the
- * lock manager only to queue waiters (README.tuplock).  An nvm version never
- * changes once published, so there is no header to write a lock into.
- * Instead, a row lock is a PostgreSQL heavyweight tuple lock on the
- * *record* (the row, whatever its version): LOCKTAG_TUPLE with the record
- * number written like a TID, (n / 291, n % 291 + 1); it is not the TID of
- * a version.  Modes are heap's (tupleLockExtraInfo in heapam.c):
+ * Where the locks live.  Heap keeps a row lock in the tuple header (xmax
+ * and infomask bits, a MultiXactId for several lockers) and uses the lock
+ * manager only for waiting (README.tuplock).  An nvm version never changes
+ * once published, so the lock of a row lives next to it: every table has,
+ * from the first row lock taken in it, an array of lock words in the pool,
+ * one 8-byte word per record number (store.h, nvm_record_lock_word).  A
+ * word names the locker, as heap's xmax does:
  *
- *		FOR KEY SHARE		AccessShareLock
- *		FOR SHARE			RowShareLock
- *		FOR NO KEY UPDATE	ExclusiveLock		(an update keeping the key)
- *		FOR UPDATE			AccessExclusiveLock (a delete, a key update)
+ *	 bits  0..31	the locker's xid (the current subtransaction's, as heap
+ *					takes it), or a MultiXactId of several lockers
+ *	 bit  32		MULTI: bits 0..31 are a MultiXactId, whose members carry
+ *					heap's lock-only statuses (ForKeyShare ... ForUpdate)
+ *	 bits 33..34	the strongest LockTupleMode in the word
+ *	 bit  35		PROVISIONAL: a locker is deciding whether to keep it
+ *	 bit  36		PREPARED: a prepared transaction is among the lockers;
+ *					the word is valid across restarts
+ *	 bits 40..63	the server start (the pool's start count) that wrote it
  *
- * whose conflicts are exactly heap's row-lock matrix.  Row locks are held
- * until the end of the (sub)transaction that took them, as heap attributes
- * a row lock to the subtransaction that took it.
+ * Zero is "not locked".  A locker is one as long as its (sub)transaction
+ * runs: a word whose lockers have all ended means nothing and is cleared
+ * by whoever meets it (and by VACUUM), as heap sets HEAP_XMAX_INVALID.
+ * Modes and their conflicts are heap's (the matrix of README.tuplock).
  *
- * Nobody waits on a row lock itself: it is only ever taken without
- * waiting, so it is granted exactly when no holder's mode conflicts, as
- * heap grants a lock that does not conflict with the lockers in xmax, even
- * while a conflicting request waits.  A request that conflicts queues, as
- * on heap, on a second lock of the record (the queue lock: the offset with
- * NVM_QUEUE_LOCK_BIT set) in its mode, and at the head of the queue waits
- * for each conflicting holder's transaction to end (nvm_wait.c), all in
- * the lock manager:
- * the deadlock detector sees every wait, NOWAIT is the failed attempt and
- * SKIP LOCKED skips.  As on heap, a backend that already holds the row lock
- * in some mode does not queue when it asks for a stronger one.
+ * Why memory stays bounded.  A transaction may lock any number of rows:
+ * each costs the 8 bytes of its row's word, which the table has once
+ * whoever locks it (like heap's xmax, it is per row, not per lock).  The
+ * lock manager holds only waits: the queue lock of the row a backend
+ * waits for (one at a time, as heap's LockTuple) and the xid locks that
+ * PostgreSQL keeps anyway.  MultiXactIds are PostgreSQL's, kept in
+ * pg_multixact (a bounded cache of disk pages), exactly as heap's.  So
+ * max_locks_per_transaction does not limit row locks.  The one list a
+ * backend keeps (the words to mark at PREPARE TRANSACTION) is capped; past
+ * the cap PREPARE scans the words of the tables the transaction locked
+ * rows in.
  *
- * The cost: every locked row holds an entry of the shared lock table
- * (sized by max_locks_per_transaction * max_connections) until the
- * transaction ends, so one transaction cannot lock an unbounded number of
- * rows as it can on heap; running out raises "out of shared memory" with a
- * hint to raise max_locks_per_transaction.
+ * Why the words need no durability.  Lockers of a server that crashed or
+ * stopped are not running any more, so a word written by an earlier start
+ * means nothing: its start number says so, and readers ignore it (an xid
+ * of that start may even be handed out again, since lockers write no WAL).
+ * The exception is a prepared transaction, whose locks PostgreSQL keeps
+ * across restarts: before the prepare record is written (PRE_PREPARE),
+ * every word naming the transaction is marked PREPARED and persisted,
+ * along with the directory entries that lead to it (persist order: words
+ * and their array's segment pointers flushed -> drain -> prepare record).
+ * A PREPARED word is read whatever its start number; its xid was written
+ * to WAL by the prepare record (and a MultiXactId's members by its own
+ * record, which precedes it), so neither is handed out again.  A locker
+ * that later adds itself to such a word keeps the mark, flushes the WAL of
+ * the new MultiXactId before publishing it and persists the word.
  *
- * Prepared transactions.  PREPARE TRANSACTION hands the row locks, like
- * every other lock, to the prepared transaction, and the counts the
- * transaction raised stay raised: the shared list of prepared lockers
- * remembers which counters each prepared transaction keeps up, and the
- * backend that runs COMMIT or ROLLBACK PREPARED lowers them once the xid
- * has ended (nvm_rowlock_forget_ended_prepared).  The counts live in
- * shared memory, which a restart empties while PostgreSQL restores the
- * prepared transactions and their locks; so the first look at a count
- * after a start scans the lock table once for row locks that prepared
- * transactions hold (their holders have no process) and raises their
- * tables' counts again.  Until that scan has finished every count reads as
- * raised, which only makes writers look in the lock table.
+ * Wraparound.  Words hold 32-bit xids and MultiXactIds.  An xid that
+ * appears to be in the future, or older than every running transaction,
+ * is taken as ended; a MultiXactId outside PostgreSQL's live range
+ * likewise.  VACUUM clears every word whose lockers have ended
+ * (nvm_rowlock_vacuum), and nvm tables carry relfrozenxid and relminmxid
+ * like heap tables (set at creation, advanced by VACUUM), so PostgreSQL's
+ * anti-wraparound vacuums reach them before their values could come round
+ * again.
  *
- * Writers.  An update or a delete installs a new version (the core's
- * compare-and-swap on the record head); a running version of another
- * transaction is what keeps writers and later lockers away: whoever meets
- * it waits for that transaction to end (nvm_wait.c), as heap's xmax does.
- * Writers must also respect row locks, but should not pay a lock-manager
- * call per write when nobody locks rows.  So every table has a count of the
- * transactions that lock its rows (a shared array of counters, indexed by
- * a hash of the table's OID: tables sharing a counter only make their
- * writers check locks they could have skipped), and a writer looks at the
- * row lock only when its table's count is not zero.  It never keeps the
- * row lock: it only checks that no conflicting holder is left.
+ * The protocols.  Locker and writer meet through two different words (the
+ * lock word and the record head), so each writes its own and then reads
+ * the other's, with a full barrier in between (the "store buffer"
+ * pattern): at least one of them sees the other.
  *
- * The protocols.  A locker L asking for mode m on record r:
- *	 L1. raises its table's count (an atomic read-modify-write, a full
- *		 barrier), once per transaction and table; the count is lowered when
- *		 the transaction ends;
- *	 L2. if the chain shows a running newer version of another transaction
+ * A locker L asking for mode m on record r (nvm_tuple_lock):
+ *	 L1. if the chain shows a running newer version of another transaction
  *		 X whose write conflicts with m, waits for X (nvm_wait.c) and starts
- *		 again; then takes the row lock in mode m (waiting for conflicting
- *		 holders, or NOWAIT, or SKIP);
- *	 L3. after a full barrier reads the chain again.  If X has come
- *		 meanwhile, L gives back the acquisition made in L2 (not one it held
- *		 before), waits for X and starts again.  Otherwise L keeps the lock.
- *		 From just before L2's attempt until this decision, L's lock window
- *		 (a word in shared memory by backend id) names r.
- * A writer W writing record r in mode m:
- *	 W1. if the count is not zero and another transaction holds a
- *		 conflicting row lock, waits until none does (nvm_rowlock_free and
- *		 nvm_rowlock_wait_holders look in the lock table, without taking the
- *		 lock);
+ *		 again;
+ *	 L2. reads the lock word: if a running locker of another transaction
+ *		 holds a conflicting mode, waits for it (queued on the row as heap
+ *		 does; NOWAIT fails, SKIP LOCKED skips) and starts again; if L
+ *		 holds m or a stronger mode already, goes to L3 with nothing to
+ *		 give back; else installs a word that adds L in mode m, marked
+ *		 PROVISIONAL (compare-and-swap, a full barrier);
+ *	 L3. reads the chain again.  If X has come meanwhile, L puts the word
+ *		 back as it was, waits for X and starts again.  Otherwise it keeps
+ *		 the lock (clears PROVISIONAL) if the row is locked, and puts the
+ *		 word back if not (the row was updated or deleted: TM_Updated ...).
+ * A writer W writing record r in mode m (nvm_write_row in nvm_modify.c):
+ *	 W1. if a running locker of another transaction holds a conflicting
+ *		 mode (PROVISIONAL or not), waits until none does;
  *	 W2. publishes in its slot's decision word that it is deciding about r;
- *	 W3. installs its version (the core's compare-and-swap);
- *	 W4. after a full barrier reads the count again; if it is not zero and
- *		 a conflicting row lock is held, W kills the version it just
- *		 installed (nvm_record_kill), clears its decision word, and goes
- *		 back to W1;
+ *	 W3. installs its version (the core's compare-and-swap on the head);
+ *	 W4. after a full barrier reads the lock word again; if a conflicting
+ *		 locker is there now, kills the version it just installed
+ *		 (nvm_record_kill), clears its decision word, and goes back to W1;
  *	 W5. clears its decision word.
  *
- * Why a locker never misses a writer.  Suppose L holds its lock and W keeps
- * a running version in a conflicting mode.  If W's compare-and-swap came
- * before L's read in L3, L saw the version and waited for W (or W had
- * killed it).  Otherwise L's count raise (L1) came before W's
- * compare-and-swap, and both sides put a full barrier between their write
- * and their read (the "store buffer" pattern), so W's read of the count in
- * W4 sees it non-zero.  W then looks for L's lock in the lock table; L's
- * acquisition and W's look both hold the lock's partition lock, and L's
- * acquisition came first (else L's read in L3 would come after W's
- * compare-and-swap), so W finds it and kills its version.  So W keeps no
- * conflicting version while L holds the lock.
+ * Why a locker never misses a writer.  Suppose L keeps its lock and W
+ * keeps a running version in a conflicting mode.  If W's compare-and-swap
+ * came before L's read in L3, L saw the version and gave the word back (or
+ * W had killed it).  Otherwise L's word was in place before W's read in W4
+ * (both sides put a full barrier between their write and their read), so
+ * W saw it and killed its version.
  *
  * Why this adds no deadlock heap does not have.  The waits are: in the
- * queue, for a holder's transaction, for a writer's transaction (all in
- * the lock manager), and for another slot's decision, which is short and
- * never circular: a writer in W2..W5 waits for nothing.  Only real holders
- * are waited for: writers never take the row lock, and a locker that may
- * give its lock back in L3 says so in its lock window, which a waiter waits
- * out (it is short) instead of waiting for that locker's transaction; the
- * waiter takes a holder as real only if the holder's window word did not
- * change around a look that found it holding.  A backend about to wait for
- * a writer X gives back the row lock it took in the current call first, so
- * X, which may check the row lock later, only ever waits for locks their
- * holders took in earlier statements, as on heap, where a row lock stays
- * in the tuple.  A writer whose own running version is the row's newest
- * does not queue (it would deadlock with a waiter that waits for it;
- * heap's queue is per tuple version, so there it is a different queue).
- * And a locker that holds a conflicting lock from an earlier statement and
- * meets a running conflicting version of X: by the argument above X cannot
- * keep that version, so X is in W4; its decision word names the record,
- * and the locker waits for the decision, not for X, and then finds the
- * version killed.  The decision word is set before the compare-and-swap and
+ * queue, for a locker's transaction (its xid, XactLockTableWait), for a
+ * writer's transaction (nvm_wait.c), all in the lock manager where the
+ * deadlock detector sees them; and for a PROVISIONAL word to settle, or
+ * another slot's decision, which are short and never circular: a locker in
+ * L2..L3 and a writer in W2..W5 wait for nothing.  Only real holders are
+ * waited for through the lock manager: a PROVISIONAL locker is waited out.
+ * A locker about to wait for a writer X gives back the word it installed
+ * in the current call first, so X, which may wait for lockers later, only
+ * ever waits for locks taken in earlier statements, as on heap.  A writer
+ * whose own running version is the row's newest does not queue (it would
+ * deadlock with a waiter that waits for it; heap's queue is per tuple
+ * version, so there it is a different queue).  And a locker that holds a
+ * conflicting lock from an earlier statement and meets a running
+ * conflicting version of X: by the argument above X cannot keep that
+ * version, so X is in W4; its decision word names the record, and the
+ * locker waits for the decision, not for X, and then finds the version
+ * killed.  The decision word is set before the compare-and-swap and
  * cleared after the kill, so a reader that sees the version and then a
  * cleared word also sees the kill.
+ *
+ * Subtransactions.  A lock is taken under the current subtransaction's
+ * xid, as heap takes it: when the subtransaction rolls back its xid ends,
+ * the lock with it, and waiters (which wait on that xid) wake up; a lock
+ * of the parent taken earlier stays, also when the subtransaction had
+ * taken a stronger one (both are in the word).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
-#include "access/twophase.h"
+#include "access/multixact.h"
+#include "access/transam.h"
 #include "access/xact.h"
-#include "common/hashfn.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "storage/procarray.h"
 #include "storage/shmem.h"
-#include "storage/spin.h"
 #include "storage/lwlock.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "mcsi.h"
+#include "nvm_relation.h"
 #include "nvm_rowlock.h"
 #include "nvm_visibility.h"
 #include "nvm_wait.h"
+#include "persist.h"
+#include "pool.h"
 
-/* The queue lock of a record is its row lock with this bit in the offset. */
+/* Bits of a lock word (see the file header). */
+#define LW_XID_MASK			UINT64CONST(0xffffffff)
+#define LW_MULTI			(UINT64CONST(1) << 32)
+#define LW_MODE_SHIFT		33
+#define LW_MODE_MASK		(UINT64CONST(3) << LW_MODE_SHIFT)
+#define LW_PROVISIONAL		(UINT64CONST(1) << 35)
+#define LW_PREPARED			(UINT64CONST(1) << 36)
+#define LW_GEN_SHIFT		40
+#define LW_GEN_MASK			UINT64CONST(0xffffff)
+
+#define LW_XID(w)			((uint32) ((w) & LW_XID_MASK))
+#define LW_MODE(w)			((LockTupleMode) (((w) & LW_MODE_MASK) >> LW_MODE_SHIFT))
+#define LW_GEN(w)			((uint32) ((w) >> LW_GEN_SHIFT))
+
+/* The queue lock of a record is a tuple lock with this bit in the offset. */
 #define NVM_QUEUE_LOCK_BIT		0x8000
 
-/* Locker counters: a power of two, each on its own cache line. */
-#define NVM_LOCKER_COUNTERS		1024
-
-typedef union NvmLockerCount
-{
-	pg_atomic_uint32 n;
-	char		pad[PG_CACHE_LINE_SIZE];
-} NvmLockerCount;
+/* How many locked words a backend remembers for PREPARE TRANSACTION. */
+#define NVM_REMEMBERED_LOCKS	4096
 
 typedef union NvmDecisionWord
 {
@@ -168,41 +181,12 @@ typedef union NvmDecisionWord
 	char		pad[PG_CACHE_LINE_SIZE];
 } NvmDecisionWord;
 
-/* States of the scan for the row locks of recovered prepared transactions. */
-#define PREPARED_SCAN_NEEDED	0
-#define PREPARED_SCAN_RUNNING	1
-#define PREPARED_SCAN_DONE		2
-
 typedef struct NvmRowlockShared
 {
-	NvmLockerCount lockers[NVM_LOCKER_COUNTERS];
 	NvmDecisionWord deciding[NVM_MAX_SLOTS];	/* by clock slot */
-	pg_atomic_uint32 prepared_scan; /* PREPARED_SCAN_* */
-	slock_t		prepared_mutex; /* protects the prepared lockers */
 } NvmRowlockShared;
 
-/* A prepared transaction that keeps locker counts raised. */
-typedef struct NvmPreparedLocker
-{
-	TransactionId xid;			/* InvalidTransactionId: a free entry */
-	uint64		counters[NVM_LOCKER_COUNTERS / 64]; /* the counts it keeps raised */
-} NvmPreparedLocker;
-
 static NvmRowlockShared *rowlock_shared = NULL;
-static NvmPreparedLocker *prepared_lockers = NULL;	/* max_prepared_xacts of them */
-
-/* The xid this backend's PREPARE TRANSACTION registered, until it is done. */
-static TransactionId registered_prepare = InvalidTransactionId;
-
-/*
- * Lock windows, by backend id: (generation << 40) | record tag while the
- * backend holds a row lock it may still give back (between steps L2 and
- * L3), (generation << 40) otherwise.  Every change makes a new value.
- */
-#define WINDOW_TAG_MASK		((UINT64CONST(1) << 40) - 1)
-static pg_atomic_uint64 *lock_windows = NULL;
-static uint64 window_gen = 0;
-static bool window_open = false;
 
 /* heap's LockTupleMode -> LOCKMODE mapping (tupleLockExtraInfo, heapam.c) */
 static const LOCKMODE nvm_tuplock_hw[LockTupleExclusive + 1] = {
@@ -212,35 +196,89 @@ static const LOCKMODE nvm_tuplock_hw[LockTupleExclusive + 1] = {
 	[LockTupleExclusive] = AccessExclusiveLock
 };
 
-/* The counters this backend's transaction raised. */
-static uint64 raised_bits[NVM_LOCKER_COUNTERS / 64];
-static int	raised[NVM_LOCKER_COUNTERS];
-static int	nraised = 0;
-static bool callback_registered = false;
+/* ... and -> heap's lock-only MultiXact status */
+static const MultiXactStatus nvm_tuplock_status[LockTupleExclusive + 1] = {
+	[LockTupleKeyShare] = MultiXactStatusForKeyShare,
+	[LockTupleShare] = MultiXactStatusForShare,
+	[LockTupleNoKeyExclusive] = MultiXactStatusForNoKeyUpdate,
+	[LockTupleExclusive] = MultiXactStatusForUpdate
+};
+
+/*
+ * The lockers a word names, as read now: their xids and modes, whether
+ * each is this transaction's, and whether it still runs.
+ */
+typedef struct NvmLockers
+{
+	int			n;
+	MultiXactMember *members;	/* n of them */
+	bool	   *own;
+	bool	   *running;
+	bool		valid;			/* the word means something at all */
+	bool		provisional;	/* a locker of this start is deciding */
+	MultiXactMember one;		/* storage for a single locker */
+	bool		one_own;
+	bool		one_running;
+} NvmLockers;
+
+/*
+ * The word this backend has made PROVISIONAL, if any (nvm_rowlock_take),
+ * with its value before and the value installed.
+ */
+static _Atomic uint64_t *pending_word = NULL;
+static uint64 pending_prev = 0;
+static uint64 pending_set = 0;
+
+/* Words this transaction installed, for PREPARE TRANSACTION. */
+typedef struct NvmLockedRow
+{
+	NvmTableDesc *desc;
+	uint64		record_no;
+} NvmLockedRow;
+
+static NvmLockedRow *locked_rows = NULL;	/* NVM_REMEMBERED_LOCKS of them */
+static int	nlocked_rows = 0;
+static bool locked_rows_overflow = false;
+static NvmTableDesc **locked_tables = NULL;
+static int	nlocked_tables = 0;
+static int	max_locked_tables = 0;
+static bool callbacks_registered = false;
 
 /* The decision word this backend set, -1 if none. */
 static int	deciding_slot = -1;
 
 static void nvm_rowlock_xact_callback(XactEvent event, void *arg);
-static bool scan_recovered_prepared(void);
+static void nvm_rowlock_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+										 SubTransactionId parentSubid, void *arg);
 
 /*
- * nvm_rowlock_shmem_size says how much shared memory the counters and the
- * decision words take.
+ * register_callbacks registers the transaction callbacks that clean up
+ * after an error (once per backend).
+ */
+static void
+register_callbacks(void)
+{
+	if (callbacks_registered)
+		return;
+	RegisterXactCallback(nvm_rowlock_xact_callback, NULL);
+	RegisterSubXactCallback(nvm_rowlock_subxact_callback, NULL);
+	locked_rows = MemoryContextAlloc(TopMemoryContext,
+									 NVM_REMEMBERED_LOCKS * sizeof(NvmLockedRow));
+	callbacks_registered = true;
+}
+
+/*
+ * nvm_rowlock_shmem_size says how much shared memory the decision words and
+ * the wait tokens (nvm_wait.c) take.
  */
 Size
 nvm_rowlock_shmem_size(void)
 {
-	Size		size = sizeof(NvmRowlockShared);
-
-	size = add_size(size, mul_size(MaxBackends + 1, sizeof(pg_atomic_uint64)));
-	size = add_size(size, mul_size(Max(max_prepared_xacts, 1), sizeof(NvmPreparedLocker)));
-	return add_size(size, nvm_wait_shmem_size());
+	return add_size(MAXALIGN(sizeof(NvmRowlockShared)), nvm_wait_shmem_size());
 }
 
 /*
- * nvm_rowlock_shmem_startup finds or creates the shared state; counters
- * start at zero (also after a crash-restart: no transaction survives one).
+ * nvm_rowlock_shmem_startup finds or creates the shared state.
  */
 void
 nvm_rowlock_shmem_startup(void)
@@ -251,24 +289,10 @@ nvm_rowlock_shmem_startup(void)
 	rowlock_shared = ShmemInitStruct("nvmam row locks", nvm_rowlock_shmem_size(), &found);
 	if (!found)
 	{
-		for (int i = 0; i < NVM_LOCKER_COUNTERS; i++)
-			pg_atomic_init_u32(&rowlock_shared->lockers[i].n, 0);
 		for (int i = 0; i < NVM_MAX_SLOTS; i++)
 			pg_atomic_init_u64(&rowlock_shared->deciding[i].tag, 0);
-		/* without prepared transactions there is nothing to scan for */
-		pg_atomic_init_u32(&rowlock_shared->prepared_scan,
-						   max_prepared_xacts > 0 ? PREPARED_SCAN_NEEDED : PREPARED_SCAN_DONE);
-		SpinLockInit(&rowlock_shared->prepared_mutex);
 	}
-	lock_windows = (pg_atomic_uint64 *) (rowlock_shared + 1);
-	prepared_lockers = (NvmPreparedLocker *) (lock_windows + MaxBackends + 1);
-	if (!found)
-	{
-		for (int i = 0; i <= MaxBackends; i++)
-			pg_atomic_init_u64(&lock_windows[i], 0);
-		memset(prepared_lockers, 0, Max(max_prepared_xacts, 1) * sizeof(NvmPreparedLocker));
-	}
-	nvm_wait_shmem_init((char *) (prepared_lockers + Max(max_prepared_xacts, 1)), found);
+	nvm_wait_shmem_init((char *) rowlock_shared + MAXALIGN(sizeof(NvmRowlockShared)), found);
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -305,212 +329,193 @@ nvm_rowlock_writer_mode(NvmVersion *v)
 	return LockTupleNoKeyExclusive;
 }
 
+static LockTupleMode
+status_mode(MultiXactStatus status)
+{
+	switch (status)
+	{
+		case MultiXactStatusForKeyShare:
+			return LockTupleKeyShare;
+		case MultiXactStatusForShare:
+			return LockTupleShare;
+		case MultiXactStatusForNoKeyUpdate:
+		case MultiXactStatusNoKeyUpdate:
+			return LockTupleNoKeyExclusive;
+		default:
+			return LockTupleExclusive;
+	}
+}
+
 /* ---------------------------------------------------------------------
- * Record locks
+ * Reading lock words
  * ---------------------------------------------------------------------
  */
 
-static inline void
-record_locktag(LOCKTAG *tag, Relation rel, uint64 record_no)
+/* current_gen returns this start's number as lock words carry it. */
+static inline uint64
+current_gen(void)
 {
-	SET_LOCKTAG_TUPLE(*tag,
-					  rel->rd_lockInfo.lockRelId.dbId,
-					  rel->rd_lockInfo.lockRelId.relId,
-					  (BlockNumber) (record_no / NVM_TUPLES_PER_BLOCK),
-					  (OffsetNumber) (record_no % NVM_TUPLES_PER_BLOCK + 1));
+	static uint64 gen = UINT64_MAX;
+
+	if (gen == UINT64_MAX)
+		gen = nvm_pool_root()->start_count & LW_GEN_MASK;
+	return gen;
 }
 
 /*
- * report_lock_table_full raises the error for a full lock table, saying
- * why an nvm table needs it.
- */
-static void
-report_lock_table_full(Relation rel)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_OUT_OF_MEMORY),
-			 errmsg("out of shared memory"),
-			 errdetail("Every row of an nvm table that a transaction locks (SELECT FOR UPDATE or FOR SHARE, foreign-key checks) holds an entry of the shared lock table until the transaction ends."),
-			 errhint("You might need to increase max_locks_per_transaction, or lock fewer rows of nvm table \"%s\" in one transaction.",
-					 RelationGetRelationName(rel))));
-}
-
-/*
- * rowlock_error_context says, for an error while taking a row lock (the
- * lock table full, most likely), what the lock was for.
- */
-static void
-rowlock_error_context(void *arg)
-{
-	errcontext("locking a row of nvm table \"%s\" (every row an nvm transaction locks holds a lock-table entry until the transaction ends)",
-			   RelationGetRelationName((Relation) arg));
-}
-
-/*
- * try_lock takes one acquisition of lock tag in lockmode if it is free,
- * without waiting.  Nobody ever waits on a row lock itself (see
- * wait_for_holders), so this fails only if a holder's mode conflicts, as
- * heap's check against the lockers in a tuple's xmax.
+ * locker_running says whether xid, named by a lock word, belongs to a
+ * transaction that still runs (this one's own xids included).  An xid
+ * that appears to lie in the future is a stale one that came round
+ * (PostgreSQL's TransactionIdIsInProgress would call it running).
  */
 static bool
-try_lock(Relation rel, const LOCKTAG *tag, LOCKMODE lockmode)
+locker_running(TransactionId xid, bool *own)
 {
-	ErrorContextCallback errcallback;
-	bool		ok;
-
-	errcallback.callback = rowlock_error_context;
-	errcallback.arg = (void *) rel;
-	errcallback.previous = error_context_stack;
-	error_context_stack = &errcallback;
-	ok = LockAcquireExtended(tag, lockmode, false, true, true, NULL) !=
-		LOCKACQUIRE_NOT_AVAIL;
-	error_context_stack = errcallback.previous;
-	return ok;
-}
-
-/*
- * holds_row_lock says whether this transaction holds the row lock tag in
- * any mode.
- */
-static bool
-holds_row_lock(const LOCKTAG *tag)
-{
-	for (int m = LockTupleKeyShare; m <= LockTupleExclusive; m++)
+	*own = false;
+	if (!TransactionIdIsNormal(xid))
+		return false;
+	if (TransactionIdIsCurrentTransactionId(xid))
 	{
-		if (LockHeldByMe(tag, nvm_tuplock_hw[m]))
+		*own = true;
+		return true;
+	}
+	if (TransactionIdPrecedes(xid, RecentXmin))
+		return false;
+	if (!TransactionIdPrecedes(xid, ReadNextTransactionId()))
+		return false;
+	return TransactionIdIsInProgress(xid);
+}
+
+/*
+ * multi_members returns the members of lock-only MultiXactId multi (in
+ * *members, palloc'd), or -1 if it is outside PostgreSQL's live range (a
+ * stale one) or too old to have running members.
+ */
+static int
+multi_members(MultiXactId multi, MultiXactMember **members)
+{
+	MultiXactId oldest;
+	MultiXactId next;
+
+	ReadMultiXactIdRange(&oldest, &next);
+	if (!MultiXactIdIsValid(multi) || MultiXactIdPrecedes(multi, oldest) ||
+		!MultiXactIdPrecedes(multi, next))
+		return -1;
+	return GetMultiXactIdMembers(multi, members, false, true);
+}
+
+/*
+ * read_lockers decodes word into l: every locker it names with its mode,
+ * whether it is this transaction's and whether it still runs.  A word of
+ * an earlier start means nothing unless PREPARED (and then nobody of that
+ * start is still deciding about it).  Free with free_lockers.
+ */
+static void
+read_lockers(uint64 word, NvmLockers *l)
+{
+	memset(l, 0, sizeof(*l));
+	if (word == 0)
+		return;
+	if (LW_GEN(word) != current_gen() && !(word & LW_PREPARED))
+		return;
+	l->valid = true;
+	l->provisional = (word & LW_PROVISIONAL) != 0 && LW_GEN(word) == current_gen();
+	if (!(word & LW_MULTI))
+	{
+		l->n = 1;
+		l->one.xid = LW_XID(word);
+		l->one.status = nvm_tuplock_status[LW_MODE(word)];
+		l->members = &l->one;
+		l->own = &l->one_own;
+		l->running = &l->one_running;
+	}
+	else
+	{
+		l->n = multi_members(LW_XID(word), &l->members);
+		if (l->n <= 0)
+		{
+			l->n = 0;
+			return;
+		}
+		l->own = palloc(l->n * sizeof(bool));
+		l->running = palloc(l->n * sizeof(bool));
+	}
+	for (int i = 0; i < l->n; i++)
+		l->running[i] = locker_running(l->members[i].xid, &l->own[i]);
+}
+
+static void
+free_lockers(NvmLockers *l)
+{
+	if (l->members != NULL && l->members != &l->one)
+	{
+		pfree(l->members);
+		pfree(l->own);
+		pfree(l->running);
+	}
+}
+
+/* any_running says whether some locker of l still runs. */
+static bool
+any_running(const NvmLockers *l)
+{
+	for (int i = 0; i < l->n; i++)
+	{
+		if (l->running[i])
 			return true;
 	}
 	return false;
 }
 
 /*
- * nvm_rowlock_try takes one acquisition of the row lock on record_no in
- * mode if no other transaction holds it in a conflicting mode, without
- * waiting.  nvm_rowlock_release takes one back, leaving acquisitions made
- * before.
+ * conflicting_other returns the index in l of a running locker of another
+ * transaction whose mode conflicts with mode, or -1.
  */
-bool
-nvm_rowlock_try(Relation rel, uint64 record_no, LockTupleMode mode)
+static int
+conflicting_other(const NvmLockers *l, LockTupleMode mode)
 {
-	LOCKTAG		tag;
-
-	record_locktag(&tag, rel, record_no);
-	return try_lock(rel, &tag, nvm_tuplock_hw[mode]);
-}
-
-void
-nvm_rowlock_release(Relation rel, uint64 record_no, LockTupleMode mode)
-{
-	LOCKTAG		tag;
-
-	record_locktag(&tag, rel, record_no);
-	LockRelease(&tag, nvm_tuplock_hw[mode], false);
+	for (int i = 0; i < l->n; i++)
+	{
+		if (l->running[i] && !l->own[i] &&
+			nvm_rowlock_modes_conflict(mode, status_mode(l->members[i].status)))
+			return i;
+	}
+	return -1;
 }
 
 /*
- * nvm_rowlock_free says whether no other transaction holds a row lock on
- * record_no that conflicts with mode (steps W1 and W4).  It looks without
- * taking the lock: a momentary holder could be mistaken by a waiter for a
- * real one, and waited for until its transaction ends.
+ * own_mode returns the strongest mode this transaction holds in l, or -1.
  */
-bool
-nvm_rowlock_free(Relation rel, uint64 record_no, LockTupleMode mode)
+static int
+own_mode(const NvmLockers *l)
 {
-	LOCKTAG		tag;
-	VirtualTransactionId *holders;
-	bool		free;
+	int			best = -1;
 
-	record_locktag(&tag, rel, record_no);
-	holders = GetLockConflicts(&tag, nvm_tuplock_hw[mode], NULL);
-	free = !VirtualTransactionIdIsValid(holders[0]);
-	pfree(holders);
-	return free;
+	for (int i = 0; i < l->n; i++)
+	{
+		if (l->own[i] && (int) status_mode(l->members[i].status) > best)
+			best = (int) status_mode(l->members[i].status);
+	}
+	return best;
 }
 
 /*
- * nvm_rowlock_enqueue queues the caller, which is about to wait on the
- * row record_no for an operation in mode, behind the earlier waiters, by
- * taking the record's queue lock in mode (heap's LockTuple before
- * XactLockTableWait, README.tuplock), unless it is queued already.  A
- * backend that holds the row lock in some mode, or whose own running
- * version is the row's newest (own_newest), does not queue: a waiter ahead
- * may be waiting for it.  The caller keeps its place until
- * nvm_rowlock_dequeue (the queue lock is also released if the
- * subtransaction fails).
+ * clear_if_ended clears word (compare-and-swap from old) if none of its
+ * lockers runs any more and nobody is deciding about it: nothing to keep.
  */
-void
-nvm_rowlock_enqueue(Relation rel, uint64 record_no, LockTupleMode mode,
-					bool own_newest, NvmRowQueue *q)
-{
-	LOCKTAG		tag;
-
-	if (q->queued || own_newest)
-		return;
-	record_locktag(&tag, rel, record_no);
-	if (holds_row_lock(&tag))
-		return;
-	q->tag = tag;
-	q->tag.locktag_field4 |= NVM_QUEUE_LOCK_BIT;
-	q->lockmode = nvm_tuplock_hw[mode];
-	if (LockAcquireExtended(&q->tag, q->lockmode, false, false, false, NULL) ==
-		LOCKACQUIRE_NOT_AVAIL)
-		report_lock_table_full(rel);
-	q->queued = true;
-}
-
-void
-nvm_rowlock_dequeue(NvmRowQueue *q)
-{
-	if (!q->queued)
-		return;
-	LockRelease(&q->tag, q->lockmode, false);
-	q->queued = false;
-}
-
-/*
- * window_tag names record_no of rel in a lock window.
- */
-static inline uint64
-window_tag(Relation rel, uint64 record_no)
-{
-	uint64		relid = rel->rd_lockInfo.lockRelId.relId;
-	uint64		tag = ((relid << 24) ^ record_no) & WINDOW_TAG_MASK;
-
-	return tag == 0 ? 1 : tag;
-}
-
 static void
-window_set(uint64 tag)
+clear_if_ended(pg_atomic_uint64 *word, uint64 old, const NvmLockers *l)
 {
-	window_gen++;
-	window_open = (tag != 0);
-	pg_write_barrier();
-	pg_atomic_write_u64(&lock_windows[MyBackendId], (window_gen << 40) | tag);
-	pg_memory_barrier();
+	if (old != 0 && !l->provisional && !any_running(l))
+		(void) pg_atomic_compare_exchange_u64(word, &old, 0);
 }
 
-/*
- * nvm_rowlock_try_provisional is nvm_rowlock_try for a locker that may
- * still give the lock back (L2): it opens its lock window first, and
- * closes it again if the lock is not free.  After success the caller
- * decides, and calls nvm_rowlock_settle once it has kept or given back
- * the lock.
- */
-bool
-nvm_rowlock_try_provisional(Relation rel, uint64 record_no, LockTupleMode mode)
+/* as_pg gives the PostgreSQL view of a word in the pool. */
+static inline pg_atomic_uint64 *
+as_pg(_Atomic uint64_t *word)
 {
-	window_set(window_tag(rel, record_no));
-	if (nvm_rowlock_try(rel, record_no, mode))
-		return true;
-	nvm_rowlock_settle();
-	return false;
-}
-
-void
-nvm_rowlock_settle(void)
-{
-	if (window_open)
-		window_set(0);
+	StaticAssertStmt(sizeof(pg_atomic_uint64) == sizeof(uint64), "lock words are 8 bytes");
+	return (pg_atomic_uint64 *) word;
 }
 
 /*
@@ -526,300 +531,359 @@ backoff(int *spins)
 		pg_usleep(Min(10L << Min((*spins - 100) / 10, 7), 1000L));
 }
 
-/*
- * stable_holder returns a transaction that holds a row lock tag conflicting
- * with lockmode for good, to be waited for; sets *none if nobody holds one.
- * A holder whose lock window names the record may give its lock back in a
- * moment (step L3): that is waited out, since waiting for its transaction
- * could deadlock with it.  A holder is taken as stable only if its window
- * word did not change from before to after a look that found it holding.
- */
-static bool
-stable_holder(const LOCKTAG *tag, LOCKMODE lockmode, uint64 wtag,
-			  VirtualTransactionId *holder, bool *none)
-{
-	VirtualTransactionId *holders = GetLockConflicts(tag, lockmode, NULL);
-	VirtualTransactionId hv = holders[0];
-	uint64		w1;
-	uint64		w2;
-	bool		still = false;
-
-	pfree(holders);
-	*none = !VirtualTransactionIdIsValid(hv);
-	if (*none)
-		return false;
-	if (hv.backendId < 1 || hv.backendId > MaxBackends)
-	{
-		*holder = hv;			/* a prepared transaction */
-		return true;
-	}
-
-	w1 = pg_atomic_read_u64(&lock_windows[hv.backendId]);
-	if ((w1 & WINDOW_TAG_MASK) == wtag)
-		return false;
-	pg_memory_barrier();
-	holders = GetLockConflicts(tag, lockmode, NULL);
-	for (int i = 0; VirtualTransactionIdIsValid(holders[i]); i++)
-	{
-		if (VirtualTransactionIdEquals(holders[i], hv))
-			still = true;
-	}
-	pfree(holders);
-	pg_memory_barrier();
-	w2 = pg_atomic_read_u64(&lock_windows[hv.backendId]);
-	if (!still || w1 != w2)
-		return false;
-	*holder = hv;
-	return true;
-}
-
-/*
- * nvm_rowlock_wait_holders waits until no other transaction holds a row
- * lock on record_no that conflicts with mode, by waiting for each such
- * holder's transaction to end (nvm_wait_for_vxid), and then, if keep,
- * takes the row lock provisionally as nvm_rowlock_try_provisional does (a
- * writer only waits: it never holds the row lock, not even for a moment,
- * see nvm_rowlock_free).  The caller has queued first.
- *
- * Waiting for the holder's transaction rather than for its lock keeps the
- * row lock itself free of waiters, so that a request compatible with every
- * holder is granted at once, as on heap, even while a conflicting one
- * waits.  A holder that took its lock in a subtransaction that rolls back
- * wakes its waiters through its wait token (nvm_wait.c).
- */
-void
-nvm_rowlock_wait_holders(Relation rel, uint64 record_no, LockTupleMode mode,
-						 bool keep)
-{
-	LOCKMODE	lockmode = nvm_tuplock_hw[mode];
-	uint64		wtag = window_tag(rel, record_no);
-	LOCKTAG		tag;
-	int			spins = 0;
-
-	record_locktag(&tag, rel, record_no);
-	for (;;)
-	{
-		VirtualTransactionId holder;
-		bool		none;
-
-		if (keep && nvm_rowlock_try_provisional(rel, record_no, mode))
-			break;
-		if (stable_holder(&tag, lockmode, wtag, &holder, &none))
-		{
-			nvm_wait_for_vxid(holder);
-			spins = 0;
-		}
-		else if (none)
-		{
-			if (!keep)
-				break;
-		}
-		else
-			backoff(&spins);
-	}
-}
-
 /* ---------------------------------------------------------------------
- * Locker counts
+ * Waiting for lockers
  * ---------------------------------------------------------------------
  */
 
-/* counter_of returns the locker counter of the table relid of database dbid. */
-static inline int
-counter_of(Oid relid, Oid dbid)
-{
-	uint32		h = hash_combine(murmurhash32(relid), murmurhash32(dbid));
-
-	return (int) (h & (NVM_LOCKER_COUNTERS - 1));
-}
-
-static inline int
-locker_counter(Relation rel)
-{
-	return counter_of(rel->rd_lockInfo.lockRelId.relId, rel->rd_lockInfo.lockRelId.dbId);
-}
-
 /*
- * nvm_rowlock_announce counts the current transaction among the lockers of
- * rel's rows until it ends (step L1), and issues a full memory barrier.
- */
-void
-nvm_rowlock_announce(Relation rel)
-{
-	int			c = locker_counter(rel);
-
-	if (raised_bits[c / 64] & (UINT64CONST(1) << (c % 64)))
-	{
-		pg_memory_barrier();
-		return;
-	}
-	if (!callback_registered)
-	{
-		RegisterXactCallback(nvm_rowlock_xact_callback, NULL);
-		callback_registered = true;
-	}
-	raised_bits[c / 64] |= UINT64CONST(1) << (c % 64);
-	raised[nraised++] = c;
-	pg_atomic_fetch_add_u32(&rowlock_shared->lockers[c].n, 1);
-}
-
-/*
- * nvm_rowlock_lockers_present says whether some transaction may hold row
- * locks on rel (after a full memory barrier).
+ * nvm_rowlock_conflicts says whether another transaction's running locker
+ * of record_no holds a mode conflicting with mode, or is deciding about a
+ * word that does (writers, step W4).  The word's strongest mode answers
+ * most questions without reading a MultiXactId's members.
  */
 bool
-nvm_rowlock_lockers_present(Relation rel)
+nvm_rowlock_conflicts(const NvmTable *table, uint64 record_no, LockTupleMode mode)
 {
+	_Atomic uint64_t *w = nvm_record_lock_word(table, record_no, false);
+	uint64		word;
+	NvmLockers	l;
+	bool		result;
+
+	if (w == NULL)
+		return false;
 	pg_memory_barrier();
-	if (unlikely(pg_atomic_read_u32(&rowlock_shared->prepared_scan) != PREPARED_SCAN_DONE) &&
-		!scan_recovered_prepared())
+	word = pg_atomic_read_u64(as_pg(w));
+	if (word == 0 || !nvm_rowlock_modes_conflict(mode, LW_MODE(word)))
+		return false;
+	read_lockers(word, &l);
+	result = conflicting_other(&l, mode) >= 0;
+	clear_if_ended(as_pg(w), word, &l);
+	free_lockers(&l);
+	return result;
+}
+
+/*
+ * nvm_rowlock_wait_lockers waits until no running locker of another
+ * transaction holds a mode of record_no's lock conflicting with mode:
+ * for each one, until its xid ends (XactLockTableWait, in the lock
+ * manager), and for a PROVISIONAL word, until it settles (a short wait).
+ * With LockWaitError it raises heap's error instead of waiting for a
+ * locker, with LockWaitSkip it returns false.  The caller has queued on
+ * the row (nvm_rowlock_enqueue) if it waits.
+ */
+bool
+nvm_rowlock_wait_lockers(Relation rel, const NvmTable *table, uint64 record_no,
+						 LockTupleMode mode, LockWaitPolicy policy)
+{
+	_Atomic uint64_t *w = nvm_record_lock_word(table, record_no, false);
+	int			spins = 0;
+
+	if (w == NULL)
 		return true;
-	return pg_atomic_read_u32(&rowlock_shared->lockers[locker_counter(rel)].n) != 0;
+	for (;;)
+	{
+		uint64		word;
+		NvmLockers	l;
+		int			i;
+		TransactionId xid;
+
+		pg_memory_barrier();
+		word = pg_atomic_read_u64(as_pg(w));
+		read_lockers(word, &l);
+		i = conflicting_other(&l, mode);
+		if (i < 0)
+		{
+			clear_if_ended(as_pg(w), word, &l);
+			free_lockers(&l);
+			return true;
+		}
+		xid = l.members[i].xid;
+		if (l.provisional)
+		{
+			free_lockers(&l);
+			backoff(&spins);
+			continue;
+		}
+		free_lockers(&l);
+		spins = 0;
+		if (policy == LockWaitError)
+		{
+			if (!ConditionalXactLockTableWait(xid))
+				ereport(ERROR,
+						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+						 errmsg("could not obtain lock on row in relation \"%s\"",
+								RelationGetRelationName(rel))));
+		}
+		else if (policy == LockWaitSkip)
+		{
+			if (!ConditionalXactLockTableWait(xid))
+				return false;
+		}
+		else
+			XactLockTableWait(xid, rel, NULL, XLTW_Lock);
+	}
 }
 
 /* ---------------------------------------------------------------------
- * Prepared transactions
+ * Taking locks
  * ---------------------------------------------------------------------
  */
 
 /*
- * register_prepared enters xid in the list of prepared lockers, with the
- * counters in bits added to those of its entry; with raise, it also raises
- * each count it adds (under the list's lock, so that forget_prepared never
- * lowers a count before it is raised).  False if the list is full.
- */
-static bool
-register_prepared(TransactionId xid, const uint64 *bits, bool raise)
-{
-	int			free_entry = -1;
-	int			entry = -1;
-
-	SpinLockAcquire(&rowlock_shared->prepared_mutex);
-	for (int i = 0; i < max_prepared_xacts && entry < 0; i++)
-	{
-		if (prepared_lockers[i].xid == xid)
-			entry = i;
-		else if (free_entry < 0 && !TransactionIdIsValid(prepared_lockers[i].xid))
-			free_entry = i;
-	}
-	if (entry < 0)
-		entry = free_entry;
-	if (entry >= 0)
-	{
-		NvmPreparedLocker *e = &prepared_lockers[entry];
-
-		e->xid = xid;
-		for (int c = 0; c < NVM_LOCKER_COUNTERS; c++)
-		{
-			uint64		bit = UINT64CONST(1) << (c % 64);
-
-			if (!(bits[c / 64] & bit) || (e->counters[c / 64] & bit))
-				continue;
-			e->counters[c / 64] |= bit;
-			if (raise)
-				pg_atomic_fetch_add_u32(&rowlock_shared->lockers[c].n, 1);
-		}
-	}
-	SpinLockRelease(&rowlock_shared->prepared_mutex);
-	return entry >= 0;
-}
-
-/*
- * forget_prepared removes xid's entry; with lower, it also lowers the
- * counts the entry keeps raised.
+ * remember_locked notes that this transaction installed a word for
+ * record_no of table, for PREPARE TRANSACTION: the row (up to
+ * NVM_REMEMBERED_LOCKS of them) and its table (always).
  */
 static void
-forget_prepared(TransactionId xid, bool lower)
+remember_locked(const NvmTable *table, uint64 record_no)
 {
-	SpinLockAcquire(&rowlock_shared->prepared_mutex);
-	for (int i = 0; i < max_prepared_xacts; i++)
-	{
-		NvmPreparedLocker *e = &prepared_lockers[i];
+	int			i;
 
-		if (e->xid != xid)
-			continue;
-		for (int c = 0; lower && c < NVM_LOCKER_COUNTERS; c++)
-			if (e->counters[c / 64] & (UINT64CONST(1) << (c % 64)))
-				pg_atomic_fetch_sub_u32(&rowlock_shared->lockers[c].n, 1);
-		memset(e, 0, sizeof(*e));
-		break;
+	register_callbacks();
+	if (nlocked_rows < NVM_REMEMBERED_LOCKS)
+	{
+		locked_rows[nlocked_rows].desc = table->desc;
+		locked_rows[nlocked_rows].record_no = record_no;
+		nlocked_rows++;
 	}
-	SpinLockRelease(&rowlock_shared->prepared_mutex);
+	else
+		locked_rows_overflow = true;
+	for (i = 0; i < nlocked_tables; i++)
+	{
+		if (locked_tables[i] == table->desc)
+			return;
+	}
+	if (nlocked_tables == max_locked_tables)
+	{
+		max_locked_tables = Max(8, max_locked_tables * 2);
+		if (locked_tables == NULL)
+			locked_tables = MemoryContextAlloc(TopMemoryContext,
+											   max_locked_tables * sizeof(NvmTableDesc *));
+		else
+			locked_tables = repalloc(locked_tables,
+									 max_locked_tables * sizeof(NvmTableDesc *));
+	}
+	locked_tables[nlocked_tables++] = table->desc;
 }
 
 /*
- * nvm_rowlock_forget_ended_prepared lowers the counts of the prepared
- * transactions whose xids have ended (COMMIT or ROLLBACK PREPARED released
- * their row locks).
+ * compose_word makes the word that adds xid in mode to the lockers l of
+ * old: the lockers that still run are kept (an entry of xid itself in a
+ * weaker mode is replaced), and if more than one is left they become a
+ * new MultiXactId.  *prepared says whether the word must stay PREPARED
+ * (it keeps a locker of a PREPARED word).
+ */
+static uint64
+compose_word(uint64 old, const NvmLockers *l, TransactionId xid, LockTupleMode mode,
+			 bool *prepared)
+{
+	MultiXactMember *m = palloc((l->n + 1) * sizeof(MultiXactMember));
+	int			n = 0;
+	LockTupleMode strongest = mode;
+	uint64		word;
+
+	*prepared = false;
+	for (int i = 0; i < l->n; i++)
+	{
+		if (!l->running[i])
+			continue;
+		if (TransactionIdEquals(l->members[i].xid, xid))
+		{
+			if (status_mode(l->members[i].status) > mode)
+				mode = status_mode(l->members[i].status);
+			continue;
+		}
+		m[n++] = l->members[i];
+		if (status_mode(l->members[i].status) > strongest)
+			strongest = status_mode(l->members[i].status);
+		if (old & LW_PREPARED)
+			*prepared = true;
+	}
+	if (mode > strongest)
+		strongest = mode;
+	m[n].xid = xid;
+	m[n].status = nvm_tuplock_status[mode];
+	n++;
+
+	if (n == 1)
+		word = (uint64) xid;
+	else
+		word = LW_MULTI | (uint64) MultiXactIdCreateFromMembers(n, m);
+	pfree(m);
+	word |= (uint64) strongest << LW_MODE_SHIFT;
+	word |= current_gen() << LW_GEN_SHIFT;
+	if (*prepared)
+		word |= LW_PREPARED;
+	return word;
+}
+
+/*
+ * nvm_rowlock_take takes the row lock of record_no in mode for the current
+ * (sub)transaction, without waiting (step L2):
+ *	 - NVM_ROWLOCK_BUSY: another transaction's running locker holds a
+ *	   conflicting mode (the caller waits with nvm_rowlock_wait_lockers,
+ *	   or gives up);
+ *	 - NVM_ROWLOCK_HELD: this transaction holds mode or a stronger one
+ *	   already (nothing to give back);
+ *	 - NVM_ROWLOCK_TAKEN: a word adding it is installed, PROVISIONAL;
+ *	   the caller settles it with nvm_rowlock_keep or nvm_rowlock_give_back
+ *	   before it takes another (an error on the way puts it back).
+ * A word that another locker is deciding about is waited out first.
+ */
+NvmRowLockResult
+nvm_rowlock_take(Relation rel, const NvmTable *table, uint64 record_no,
+				 LockTupleMode mode)
+{
+	TransactionId xid = GetCurrentTransactionId();
+	_Atomic uint64_t *w;
+	int			spins = 0;
+
+	Assert(pending_word == NULL);
+	/* before this transaction can become a member of any MultiXactId */
+	MultiXactIdSetOldestMember();
+	w = nvm_record_lock_word(table, record_no, true);
+	if (w == NULL)
+		nvm_report_pool_full(rel);
+
+	for (;;)
+	{
+		uint64		old = pg_atomic_read_u64(as_pg(w));
+		uint64		new;
+		NvmLockers	l;
+		bool		prepared;
+
+		read_lockers(old, &l);
+		if (l.provisional && any_running(&l))
+		{
+			free_lockers(&l);
+			backoff(&spins);
+			continue;
+		}
+		if (conflicting_other(&l, mode) >= 0)
+		{
+			free_lockers(&l);
+			return NVM_ROWLOCK_BUSY;
+		}
+		if (own_mode(&l) >= (int) mode)
+		{
+			free_lockers(&l);
+			return NVM_ROWLOCK_HELD;
+		}
+		new = compose_word(old, &l, xid, mode, &prepared) | LW_PROVISIONAL;
+		free_lockers(&l);
+
+		/*
+		 * A word that keeps a prepared transaction's lock must outlive a
+		 * crash: its MultiXactId's record is flushed before the word can be
+		 * seen.
+		 */
+		if (prepared && (new & LW_MULTI))
+			XLogFlush(XactLastRecEnd);
+		if (!pg_atomic_compare_exchange_u64(as_pg(w), &old, new))
+			continue;
+		pending_word = w;
+		pending_prev = old;
+		pending_set = new;
+		remember_locked(table, record_no);
+		return NVM_ROWLOCK_TAKEN;
+	}
+}
+
+/*
+ * nvm_rowlock_keep keeps the lock nvm_rowlock_take installed (step L3):
+ * the word loses its PROVISIONAL mark (and is persisted if it is PREPARED).
  */
 void
-nvm_rowlock_forget_ended_prepared(void)
+nvm_rowlock_keep(void)
 {
-	TransactionId *xids;
-	int			n = 0;
+	_Atomic uint64_t *w = pending_word;
+	uint64		expected = pending_set;
+	uint64		kept = pending_set & ~LW_PROVISIONAL;
 
-	if (max_prepared_xacts == 0)
-		return;
-	xids = palloc(max_prepared_xacts * sizeof(TransactionId));
-	SpinLockAcquire(&rowlock_shared->prepared_mutex);
-	for (int i = 0; i < max_prepared_xacts; i++)
-		if (TransactionIdIsValid(prepared_lockers[i].xid))
-			xids[n++] = prepared_lockers[i].xid;
-	SpinLockRelease(&rowlock_shared->prepared_mutex);
-	for (int i = 0; i < n; i++)
-		if (!TransactionIdIsInProgress(xids[i]))
-			forget_prepared(xids[i], true);
-	pfree(xids);
+	Assert(w != NULL);
+	pending_word = NULL;
+	if (!pg_atomic_compare_exchange_u64(as_pg(w), &expected, kept))
+		elog(ERROR, "row-lock word of an nvm table changed while it was provisional");
+	if (kept & LW_PREPARED)
+		nvm_persist((void *) w, sizeof(uint64));
 }
 
 /*
- * scan_recovered_prepared raises the counts of the tables whose rows the
- * prepared transactions restored at start-up hold locks on, once per
- * start: their holders have no process, and the "virtual xid" of a
- * recovered prepared transaction is its xid.  Returns whether the scan is
- * done; false while another backend runs it, or during recovery.
+ * nvm_rowlock_give_back puts the word back as it was before
+ * nvm_rowlock_take installed it.
+ */
+void
+nvm_rowlock_give_back(void)
+{
+	_Atomic uint64_t *w = pending_word;
+	uint64		expected = pending_set;
+
+	if (w == NULL)
+		return;
+	pending_word = NULL;
+	(void) pg_atomic_compare_exchange_u64(as_pg(w), &expected, pending_prev);
+}
+
+/*
+ * nvm_rowlock_held says whether this transaction holds a lock on
+ * record_no in some mode.
  */
 static bool
-scan_recovered_prepared(void)
+nvm_rowlock_held(const NvmTable *table, uint64 record_no)
 {
-	uint32		expected = PREPARED_SCAN_NEEDED;
-	LockData   *locks;
+	_Atomic uint64_t *w = nvm_record_lock_word(table, record_no, false);
+	NvmLockers	l;
+	bool		held;
 
-	if (RecoveryInProgress())
+	if (w == NULL)
 		return false;
-	if (!pg_atomic_compare_exchange_u32(&rowlock_shared->prepared_scan, &expected,
-										PREPARED_SCAN_RUNNING))
-		return expected == PREPARED_SCAN_DONE;
+	read_lockers(pg_atomic_read_u64(as_pg(w)), &l);
+	held = own_mode(&l) >= 0;
+	free_lockers(&l);
+	return held;
+}
 
-	PG_TRY();
-	{
-		locks = GetLockStatusData();
-		for (int i = 0; i < locks->nelements; i++)
-		{
-			LockInstanceData *l = &locks->locks[i];
-			uint64		bits[NVM_LOCKER_COUNTERS / 64] = {0};
-			int			c;
+/* ---------------------------------------------------------------------
+ * The queue of waiters
+ * ---------------------------------------------------------------------
+ */
 
-			if (l->locktag.locktag_type != LOCKTAG_TUPLE || l->holdMask == 0 ||
-				l->pid != 0 || l->backend != InvalidBackendId ||
-				!TransactionIdIsValid((TransactionId) l->lxid))
-				continue;
-			c = counter_of(l->locktag.locktag_field2, l->locktag.locktag_field1);
-			bits[c / 64] = UINT64CONST(1) << (c % 64);
-			if (!register_prepared((TransactionId) l->lxid, bits, true))
-				elog(ERROR, "too many prepared transactions hold row locks of nvm tables");
-		}
-		/* one may have ended between the lock table's answer and now */
-		nvm_rowlock_forget_ended_prepared();
-	}
-	PG_CATCH();
-	{
-		pg_atomic_write_u32(&rowlock_shared->prepared_scan, PREPARED_SCAN_NEEDED);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	pg_atomic_exchange_u32(&rowlock_shared->prepared_scan, PREPARED_SCAN_DONE);
-	return true;
+/*
+ * nvm_rowlock_enqueue queues the caller, which is about to wait on the row
+ * record_no for an operation in mode, behind the earlier waiters, by taking
+ * the record's queue lock in mode (heap's LockTuple before
+ * XactLockTableWait, README.tuplock), unless it is queued already.  The
+ * queue lock is a tuple lock of the relation named by the record number
+ * with NVM_QUEUE_LOCK_BIT in the offset (never a TID).  A backend that
+ * holds a lock on the row in some mode, or whose own running version is
+ * the row's newest (own_newest), does not queue: a waiter ahead may be
+ * waiting for it.  The caller keeps its place until nvm_rowlock_dequeue
+ * (the queue lock is also released if the subtransaction fails).
+ */
+void
+nvm_rowlock_enqueue(Relation rel, const NvmTable *table, uint64 record_no,
+					LockTupleMode mode, bool own_newest, NvmRowQueue *q)
+{
+	if (q->queued || own_newest || nvm_rowlock_held(table, record_no))
+		return;
+	SET_LOCKTAG_TUPLE(q->tag,
+					  rel->rd_lockInfo.lockRelId.dbId,
+					  rel->rd_lockInfo.lockRelId.relId,
+					  (BlockNumber) (record_no / NVM_TUPLES_PER_BLOCK),
+					  (OffsetNumber) ((record_no % NVM_TUPLES_PER_BLOCK + 1) | NVM_QUEUE_LOCK_BIT));
+	q->lockmode = nvm_tuplock_hw[mode];
+	(void) LockAcquire(&q->tag, q->lockmode, false, false);
+	q->queued = true;
+}
+
+void
+nvm_rowlock_dequeue(NvmRowQueue *q)
+{
+	if (!q->queued)
+		return;
+	LockRelease(&q->tag, q->lockmode, false);
+	q->queued = false;
 }
 
 /* ---------------------------------------------------------------------
@@ -843,6 +907,7 @@ decision_tag(Relation rel, uint64 record_no)
 void
 nvm_rowlock_deciding(int slot, Relation rel, uint64 record_no)
 {
+	register_callbacks();
 	deciding_slot = slot;
 	pg_atomic_write_u64(&rowlock_shared->deciding[slot].tag,
 						decision_tag(rel, record_no));
@@ -892,20 +957,130 @@ nvm_rowlock_wait_decision(uint64 txid, Relation rel, uint64 record_no)
 }
 
 /* ---------------------------------------------------------------------
- * Transaction end
+ * VACUUM
  * ---------------------------------------------------------------------
  */
 
 /*
- * nvm_rowlock_xact_callback lowers the counts the transaction raised and
- * clears a decision word left behind by an error.  The row locks
- * themselves go with the transaction's other locks, a moment later; the
- * transaction has committed or aborted by then, so a writer that no longer
- * waits for them changes nothing.  A transaction being prepared enters
- * its counts in the list of prepared lockers first (PRE_PREPARE, where it
- * may still fail) and keeps them raised when it is prepared; they come
- * down when its xid has ended (nvm_rowlock_forget_ended_prepared), or here
- * if the PREPARE fails.
+ * nvm_rowlock_vacuum clears the lock words of records below nrec whose
+ * lockers have all ended, and returns how many it cleared: afterwards
+ * every word names only running transactions (see "Wraparound" above).
+ */
+uint64
+nvm_rowlock_vacuum(const NvmTable *table, uint64 nrec)
+{
+	uint64		cleared = 0;
+
+	if (atomic_load(&table->desc->lock_words) == 0)
+		return 0;
+	for (uint64 r = 1; r < nrec; r++)
+	{
+		_Atomic uint64_t *w = nvm_record_lock_word(table, r, false);
+		uint64		word;
+		NvmLockers	l;
+
+		if (r % 4096 == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (w == NULL || (word = pg_atomic_read_u64(as_pg(w))) == 0)
+			continue;
+		read_lockers(word, &l);
+		if (!l.provisional && !any_running(&l) &&
+			pg_atomic_compare_exchange_u64(as_pg(w), &word, 0))
+			cleared++;
+		free_lockers(&l);
+	}
+	return cleared;
+}
+
+/* ---------------------------------------------------------------------
+ * PREPARE TRANSACTION and transaction end
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * mark_prepared marks record_no's word PREPARED if it names this
+ * transaction, and flushes it (with the array's segment pointer).
+ */
+static void
+mark_prepared(const NvmTable *table, uint64 record_no)
+{
+	_Atomic uint64_t *w = nvm_record_lock_word(table, record_no, true);
+
+	if (w == NULL)
+		return;
+	for (;;)
+	{
+		uint64		word = pg_atomic_read_u64(as_pg(w));
+		NvmLockers	l;
+		bool		mine;
+
+		if (word == 0 || (word & LW_PREPARED))
+			return;
+		read_lockers(word, &l);
+		mine = own_mode(&l) >= 0;
+		free_lockers(&l);
+		if (!mine)
+			return;
+		if (pg_atomic_compare_exchange_u64(as_pg(w), &word, word | LW_PREPARED))
+		{
+			nvm_flush((void *) w, sizeof(uint64));
+			return;
+		}
+	}
+}
+
+/*
+ * persist_prepared_locks marks every word this transaction installed
+ * PREPARED and makes them durable, before the prepare record: the rows it
+ * remembers, or, if it locked more than it remembers, every word of the
+ * tables it locked rows in.
+ */
+static void
+persist_prepared_locks(void)
+{
+	for (int i = 0; i < nlocked_tables; i++)
+	{
+		NvmTable	t = {locked_tables[i]};
+
+		if (locked_rows_overflow)
+		{
+			uint64		limit = nvm_table_record_limit(&t);
+
+			for (uint64 r = 1; r < limit; r++)
+			{
+				if (r % 4096 == 0)
+					CHECK_FOR_INTERRUPTS();
+				if (nvm_record_lock_word(&t, r, false) != NULL)
+					mark_prepared(&t, r);
+			}
+		}
+		nvm_flush(&t.desc->lock_words, sizeof(nvm_off));
+	}
+	if (!locked_rows_overflow)
+	{
+		for (int i = 0; i < nlocked_rows; i++)
+		{
+			NvmTable	t = {locked_rows[i].desc};
+
+			mark_prepared(&t, locked_rows[i].record_no);
+		}
+	}
+	nvm_drain();
+}
+
+static void
+forget_locked(void)
+{
+	nlocked_rows = 0;
+	nlocked_tables = 0;
+	locked_rows_overflow = false;
+}
+
+/*
+ * nvm_rowlock_xact_callback persists the words of a transaction being
+ * prepared (PRE_PREPARE comes before the prepare record), and at the end of
+ * a transaction puts back a PROVISIONAL word left by an error and clears a
+ * decision word.  The locks themselves end with the transaction's xids.
  */
 static void
 nvm_rowlock_xact_callback(XactEvent event, void *arg)
@@ -913,52 +1088,32 @@ nvm_rowlock_xact_callback(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_PRE_PREPARE:
-			if (nraised > 0)
-			{
-				TransactionId xid = GetTopTransactionId();
-
-				if (!register_prepared(xid, raised_bits, false))
-				{
-					/* entries of prepared transactions that ended may be left */
-					nvm_rowlock_forget_ended_prepared();
-					if (!register_prepared(xid, raised_bits, false))
-						elog(ERROR, "no free entry for a prepared transaction's row locks on nvm tables");
-				}
-				registered_prepare = xid;
-			}
+			if (nlocked_tables > 0)
+				persist_prepared_locks();
 			break;
 		case XACT_EVENT_PREPARE:
-			nvm_rowlock_decided();
-			nvm_rowlock_settle();
-			/* the prepared transaction keeps the counts raised */
-			for (int i = 0; i < nraised; i++)
-				raised_bits[raised[i] / 64] = 0;
-			nraised = 0;
-			registered_prepare = InvalidTransactionId;
-			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PARALLEL_ABORT:
+			nvm_rowlock_give_back();
 			nvm_rowlock_decided();
-			nvm_rowlock_settle();
-			if (TransactionIdIsValid(registered_prepare))
-			{
-				/* the PREPARE failed */
-				forget_prepared(registered_prepare, false);
-				registered_prepare = InvalidTransactionId;
-			}
-			for (int i = 0; i < nraised; i++)
-			{
-				int			c = raised[i];
-
-				pg_atomic_fetch_sub_u32(&rowlock_shared->lockers[c].n, 1);
-				raised_bits[c / 64] &= ~(UINT64CONST(1) << (c % 64));
-			}
-			nraised = 0;
+			forget_locked();
 			break;
 		case XACT_EVENT_PRE_COMMIT:
 		case XACT_EVENT_PARALLEL_PRE_COMMIT:
 			break;
 	}
+}
+
+/*
+ * nvm_rowlock_subxact_callback puts back a PROVISIONAL word left by an
+ * error in a subtransaction.
+ */
+static void
+nvm_rowlock_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+							 SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		nvm_rowlock_give_back();
 }

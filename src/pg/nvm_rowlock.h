@@ -2,8 +2,8 @@
  *
  * nvm_rowlock.h
  *	  Row locks on nvm tables (SELECT FOR UPDATE/SHARE, foreign-key checks)
- *	  as heavyweight locks on records, and the handshake that lets writers
- *	  skip them while nobody locks rows.
+ *	  as lock words in the pool, one per record, and the handshake between
+ *	  lockers and writers.
  *
  *-------------------------------------------------------------------------
  */
@@ -24,6 +24,26 @@ extern void nvm_rowlock_shmem_startup(void);
 extern bool nvm_rowlock_modes_conflict(LockTupleMode a, LockTupleMode b);
 extern LockTupleMode nvm_rowlock_writer_mode(NvmVersion *v);
 
+/* Lockers (steps L2, L3) */
+typedef enum NvmRowLockResult
+{
+	NVM_ROWLOCK_TAKEN,			/* installed, PROVISIONAL: keep or give back */
+	NVM_ROWLOCK_HELD,			/* held in this mode or a stronger one already */
+	NVM_ROWLOCK_BUSY			/* another transaction holds a conflicting mode */
+} NvmRowLockResult;
+
+extern NvmRowLockResult nvm_rowlock_take(Relation rel, const NvmTable *table,
+										 uint64 record_no, LockTupleMode mode);
+extern void nvm_rowlock_keep(void);
+extern void nvm_rowlock_give_back(void);
+
+/* Waiting for lockers (lockers, and writers in steps W1, W4) */
+extern bool nvm_rowlock_conflicts(const NvmTable *table, uint64 record_no,
+								  LockTupleMode mode);
+extern bool nvm_rowlock_wait_lockers(Relation rel, const NvmTable *table,
+									 uint64 record_no, LockTupleMode mode,
+									 LockWaitPolicy policy);
+
 /* A place in the queue of waiters for a row (see nvm_rowlock_enqueue). */
 typedef struct NvmRowQueue
 {
@@ -32,26 +52,16 @@ typedef struct NvmRowQueue
 	LOCKMODE	lockmode;
 } NvmRowQueue;
 
-/* Row locks and waiting for their holders */
-extern bool nvm_rowlock_try(Relation rel, uint64 record_no, LockTupleMode mode);
-extern void nvm_rowlock_release(Relation rel, uint64 record_no, LockTupleMode mode);
-extern bool nvm_rowlock_free(Relation rel, uint64 record_no, LockTupleMode mode);
-extern bool nvm_rowlock_try_provisional(Relation rel, uint64 record_no, LockTupleMode mode);
-extern void nvm_rowlock_settle(void);
-extern void nvm_rowlock_enqueue(Relation rel, uint64 record_no, LockTupleMode mode,
-								bool own_newest, NvmRowQueue *q);
+extern void nvm_rowlock_enqueue(Relation rel, const NvmTable *table, uint64 record_no,
+								LockTupleMode mode, bool own_newest, NvmRowQueue *q);
 extern void nvm_rowlock_dequeue(NvmRowQueue *q);
-extern void nvm_rowlock_wait_holders(Relation rel, uint64 record_no, LockTupleMode mode,
-									 bool keep);
 
-/* Locker counts (lockers announce, writers look) */
-extern void nvm_rowlock_announce(Relation rel);
-extern bool nvm_rowlock_lockers_present(Relation rel);
-extern void nvm_rowlock_forget_ended_prepared(void);
-
-/* Decision words of writers */
+/* Decision words of writers (steps W2, W5) */
 extern void nvm_rowlock_deciding(int slot, Relation rel, uint64 record_no);
 extern void nvm_rowlock_decided(void);
 extern bool nvm_rowlock_wait_decision(uint64 txid, Relation rel, uint64 record_no);
+
+/* VACUUM */
+extern uint64 nvm_rowlock_vacuum(const NvmTable *table, uint64 nrec);
 
 #endif							/* NVM_ROWLOCK_H */

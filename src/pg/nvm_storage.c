@@ -110,8 +110,13 @@ nvm_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 		nvm_drop_schedule(&key, true);
 	}
 
-	*freezeXid = InvalidTransactionId;
-	*minmulti = InvalidMultiXactId;
+	/*
+	 * Row locks keep xids and MultiXactIds in the pool (nvm_rowlock.c), so
+	 * the table has horizons as heap's has, and anti-wraparound vacuums
+	 * reach it; VACUUM advances them.
+	 */
+	*freezeXid = RecentXmin;
+	*minmulti = GetOldestMultiXactId();
 
 	nvm_create_files(newrnode, persistence);
 }

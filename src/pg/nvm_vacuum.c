@@ -9,7 +9,8 @@
  *	 1. scan: every chain is pruned below its newest all-visible version;
  *		records whose newest version is an all-visible tombstone are dead;
  *		records retired by an earlier VACUUM are finished when no pin is
- *		older than their retirement;
+ *		older than their retirement; row-lock words whose lockers have all
+ *		ended are cleared (nvm_rowlock.c);
  *	 2. dead numbers: index roots (redirects) whose index run is gone, and
  *		those of dead records;
  *	 3. the indexes' bulk delete removes every entry naming a dead number;
@@ -47,6 +48,7 @@
 #include "gc.h"
 #include "nvm_am.h"
 #include "nvm_relation.h"
+#include "nvm_rowlock.h"
 #include "nvm_tid.h"
 #include "pool.h"
 
@@ -179,6 +181,7 @@ nvm_relation_vacuum(Relation rel, struct VacuumParams *params,
 	bool	   *dead_record;
 	uint64		ndead_records = 0;
 	uint64		retired_waiting = 0;
+	uint64		locks_cleared;
 	double		live_rows = 0;
 	BlockNumber total_blocks = nvm_versions_to_blocks(nrec);
 	bool		has_indexes = RelationGetForm(rel)->relhasindex;
@@ -243,6 +246,8 @@ nvm_relation_vacuum(Relation rel, struct VacuumParams *params,
 			live_rows += 1;
 	}
 	pgstat_progress_update_param(PROGRESS_VACUUM_HEAP_BLKS_SCANNED, total_blocks);
+	/* row-lock words whose lockers have ended (see "Wraparound" there) */
+	locks_cleared = nvm_rowlock_vacuum(&table, nrec);
 
 	/* 2. dead numbers: redirects whose run is gone (those of dead records included) */
 	for (uint64 n = 1; n < nver; n++)
@@ -319,7 +324,7 @@ nvm_relation_vacuum(Relation rel, struct VacuumParams *params,
 					RelationGetRelationName(rel)),
 			 errdetail("versions removed: %llu (%llu bytes); dead rows removed: %llu, finished: %llu, "
 					   "waiting for older snapshots: %llu; index roots removed: %llu; "
-					   "version numbers given back: %llu; live rows: %.0f",
+					   "version numbers given back: %llu; row locks cleared: %llu; live rows: %.0f",
 					   (unsigned long long) counts.versions_freed,
 					   (unsigned long long) counts.bytes_freed,
 					   (unsigned long long) counts.records_retired,
@@ -327,6 +332,7 @@ nvm_relation_vacuum(Relation rel, struct VacuumParams *params,
 					   (unsigned long long) retired_waiting,
 					   (unsigned long long) dead.count,
 					   (unsigned long long) counts.numbers_freed,
+					   (unsigned long long) locks_cleared,
 					   live_rows)));
 
 	pfree(dead_record);

@@ -27,21 +27,21 @@
  * writer that found row lockers after installing its version may be about
  * to kill it, and must not be waited for as a whole.
  *
- * Subtransactions.  Heap waits for the subtransaction that wrote a row or
- * took a row lock, so a rollback to a savepoint wakes its waiters.  A
- * virtual transaction id lasts until the top-level transaction ends.  So a
- * backend that writes an nvm row or takes a row lock inside a
- * subtransaction first takes a "wait token": a lock of its own
- * (LOCKTAG_USERLOCK: backend id, local transaction id, generation) held at
- * the top level, published in shared memory by backend id.  Waiters wait
- * on the token of the backend they wait for if it has one for that
- * transaction, else on its vxid.  When a subtransaction aborts, after its
- * versions are marked aborted and its row locks are gone, the backend
- * takes a token of the next generation, publishes it and lets the old one
- * go: its waiters wake up, look again, and wait on the new token if what
- * they waited for is still there.  The token is published before the
- * version or row lock it covers can be seen, so a waiter that sees either
- * also sees the token.
+ * Subtransactions.  Heap waits for the subtransaction that wrote a row, so
+ * a rollback to a savepoint wakes its waiters.  A virtual transaction id
+ * lasts until the top-level transaction ends.  So a backend that writes an
+ * nvm row inside a subtransaction first takes a "wait token": a lock of
+ * its own (LOCKTAG_USERLOCK: backend id, local transaction id, generation)
+ * held at the top level, published in shared memory by backend id.
+ * Waiters wait on the token of the backend they wait for if it has one
+ * for that transaction, else on its vxid.  When a subtransaction aborts,
+ * after its versions are marked aborted, the backend takes a token of the
+ * next generation, publishes it and lets the old one go: its waiters wake
+ * up, look again, and wait on the new token if what they waited for is
+ * still there.  The token is published before the version it covers can
+ * be seen, so a waiter that sees the version also sees the token.  (Row
+ * locks need no token: they name the subtransaction's own xid, whose end
+ * wakes their waiters; nvm_rowlock.c.)
  *
  * Prepared transactions.  A transaction prepared with PREPARE TRANSACTION
  * is run by no backend; it keeps its xid lock until COMMIT or ROLLBACK

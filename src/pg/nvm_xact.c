@@ -62,7 +62,6 @@
 #include "gc.h"
 #include "nvm_drop.h"
 #include "nvm_parallel.h"
-#include "nvm_rowlock.h"
 #include "nvm_xact.h"
 #include "nvmam.h"
 
@@ -148,18 +147,16 @@ nvm_xact_settle_indoubt(uint64 txid)
 
 /*
  * nvm_xact_resolve_prepared resolves the in-doubt transactions whose xids
- * have ended, and lowers the locker counts their row locks kept raised
- * (nvm_rowlock.c); the backend that ran COMMIT PREPARED or ROLLBACK
- * PREPARED calls it before the statement returns, so that every later
- * statement of any session finds the prepared transaction's nvm rows
- * final.
+ * have ended; the backend that ran COMMIT PREPARED or ROLLBACK PREPARED
+ * calls it before the statement returns, so that every later statement of
+ * any session finds the prepared transaction's nvm rows final.  (Its row
+ * locks end with its xid: nvm_rowlock.c.)
  */
 void
 nvm_xact_resolve_prepared(void)
 {
 	if (nvm_mcsi != NULL && nvm_indoubt_pending())
 		(void) nvm_indoubt_resolve_all(resolve_indoubt);
-	nvm_rowlock_forget_ended_prepared();
 }
 
 /*
