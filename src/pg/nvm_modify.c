@@ -63,6 +63,7 @@
 #include "nvm_ssi.h"
 #include "nvm_tid.h"
 #include "nvm_toast.h"
+#include "nvm_token.h"
 #include "nvm_tuple.h"
 #include "nvm_visibility.h"
 #include "nvm_wait.h"
@@ -102,7 +103,8 @@ nvm_insert_one(Relation rel, NvmTable *table, NvmTxn *txn, TupleTableSlot *slot,
 			   CommandId cid)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(nvm_write_context());
-	HeapTuple	tuple = nvm_form_tuple(rel, slot, cid, NULL);
+	HeapTuple	tuple = nvm_form_tuple(rel, slot, cid, NULL,
+									   nvm_token_for_write(table->desc));
 	uint64		version_no;
 	NvmWriteResult res;
 
@@ -559,7 +561,7 @@ nvm_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 
 	nvm_version_tuple(rel, oldv, &oldtup);
 	oldcxt = MemoryContextSwitchTo(nvm_write_context());
-	newtup = nvm_form_tuple(rel, slot, cid, &oldtup);
+	newtup = nvm_form_tuple(rel, slot, cid, &oldtup, nvm_token_for_write(table.desc));
 	nvm_index_changes(rel, oldv, newtup, update_indexes, &key_changed);
 	MemoryContextSwitchTo(oldcxt);
 	*lockmode = key_changed ? LockTupleExclusive : LockTupleNoKeyExclusive;

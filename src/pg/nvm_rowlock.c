@@ -150,6 +150,7 @@
 #include "mcsi.h"
 #include "nvm_relation.h"
 #include "nvm_rowlock.h"
+#include "nvm_token.h"
 #include "nvm_visibility.h"
 #include "nvm_wait.h"
 #include "persist.h"
@@ -268,17 +269,20 @@ register_callbacks(void)
 }
 
 /*
- * nvm_rowlock_shmem_size says how much shared memory the decision words and
- * the wait tokens (nvm_wait.c) take.
+ * nvm_rowlock_shmem_size says how much shared memory the decision words,
+ * the wait tokens (nvm_wait.c) and the xmin-token counter (nvm_token.c)
+ * take.
  */
 Size
 nvm_rowlock_shmem_size(void)
 {
-	return add_size(MAXALIGN(sizeof(NvmRowlockShared)), nvm_wait_shmem_size());
+	return add_size(add_size(MAXALIGN(sizeof(NvmRowlockShared)), MAXALIGN(nvm_wait_shmem_size())),
+					nvm_token_shmem_size());
 }
 
 /*
- * nvm_rowlock_shmem_startup finds or creates the shared state.
+ * nvm_rowlock_shmem_startup finds or creates the shared state (the core is
+ * started: nvm_token_shmem_init reads the table directory).
  */
 void
 nvm_rowlock_shmem_startup(void)
@@ -293,6 +297,8 @@ nvm_rowlock_shmem_startup(void)
 			pg_atomic_init_u64(&rowlock_shared->deciding[i].tag, 0);
 	}
 	nvm_wait_shmem_init((char *) rowlock_shared + MAXALIGN(sizeof(NvmRowlockShared)), found);
+	nvm_token_shmem_init((char *) rowlock_shared + MAXALIGN(sizeof(NvmRowlockShared)) +
+						 MAXALIGN(nvm_wait_shmem_size()), found);
 	LWLockRelease(AddinShmemInitLock);
 }
 

@@ -7,9 +7,10 @@
  * data, t_len bytes), so slots, deforming and system columns work as for
  * heap.  Wide rows are toasted as heap toasts them (nvm_toast.c), so an
  * image may hold compressed values and TOAST pointers.  The header says
- * "frozen" (xmin = FrozenTransactionId, xmax invalid): nvm visibility comes
- * from the version chain, never from these fields.  cmin is the inserting
- * command, as in heap.  t_ctid is left invalid because the version number
+ * "frozen" (HEAP_XMIN_FROZEN, xmax invalid): nvm visibility comes from the
+ * version chain, never from these fields.  The raw xmin, which the xmin
+ * system column shows, is the writer's row-version token (nvm_token.c).
+ * cmin is the inserting command, as in heap.  t_ctid is left invalid because the version number
  * is only assigned when the core stores the image; a version's TID always
  * travels in t_self and the slot's tts_tid.
  *
@@ -33,12 +34,13 @@
 
 /*
  * nvm_form_tuple forms the stored image of the row in slot, for command
- * cid, in the current memory context, toasted as heap would store it
- * (nvm_toast_row; oldtup is the version the row replaces, NULL for an
- * insert).
+ * cid, with xmin (the writer's token, nvm_token.c), in the current memory
+ * context, toasted as heap would store it (nvm_toast_row; oldtup is the
+ * version the row replaces, NULL for an insert).
  */
 HeapTuple
-nvm_form_tuple(Relation rel, TupleTableSlot *slot, CommandId cid, HeapTuple oldtup)
+nvm_form_tuple(Relation rel, TupleTableSlot *slot, CommandId cid, HeapTuple oldtup,
+			   TransactionId xmin)
 {
 	HeapTuple	tuple;
 	HeapTupleHeader td;
@@ -51,7 +53,7 @@ nvm_form_tuple(Relation rel, TupleTableSlot *slot, CommandId cid, HeapTuple oldt
 	td = tuple->t_data;
 	td->t_infomask &= ~HEAP_XACT_MASK;
 	td->t_infomask2 &= ~HEAP2_XACT_MASK;
-	HeapTupleHeaderSetXmin(td, FrozenTransactionId);
+	HeapTupleHeaderSetXmin(td, xmin);
 	HeapTupleHeaderSetXminFrozen(td);
 	HeapTupleHeaderSetCmin(td, cid);
 	HeapTupleHeaderSetXmax(td, InvalidTransactionId);

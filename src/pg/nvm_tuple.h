@@ -15,7 +15,7 @@
 #include "store.h"
 
 extern HeapTuple nvm_form_tuple(Relation rel, TupleTableSlot *slot, CommandId cid,
-								 HeapTuple oldtup);
+								 HeapTuple oldtup, TransactionId xmin);
 extern void nvm_version_tuple(Relation rel, NvmVersion *v, HeapTuple tuple);
 extern void nvm_store_version(Relation rel, NvmVersion *v, TupleTableSlot *slot);
 extern void nvm_store_version_copy(Relation rel, NvmVersion *v, TupleTableSlot *slot,
