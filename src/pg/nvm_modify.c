@@ -96,11 +96,12 @@ nvm_write_context(void)
 
 /*
  * nvm_insert_one stores the row in slot as a new record and sets the
- * slot's TID to the new version's.
+ * slot's TID to the new version's; a speculative insertion (spec_token not
+ * 0) carries its token in the image (nvm_tuple_mark_speculative).
  */
 static void
 nvm_insert_one(Relation rel, NvmTable *table, NvmTxn *txn, TupleTableSlot *slot,
-			   CommandId cid)
+			   CommandId cid, uint32 spec_token)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(nvm_write_context());
 	HeapTuple	tuple = nvm_form_tuple(rel, slot, cid, NULL,
@@ -109,6 +110,8 @@ nvm_insert_one(Relation rel, NvmTable *table, NvmTxn *txn, TupleTableSlot *slot,
 	NvmWriteResult res;
 
 	MemoryContextSwitchTo(oldcxt);
+	if (spec_token != 0)
+		nvm_tuple_mark_speculative(tuple, spec_token, GetCurrentTransactionId());
 	res = nvm_record_insert(table, txn, nvm_xact_level(), cid,
 							tuple->t_data, tuple->t_len, &version_no);
 	if (res == NVM_WRITE_NO_SPACE)
@@ -122,12 +125,12 @@ nvm_insert_one(Relation rel, NvmTable *table, NvmTxn *txn, TupleTableSlot *slot,
 }
 
 /*
- * nvm_tuple_insert inserts one row.  A table with indexes will get index
- * entries for it, so the transaction publishes its PostgreSQL xid first.
+ * insert_row inserts one row (spec_token: see nvm_insert_one).  A table with
+ * indexes will get index entries for it, so the transaction publishes its
+ * PostgreSQL xid first.
  */
-void
-nvm_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
-				 int options, struct BulkInsertStateData *bistate)
+static void
+insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, uint32 spec_token)
 {
 	NvmTable	table;
 	NvmTxn	   *txn;
@@ -136,51 +139,67 @@ nvm_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 	nvm_ssi_write(rel, NULL);
 	table = nvm_relation_table(rel);
 	txn = nvm_xact_begin_write(rel->rd_rel->relhasindex);
-	nvm_insert_one(rel, &table, txn, slot, cid);
+	nvm_insert_one(rel, &table, txn, slot, cid, spec_token);
 	pgstat_count_heap_insert(rel, 1);
 }
 
 /*
+ * nvm_tuple_insert inserts one row.
+ */
+void
+nvm_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
+				 int options, struct BulkInsertStateData *bistate)
+{
+	insert_row(rel, slot, cid, 0);
+}
+
+/*
  * nvm_tuple_insert_speculative inserts the row of an INSERT ... ON
- * CONFLICT like any other row.  Other sessions that meet it wait for the
- * whole transaction (the xid it published), not for a speculative token.
+ * CONFLICT as a speculative insertion, as heap does: until
+ * nvm_tuple_complete_speculative decides, its image carries the token the
+ * executor holds its speculative-insertion lock on (and the xid it took it
+ * with), and a session that meets the row through SnapshotDirty (a
+ * conflicting insert's uniqueness check) waits for that token, not for the
+ * whole transaction (nvm_visibility.c).
  */
 void
 nvm_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid,
 							 int options, struct BulkInsertStateData *bistate,
 							 uint32 specToken)
 {
-	nvm_tuple_insert(rel, slot, cid, options, bistate);
+	insert_row(rel, slot, cid, specToken);
 }
 
 /*
- * nvm_tuple_complete_speculative accepts a speculative insert that found no
- * conflict; one that lost a race with a concurrent insert of the same key is
- * killed: its version is marked aborted at once, so nobody (the inserting
- * transaction included) sees it, while the rest of the transaction goes on.
- * Its index entries lead to no visible version, and its out-of-line values
- * are super-deleted, as heap does.
+ * nvm_tuple_complete_speculative ends a speculative insertion before the
+ * executor releases its token: the image loses its token, so that waiters
+ * woken by the release wait for the transaction from then on, as for any
+ * row.  One that found no conflict is accepted; one that lost a race with
+ * a concurrent insert of the same key is killed: its version is marked
+ * aborted at once, so nobody (the inserting transaction included) sees it,
+ * while the rest of the transaction goes on.  Its index entries lead to no
+ * visible version, and its out-of-line values are super-deleted, as heap
+ * does.
  */
 void
 nvm_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 							   uint32 specToken, bool succeeded)
 {
-	NvmTable	table;
-	NvmTxn	   *txn;
-	NvmVersion *v;
+	NvmTable	table = nvm_relation_table(rel);
+	NvmTxn	   *txn = nvm_xact_begin_write(false);
+	NvmVersion *v = nvm_version_by_no(&table, nvm_tid_to_version(&slot->tts_tid));
 	HeapTupleData tuple;
 
-	if (succeeded)
-		return;
-	table = nvm_relation_table(rel);
-	txn = nvm_xact_begin_write(false);
-	v = nvm_version_by_no(&table, nvm_tid_to_version(&slot->tts_tid));
-	if (v == NULL || nvm_version_is_tombstone(v) ||
-		!nvm_record_kill(&table, txn, v->version_no))
+	if (v == NULL || nvm_version_is_tombstone(v) || v->txid != txn->txid)
 		elog(ERROR, "speculative insertion into nvm table \"%s\" not found",
 			 RelationGetRelationName(rel));
-	nvm_version_tuple(rel, v, &tuple);
-	nvm_toast_forget(rel, &tuple, NULL, true);
+	if (!succeeded)
+	{
+		(void) nvm_record_kill(&table, txn, v->version_no);
+		nvm_version_tuple(rel, v, &tuple);
+		nvm_toast_forget(rel, &tuple, NULL, true);
+	}
+	nvm_version_end_speculative(v);
 }
 
 /*
@@ -198,7 +217,7 @@ nvm_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	table = nvm_relation_table(rel);
 	txn = nvm_xact_begin_write(rel->rd_rel->relhasindex);
 	for (int i = 0; i < nslots; i++)
-		nvm_insert_one(rel, &table, txn, slots[i], cid);
+		nvm_insert_one(rel, &table, txn, slots[i], cid, 0);
 	pgstat_count_heap_insert(rel, nslots);
 }
 

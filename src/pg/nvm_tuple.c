@@ -10,13 +10,15 @@
  * "frozen" (HEAP_XMIN_FROZEN, xmax invalid): nvm visibility comes from the
  * version chain, never from these fields.  The raw xmin, which the xmin
  * system column shows, is the writer's row-version token (nvm_token.c).
- * cmin is the inserting command, as in heap.  t_ctid is left invalid because the version number
- * is only assigned when the core stores the image; a version's TID always
- * travels in t_self and the slot's tts_tid.
+ * cmin is the inserting command, as in heap.  t_ctid is left invalid
+ * because the version number is only assigned when the core stores the
+ * image (a speculative insertion keeps its token there for a while, see
+ * below); a version's TID always travels in t_self and the slot's tts_tid.
  *
- * Versions never change once published, so slots point straight into the
- * pool (no copy): a HeapTupleTableSlot's own HeapTupleData workspace
- * (tupdata) describes the version, and lives exactly as long as the slot.
+ * Versions never change once published (but for the end of a speculative
+ * insertion), so slots point straight into the pool (no copy): a
+ * HeapTupleTableSlot's own HeapTupleData workspace (tupdata) describes the
+ * version, and lives exactly as long as the slot.
  *
  *-------------------------------------------------------------------------
  */
@@ -26,11 +28,13 @@
 #include "access/htup_details.h"
 #include "access/transam.h"
 #include "executor/tuptable.h"
+#include "port/atomics.h"
 #include "utils/memutils.h"
 
 #include "nvm_tid.h"
 #include "nvm_toast.h"
 #include "nvm_tuple.h"
+#include "persist.h"
 
 /*
  * nvm_form_tuple forms the stored image of the row in slot, for command
@@ -130,4 +134,63 @@ nvm_store_version_copy(Relation rel, NvmVersion *v, TupleTableSlot *slot,
 	ExecForceStoreHeapTuple(copy, slot, true);
 	slot->tts_tid = tuple.t_self;
 	slot->tts_tableOid = RelationGetRelid(rel);
+}
+
+/*
+ * Speculative insertions (INSERT ... ON CONFLICT).  As heap does, the
+ * image of a speculatively inserted version carries the executor's token
+ * in t_ctid (block = token, offset = SpecTokenOffsetNumber), and here also
+ * the xid the executor took its token lock with in t_xmax (HEAP_XMAX_INVALID
+ * stays set), until the insertion is completed or killed.  Then the
+ * inserting backend clears the offset first and the xid after it (a reader
+ * reads them in the other order), and flushes the header: the commit's
+ * drain makes it durable, so no committed row keeps a token or an xmax
+ * after a crash.  These two fields are the only ones ever written after a
+ * version is published; nobody reads them but nvm_version_speculative.
+ */
+
+/*
+ * nvm_tuple_mark_speculative marks the image tuple, not yet stored, as a
+ * speculative insertion with token, taken by xid.
+ */
+void
+nvm_tuple_mark_speculative(HeapTuple tuple, uint32 token, TransactionId xid)
+{
+	HeapTupleHeaderSetSpeculativeToken(tuple->t_data, token);
+	tuple->t_data->t_choice.t_heap.t_xmax = xid;
+}
+
+/*
+ * nvm_version_speculative says whether version v is a speculative
+ * insertion not completed yet, and if so gives its token and the xid to
+ * wait on with it (SpeculativeInsertionWait).
+ */
+bool
+nvm_version_speculative(NvmVersion *v, uint32 *token, TransactionId *xid)
+{
+	HeapTupleHeader td = (HeapTupleHeader) v->data;
+	volatile OffsetNumber *posid = &td->t_ctid.ip_posid;
+
+	if (v->data_len == 0 || *posid != SpecTokenOffsetNumber)
+		return false;
+	pg_read_barrier();
+	*token = HeapTupleHeaderGetSpeculativeToken(td);
+	*xid = *(volatile TransactionId *) &td->t_choice.t_heap.t_xmax;
+	pg_read_barrier();
+	return *posid == SpecTokenOffsetNumber && TransactionIdIsValid(*xid);
+}
+
+/*
+ * nvm_version_end_speculative clears the speculative mark of version v,
+ * written by this backend (see above for the order).
+ */
+void
+nvm_version_end_speculative(NvmVersion *v)
+{
+	HeapTupleHeader td = (HeapTupleHeader) v->data;
+
+	*(volatile OffsetNumber *) &td->t_ctid.ip_posid = InvalidOffsetNumber;
+	pg_write_barrier();
+	*(volatile TransactionId *) &td->t_choice.t_heap.t_xmax = InvalidTransactionId;
+	nvm_flush(td, SizeofHeapTupleHeader);
 }

@@ -20,5 +20,8 @@ extern void nvm_version_tuple(Relation rel, NvmVersion *v, HeapTuple tuple);
 extern void nvm_store_version(Relation rel, NvmVersion *v, TupleTableSlot *slot);
 extern void nvm_store_version_copy(Relation rel, NvmVersion *v, TupleTableSlot *slot,
 								   TransactionId xmin);
+extern void nvm_tuple_mark_speculative(HeapTuple tuple, uint32 token, TransactionId xid);
+extern bool nvm_version_speculative(NvmVersion *v, uint32 *token, TransactionId *xid);
+extern void nvm_version_end_speculative(NvmVersion *v);
 
 #endif							/* NVM_TUPLE_H */

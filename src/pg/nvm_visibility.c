@@ -18,9 +18,12 @@
  * SnapshotDirty (btree's uniqueness check, ON CONFLICT, exclusion
  * constraints) sees the newest version that is not aborted, and must say
  * whom to wait for: xmin when that version's creator is another running
- * transaction, xmax when the other running transaction deletes the row or
- * moves it to another index run (then the older version is returned, as
- * heap returns a tuple whose deleter is in progress).  The xid reported is
+ * transaction (with speculativeToken while that creator's INSERT ... ON
+ * CONFLICT has not decided whether to keep it, so that the waiter waits
+ * for the decision, not the transaction: nvm_tuple.c), xmax when the other
+ * running transaction deletes the row or moves it to another index run
+ * (then the older version is returned, as heap returns a tuple whose
+ * deleter is in progress).  The xid reported is
  * the one the other transaction published in its clock slot (nvm_xact.c);
  * a transaction without a published xid only ever changes non-indexed
  * columns, so for an index it is as good as committed.  Nothing here
@@ -32,6 +35,7 @@
 
 #include "access/transam.h"
 
+#include "nvm_tuple.h"
 #include "nvm_visibility.h"
 #include "nvm_xact.h"
 #include "pool.h"
@@ -79,8 +83,29 @@ nvm_prev_live(NvmVersion *v)
 }
 
 /*
+ * report_inserter tells SnapshotDirty whom to wait for about version w of
+ * another running transaction: the token of a speculative insertion not
+ * completed yet, with the xid the inserter took it with (heap's
+ * speculativeToken), else xid, the xid it published.
+ */
+static void
+report_inserter(NvmVersion *w, TransactionId xid, Snapshot dirty)
+{
+	uint32		token;
+	TransactionId spec_xid;
+
+	if (nvm_version_speculative(w, &token, &spec_xid))
+	{
+		dirty->xmin = spec_xid;
+		dirty->speculativeToken = token;
+	}
+	else
+		dirty->xmin = xid;
+}
+
+/*
  * nvm_dirty_fetch implements nvm_fetch_root for SnapshotDirty, filling its
- * xmin and xmax.
+ * xmin, xmax and speculativeToken.
  */
 static NvmVersion *
 nvm_dirty_fetch(const NvmTable *t, uint64 record_no, uint64 root,
@@ -112,7 +137,7 @@ nvm_dirty_fetch(const NvmTable *t, uint64 record_no, uint64 root,
 
 		if (!nvm_version_is_tombstone(w) && w->index_root == root)
 		{
-			dirty->xmin = xid;
+			report_inserter(w, xid, dirty);
 			return w;
 		}
 
@@ -179,7 +204,7 @@ nvm_version_visible(const NvmTable *t, NvmVersion *v, Snapshot snapshot,
 			if (w != v)
 				return false;
 			if (nvm_version_by_other_running(w, view->my_txid))
-				snapshot->xmin = nvm_xact_published_xid(w->txid);
+				report_inserter(w, nvm_xact_published_xid(w->txid), snapshot);
 			return true;
 		default:
 			w = nvm_chain_visible(t, v->record_no, view);
