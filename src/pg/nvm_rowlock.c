@@ -263,8 +263,6 @@ register_callbacks(void)
 		return;
 	RegisterXactCallback(nvm_rowlock_xact_callback, NULL);
 	RegisterSubXactCallback(nvm_rowlock_subxact_callback, NULL);
-	locked_rows = MemoryContextAlloc(TopMemoryContext,
-									 NVM_REMEMBERED_LOCKS * sizeof(NvmLockedRow));
 	callbacks_registered = true;
 }
 
@@ -627,7 +625,7 @@ nvm_rowlock_wait_lockers(Relation rel, const NvmTable *table, uint64 record_no,
 				return false;
 		}
 		else
-			XactLockTableWait(xid, rel, NULL, XLTW_Lock);
+			XactLockTableWait(xid, NULL, NULL, XLTW_None);
 	}
 }
 
@@ -647,6 +645,9 @@ remember_locked(const NvmTable *table, uint64 record_no)
 	int			i;
 
 	register_callbacks();
+	if (locked_rows == NULL)
+		locked_rows = MemoryContextAlloc(TopMemoryContext,
+										 NVM_REMEMBERED_LOCKS * sizeof(NvmLockedRow));
 	if (nlocked_rows < NVM_REMEMBERED_LOCKS)
 	{
 		locked_rows[nlocked_rows].desc = table->desc;
