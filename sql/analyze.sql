@@ -68,5 +68,16 @@ SELECT count(*) FROM an;
 ALTER TABLE an SET (autovacuum_enabled = false);
 SELECT reloptions FROM pg_class WHERE relname = 'an';
 
-DROP TABLE an, an_empty;
+-- the planner's row width follows the column statistics: after an ANALYZE
+-- that finds wider values (and leaves the row count as it was), plans show
+-- the new width (nvm keeps the widths until the statistics change)
+CREATE TABLE an_width (id int, t text) USING nvm;
+INSERT INTO an_width SELECT g, repeat('x', 10) FROM generate_series(1, 100) g;
+ANALYZE an_width;
+EXPLAIN (COSTS true) SELECT * FROM an_width;
+UPDATE an_width SET t = repeat('y', 400);
+ANALYZE an_width;
+EXPLAIN (COSTS true) SELECT * FROM an_width;
+
+DROP TABLE an, an_empty, an_width;
 DROP FUNCTION an_estimate(text);

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * nvm_relation.c
- *	  Finding the pool storage (NvmTable) of a PostgreSQL relation.
+ *	  Finding the pool storage (NvmTable) of a PostgreSQL relation, and the
+ *	  planner's row width, cached per relation.
  *
  * A relation's rows live in a table descriptor in the pool whose key is the
  * relation's RelFileNode (tablespace, database, relfilenode) with, in the
@@ -15,6 +16,10 @@
  * key is compared with the relation's on each use, so a changed
  * relfilenode is noticed even before the invalidation arrives.
  *
+ * The same cache entry keeps the planner's column widths of the relation
+ * (nvm_relation_data_width), read from the statistics again after any
+ * invalidation of pg_statistic.
+ *
  * As on heap, the rows of another session's temporary table cannot be
  * read or written (its sizes can be).
  *
@@ -26,6 +31,8 @@
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "miscadmin.h"
+#include "optimizer/plancat.h"
+#include "utils/inval.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
@@ -34,11 +41,18 @@
 #include "pool.h"
 #include "nvm_xact.h"
 
-/* What rd_amcache points to. */
+/*
+ * What rd_amcache points to: one chunk (the relcache frees it with one
+ * pfree), with the column widths for nvm_relation_data_width.
+ */
 typedef struct NvmRelCache
 {
 	NvmTableKey key;
 	NvmTable	table;
+	int32		data_width;		/* nvm_relation_data_width's answer, 0 = not yet */
+	uint64		width_generation;	/* stats_generation it was computed in */
+	int			natts;			/* entries of attr_widths, after [0] */
+	int32		attr_widths[FLEXIBLE_ARRAY_MEMBER]; /* by attribute number */
 } NvmRelCache;
 
 /*
@@ -127,14 +141,24 @@ static void
 nvm_cache_table(Relation rel, const NvmTableKey *key, NvmTable table)
 {
 	NvmRelCache *cache = (NvmRelCache *) rel->rd_amcache;
+	int			natts = RelationGetNumberOfAttributes(rel);
 
+	if (cache != NULL && cache->natts != natts)
+	{
+		pfree(cache);
+		cache = rel->rd_amcache = NULL;
+	}
 	if (cache == NULL)
 	{
-		cache = MemoryContextAlloc(CacheMemoryContext, sizeof(NvmRelCache));
+		cache = MemoryContextAlloc(CacheMemoryContext,
+								   offsetof(NvmRelCache, attr_widths) +
+								   (natts + 1) * sizeof(int32));
+		cache->natts = natts;
 		rel->rd_amcache = cache;
 	}
 	cache->key = *key;
 	cache->table = table;
+	cache->data_width = 0;
 }
 
 /*
@@ -235,4 +259,58 @@ nvm_report_pool_full(Relation rel)
 			 errdetail("A write to table \"%s\" found no free space in the pool.",
 					   RelationGetRelationName(rel)),
 			 errhint("nvm.pool_size applies only when a pool file is created: dump the nvm tables, point nvm.pool_path at a new file with a larger nvm.pool_size, restart and restore.")));
+}
+
+/*
+ * Column statistics change with every ANALYZE, which does not always
+ * invalidate the relation's cache entry (pg_class is rewritten only if its
+ * counts change): any invalidation of pg_statistic makes every cached
+ * width stale.
+ */
+static uint64 stats_generation = 1;
+static bool stats_callback_registered = false;
+
+static void
+nvm_stats_invalidated(Datum arg, int cacheid, uint32 hashvalue)
+{
+	stats_generation++;
+}
+
+/*
+ * nvm_relation_data_width returns the planner's estimate of the width of
+ * rel's rows and fills attr_widths (if not NULL) with its columns' widths,
+ * as get_rel_data_width does from the column statistics, but reads the
+ * statistics again only when they may have changed (a pg_statistic
+ * invalidation since, or a new relcache entry).  Heap's size estimate
+ * reads the widths only for a table never analyzed; nvm's needs them at
+ * every planning, where reading them cost more than the rest of the
+ * estimate.
+ */
+int32
+nvm_relation_data_width(Relation rel, int32 *attr_widths)
+{
+	NvmRelCache *cache;
+
+	if (!stats_callback_registered)
+	{
+		CacheRegisterSyscacheCallback(STATRELATTINH, nvm_stats_invalidated, (Datum) 0);
+		stats_callback_registered = true;
+	}
+	(void) nvm_relation_table_for_size(rel);	/* makes rd_amcache */
+	cache = (NvmRelCache *) rel->rd_amcache;
+	if (cache->data_width == 0 || cache->width_generation != stats_generation)
+	{
+		memset(cache->attr_widths, 0, (cache->natts + 1) * sizeof(int32));
+		cache->data_width = Max(get_rel_data_width(rel, cache->attr_widths), 1);
+		cache->width_generation = stats_generation;
+	}
+	if (attr_widths != NULL)
+	{
+		for (int i = 1; i <= cache->natts; i++)
+		{
+			if (attr_widths[i] <= 0)
+				attr_widths[i] = cache->attr_widths[i];
+		}
+	}
+	return cache->data_width;
 }

@@ -342,7 +342,7 @@ nvm_relation_estimate_size(Relation rel, int32 *attr_widths,
 	double		width_density;
 	BlockNumber curpages;
 
-	tuple_width = get_rel_data_width(rel, attr_widths) + NVM_HEAP_OVERHEAD_BYTES_PER_TUPLE;
+	tuple_width = nvm_relation_data_width(rel, attr_widths) + NVM_HEAP_OVERHEAD_BYTES_PER_TUPLE;
 	/* integer division, as in table_block_relation_estimate_size */
 	width_density = Max(NVM_HEAP_USABLE_BYTES_PER_PAGE / tuple_width, 1);
 	curpages = (BlockNumber) ceil((double) versions / width_density);

@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+#
+# bench/pointread_callgrind.sh
+#	  Instructions per single-row primary-key SELECT on heap and on nvm,
+#	  counted by valgrind's callgrind: repeatable on a busy machine, where
+#	  timings are not, so it is what before/after comparisons of the read
+#	  path use.
+#
+# One throwaway cluster with nvmam preloaded runs under callgrind (every
+# server process; only the client backends matter).  It holds the same
+# table twice, pr_heap (heap) and pr_nvm (nvm): id int PRIMARY KEY, v int,
+# pad text of 100 bytes, ROWS rows.  For each table, pgbench runs
+# "SELECT v, pad FROM <table> WHERE id = :id" with random ids and prepared
+# statements (pgbench -M prepared; --protocol simple or extended parses and
+# plans every query) in one connection, twice: SHORT and LONG transactions.  The
+# backend's instruction count of the long run minus the short one's,
+# divided by the difference in queries, is the cost of one query, without
+# connection start-up and exit; the same difference by function (its own
+# instructions, and with its callees) shows where they go.
+#
+# Usage:
+#	bash bench/pointread_callgrind.sh [--rows N] [--short N] [--long N]
+#									  [--mode mcsi|n2db] [--out DIR] [--cache-sim]
+#									  [--protocol prepared|extended|simple]
+#
+# --cache-sim also simulates the caches (callgrind's model of a first-level
+# and a last-level cache) and reports last-level misses per query: memory
+# traffic that instruction counts do not show.
+#
+# Uses the installed module (build and install first, e.g. a release build:
+# bench/pointread.sh does both, or meson + ninja install).  PG_CONFIG selects
+# PostgreSQL 15.  Writes DIR/summary.md, DIR/<table>.self.txt and
+# DIR/<table>.inclusive.txt.
+#
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=regress/lib/common.sh
+. "$ROOT/regress/lib/common.sh"
+# shellcheck source=regress/lib/cluster.sh
+. "$ROOT/regress/lib/cluster.sh"
+
+ROWS=100000
+SHORT=2000
+LONG=12000
+MODE=mcsi
+PROTOCOL=prepared
+OUT=
+CACHE_SIM=0
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+		--rows) ROWS=$2; shift 2 ;;
+		--short) SHORT=$2; shift 2 ;;
+		--long) LONG=$2; shift 2 ;;
+		--mode) MODE=$2; shift 2 ;;
+		--protocol) PROTOCOL=$2; shift 2 ;;
+		--out) OUT=$2; shift 2 ;;
+		--cache-sim) CACHE_SIM=1; shift ;;
+		-h | --help) sed -n '2,30p' "$0"; exit 0 ;;
+		*) nvm_die "unknown option $1 (see --help)" ;;
+	esac
+done
+[ "$LONG" -gt "$SHORT" ] || nvm_die "--long must exceed --short"
+case "$PROTOCOL" in simple | extended | prepared) ;; *) nvm_die "--protocol is simple, extended or prepared" ;; esac
+command -v valgrind >/dev/null 2>&1 || nvm_die "valgrind not found (apt-get install valgrind)"
+
+nvm_find_pg
+OUT=${OUT:-$ROOT/build-bench/pointread-callgrind-$(date -u +%Y%m%d-%H%M%S)}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+
+trap 'nvm_cleanup' EXIT
+trap 'nvm_cleanup; exit 130' INT TERM
+
+D=$(nvm_pg_tmpdir /dev/shm nvmam-callgrind)
+PORT=$(nvm_free_port)
+mkdir -p "$D/cg"
+chown "$(nvm_pg_user):" "$D/cg" 2>/dev/null || true
+nvm_cleanup_add "nvm_as_pg '$PG_BINDIR/pg_ctl' -D '$D/data' -m immediate -w stop >/dev/null 2>&1; rm -rf '$D'"
+nvm_cluster_init "$D" "$PORT"
+nvm_cluster_conf "$D" \
+	"shared_buffers = '256MB'" \
+	"autovacuum = off" \
+	"checkpoint_timeout = '1d'" \
+	"shared_preload_libraries = 'nvmam'" \
+	"nvm.pool_path = '$D/pool'" \
+	"nvm.pool_size = '1GB'" \
+	"nvm.concurrency_control = '$MODE'"
+
+# the postmaster under callgrind, following its children (fork)
+CG_ARGS=()
+[ "$CACHE_SIM" = 1 ] && CG_ARGS+=(--cache-sim=yes)
+nvm_as_pg valgrind --tool=callgrind --trace-children=yes "${CG_ARGS[@]}" \
+	--callgrind-out-file="$D/cg/callgrind.out.%p" \
+	"$PG_BINDIR/postgres" -D "$D/data" >"$D/server.log" 2>&1 &
+for _ in $(seq 1 600); do
+	if nvm_as_pg "$PG_BINDIR/pg_isready" -q -h "$D" -p "$PORT"; then break; fi
+	sleep 1
+done
+nvm_as_pg "$PG_BINDIR/pg_isready" -q -h "$D" -p "$PORT" || nvm_die "the server under valgrind did not start"
+
+pg()
+{
+	local prog=$1
+	shift
+	nvm_as_pg env PGHOST="$D" PGPORT="$PORT" PGUSER=postgres PGDATABASE=postgres \
+		"$PG_BINDIR/$prog" "$@"
+}
+
+echo "==> loading $ROWS rows into pr_heap and pr_nvm" >&2
+pg psql -X -q -v ON_ERROR_STOP=1 \
+	-c "CREATE EXTENSION nvmam" \
+	-c "CREATE TABLE pr_heap (id int PRIMARY KEY, v int NOT NULL, pad text NOT NULL) USING heap" \
+	-c "CREATE TABLE pr_nvm (id int PRIMARY KEY, v int NOT NULL, pad text NOT NULL) USING nvm" \
+	-c "INSERT INTO pr_heap SELECT g, g, repeat('x', 100) FROM generate_series(1, $ROWS) g" \
+	-c "INSERT INTO pr_nvm SELECT * FROM pr_heap" \
+	-c "VACUUM ANALYZE pr_heap" -c "VACUUM ANALYZE pr_nvm"
+
+# settle: waits until processes that ended have written their callgrind
+# files (the count of files stays the same for two seconds)
+settle()
+{
+	local last=-1 now
+	while :; do
+		now=$(find "$D/cg" -type f -size +0 | wc -l)
+		[ "$now" = "$last" ] && return
+		last=$now
+		sleep 2
+	done
+}
+
+# backend_ir TABLE N: the instructions of the backend that ran N queries on
+# TABLE: of the processes that ended meanwhile (a client connection may
+# start a short-lived one first), the one that did the most
+backend_ir()
+{
+	local table=$1 n=$2 before best=0 best_file= f ir
+	settle
+	before=$(ls "$D/cg")
+	printf '%s\n' '\set id random(1, :rows)' "SELECT v, pad FROM $table WHERE id = :id;" |
+		nvm_as_pg tee "$D/q_$table.sql" >/dev/null
+	pg pgbench -n -M "$PROTOCOL" -f "$D/q_$table.sql" -D rows="$ROWS" -c 1 -t "$n" >"$OUT/pgbench-$table-$n.log" 2>&1
+	sleep 2
+	settle
+	for f in $(comm -13 <(printf '%s\n' "$before") <(ls "$D/cg")); do
+		ir=$(sed -n 's/^totals: \([0-9]*\).*/\1/p' "$D/cg/$f")
+		if [ -n "$ir" ] && [ "$ir" -gt "$best" ]; then
+			best=$ir
+			best_file=$f
+		fi
+	done
+	[ -n "$best_file" ] || nvm_die "no callgrind file for the $table backend"
+	cp "$D/cg/$best_file" "$OUT/callgrind.$table.$n"
+	echo "$best"
+}
+
+# ll_misses FILE: last-level cache misses (reads + writes) of a callgrind
+# file made with --cache-sim
+ll_misses()
+{
+	awk '/^events:/ {for (i = 2; i <= NF; i++) col[$i] = i}
+		/^totals:/ {print $(col["ILmr"]) + $(col["DLmr"]) + $(col["DLmw"])}' "$1"
+}
+
+{
+	echo "Instructions per point read, counted by callgrind (valgrind $(valgrind --version | sed 's/valgrind-//'))."
+	echo "One backend, pgbench -M $PROTOCOL, SELECT v, pad FROM <table> WHERE id = :id on $ROWS rows;"
+	echo "(Ir of $LONG queries - Ir of $SHORT queries) / $((LONG - SHORT)). nvm.concurrency_control = $MODE."
+	echo "Module: $(md5sum "$PG_PKGLIBDIR/nvmam.so" | cut -c1-12), git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')."
+	echo
+	if [ "$CACHE_SIM" = 1 ]; then
+		echo "| table | instructions per query | last-level cache misses per query (simulated) |"
+		echo "|---|---|---|"
+	else
+		echo "| table | instructions per query |"
+		echo "|---|---|"
+	fi
+} >"$OUT/summary.md"
+# per_query TABLE SCALE [callgrind_annotate options]: the event (Ir unless
+# --show says otherwise) per SCALE queries by function, the long run's minus
+# the short run's (start-up and exit cancel out)
+per_query()
+{
+	local table=$1 scale=$2
+	shift 2
+	python3 - "$((LONG - SHORT))" "$scale" \
+		<(callgrind_annotate "$@" --threshold=100 "$OUT/callgrind.$table.$SHORT" 2>/dev/null) \
+		<(callgrind_annotate "$@" --threshold=100 "$OUT/callgrind.$table.$LONG" 2>/dev/null) <<'PY'
+import re, sys
+n = int(sys.argv[1]) / int(sys.argv[2])
+def costs(path):
+    out = {}
+    for line in open(path):
+        m = re.match(r'\s*([0-9,]+)\s+(?:\([^)]*\)\s+)?(\S.*)$', line)
+        if m and ':' in m.group(2) and 'PROGRAM TOTALS' not in m.group(2):
+            name = re.sub(r' \[.*\]$', '', m.group(2))
+            name = name.split(':', 1)[1] if name.startswith(('???', '.', '/')) else name
+            out[name] = out.get(name, 0) + int(m.group(1).replace(',', ''))
+    return out
+a, b = costs(sys.argv[3]), costs(sys.argv[4])
+rows = sorted(((b.get(k, 0) - a.get(k, 0)) / n, k) for k in set(a) | set(b))
+rows = [r for r in rows if r[0] >= 1][::-1]
+print(f"per {sys.argv[2]} queries  function")
+for v, k in rows[:400]:
+    print(f"{v:22.0f}  {k}")
+PY
+}
+
+for table in pr_heap pr_nvm; do
+	echo "==> $table: $SHORT and $LONG queries under callgrind" >&2
+	short=$(backend_ir "$table" "$SHORT")
+	long=$(backend_ir "$table" "$LONG")
+	if [ "$CACHE_SIM" = 1 ]; then
+		ll=$((($(ll_misses "$OUT/callgrind.$table.$LONG") - $(ll_misses "$OUT/callgrind.$table.$SHORT")) * 100 / (LONG - SHORT)))
+		echo "| $table | $(((long - short) / (LONG - SHORT))) | $((ll / 100)).$(printf '%02d' $((ll % 100))) |" >>"$OUT/summary.md"
+	else
+		echo "| $table | $(((long - short) / (LONG - SHORT))) |" >>"$OUT/summary.md"
+	fi
+	per_query "$table" 1 >"$OUT/$table.self.txt"
+	per_query "$table" 1 --inclusive=yes >"$OUT/$table.inclusive.txt"
+	if [ "$CACHE_SIM" = 1 ]; then
+		per_query "$table" 100 --show=DLmr --sort=DLmr >"$OUT/$table.llmiss-read.txt"
+		per_query "$table" 100 --show=DLmr --sort=DLmr --inclusive=yes >"$OUT/$table.llmiss-read-inclusive.txt"
+	fi
+done
+{
+	echo
+	echo "Where they go: <table>.self.txt (instructions per query by function, its own),"
+	echo "<table>.inclusive.txt (with its callees); callgrind_annotate of the long run"
+	echo "minus the short run's, divided by the number of queries between them."
+	[ "$CACHE_SIM" = 1 ] && echo "<table>.llmiss-read*.txt: last-level read misses per 100 queries, the same way."
+	true
+} >>"$OUT/summary.md"
+rm -f "$OUT"/callgrind.pr_*
+cat "$OUT/summary.md"
+echo "results: $OUT" >&2
