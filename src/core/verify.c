@@ -417,7 +417,8 @@ describe_value(uint64_t val, char *buf, size_t len)
 /*
  * walk_free_list follows a free list from its head: every number on it is
  * below limit, has an entry, is tagged free and is met once; the numbers
- * go into set.
+ * go into set.  A problem is reported at the word that names the number
+ * (the head, or the entry before it).
  */
 static void
 walk_free_list(Verifier *v, NvmSegArray *arr, const bool *seg_ok, _Atomic uint64_t *list,
@@ -454,14 +455,14 @@ walk_free_list(Verifier *v, NvmSegArray *arr, const bool *seg_ok, _Atomic uint64
 			char		desc[96];
 
 			describe_value(val, desc, sizeof(desc));
-			problem(v, NVM_VERIFY_FREE_LIST, rec, ver, where,
+			problem(v, NVM_VERIFY_FREE_LIST, rec, ver, from,
 					"the free list of %s numbers reaches %llu, which is in use (its entry holds %s)",
 					what, (unsigned long long) n, desc);
 			return;
 		}
 		if (set_add(v, set, n))
 		{
-			problem(v, NVM_VERIFY_FREE_LIST, rec, ver, where,
+			problem(v, NVM_VERIFY_FREE_LIST, rec, ver, from,
 					"the free list of %s numbers has a cycle at %llu",
 					what, (unsigned long long) n);
 			return;
