@@ -16,6 +16,11 @@
  * snapshot and every update prunes its chain (gc.h), so readers walk chains
  * while writers cut them; the checks above then also say that no reader
  * ever lost a version it could see.
+ * A checker thread runs the pool-wide integrity check (verify.h) over and
+ * over while the workers write and prune: it must never crash, a pass it
+ * calls exact must find neither damage nor leaks (a change in flight taken
+ * for either would be a false report), and the check after the run finds
+ * none.
  * It also shows the anomaly of the paper's plain snapshot buffering (a
  * session can miss its own last commit) and that the default policy does
  * not have it.
@@ -32,6 +37,7 @@
 #include "persist.h"
 #include "pool.h"
 #include "store.h"
+#include "verify.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -64,6 +70,9 @@ typedef struct Shared
 	_Atomic long commits;
 	_Atomic long retries;
 	_Atomic long pool_full;
+	_Atomic long checks_exact;	/* pool checks that saw no change */
+	_Atomic long checks_inexact;
+	_Atomic long false_damage;	/* problems found by exact checks */
 	NvmSnapshot *snaps;			/* recorded snapshots */
 	_Atomic int nsnaps;
 	int			max_snaps;
@@ -189,6 +198,32 @@ worker_main(void *arg)
 	return NULL;
 }
 
+/* checker_main runs the pool-wide integrity check until the run stops */
+static void *
+checker_main(void *arg)
+{
+	Shared	   *sh = arg;
+
+	NvmVerifyOptions o = {0};
+
+	/* nothing crashes here: a leak, too, would be a change taken for a state */
+	o.leaks = true;
+	while (!sh->stop)
+	{
+		NvmVerifyResult r;
+
+		nvm_verify_check_pool(&o, &r);
+		if (!r.exact)
+			atomic_fetch_add(&sh->checks_inexact, 1);
+		else
+		{
+			atomic_fetch_add(&sh->checks_exact, 1);
+			atomic_fetch_add(&sh->false_damage, (long) (r.problems + r.leaks));
+		}
+	}
+	return NULL;
+}
+
 /* is a contained in b (every transaction completed in a completed in b)? */
 static bool
 contained(const NvmSnapshot *a, const NvmSnapshot *b)
@@ -275,10 +310,20 @@ run(uint32_t mode, int nworkers, double seconds, const char *path)
 		ws[i].reader = (i == nworkers);
 		pthread_create(&ws[i].th, NULL, worker_main, &ws[i]);
 	}
-	usleep((useconds_t) (seconds * 1e6));
-	sh->stop = 1;
-	for (int i = 0; i < nthreads; i++)
-		pthread_join(ws[i].th, NULL);
+	{
+		pthread_t	checker;
+		NvmVerifyResult r;
+
+		pthread_create(&checker, NULL, checker_main, sh);
+		usleep((useconds_t) (seconds * 1e6));
+		sh->stop = 1;
+		for (int i = 0; i < nthreads; i++)
+			pthread_join(ws[i].th, NULL);
+		pthread_join(checker, NULL);
+		nvm_verify_check_pool(NULL, &r);
+		CHECK(r.exact && r.problems == 0 && r.tables == 1,
+			  "%s %d: the integrity check after the run finds nothing", m, nworkers);
+	}
 
 	{
 		NvmSnapshot *snap = malloc(sizeof(NvmSnapshot));
@@ -309,6 +354,9 @@ run(uint32_t mode, int nworkers, double seconds, const char *path)
 	CHECK(sh->torn_totals == 0, "%s %d: no snapshot sees a torn transfer (%ld did)", m, nworkers, (long) sh->torn_totals);
 	CHECK(sh->own_commit_missed == 0, "%s %d: a worker always sees its own last commit (%ld misses)", m, nworkers, (long) sh->own_commit_missed);
 	CHECK(bad_pairs == 0, "%s %d: any two snapshots are ordered by containment (%d pairs are not)", m, nworkers, bad_pairs);
+	CHECK(sh->false_damage == 0,
+		  "%s %d: pool checks during the run that saw no change found no damage and no leak (%ld problems in %ld exact checks; %ld saw changes)",
+		  m, nworkers, (long) sh->false_damage, (long) sh->checks_exact, (long) sh->checks_inexact);
 
 	nvm_pool_close();
 	unlink(path);
