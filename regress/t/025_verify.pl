@@ -10,6 +10,11 @@
 #	  record, version and the pool offset of the damaged word), the server
 #	  does not crash, and once the damage is undone both find nothing.
 #	  Autovacuum is off: it would walk the damaged chains.
+#	  Then, on the intact pool, the checks run over and over while clients
+#	  transfer money, insert, roll back and delete, with pruning on and
+#	  VACUUM in between: they never report anything (nvm_verify_table locks
+#	  the table; nvm_verify_pool either finds the pool quiet for a pass or
+#	  fails with "while it was changing", never with a row).
 use strict;
 use warnings;
 no warnings 'portable';    # 64-bit values
@@ -178,6 +183,75 @@ my ($root_off, $root) = @{ $layout{'version.index_root'}{"$r1/$v1"} };
 my $v2 = head_version($r2);
 damage('an index root naming another record', $root_off, $v2,
 	expect('index root', $r1, 0, qr/index root $v2 names a version of record $r2/));
+
+# --- the checks under load: no false report --------------------------------
+$node->safe_psql('postgres', q{
+	ALTER SYSTEM SET nvm.prune_on_update = on;
+	SELECT pg_reload_conf();
+	CREATE TABLE acct (id int PRIMARY KEY, bal int NOT NULL) USING nvm;
+	INSERT INTO acct SELECT g, 1000 FROM generate_series(1, 200) g;
+	CREATE TABLE hist (a int, b int, x int, at timestamptz DEFAULT now()) USING nvm;
+	CREATE INDEX hist_a ON hist (a);
+});
+my $transfer = "$PostgreSQL::Test::Utils::tmp_check/verify_transfer.sql";
+my $undo = "$PostgreSQL::Test::Utils::tmp_check/verify_undo.sql";
+open(my $fh, '>', $transfer) or die;
+print $fh q{\set a random(1, 200)
+\set b random(1, 200)
+\set x random(1, 50)
+BEGIN;
+UPDATE acct SET bal = bal - :x WHERE id = :a;
+UPDATE acct SET bal = bal + :x WHERE id = :b;
+INSERT INTO hist (a, b, x) VALUES (:a, :b, :x);
+COMMIT;
+};
+close $fh;
+open($fh, '>', $undo) or die;
+print $fh q{\set a random(1, 200)
+BEGIN;
+UPDATE acct SET bal = bal + 1 WHERE id = :a;
+INSERT INTO hist (a, b, x) VALUES (:a, :a, 0);
+ROLLBACK;
+DELETE FROM hist WHERE a = :a AND x < 5;
+};
+close $fh;
+my $seconds = 8;
+my $bg = IPC::Run::start(
+	[ 'pgbench', '-n', '-c', '3', '-T', $seconds, '--max-tries=100',
+	  '-f', "$transfer\@4", '-f', "$undo\@1",
+	  '-h', $node->host, '-p', $node->port, 'postgres' ],
+	'>', \my $out, '2>', \my $err);
+my ($table_checks, $pool_exact, $pool_busy, @reports) = (0, 0, 0);
+my $deadline = time() + $seconds;
+while (time() < $deadline)
+{
+	foreach my $table ('acct', 'hist')
+	{
+		my ($rc, $rows, $stderr) = $node->psql('postgres',
+			"SELECT kind || ': ' || msg FROM nvm_verify_table('$table')");
+		push @reports, "$table: $rows$stderr" if $rc != 0 || $rows ne '';
+		$table_checks++;
+	}
+	my ($rc, $rows, $stderr) = $node->psql('postgres',
+		"SELECT coalesce(relation::text, relfilenode::text) || ' ' || kind || ': ' || msg FROM nvm_verify_pool()");
+	if ($rc != 0 && $stderr =~ /while it was changing/)
+	{
+		$pool_busy++;
+	}
+	else
+	{
+		push @reports, "pool: $rows$stderr" if $rc != 0 || $rows ne '';
+		$pool_exact++;
+	}
+	$node->safe_psql('postgres', 'VACUUM acct; VACUUM hist');
+}
+$bg->finish;
+like($out, qr/number of transactions actually processed: [1-9]/, 'the clients ran during the checks');
+is(scalar(@reports), 0,
+	"under load, $table_checks table checks and $pool_exact pool checks report nothing ($pool_busy pool checks found the pool changing)")
+  or diag(join("\n", @reports[ 0 .. ($#reports < 10 ? $#reports : 9) ]));
+is($node->safe_psql('postgres', 'SELECT sum(bal) FROM acct'), '200000', 'the total is unchanged');
+nvm_verify_clean($node, $_, 'after the load') foreach ('acct', 'hist', 'all');
 
 is(nvm_log_crashes($node), '', 'no PANIC, assertion failure or unexpected signal in the whole test')
   or diag(nvm_log_crashes($node));
