@@ -58,7 +58,11 @@
  *	   or was under way while it ran (alloc.h, nvm_alloc_quiet_mark), and
  *	   says so in result->exact.  A caller that gets exact = false must
  *	   discard what was reported and try again (or give up): a change in
- *	   flight may look like damage.
+ *	   flight may look like damage.  Leaks are exact only while nobody
+ *	   writes nor changes a table's storage: a write in flight (its version
+ *	   allocated and its slot written, the head not switched yet), or the
+ *	   storage a running TRUNCATE detached, is reached by nothing for a
+ *	   while without any change of blocks under way.
  *
  * It never crashes on a damaged pool: every offset is checked with the
  * allocator before anything behind it is read, every array index against

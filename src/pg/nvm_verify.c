@@ -24,7 +24,8 @@
  *	   pool's blocks began or was under way while it read (alloc.h); then
  *	   what it found is thrown away and it tries again, a few times, and
  *	   fails with an error rather than report a change in flight as damage.
- *	   So it needs a pool that is quiet for as long as one pass takes.
+ *	   So it needs a pool that is quiet for as long as one pass takes.  Its
+ *	   leaks are exact only while nobody writes (verify.h).
  *
  * Privileges follow amcheck: the extension script revokes EXECUTE on the
  * checks from PUBLIC, and a superuser may grant it to a monitoring role.
