@@ -16,8 +16,9 @@
  * transaction has ended, a creator that was never handed out, a number on
  * a free list that is in use (the list's head, and a slot overwritten while
  * its version is still in a chain), an index root naming another record, a
- * redirect to a record beyond the counter, a damaged array segment, and a
- * directory entry naming a block that is not a descriptor; each must be
+ * redirect to a record beyond the counter, a damaged array segment, bad
+ * entries of the allocator's chunk table, and a directory entry naming a
+ * block that is not a descriptor; each must be
  * reported as exactly that problem.  A chain cut as a crash in the middle
  * of a prune leaves it, and a block nothing reaches, are leaks, not damage.
  * Finally random words of the pool's blocks are overwritten many times: the
@@ -556,6 +557,20 @@ test_damage(void)
 				print_found();
 			undo();
 		}
+	}
+
+	/* the allocator's chunk table: a free chunk with a class that does not exist, an orphan continuation */
+	{
+		_Atomic uint64_t *chunks = (_Atomic uint64_t *) (nvm_pool_base + nvm_pool_header->chunk_table_off);
+		uint64_t	last = nvm_pool_header->nchunks - 1;
+
+		CHECK(atomic_load(&chunks[last]) == NVM_CHUNK_FREE, "%s: the last chunk is free", mode_name);
+		plant((void *) &chunks[last], NVM_CHUNK_SMALL(999));
+		expect_one("a chunk of a size class that does not exist", NVM_VERIFY_ALLOCATOR, "size class");
+		undo();
+		plant((void *) &chunks[last], NVM_CHUNK_CONT);
+		expect_one("a continuation chunk of no large run", NVM_VERIFY_ALLOCATOR, "no large run");
+		undo();
 	}
 
 	/* arrays, the directory */

@@ -766,6 +766,57 @@ nvm_alloc_block_state_name(NvmBlockState state)
 	return "?";
 }
 
+uint64_t
+nvm_alloc_check_chunk_table(NvmChunkReportFn report, void *arg)
+{
+	uint64_t	nchunks = nvm_pool_header->nchunks;
+	uint64_t	bad = 0;
+	uint64_t	run_end = 0;	/* chunks below this belong to the last large run */
+
+	for (uint64_t i = 0; i < nchunks; i++)
+	{
+		uint64_t	entry = atomic_load_explicit(&chunk_table()[i], memory_order_acquire);
+		uint64_t	arg_ = NVM_CHUNK_ARG(entry);
+		const char *what = NULL;
+
+		if (i < run_end)
+		{
+			if (entry != NVM_CHUNK_CONT)
+				what = "a chunk inside a large run is not marked as its continuation";
+		}
+		else
+		{
+			switch (NVM_CHUNK_KIND(entry))
+			{
+				case 0:
+					if (entry != NVM_CHUNK_FREE)
+						what = "a free chunk's entry has other bits set";
+					break;
+				case 1:
+					if (arg_ >= (uint64_t) NCLASSES)
+						what = "a small chunk names a size class that does not exist";
+					break;
+				case 2:
+					if (arg_ == 0 || arg_ > nchunks - i)
+						what = "a large run does not fit in the pool";
+					else
+						run_end = i + arg_;
+					break;
+				default:
+					what = "a continuation chunk belongs to no large run";
+					break;
+			}
+		}
+		if (what != NULL)
+		{
+			bad++;
+			if (report)
+				report(i, nvm_off_of((const void *) &chunk_table()[i]), what, arg);
+		}
+	}
+	return bad;
+}
+
 /*
  * nvm_alloc_next_block: the cursor is the offset, from the start of the
  * chunk area, where the search goes on.

@@ -122,6 +122,16 @@ extern const char *nvm_alloc_block_state_name(NvmBlockState state);
 extern uint64_t nvm_alloc_block_id_limit(void);
 
 /*
+ * nvm_alloc_check_chunk_table checks every entry of the chunk table: a
+ * known kind and size class, large runs inside the pool and made of their
+ * head and continuation entries, no continuation outside a run.  It calls
+ * report for each bad entry (where: the entry's offset) and returns how
+ * many there were.
+ */
+typedef void (*NvmChunkReportFn) (uint64_t chunk, nvm_off where, const char *what, void *arg);
+extern uint64_t nvm_alloc_check_chunk_table(NvmChunkReportFn report, void *arg);
+
+/*
  * nvm_alloc_next_block returns, one call at a time, every block whose
  * header says it is allocated, in offset order (*cursor starts at 0);
  * false at the end.

@@ -210,6 +210,8 @@ nvm_verify_kind_name(NvmVerifyKind kind)
 			return "ownership";
 		case NVM_VERIFY_SLOT:
 			return "clock slot";
+		case NVM_VERIFY_ALLOCATOR:
+			return "allocator";
 		case NVM_VERIFY_LEAK:
 			return "leak";
 	}
@@ -1197,6 +1199,13 @@ walk_directory(Verifier *v)
 	}
 }
 
+static void
+chunk_problem(uint64_t chunk, nvm_off where, const char *what, void *arg)
+{
+	problem((Verifier *) arg, NVM_VERIFY_ALLOCATOR, 0, 0, where,
+			"chunk %llu: %s", (unsigned long long) chunk, what);
+}
+
 /* walk_leaks reports every allocated block that nothing reached */
 static void
 walk_leaks(Verifier *v)
@@ -1234,6 +1243,7 @@ nvm_verify_check_pool(const NvmVerifyOptions *opts, NvmVerifyResult *result)
 		verifier_done(&v);
 		return;
 	}
+	(void) nvm_alloc_check_chunk_table(chunk_problem, &v);
 	walk_slots(&v);
 	walk_directory(&v);
 	if (v.opts->leaks)

@@ -39,7 +39,8 @@
  * A pool check does this for every table in the directory, and also checks
  * the directory (valid descriptors, no key twice), the clock slots (status
  * rings where the layout puts them, write logs made of allocated blocks,
- * in-doubt markers of their own slot) and that no block is reached twice
+ * in-doubt markers of their own slot), the allocator's chunk table (known
+ * kinds and classes, large runs whole) and that no block is reached twice
  * across the whole pool.
  *
  * Leaks are not damage: a crash may leave blocks that nothing reaches, and
@@ -90,6 +91,7 @@ typedef enum NvmVerifyKind
 	NVM_VERIFY_FREE_LIST,		/* a free list of record or version numbers */
 	NVM_VERIFY_OWNERSHIP,		/* a block reached twice */
 	NVM_VERIFY_SLOT,			/* a clock slot: status ring, write log, in-doubt marker */
+	NVM_VERIFY_ALLOCATOR,		/* an entry of the allocator's chunk table */
 	NVM_VERIFY_LEAK				/* not damage: reported only on request */
 } NvmVerifyKind;
 
