@@ -47,6 +47,7 @@
 #include "persist.h"
 #include "pool.h"
 #include "store.h"
+#include "vacuum_pass.h"
 #include "verify.h"
 
 #include <stdio.h>
@@ -321,34 +322,6 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 		}
 		oracle.pending[k] = -2;
 	}
-}
-
-/*
- * vacuum_pass does what VACUUM does on a table without indexes: prune every
- * chain, retire dead records, finish retired ones, give back dead roots.
- */
-static void
-vacuum_pass(NvmTable *t)
-{
-	static NvmHorizon h;
-	NvmGcCounts cnt = {0};
-	uint64_t	nrec = nvm_table_record_limit(t);
-
-	if (!nvm_gc_horizon(&h))
-		return;
-	for (uint64_t r = 1; r < nrec; r++)
-	{
-		nvm_gc_prune_chain(t, r, &h, &cnt);
-		if (nvm_gc_record_is_dead(t, r, &h))
-			nvm_gc_retire_record(t, r, &h, &cnt);
-	}
-	if (!nvm_gc_horizon(&h))
-		return;
-	for (uint64_t r = 1; r < nrec; r++)
-		nvm_gc_finish_retired(t, r, &h, &cnt);
-	for (uint64_t n = 1; n < nvm_table_version_limit(t); n++)
-		if (nvm_gc_number_is_dead_root(t, n, NULL, 0))
-			nvm_gc_free_number(t, n, &cnt);
 }
 
 /* runs the workload in one mode; returns true if every crash image was consistent */

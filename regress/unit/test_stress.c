@@ -265,11 +265,36 @@ contained(const NvmSnapshot *a, const NvmSnapshot *b)
 
 static uint64_t pool_mb = 512;
 
-static void
-run(uint32_t mode, int nworkers, double seconds, const char *path)
+/*
+ * start_pool creates a new pool of mb MiB at path in mode and starts the
+ * core on it; returns the core's shared memory (the caller frees it).
+ */
+static void *
+start_pool(const char *path, uint32_t mode, uint64_t mb, uint32_t max_slots)
 {
 	NvmPoolOptions o = {0};
 	char		err[256];
+	void	   *shmem;
+
+	unlink(path);
+	o.path = path;
+	o.create_size = mb << 20;
+	o.system_identifier = 1;
+	o.cc_mode = mode;
+	o.max_slots = max_slots;
+	if (nvm_pool_open(&o, err, sizeof(err)) != NVM_POOL_CREATED)
+	{
+		fprintf(stderr, "%s\n", err);
+		exit(1);
+	}
+	shmem = calloc(1, nvm_core_shmem_size());
+	nvm_core_startup(shmem);
+	return shmem;
+}
+
+static void
+run(uint32_t mode, int nworkers, double seconds, const char *path)
+{
 	void	   *shmem;
 	Shared	   *sh = calloc(1, sizeof(Shared));
 	NvmTxn		loader;
@@ -281,19 +306,7 @@ run(uint32_t mode, int nworkers, double seconds, const char *path)
 	int64_t		total = 0;
 	bool		exact = true;
 
-	unlink(path);
-	o.path = path;
-	o.create_size = pool_mb << 20;
-	o.system_identifier = 1;
-	o.cc_mode = mode;
-	o.max_slots = 64;
-	if (nvm_pool_open(&o, err, sizeof(err)) != NVM_POOL_CREATED)
-	{
-		fprintf(stderr, "%s\n", err);
-		exit(1);
-	}
-	shmem = calloc(1, nvm_core_shmem_size());
-	nvm_core_startup(shmem);
+	shmem = start_pool(path, mode, pool_mb, 64);
 	nvm_gc_set_auto_prune(true, 1);
 	nvm_table_create(&key, 0, &sh->table);
 	nvm_txn_init(&loader, nvm_slot_acquire(1));
@@ -388,9 +401,7 @@ run(uint32_t mode, int nworkers, double seconds, const char *path)
 static void
 vacuum_while_checking(uint32_t mode, const char *path)
 {
-	NvmPoolOptions o = {0};
-	char		err[256];
-	void	   *shmem;
+	void	   *shmem = start_pool(path, mode, 64, 8);
 	Shared	   *sh = calloc(1, sizeof(Shared));
 	NvmTxn		txn;
 	NvmTableKey key = {1, 1, 3, 0};
@@ -398,15 +409,6 @@ vacuum_while_checking(uint32_t mode, const char *path)
 	pthread_t	checker;
 	long		rounds = 0;
 
-	unlink(path);
-	o.path = path;
-	o.create_size = 64 << 20;
-	o.system_identifier = 1;
-	o.cc_mode = mode;
-	o.max_slots = 8;
-	nvm_pool_open(&o, err, sizeof(err));
-	shmem = calloc(1, nvm_core_shmem_size());
-	nvm_core_startup(shmem);
 	nvm_table_create(&key, 0, &sh->table);
 	nvm_txn_init(&txn, nvm_slot_acquire(1));
 	sh->count_leaks = true;
@@ -504,8 +506,6 @@ hold_lock(void *arg)
 static void
 buffering_anomaly(const char *path)
 {
-	NvmPoolOptions o = {0};
-	char		err[256];
 	void	   *shmem;
 	NvmTable	t;
 	NvmTableKey key = {1, 1, 2, 0};
@@ -520,15 +520,7 @@ buffering_anomaly(const char *path)
 		pthread_t	th;
 		Holder		h = {0};
 
-		unlink(path);
-		o.path = path;
-		o.create_size = 64 << 20;
-		o.system_identifier = 1;
-		o.cc_mode = NVM_CC_MCSI;
-		o.max_slots = 8;
-		nvm_pool_open(&o, err, sizeof(err));
-		shmem = calloc(1, nvm_core_shmem_size());
-		nvm_core_startup(shmem);
+		shmem = start_pool(path, NVM_CC_MCSI, 64, 8);
 		nvm_snapshot_set_policy(policy == 0 ? NVM_SNAPSHOT_PAPER : NVM_SNAPSHOT_JOIN);
 		nvm_table_create(&key, 0, &t);
 		nvm_txn_init(&txn, nvm_slot_acquire(1));

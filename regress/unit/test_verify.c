@@ -34,6 +34,7 @@
 #include "persist.h"
 #include "pool.h"
 #include "store.h"
+#include "vacuum_pass.h"
 #include "verify.h"
 
 #include <stdio.h>
@@ -225,31 +226,6 @@ row(uint32_t key, uint32_t value)
 	return r;
 }
 
-/* vacuum does what VACUUM does on a table without indexes */
-static void
-vacuum(NvmTable *t)
-{
-	static NvmHorizon h;
-	NvmGcCounts cnt = {0};
-	uint64_t	nrec = nvm_table_record_limit(t);
-
-	if (!nvm_gc_horizon(&h))
-		return;
-	for (uint64_t r = 1; r < nrec; r++)
-	{
-		nvm_gc_prune_chain(t, r, &h, &cnt);
-		if (nvm_gc_record_is_dead(t, r, &h))
-			nvm_gc_retire_record(t, r, &h, &cnt);
-	}
-	if (!nvm_gc_horizon(&h))
-		return;
-	for (uint64_t r = 1; r < nrec; r++)
-		nvm_gc_finish_retired(t, r, &h, &cnt);
-	for (uint64_t n = 1; n < nvm_table_version_limit(t); n++)
-		if (nvm_gc_number_is_dead_root(t, n, NULL, 0))
-			nvm_gc_free_number(t, n, &cnt);
-}
-
 #define ROWS 120
 
 /* what the workload leaves for the damage tests to use */
@@ -317,8 +293,8 @@ build(void)
 	nvm_txn_commit(&t);
 
 	/* garbage collection: pruning into redirects, retiring, finishing, numbers back */
-	vacuum(&a);
-	vacuum(&a);
+	vacuum_pass(&a);
+	vacuum_pass(&a);
 	for (uint32_t k = 0; k < ROWS; k += 3)
 	{
 		rw = row(k, 9000 + k);
