@@ -148,7 +148,7 @@ run_check(VerifyState *state, const NvmTableKey *key, bool leaks, NvmVerifyResul
 						   nvm_pool_path_resolved)));
 }
 
-/* null_if_zero: an int8 datum, or null for 0 (none) */
+/* put_number stores n as column i, an int8, or null for 0 (none) */
 static void
 put_number(Datum *values, bool *nulls, int i, uint64 n)
 {
