@@ -44,6 +44,7 @@
 #include "utils/memutils.h"
 
 #include "core.h"
+#include "nvm_binding.h"
 #include "gc.h"
 #include "mcsi.h"
 #include "nvm_rowlock.h"
@@ -325,7 +326,20 @@ nvm_open_pool(void)
 	/* a pool of the other mode is converted at start-up (see pool.h) */
 	opts.allow_mode_switch = true;
 
+	/* a copy of a data directory never opens a pool (nvm_binding.c) */
+	if (nvm_binding_detached_at_start())
+	{
+		opts.create_size = NVM_POOL_MIN_SIZE;
+		if (nvm_pool_open_scratch(&opts, errbuf, sizeof(errbuf)) != NVM_POOL_CREATED)
+			ereport(FATAL,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("could not map a scratch nvm pool: %s", errbuf)));
+		return;
+	}
+
 	rc = nvm_pool_open(&opts, errbuf, sizeof(errbuf));
+	if (rc == NVM_POOL_OK || rc == NVM_POOL_CREATED)
+		nvm_binding_check_pool(rc == NVM_POOL_CREATED);
 	switch (rc)
 	{
 		case NVM_POOL_OK:
@@ -391,6 +405,7 @@ nvm_shmem_request(void)
 		prev_shmem_request_hook();
 	nvm_core_set_max_pins(nvm_max_pins());
 	RequestAddinShmemSpace(nvm_core_shmem_size());
+	nvm_binding_shmem_request();
 	RequestAddinShmemSpace(nvm_rowlock_shmem_size());
 	RequestAddinShmemSpace(nvm_parallel_shmem_size());
 }
@@ -410,6 +425,8 @@ nvm_shmem_startup(void)
 		prev_shmem_startup_hook();
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	/* the claim of the pool comes before the core changes anything in it */
+	nvm_binding_shmem_startup();
 	nvm_core_set_max_pins(nvm_max_pins());
 	ptr = ShmemInitStruct("nvmam core", nvm_core_shmem_size(), &found);
 	if (!found)
