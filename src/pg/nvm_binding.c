@@ -402,14 +402,15 @@ nvm_binding_detached_at_start(void)
 	struct stat st;
 
 	read_binding_file(&bf);
+	/* a standby or archive recovery says more than its backup_label */
 	if (bf.detached != NVM_DETACH_NONE)
 		cause = bf.detached;
-	else if (file_exists_in_datadir(BACKUP_LABEL_FILE))
-		cause = NVM_DETACH_BACKUP;
 	else if (file_exists_in_datadir(STANDBY_SIGNAL_FILE))
 		cause = NVM_DETACH_STANDBY;
 	else if (file_exists_in_datadir(RECOVERY_SIGNAL_FILE))
 		cause = NVM_DETACH_RECOVERY;
+	else if (file_exists_in_datadir(BACKUP_LABEL_FILE))
+		cause = NVM_DETACH_BACKUP;
 
 	if (cause != NVM_DETACH_NONE)
 	{
