@@ -4,7 +4,9 @@
 #	  compared: every row, the total, index against sequential scan,
 #	  amcheck's heapallindexed.
 #	   - pg_dump / pg_restore: the dump taken under load restores to a
-#	     consistent state; one taken at rest restores every row;
+#	     consistent state; one taken at rest restores every row; a
+#	     parallel dump (--jobs, whose workers import the leader's
+#	     snapshot) reads every nvm table at the same moment;
 #	   - an atomic snapshot of the data directory and the pool (every
 #	     server process frozen while the files are copied, which is what a
 #	     file-system snapshot of both at one instant gives), with the pool
@@ -53,6 +55,29 @@ foreach my $dump ('under_load', 'at_rest')
 	nvm_accounts_check($target, "restored from the dump taken $dump", $ROWS);
 }
 is(nvm_rows_digest($target), $source_rows, 'the dump taken at rest restores every row');
+
+# pg_dump --jobs: every worker imports the leader's snapshot, and reads the
+# nvm tables as the leader does; money moves from accounts to reserve, so
+# only the sum over both tables is constant
+$node->safe_psql('postgres', qq{
+	CREATE TABLE reserve (id int PRIMARY KEY, balance bigint NOT NULL) USING nvm;
+	INSERT INTO reserve SELECT g, 0 FROM generate_series(1, $ROWS) g;
+});
+my $sum_both = q{SELECT (SELECT sum(balance) FROM accounts) + (SELECT sum(balance) FROM reserve)};
+my $before = $node->safe_psql('postgres', $sum_both);
+$load = nvm_transfers_start($node, $ROWS, 4, 5, 'reserve');
+sleep 1;
+$node->command_ok(
+	[ 'pg_dump', '-Fd', '-j', '2', '-f', "$dumps/parallel", '-d', $node->connstr('postgres') ],
+	'pg_dump --jobs 2 under load');
+nvm_transfers_finish($load, 'the transfers during the parallel dump');
+is($node->safe_psql('postgres', $sum_both), $before, 'the source keeps the sum over both tables');
+$target->command_ok(
+	[ 'pg_restore', '--clean', '--if-exists', '-j', '2', '-d', $target->connstr('postgres'), "$dumps/parallel" ],
+	'pg_restore of the parallel dump');
+is($target->safe_psql('postgres', $sum_both), $before,
+	'the parallel dump read both nvm tables at one moment: the sum over both is kept');
+is($target->safe_psql('postgres', 'SELECT count(*) FROM accounts') + 0, $ROWS, 'the parallel dump: every account');
 $target->stop;
 $node->stop;
 
