@@ -46,6 +46,7 @@
 #include "utils/relfilenodemap.h"
 
 #include "alloc.h"
+#include "nvm_binding.h"
 #include "nvm_relation.h"
 #include "nvm_tid.h"
 #include "nvmam.h"
@@ -223,6 +224,8 @@ nvm_verify_table(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot check temporary tables of other sessions")));
+	/* a pool this data directory may not use (a copy, a standby) is not read */
+	nvm_binding_settle(rel);
 	nvm_relation_key(rel, &rel->rd_node, rel->rd_rel->relpersistence, &key);
 
 	state = verify_state_create();
@@ -271,6 +274,7 @@ nvm_verify_pool(PG_FUNCTION_ARGS)
 	int			attempt;
 
 	nvm_check_pool_mapped();
+	nvm_binding_settle(NULL);
 	InitMaterializedSRF(fcinfo, 0);
 	state = verify_state_create();
 	for (attempt = 1;; attempt++)
@@ -375,6 +379,7 @@ nvm_debug_layout(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an nvm table", RelationGetRelationName(rel))));
+	nvm_binding_settle(rel);
 	nvm_relation_key(rel, &rel->rd_node, rel->rd_rel->relpersistence, &key);
 	if (!nvm_table_open(&key, &table))
 		ereport(ERROR,
