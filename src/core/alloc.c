@@ -466,7 +466,6 @@ nvm_alloc(size_t size)
 	uint64_t	n;
 	int64_t		first;
 	char	   *addr;
-
 	nvm_off		off = 0;
 
 	nvm_alloc_change_begin();
