@@ -12,14 +12,19 @@
  *	   (the transaction whose commit was in progress may be either, but
  *	   atomically);
  *	 - no key is live twice;
- *	 - chains are intact: every reachable version is an allocated block, its
- *	   version slot points back at it and it names its record;
- *	 - the table directory points only at valid descriptors;
+ *	 - the integrity checker (src/core/verify.h) finds no damage in the
+ *	   whole pool: the directory names valid descriptors; chains are intact
+ *	   (every reachable version is an allocated block, its version slot
+ *	   points back at it, it names its record, its status agrees with the
+ *	   status store, its index root names its record); the free lists of
+ *	   record and version numbers name only free entries; no block is
+ *	   reached twice; leaks are allowed;
  *	 - after recovery the allocator hands out no block that is still in use
- *	   (a new committed insert leaves every old row unchanged);
+ *	   (a new committed insert leaves every old row unchanged, and the
+ *	   checker, which now also compares every reached block with the
+ *	   allocator's rebuilt state, still finds nothing);
  *	 - a transaction in doubt (marked for an external log, as PostgreSQL's
- *	   WAL) ends as the external log decided once it is resolved;
- *	 - the free lists of record and version numbers name only free entries.
+ *	   WAL) ends as the external log decided once it is resolved.
  * Garbage collection runs throughout: every update prunes its chain (no
  * snapshot is pinned, so everything below the newest committed version
  * goes), and every tenth transaction is followed by a VACUUM-like pass that
@@ -42,6 +47,8 @@
 #include "persist.h"
 #include "pool.h"
 #include "store.h"
+#include "vacuum_pass.h"
+#include "verify.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,42 +80,34 @@ static Oracle oracle;
 static NvmTableKey main_key = {1663, 1, 5000, 0};
 static char pool_path[256];
 
-static const char *
-check_chain(NvmTable *t, uint64_t r)
-{
-	for (NvmVersion *v = nvm_ptr(nvm_record_head(t, r)); v; v = nvm_ptr(v->prev))
-	{
-		nvm_off		off = nvm_off_of(v);
-		uint64_t	hdr = *(uint64_t *) (nvm_pool_base + off - NVM_BLOCK_HEADER_SIZE);
-		NvmVersion *bynum = nvm_version_by_no(t, v->version_no);
+/* the first problem the checker reports, kept for the message of the image */
+static char verify_error[600];
 
-		if (!(hdr & NVM_BLOCK_ALLOCATED))
-			return "reachable version is not an allocated block";
-		if (bynum != v)
-			return "version slot does not point at its version";
-		if (v->record_no != r)
-			return "version names another record";
-	}
-	return NULL;
+static void
+verify_report(const NvmVerifyProblem *p, void *arg)
+{
+	(void) arg;
+	if (verify_error[0] == '\0')
+		snprintf(verify_error, sizeof(verify_error), "the checker finds damage: %s: %s",
+				 nvm_verify_kind_name(p->kind), p->message);
 }
 
-/* a free list is well formed: every entry it names is a free entry */
+/* check_pool runs the integrity checker over the whole pool: NULL or its first problem */
 static const char *
-check_free_list(NvmSegArray *arr, _Atomic uint64_t *list, uint64_t limit)
+check_pool(void)
 {
-	uint64_t	n = atomic_load(list) & NVM_FREE_NUMBER_MASK;
-	uint64_t	steps = 0;
+	NvmVerifyOptions o = {0};
+	NvmVerifyResult r;
 
-	while (n != 0)
-	{
-		_Atomic uint64_t *e = nvm_segarray_slot(arr, n, false);
-
-		if (n >= limit || e == NULL || (atomic_load(e) & NVM_TAG_MASK) != NVM_TAG_FREE)
-			return "a free list names an entry that is not free";
-		if (++steps > limit)
-			return "a free list has a cycle";
-		n = atomic_load(e) >> 3;
-	}
+	o.report = verify_report;
+	verify_error[0] = '\0';
+	nvm_verify_check_pool(&o, &r);
+	if (r.out_of_memory)
+		return "the checker ran out of memory";
+	if (r.problems > 0)
+		return strdup(verify_error);	/* kept by the simulator: a bad image is rare */
+	if (!r.exact)
+		return "the pool changed while the checker ran, with nobody writing";
 	return NULL;
 }
 
@@ -129,10 +128,7 @@ scan_rows(NvmTable *t, NvmTxn *txn, int64_t *got)
 	for (uint64_t r = 1; r < nvm_table_record_limit(t); r++)
 	{
 		NvmVersion *v = nvm_chain_visible(t, r, &view);
-		const char *err = check_chain(t, r);
 
-		if (err)
-			return err;
 		if (v && !nvm_version_is_tombstone(v))
 		{
 			const Row  *row = (const Row *) v->data;
@@ -165,21 +161,12 @@ check_recovered(void *arg)
 	const char *err;
 	int			match_committed = 1,
 				match_new = 1;
-	NvmTableDirEntry *dir = nvm_table_dir();
 
 	(void) arg;
-	for (size_t i = 0; i < nvm_table_dir_count(); i++)
-	{
-		nvm_off		d = atomic_load(&dir[i].desc);
-
-		if (d && ((NvmTableDesc *) nvm_ptr(d))->magic != NVM_TABLE_MAGIC)
-			return "table directory points at an invalid descriptor";
-	}
+	if ((err = check_pool()) != NULL)
+		return err;
 	if (!nvm_table_open(&main_key, &t))
 		return "table lost";
-	if ((err = check_free_list(&t.desc->records, &t.desc->free_records, nvm_table_record_limit(&t))) != NULL ||
-		(err = check_free_list(&t.desc->versions, &t.desc->free_versions, nvm_table_version_limit(&t))) != NULL)
-		return err;
 	if (nvm_indoubt_resolve_all(oracle_resolver) != 0)
 		return "an in-doubt transaction could not be resolved";
 	slot = nvm_slot_acquire(4242);
@@ -218,6 +205,8 @@ check_recovered(void *arg)
 			return err;
 		if (memcmp(got, again, sizeof(got)) != 0)
 			return "a write after recovery damaged existing rows";
+		if ((err = check_pool()) != NULL)
+			return err;
 	}
 	nvm_slot_release(slot);
 	return NULL;
@@ -333,34 +322,6 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 		}
 		oracle.pending[k] = -2;
 	}
-}
-
-/*
- * vacuum_pass does what VACUUM does on a table without indexes: prune every
- * chain, retire dead records, finish retired ones, give back dead roots.
- */
-static void
-vacuum_pass(NvmTable *t)
-{
-	static NvmHorizon h;
-	NvmGcCounts cnt = {0};
-	uint64_t	nrec = nvm_table_record_limit(t);
-
-	if (!nvm_gc_horizon(&h))
-		return;
-	for (uint64_t r = 1; r < nrec; r++)
-	{
-		nvm_gc_prune_chain(t, r, &h, &cnt);
-		if (nvm_gc_record_is_dead(t, r, &h))
-			nvm_gc_retire_record(t, r, &h, &cnt);
-	}
-	if (!nvm_gc_horizon(&h))
-		return;
-	for (uint64_t r = 1; r < nrec; r++)
-		nvm_gc_finish_retired(t, r, &h, &cnt);
-	for (uint64_t n = 1; n < nvm_table_version_limit(t); n++)
-		if (nvm_gc_number_is_dead_root(t, n, NULL, 0))
-			nvm_gc_free_number(t, n, &cnt);
 }
 
 /* runs the workload in one mode; returns true if every crash image was consistent */

@@ -69,6 +69,8 @@ typedef struct AllocShared
 	_Atomic uint64_t unscanned_chunks;	/* small chunks whose headers are unread */
 	_Atomic uint64_t bytes_allocated;
 	_Atomic uint64_t blocks_allocated;
+	_Atomic uint64_t changes_begun;	/* see nvm_alloc_change_begin */
+	_Atomic uint64_t changes_ended;
 	ClassState	classes[NCLASSES];
 	ChunkState	chunks[];
 } AllocShared;
@@ -464,20 +466,27 @@ nvm_alloc(size_t size)
 	uint64_t	n;
 	int64_t		first;
 	char	   *addr;
+	nvm_off		off = 0;
 
+	nvm_alloc_change_begin();
 	if (cls >= 0)
-		return alloc_small(cls);
-
-	n = (total + chunk_size - 1) / chunk_size;
-	first = take_free_chunks(n, -1);
-	if (first < 0)
-		return 0;
-	addr = chunk_addr((uint64_t) first);
-	*(uint64_t *) addr = NVM_BLOCK_ALLOCATED | NVM_BLOCK_MAGIC | (n * chunk_size);
-	nvm_flush(addr, NVM_BLOCK_HEADER_SIZE);
-	atomic_fetch_add(&alloc_shared->bytes_allocated, n * chunk_size);
-	atomic_fetch_add(&alloc_shared->blocks_allocated, 1);
-	return nvm_off_of(addr) + NVM_BLOCK_HEADER_SIZE;
+		off = alloc_small(cls);
+	else
+	{
+		n = (total + chunk_size - 1) / chunk_size;
+		first = take_free_chunks(n, -1);
+		if (first >= 0)
+		{
+			addr = chunk_addr((uint64_t) first);
+			*(uint64_t *) addr = NVM_BLOCK_ALLOCATED | NVM_BLOCK_MAGIC | (n * chunk_size);
+			nvm_flush(addr, NVM_BLOCK_HEADER_SIZE);
+			atomic_fetch_add(&alloc_shared->bytes_allocated, n * chunk_size);
+			atomic_fetch_add(&alloc_shared->blocks_allocated, 1);
+			off = nvm_off_of(addr) + NVM_BLOCK_HEADER_SIZE;
+		}
+	}
+	nvm_alloc_change_end();
+	return off;
 }
 
 nvm_off
@@ -516,6 +525,7 @@ nvm_free(nvm_off off)
 	ClassState *cl;
 	uint64_t	b;
 
+	nvm_alloc_change_begin();
 	if (cs->kind == 2)
 	{
 		*hdrp = 0;
@@ -523,6 +533,7 @@ nvm_free(nvm_off off)
 		atomic_fetch_sub(&as->bytes_allocated, bsize);
 		atomic_fetch_sub(&as->blocks_allocated, 1);
 		give_back_chunks(chunk, bsize / nvm_pool_header->chunk_size);
+		nvm_alloc_change_end();
 		return;
 	}
 
@@ -566,6 +577,7 @@ nvm_free(nvm_off off)
 		cl->partial = (int64_t) chunk;
 	}
 	nvm_spin_unlock(&cl->lock);
+	nvm_alloc_change_end();
 }
 
 /*
@@ -609,4 +621,294 @@ nvm_alloc_get_stats(NvmAllocStats *stats)
 	nvm_spin_unlock(&as->chunk_lock);
 	stats->bytes_allocated = atomic_load(&as->bytes_allocated);
 	stats->blocks_allocated = atomic_load(&as->blocks_allocated);
+}
+
+/* ---------------------------------------------------------------------
+ * Checking blocks (for the integrity checker)
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * A block's id is the number of the 64-byte unit its header starts in: no
+ * block is smaller than 64 bytes, so no two blocks share one.
+ */
+#define BLOCK_ID_UNIT	64
+
+uint64_t
+nvm_alloc_block_id_limit(void)
+{
+	return nvm_pool_header->nchunks * (nvm_pool_header->chunk_size / BLOCK_ID_UNIT);
+}
+
+/*
+ * check_header says whether the header of the block that starts at block
+ * (an offset) of the given total size says it is allocated and sane.
+ */
+static NvmBlockState
+check_header(uint64_t block, uint64_t total)
+{
+	uint64_t	hdr = *(volatile uint64_t *) (nvm_pool_base + block);
+
+	if (!(hdr & NVM_BLOCK_ALLOCATED))
+		return NVM_BLOCK_FREED;
+	if ((hdr & ~NVM_BLOCK_SIZE_MASK) != (NVM_BLOCK_ALLOCATED | NVM_BLOCK_MAGIC) ||
+		(hdr & NVM_BLOCK_SIZE_MASK) != total)
+		return NVM_BLOCK_BAD_HEADER;
+	return NVM_BLOCK_OK;
+}
+
+NvmBlockState
+nvm_alloc_check_block(nvm_off payload, NvmBlockInfo *info)
+{
+	uint64_t	start = nvm_pool_header->chunks_off;
+	uint64_t	chunk_size = nvm_pool_header->chunk_size;
+	uint64_t	nchunks = nvm_pool_header->nchunks;
+	uint64_t	rel,
+				chunk,
+				entry,
+				block,
+				total;
+	NvmBlockState st;
+
+	memset(info, 0, sizeof(*info));
+	if (payload < start + NVM_BLOCK_HEADER_SIZE ||
+		payload - start - NVM_BLOCK_HEADER_SIZE >= nchunks * chunk_size)
+		return NVM_BLOCK_OUTSIDE;
+	rel = payload - start - NVM_BLOCK_HEADER_SIZE;
+	chunk = rel / chunk_size;
+	entry = atomic_load_explicit(&chunk_table()[chunk], memory_order_acquire);
+	switch (NVM_CHUNK_KIND(entry))
+	{
+		case 0:
+			return entry == NVM_CHUNK_FREE ? NVM_BLOCK_FREE_CHUNK : NVM_BLOCK_BAD_CHUNK;
+		case 1:
+			{
+				uint64_t	cls = NVM_CHUNK_ARG(entry);
+				uint64_t	in_chunk = rel % chunk_size;
+
+				if (cls >= (uint64_t) NCLASSES)
+					return NVM_BLOCK_BAD_CHUNK;
+				total = class_sizes[cls];
+				if (in_chunk % total != 0 || in_chunk / total >= chunk_size / total)
+					return NVM_BLOCK_NOT_START;
+				break;
+			}
+		case 2:
+			{
+				uint64_t	n = NVM_CHUNK_ARG(entry);
+
+				if (n == 0 || n > nchunks - chunk)
+					return NVM_BLOCK_BAD_CHUNK;
+				if (rel % chunk_size != 0)
+					return NVM_BLOCK_NOT_START;
+				total = n * chunk_size;
+				break;
+			}
+		default:				/* inside a large run */
+			return NVM_BLOCK_NOT_START;
+	}
+	block = start + rel;
+	info->payload = payload;
+	info->size = total - NVM_BLOCK_HEADER_SIZE;
+	info->id = rel / BLOCK_ID_UNIT;
+	st = check_header(block, total);
+	if (st != NVM_BLOCK_OK)
+		return st;
+
+	/*
+	 * The shared state of a chunk read since start-up must count the block
+	 * as allocated, or the allocator would hand it out again.
+	 */
+	if (alloc_shared != NULL && chunk < alloc_shared->nchunks)
+	{
+		ChunkState *cs = &alloc_shared->chunks[chunk];
+
+		if (NVM_CHUNK_KIND(entry) == 2)
+		{
+			if (cs->kind != 2)
+				return NVM_BLOCK_SHARED_FREE;
+		}
+		else if (cs->scanned && cs->kind == 1 && cs->cls == (int16_t) NVM_CHUNK_ARG(entry))
+		{
+			uint64_t	b = (rel % chunk_size) / total;
+			uint64_t	word = ((volatile uint64_t *) cs->bitmap)[b / 64];
+
+			if (!(word & (UINT64_C(1) << (b % 64))))
+				return NVM_BLOCK_SHARED_FREE;
+		}
+	}
+	return NVM_BLOCK_OK;
+}
+
+const char *
+nvm_alloc_block_state_name(NvmBlockState state)
+{
+	switch (state)
+	{
+		case NVM_BLOCK_OK:
+			return "an allocated block";
+		case NVM_BLOCK_OUTSIDE:
+			return "outside the pool's blocks";
+		case NVM_BLOCK_NOT_START:
+			return "not the start of a block";
+		case NVM_BLOCK_FREE_CHUNK:
+			return "in a free chunk";
+		case NVM_BLOCK_BAD_CHUNK:
+			return "in a chunk with an invalid chunk-table entry";
+		case NVM_BLOCK_FREED:
+			return "a block that is not allocated";
+		case NVM_BLOCK_BAD_HEADER:
+			return "a block with a damaged header";
+		case NVM_BLOCK_SHARED_FREE:
+			return "a block the allocator's shared state counts as free";
+	}
+	return "?";
+}
+
+uint64_t
+nvm_alloc_check_chunk_table(NvmChunkReportFn report, void *arg)
+{
+	uint64_t	nchunks = nvm_pool_header->nchunks;
+	uint64_t	bad = 0;
+	uint64_t	run_end = 0;	/* chunks below this belong to the last large run */
+
+	for (uint64_t i = 0; i < nchunks; i++)
+	{
+		uint64_t	entry = atomic_load_explicit(&chunk_table()[i], memory_order_acquire);
+		uint64_t	arg_ = NVM_CHUNK_ARG(entry);
+		const char *what = NULL;
+
+		if (i < run_end)
+		{
+			if (entry != NVM_CHUNK_CONT)
+				what = "a chunk inside a large run is not marked as its continuation";
+		}
+		else
+		{
+			switch (NVM_CHUNK_KIND(entry))
+			{
+				case 0:
+					if (entry != NVM_CHUNK_FREE)
+						what = "a free chunk's entry has other bits set";
+					break;
+				case 1:
+					if (arg_ >= (uint64_t) NCLASSES)
+						what = "a small chunk names a size class that does not exist";
+					break;
+				case 2:
+					if (arg_ == 0 || arg_ > nchunks - i)
+						what = "a large run does not fit in the pool";
+					else
+						run_end = i + arg_;
+					break;
+				default:
+					what = "a continuation chunk belongs to no large run";
+					break;
+			}
+		}
+		if (what != NULL)
+		{
+			bad++;
+			if (report)
+				report(i, nvm_off_of((const void *) &chunk_table()[i]), what, arg);
+		}
+	}
+	return bad;
+}
+
+/*
+ * nvm_alloc_next_block: the cursor is the offset, from the start of the
+ * chunk area, where the search goes on.
+ */
+bool
+nvm_alloc_next_block(uint64_t *cursor, NvmBlockInfo *info)
+{
+	uint64_t	start = nvm_pool_header->chunks_off;
+	uint64_t	chunk_size = nvm_pool_header->chunk_size;
+	uint64_t	nchunks = nvm_pool_header->nchunks;
+
+	while (*cursor < nchunks * chunk_size)
+	{
+		uint64_t	chunk = *cursor / chunk_size;
+		uint64_t	in_chunk = *cursor % chunk_size;
+		uint64_t	entry = atomic_load_explicit(&chunk_table()[chunk], memory_order_acquire);
+		uint64_t	arg = NVM_CHUNK_ARG(entry);
+		uint64_t	block = *cursor;
+		uint64_t	total;
+
+		if (NVM_CHUNK_KIND(entry) == 1 && arg < (uint64_t) NCLASSES &&
+			in_chunk / class_sizes[arg] < chunk_size / class_sizes[arg])
+			total = class_sizes[arg];	/* the next block of a small chunk */
+		else if (NVM_CHUNK_KIND(entry) == 2 && in_chunk == 0 &&
+				 arg > 0 && arg <= nchunks - chunk)
+			total = arg * chunk_size;	/* a large run */
+		else
+		{
+			/* a free chunk, the tail of a small one, or a bad entry */
+			*cursor = (chunk + 1) * chunk_size;
+			continue;
+		}
+		*cursor += total;
+		if (check_header(start + block, total) == NVM_BLOCK_OK)
+		{
+			info->payload = start + block + NVM_BLOCK_HEADER_SIZE;
+			info->size = total - NVM_BLOCK_HEADER_SIZE;
+			info->id = block / BLOCK_ID_UNIT;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Changes in progress (see alloc.h): a change counts as begun before it
+ * stores anything, and as ended after its last store.
+ */
+void
+nvm_alloc_change_begin(void)
+{
+	if (alloc_shared == NULL)
+		return;
+	atomic_fetch_add(&alloc_shared->changes_begun, 1);
+	/* the count is visible to whoever sees any store that follows */
+	atomic_thread_fence(memory_order_release);
+}
+
+void
+nvm_alloc_change_end(void)
+{
+	if (alloc_shared == NULL)
+		return;
+	atomic_fetch_add_explicit(&alloc_shared->changes_ended, 1, memory_order_release);
+}
+
+/*
+ * nvm_alloc_quiet_mark reads the counts, the ended one first: if they are
+ * equal, no change was under way when the begun one was read.
+ */
+bool
+nvm_alloc_quiet_mark(uint64_t *mark)
+{
+	uint64_t	ended,
+				begun;
+
+	if (alloc_shared == NULL)
+	{
+		*mark = 0;
+		return true;
+	}
+	ended = atomic_load_explicit(&alloc_shared->changes_ended, memory_order_acquire);
+	begun = atomic_load(&alloc_shared->changes_begun);
+	*mark = begun;
+	return begun == ended;
+}
+
+bool
+nvm_alloc_changed_since(uint64_t mark)
+{
+	if (alloc_shared == NULL)
+		return false;
+	/* every read of the pool before this one comes first */
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load(&alloc_shared->changes_begun) != mark;
 }

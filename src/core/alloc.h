@@ -87,4 +87,73 @@ extern size_t nvm_alloc_usable_size(nvm_off off);
 extern void nvm_alloc_get_stats(NvmAllocStats *stats);
 extern void nvm_alloc_scan_all(void);
 
+/*
+ * Checking blocks (for the integrity checker, verify.h).  These read the
+ * chunk table and block headers only (and, for chunks read since start-up,
+ * the shared state), never change anything, and never read outside the
+ * chunk area, whatever offset they are given.
+ */
+typedef enum NvmBlockState
+{
+	NVM_BLOCK_OK = 0,
+	NVM_BLOCK_OUTSIDE,			/* not inside the chunk area */
+	NVM_BLOCK_NOT_START,		/* inside, but not where a block's payload starts */
+	NVM_BLOCK_FREE_CHUNK,		/* in a chunk the chunk table says is free */
+	NVM_BLOCK_BAD_CHUNK,		/* in a chunk whose chunk-table entry is invalid */
+	NVM_BLOCK_FREED,			/* its header says it is not allocated */
+	NVM_BLOCK_BAD_HEADER,		/* allocated, but its size or sanity bits are wrong */
+	NVM_BLOCK_SHARED_FREE		/* allocated in the pool, free in the shared state */
+} NvmBlockState;
+
+typedef struct NvmBlockInfo
+{
+	nvm_off		payload;		/* offset of the payload (what nvm_alloc returned) */
+	uint64_t	size;			/* usable payload bytes */
+	uint64_t	id;				/* a number of its own, < nvm_alloc_block_id_limit() */
+} NvmBlockInfo;
+
+/*
+ * nvm_alloc_check_block says whether payload is the payload offset of an
+ * allocated block, and fills *info (also for NVM_BLOCK_FREED,
+ * NVM_BLOCK_BAD_HEADER and NVM_BLOCK_SHARED_FREE, whose place is a block's).
+ */
+extern NvmBlockState nvm_alloc_check_block(nvm_off payload, NvmBlockInfo *info);
+extern const char *nvm_alloc_block_state_name(NvmBlockState state);
+extern uint64_t nvm_alloc_block_id_limit(void);
+
+/*
+ * nvm_alloc_check_chunk_table checks every entry of the chunk table: a
+ * known kind and size class, large runs inside the pool and made of their
+ * head and continuation entries, no continuation outside a run.  It calls
+ * report for each bad entry (where: the entry's offset) and returns how
+ * many there were.
+ */
+typedef void (*NvmChunkReportFn) (uint64_t chunk, nvm_off where, const char *what, void *arg);
+extern uint64_t nvm_alloc_check_chunk_table(NvmChunkReportFn report, void *arg);
+
+/*
+ * nvm_alloc_next_block returns, one call at a time, every block whose
+ * header says it is allocated, in offset order (*cursor starts at 0);
+ * false at the end.
+ */
+extern bool nvm_alloc_next_block(uint64_t *cursor, NvmBlockInfo *info);
+
+/*
+ * Changes of the pool's blocks, for a reader that reads the pool without
+ * locks (the pool-wide check) and must know whether anything changed
+ * meanwhile.  nvm_alloc and nvm_free count themselves as a change; code
+ * that changes what reaches blocks before it frees them (a prune cuts a
+ * chain, then frees its versions) calls nvm_alloc_change_begin before its
+ * first store and nvm_alloc_change_end after its last one.  The reader
+ * takes a mark with nvm_alloc_quiet_mark, which is false when a change is
+ * under way (try again later), reads the pool, and asks
+ * nvm_alloc_changed_since(mark): false means that no change began or was
+ * under way while it read, so that everything it read is as one instant
+ * left it (apart from status words, which change on their own).
+ */
+extern void nvm_alloc_change_begin(void);
+extern void nvm_alloc_change_end(void);
+extern bool nvm_alloc_quiet_mark(uint64_t *mark);
+extern bool nvm_alloc_changed_since(uint64_t mark);
+
 #endif							/* NVM_ALLOC_H */

@@ -407,12 +407,15 @@ cut_below(NvmTable *t, NvmVersion *w, NvmGcCounts *counts)
 
 	if (tail == 0)
 		return;
+	/* one change for the pool-wide check (alloc.h), from the cut to the frees */
+	nvm_alloc_change_begin();
 	/* 1. the cut, durable before anything below changes */
 	atomic_store((_Atomic nvm_off *) &w->prev, 0);
 	nvm_flush(&w->prev, sizeof(nvm_off));
 	nvm_drain();
 	/* 2 and 3. version slots (redirects for index roots), then the blocks */
 	free_chain(t, tail, true, counts);
+	nvm_alloc_change_end();
 }
 
 /*
@@ -709,11 +712,13 @@ nvm_gc_finish_retired(NvmTable *t, uint64_t record_no, const NvmHorizon *h, NvmG
 	memcpy(&epoch, tomb->data, sizeof(uint64_t));
 	if (epoch >= h->min_epoch)
 		return false;
+	nvm_alloc_change_begin();
 	/* the record number first: its push drains the head before the blocks go */
 	nvm_numbers_push(&t->desc->records, &t->desc->free_records, &record_no, 1);
 	counts->records_freed++;
 	/* a tombstone's chain was cut at retirement; a rolled-back one is whole */
 	free_chain(t, nvm_off_of(tomb), false, counts);
+	nvm_alloc_change_end();
 	return true;
 }
 

@@ -117,6 +117,92 @@ nvm_txid_is_running(uint64_t txid)
 }
 
 /*
+ * handed_out_limit returns a value that every clock value of slot c (MCSI)
+ * or every counter value (N2DB) handed out so far is below: the next value
+ * to hand out, which is below the persisted reservation (the reservation
+ * before start-up has built the shared state).  It only grows.
+ */
+static uint64_t
+handed_out_limit(uint32_t c)
+{
+	atomic_thread_fence(memory_order_acquire);
+	if (mode_is_n2db())
+	{
+		if (nvm_mcsi != NULL)
+			return *(volatile uint64_t *) &nvm_mcsi->n2db.next;
+		return atomic_load((_Atomic uint64_t *) &nvm_pool_root()->n2db_reserved);
+	}
+	if (nvm_mcsi != NULL && c < nvm_mcsi->max_slots)
+		return *(volatile uint64_t *) &nvm_mcsi->slots[c].next_ts;
+	return atomic_load((_Atomic uint64_t *) &nvm_pool_slot(c)->clock_reserved);
+}
+
+/*
+ * nvm_txid_handed_out: see mcsi.h.  A value is taken (the next value
+ * raised) before any version carries it, so reading the limit after the
+ * version is safe; a mode change restarts every clock and the counter
+ * above every value handed out before.
+ */
+bool
+nvm_txid_handed_out(uint64_t txid)
+{
+	uint32_t	c = nvm_txid_clock_id(txid);
+	uint64_t	ts = nvm_txid_clock_ts(txid);
+
+	if (c >= nvm_pool_header->max_slots || ts == 0)
+		return false;
+	return ts < handed_out_limit(c);
+}
+
+/*
+ * nvm_status_entry: see mcsi.h.  MCSI: the clocks restarted at the N2DB
+ * counter's reservation when the pool last became an MCSI pool (a pool
+ * created in MCSI mode keeps that word at 1), and the ring entry of value
+ * ts is reused only by ts + one ring, which has not been handed out while
+ * it is not below the slot's limit, read after the entry.
+ */
+bool
+nvm_status_entry(uint64_t txid, NvmTxnStatus *status)
+{
+	uint32_t	c = nvm_txid_clock_id(txid);
+	uint64_t	ts = nvm_txid_clock_ts(txid);
+	uint64_t	ring_txns = (uint64_t) nvm_pool_header->ring_words * NVM_STATUS_PER_WORD;
+	int			index;
+	_Atomic uint64_t *word;
+
+	if (c >= nvm_pool_header->max_slots || ts == 0)
+		return false;
+	if (mode_is_n2db())
+	{
+		if (!nvm_n2db_status_entry(txid, status) ||
+			ts + nvm_n2db_ring_size() < handed_out_limit(c))
+			return false;
+	}
+	else
+	{
+		if (ts < atomic_load((_Atomic uint64_t *) &nvm_pool_root()->n2db_reserved))
+			return false;
+		word = status_word(c, ts, &index);
+		*status = (NvmTxnStatus) ((atomic_load_explicit(word, memory_order_acquire) >> (2 * index)) & 3);
+		if (ts + ring_txns < handed_out_limit(c))
+			return false;
+	}
+	return true;
+}
+
+bool
+nvm_txid_unfinished(uint64_t txid)
+{
+	NvmSlotShared *ss;
+	uint32_t	c = nvm_txid_clock_id(txid);
+
+	if (txid == NVM_INVALID_TXID || c >= nvm_mcsi->max_slots)
+		return false;
+	ss = &nvm_mcsi->slots[c];
+	return atomic_load(&ss->running_txid) == txid || atomic_load(&ss->indoubt_txid) == txid;
+}
+
+/*
  * set_status stores a status for txid durably, in the status store of the
  * current mode.
  */

@@ -2,7 +2,8 @@
 #	  Helpers of the TAP tests of backups and copies of a cluster with nvm
 #	  tables: an accounts table whose total is constant under a transfer
 #	  load run by pgbench in the background, the checks of a copy (every
-#	  row, the total, index against sequential scan, amcheck), the error a
+#	  row, the total, index against sequential scan, amcheck, the integrity
+#	  checks of nvm tables and of the pool), the error a
 #	  copy detached from its pool gives, and an atomic snapshot of a
 #	  running server (every server process frozen while the files are
 #	  copied).
@@ -99,7 +100,8 @@ sub nvm_rows_digest
 
 # nvm_accounts_check NODE NAME ROWS: the invariant of the accounts table:
 # ROWS rows, total ROWS * 1,000, the same rows through the primary key and
-# through a sequential scan, amcheck's heapallindexed clean on both indexes.
+# through a sequential scan, amcheck's heapallindexed clean on both indexes,
+# and the integrity checks of the table and of the whole pool clean.
 sub nvm_accounts_check
 {
 	my ($node, $name, $rows) = @_;
@@ -109,6 +111,8 @@ sub nvm_accounts_check
 	like($d->{index_plan}, qr/accounts_pkey/, "$name: the index scan uses the primary key");
 	is($d->{index}, $d->{seq}, "$name: index and sequential scans return the same rows");
 	nvm_check_indexes($node, 'accounts', $name);
+	nvm_verify_clean($node, 'accounts', $name);
+	nvm_verify_clean($node, 'all', $name);
 	return;
 }
 
