@@ -26,17 +26,19 @@ CREATE FUNCTION nvm_pool_stats(
     OUT records bigint,
     OUT versions bigint,
     OUT reclaimable_bytes bigint,
-    OUT versions_collected bigint)
+    OUT versions_collected bigint,
+    OUT max_size bigint,
+    OUT segments int)
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT;
 
 COMMENT ON FUNCTION nvm_pool_stats() IS
-'size and use of the persistent-memory pool of this cluster: bytes used and free, tables, records and versions of every database, the bytes garbage collection can reclaim now, and the versions collected since the server started';
+'size and use of the persistent-memory pool of this cluster: its present size, bytes used and free, tables, records and versions of every database, the bytes garbage collection can reclaim now, the versions collected since the server started, the largest size the pool may grow to and the number of times it has grown';
 
 CREATE VIEW nvm_pool AS SELECT * FROM nvm_pool_stats();
 
-COMMENT ON VIEW nvm_pool IS 'the persistent-memory pool: size, used, free, records, versions, reclaimable bytes';
+COMMENT ON VIEW nvm_pool IS 'the persistent-memory pool: size, used, free, records, versions, reclaimable bytes, maximum size, growth segments';
 
 CREATE FUNCTION nvm_table_stats(
     rel regclass,

@@ -51,6 +51,7 @@
 #include "nvm_xact.h"
 #include "nvm_ddl.h"
 #include "nvm_drop.h"
+#include "nvm_growth.h"
 #include "nvm_parallel.h"
 #include "nvmam.h"
 #include "persist.h"
@@ -161,7 +162,8 @@ nvm_define_settings(void)
 	DefineCustomStringVariable("nvm.pool_path",
 							   "Path of the persistent-memory pool file.",
 							   "Empty means pg_nvm/pool in the data directory.  "
-							   "The file is created, with nvm.pool_size bytes, if it does not exist.",
+							   "The file is created, with nvm.pool_size bytes, if it does not exist, "
+							   "and grows as the tables need.",
 							   &nvm_pool_path,
 							   "",
 							   PGC_POSTMASTER,
@@ -169,8 +171,8 @@ nvm_define_settings(void)
 							   NULL, NULL, NULL);
 
 	DefineCustomIntVariable("nvm.pool_size",
-							"Size of a newly created persistent-memory pool.",
-							"An existing pool keeps the size it was created with.",
+							"Initial size of a newly created persistent-memory pool.",
+							"The pool then grows by nvm.pool_grow_step up to nvm.pool_max_size.",
 							&nvm_pool_size_mb,
 							1024,
 							(int) (NVM_POOL_MIN_SIZE >> 20),
@@ -239,6 +241,7 @@ nvm_define_settings(void)
 							 NULL, nvm_assign_prune_on_update, NULL);
 
 	nvm_wait_define_settings();
+	nvm_growth_define_settings();
 
 	MarkGUCPrefixReserved("nvm");
 }
@@ -324,8 +327,11 @@ nvm_open_pool(void)
 	opts.max_slots = NVM_POOL_SLOTS;
 	/* a pool of the other mode is converted at start-up (see pool.h) */
 	opts.allow_mode_switch = true;
+	nvm_growth_pool_options(&opts);
 
 	rc = nvm_pool_open(&opts, errbuf, sizeof(errbuf));
+	if (rc == NVM_POOL_OK || rc == NVM_POOL_CREATED)
+		nvm_growth_opened();
 	switch (rc)
 	{
 		case NVM_POOL_OK:
@@ -381,8 +387,11 @@ nvm_open_pool(void)
 }
 
 /*
- * nvm_shmem_request reserves the shared memory of the core's volatile
- * state (allocator, clock slots, table directory lock).
+ * nvm_shmem_request reserves the shared memory of the row locks and
+ * parallel scans, and a marker that says when shared memory is new.  The
+ * core's volatile state (allocator, clock slots, table directory lock)
+ * lives in shared memory of its own, which grows with the pool
+ * (nvm_growth_core_area).
  */
 static void
 nvm_shmem_request(void)
@@ -390,7 +399,7 @@ nvm_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	nvm_core_set_max_pins(nvm_max_pins());
-	RequestAddinShmemSpace(nvm_core_shmem_size());
+	RequestAddinShmemSpace(sizeof(int));
 	RequestAddinShmemSpace(nvm_rowlock_shmem_size());
 	RequestAddinShmemSpace(nvm_parallel_shmem_size());
 }
@@ -411,10 +420,16 @@ nvm_shmem_startup(void)
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	nvm_core_set_max_pins(nvm_max_pins());
-	ptr = ShmemInitStruct("nvmam core", nvm_core_shmem_size(), &found);
+	(void) ShmemInitStruct("nvmam core", sizeof(int), &found);
+	ptr = nvm_growth_core_area();
 	if (!found)
 	{
-		nvm_core_startup(ptr);
+		if (!nvm_core_startup(ptr))
+			ereport(FATAL,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("could not allocate the shared state of nvm pool \"%s\": %m",
+							nvm_pool_path_resolved),
+					 errhint("Free memory on the server.")));
 		if (nvm_pool_pending_mode != 0)
 		{
 			ereport(WARNING,
