@@ -60,12 +60,14 @@
 #include "utils/memutils.h"
 
 #include "gc.h"
+#include "nvm_binding.h"
 #include "nvm_drop.h"
 #include "nvm_parallel.h"
 #include "nvm_relation.h"
 #include "nvm_rowlock.h"
 #include "nvm_xact.h"
 #include "nvmam.h"
+#include "pool.h"
 
 /* This backend's clock slot (-1 until the first write) and transaction. */
 static int	nvm_slot = -1;
@@ -127,6 +129,22 @@ resolve_indoubt(uint64 xid)
 }
 
 /*
+ * resolve_all_indoubt resolves every in-doubt transaction whose xid has
+ * ended, if the pool is this data directory's (nvm_binding.c: a copy that
+ * is refused must not decide the transactions of the original's pool from
+ * its own commit log).  The WAL flushed now holds the commit records the
+ * resolutions follow, so the pool records that it depends on it.
+ */
+static void
+resolve_all_indoubt(void)
+{
+	if (!nvm_indoubt_pending() || !nvm_binding_usable())
+		return;
+	nvm_binding_note_flushed();
+	(void) nvm_indoubt_resolve_all(resolve_indoubt);
+}
+
+/*
  * nvm_xact_settle_indoubt: if txid is an unresolved in-doubt transaction
  * whose PostgreSQL xid has ended, resolve it now (a waiter woken by the end
  * of a prepared transaction's xid comes here before the backend that ran
@@ -143,7 +161,7 @@ nvm_xact_settle_indoubt(uint64 txid)
 		return InvalidTransactionId;
 	if (resolve_indoubt(xid) < 0)
 		return (TransactionId) xid;
-	(void) nvm_indoubt_resolve_all(resolve_indoubt);
+	resolve_all_indoubt();
 	return InvalidTransactionId;
 }
 
@@ -158,8 +176,8 @@ nvm_xact_settle_indoubt(uint64 txid)
 void
 nvm_xact_resolve_prepared(void)
 {
-	if (nvm_mcsi != NULL && nvm_indoubt_pending())
-		(void) nvm_indoubt_resolve_all(resolve_indoubt);
+	if (nvm_mcsi != NULL)
+		resolve_all_indoubt();
 	nvm_rowlock_forget_ended_prepared();
 }
 
@@ -178,8 +196,7 @@ take_snapshot(NvmSnapshot *snap)
 	instr_time	start,
 				duration;
 
-	if (nvm_indoubt_pending())
-		nvm_indoubt_resolve_all(resolve_indoubt);
+	resolve_all_indoubt();
 	INSTR_TIME_SET_CURRENT(start);
 	/* the transaction's first snapshot is pinned until it ends (gc.h) */
 	nvm_snapshot_take_pinned(MyProc->pgprocno, snap);
@@ -201,7 +218,16 @@ finish_txn(bool commit)
 
 	INSTR_TIME_SET_CURRENT(start);
 	if (commit)
+	{
+		/*
+		 * The WAL flushed by now (this transaction's commit record, if it
+		 * waited for one, and every commit it may have read) is what the
+		 * commit depends on; the commit's first drain makes the note
+		 * durable before its status (nvm_binding.c).
+		 */
+		nvm_slot_note_wal((uint32) nvm_slot, (uint64) GetFlushRecPtr(NULL));
 		nvm_txn_commit(&nvm_txn);
+	}
 	else
 		nvm_txn_abort(&nvm_txn);
 	INSTR_TIME_SET_CURRENT(duration);

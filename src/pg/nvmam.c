@@ -44,6 +44,7 @@
 #include "utils/memutils.h"
 
 #include "core.h"
+#include "nvm_binding.h"
 #include "gc.h"
 #include "mcsi.h"
 #include "nvm_rowlock.h"
@@ -329,9 +330,23 @@ nvm_open_pool(void)
 	opts.allow_mode_switch = true;
 	nvm_growth_pool_options(&opts);
 
+	/* a copy of a data directory never opens a pool (nvm_binding.c) */
+	if (nvm_binding_detached_at_start())
+	{
+		opts.create_size = NVM_POOL_MIN_SIZE;
+		if (nvm_pool_open_scratch(&opts, errbuf, sizeof(errbuf)) != NVM_POOL_CREATED)
+			ereport(FATAL,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("could not map a scratch nvm pool: %s", errbuf)));
+		return;
+	}
+
 	rc = nvm_pool_open(&opts, errbuf, sizeof(errbuf));
 	if (rc == NVM_POOL_OK || rc == NVM_POOL_CREATED)
+	{
+		nvm_binding_check_pool(rc == NVM_POOL_CREATED);
 		nvm_growth_opened();
+	}
 	switch (rc)
 	{
 		case NVM_POOL_OK:
@@ -400,6 +415,7 @@ nvm_shmem_request(void)
 		prev_shmem_request_hook();
 	nvm_core_set_max_pins(nvm_max_pins());
 	RequestAddinShmemSpace(sizeof(int));
+	nvm_binding_shmem_request();
 	RequestAddinShmemSpace(nvm_rowlock_shmem_size());
 	RequestAddinShmemSpace(nvm_parallel_shmem_size());
 }
@@ -419,6 +435,8 @@ nvm_shmem_startup(void)
 		prev_shmem_startup_hook();
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	/* the claim of the pool comes before the core changes anything in it */
+	nvm_binding_shmem_startup();
 	nvm_core_set_max_pins(nvm_max_pins());
 	(void) ShmemInitStruct("nvmam core", sizeof(int), &found);
 	ptr = nvm_growth_core_area();
