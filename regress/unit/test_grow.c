@@ -47,6 +47,7 @@ static int	failed = 0;
 
 static char pool_path[256];
 static void *shmem = NULL;
+static uint32_t cur_mode = NVM_CC_MCSI;
 
 static NvmPoolOpenResult
 open_pool(uint64_t size, uint64_t max, uint64_t step, uint32_t format, char *err)
@@ -56,7 +57,7 @@ open_pool(uint64_t size, uint64_t max, uint64_t step, uint32_t format, char *err
 	o.path = pool_path;
 	o.create_size = size;
 	o.system_identifier = SYSID;
-	o.cc_mode = NVM_CC_MCSI;
+	o.cc_mode = cur_mode;
 	o.max_slots = 16;
 	o.max_tables = 64;
 	o.max_size = max;
@@ -576,17 +577,8 @@ test_shadow_header(void)
 	pread(fd, &b, 1, 40);
 	b ^= 0xff;
 	pwrite(fd, &b, 1, 40);
-	{
-		NvmPoolOptions o = {0};
-
-		o.path = pool_path;
-		o.create_size = MB(32);
-		o.system_identifier = SYSID;
-		o.cc_mode = NVM_CC_N2DB;
-		o.max_slots = 16;
-		CHECK(nvm_pool_open(&o, err, sizeof(err)) == NVM_POOL_OK,
-			  "a torn header with a valid shadow copy opens");
-	}
+	cur_mode = NVM_CC_N2DB;
+	CHECK(open_pool(MB(32), 0, 0, 0, err) == NVM_POOL_OK, "a torn header with a valid shadow copy opens");
 	CHECK(nvm_pool_header->cc_mode == NVM_CC_N2DB &&
 		  nvm_pool_header->checksum == nvm_pool_header_checksum(nvm_pool_header),
 		  "the header is rewritten from the shadow copy");
@@ -599,18 +591,10 @@ test_shadow_header(void)
 	shadow.cc_mode = NVM_CC_MCSI;
 	pwrite(fd, &shadow, sizeof(shadow), NVM_POOL_SHADOW_OFF);
 	close(fd);
-	{
-		NvmPoolOptions o = {0};
-
-		o.path = pool_path;
-		o.create_size = MB(32);
-		o.system_identifier = SYSID;
-		o.cc_mode = NVM_CC_N2DB;
-		o.max_slots = 16;
-		CHECK(nvm_pool_open(&o, err, sizeof(err)) == NVM_POOL_OK && nvm_pool_header->cc_mode == NVM_CC_N2DB,
-			  "a torn shadow copy is ignored");
-	}
+	CHECK(open_pool(MB(32), 0, 0, 0, err) == NVM_POOL_OK && nvm_pool_header->cc_mode == NVM_CC_N2DB,
+		  "a torn shadow copy is ignored");
 	nvm_pool_close();
+	cur_mode = NVM_CC_MCSI;
 }
 
 static void

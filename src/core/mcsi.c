@@ -642,6 +642,15 @@ nvm_txn_init(NvmTxn *txn, int slot)
 	txn->slot = slot;
 }
 
+/* why nvm_txn_begin_write last failed in this thread */
+static _Thread_local NvmBeginFailure begin_failure = NVM_BEGIN_OK;
+
+NvmBeginFailure
+nvm_txn_begin_failure(void)
+{
+	return begin_failure;
+}
+
 /*
  * ensure_ring gives the slot its status ring at its first write, in a pool
  * whose rings are allocated at first use (in both modes, so that every
@@ -673,16 +682,8 @@ ensure_ring(NvmSlotPersist *sp)
  * That store is flushed but not drained: the drain that publishes the
  * transaction's first version makes it durable, and before that no version
  * carries this txid.  NVM_INVALID_TXID if the slot's ring found no room
- * (nvm_txn_begin_failure says which).
+ * or (N2DB) the commit log is full; nvm_txn_begin_failure says which.
  */
-static _Thread_local NvmBeginFailure begin_failure = NVM_BEGIN_OK;
-
-NvmBeginFailure
-nvm_txn_begin_failure(void)
-{
-	return begin_failure;
-}
-
 uint64_t
 nvm_txn_begin_write(NvmTxn *txn)
 {
