@@ -10,8 +10,9 @@
  *	  grow one pool at once (processes share the core's memory-file-backed
  *	  shared memory, and see each other's new segments without remapping);
  *	  a pool of format 2 is upgraded in place and grows; a header rewrite a
- *	  crash interrupted is finished from its shadow copy; and a new pool
- *	  allocates a clock slot's status ring only at the slot's first write.
+ *	  crash interrupted is finished from its shadow copy; a new pool
+ *	  allocates a clock slot's status ring only at the slot's first write;
+ *	  and the table directory, which does not grow, says when it is full.
  *
  * Each test prints "ok" or "not ok" lines; the last line is
  * "N passed, N failed" and the exit code is non-zero on any failure.
@@ -631,6 +632,25 @@ test_lazy_rings(void)
 	nvm_slot_release(slot);
 }
 
+static void
+test_directory_full(void)
+{
+	NvmTable	t;
+	NvmTableKey k = {1663, 2, 0, 0};
+	size_t		n = 0;
+
+	printf("# the table directory's limit\n");
+	new_pool(MB(32), MB(64), MB(8));
+	for (k.rel = 1; nvm_table_create(&k, 0, &t); k.rel++)
+		n++;
+	CHECK(n == nvm_table_dir_count() && nvm_table_dir_used() == n,
+		  "tables are created until every directory entry is used, and the count says so");
+	k.rel = 1;
+	CHECK(nvm_table_drop(&k) && nvm_table_dir_used() == n - 1, "a dropped table frees its entry");
+	k.rel = 100000;
+	CHECK(nvm_table_create(&k, 0, &t), "and a new table takes it");
+}
+
 int
 main(void)
 {
@@ -643,6 +663,7 @@ main(void)
 	test_lazy_rings();
 	test_shadow_header();
 	test_v2_upgrade();
+	test_directory_full();
 	test_grow_processes();
 	nvm_pool_close();
 	unlink(pool_path);
