@@ -62,7 +62,7 @@ nvm_growth_define_settings(void)
 							&nvm_pool_max_size_mb,
 							0,
 							0,
-							INT_MAX,
+							64 * 1024 * 1024,	/* 64TB */
 							PGC_POSTMASTER,
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
