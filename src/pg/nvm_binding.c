@@ -402,19 +402,23 @@ nvm_binding_detached_at_start(void)
 	struct stat st;
 
 	read_binding_file(&bf);
-	/* a standby or archive recovery says more than its backup_label */
-	if (bf.detached != NVM_DETACH_NONE)
-		cause = bf.detached;
-	else if (file_exists_in_datadir(STANDBY_SIGNAL_FILE))
+	/*
+	 * What this start replays says more than what an earlier one recorded
+	 * (pg_rewind copies the source's binding file), and a standby or
+	 * archive recovery more than its backup_label.
+	 */
+	if (file_exists_in_datadir(STANDBY_SIGNAL_FILE))
 		cause = NVM_DETACH_STANDBY;
 	else if (file_exists_in_datadir(RECOVERY_SIGNAL_FILE))
 		cause = NVM_DETACH_RECOVERY;
 	else if (file_exists_in_datadir(BACKUP_LABEL_FILE))
 		cause = NVM_DETACH_BACKUP;
+	else
+		cause = bf.detached;
 
 	if (cause != NVM_DETACH_NONE)
 	{
-		if (bf.detached == NVM_DETACH_NONE)
+		if (bf.detached != cause)
 		{
 			bf.detached = cause;
 			bf.prev_gen = 0;

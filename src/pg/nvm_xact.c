@@ -98,6 +98,14 @@ static bool nvm_statement_latest = false;
 static NvmSnapshot *nvm_latest_snap = NULL;
 static uint64 nvm_latest_statement = 0;
 
+/*
+ * A snapshot imported with SET TRANSACTION SNAPSHOT whose nvm view could
+ * not be adopted (nvm_xact_adopt_snapshot): why, or NULL.  Reading nvm
+ * tables in such a transaction is refused rather than done with a view
+ * the PostgreSQL snapshot does not match.
+ */
+static const char *nvm_snap_import_refused = NULL;
+
 /* This backend's counters, for nvm_backend_stats(). */
 static NvmBackendStats nvm_stats;
 
@@ -284,7 +292,8 @@ nvm_xact_statement_boundary(void)
 void
 nvm_xact_query_start(void)
 {
-	if (IsolationUsesXactSnapshot() && !nvm_snap_valid && !IsParallelWorker())
+	if (IsolationUsesXactSnapshot() && !nvm_snap_valid && !IsParallelWorker() &&
+		nvm_snap_import_refused == NULL)
 		(void) nvm_xact_transaction_snapshot();
 }
 
@@ -365,6 +374,12 @@ nvm_xact_transaction_snapshot(void)
 {
 	if (IsParallelWorker())
 		return nvm_parallel_leader_snapshot();
+	if (nvm_snap_import_refused != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("nvm tables cannot be read with this imported snapshot"),
+				 errdetail("%s", nvm_snap_import_refused),
+				 errhint("Export the snapshot from a REPEATABLE READ or SERIALIZABLE transaction that is still running.")));
 	if (nvm_snap == NULL)
 		nvm_snap = MemoryContextAlloc(TopMemoryContext, sizeof(NvmSnapshot));
 
@@ -376,6 +391,46 @@ nvm_xact_transaction_snapshot(void)
 		nvm_snap_statement = nvm_statement;
 	}
 	return nvm_snap;
+}
+
+/*
+ * nvm_xact_adopt_snapshot makes the nvm view of this transaction the one of
+ * the transaction that exported the snapshot it just imported (SET
+ * TRANSACTION SNAPSHOT; nvm_import.c finds the exporter): the exporter's
+ * pinned vector, which is its transaction snapshot when it runs REPEATABLE
+ * READ or SERIALIZABLE, becomes this transaction's, pinned as well.  So
+ * pg_dump's parallel workers read nvm tables as their leader does.  still_runs
+ * tells, after the copy, whether the exporter's transaction kept running
+ * (then its pin, and so the copy, was whole).  On failure, nvm tables are
+ * refused in this transaction with the reason given.
+ */
+void
+nvm_xact_adopt_snapshot(int from_pgprocno, bool (*still_runs) (void *), void *arg,
+						const char *refused)
+{
+	if (nvm_snap == NULL)
+		nvm_snap = MemoryContextAlloc(TopMemoryContext, sizeof(NvmSnapshot));
+	nvm_snap_valid = false;
+	nvm_snap_import_refused = NULL;
+	if (refused != NULL)
+	{
+		nvm_snap_import_refused = refused;
+		return;
+	}
+	if (nvm_gc_is_pinned(MyProc->pgprocno) ||
+		!nvm_snapshot_adopt_pinned(MyProc->pgprocno, from_pgprocno, nvm_snap))
+	{
+		nvm_snap_import_refused = "The exporting transaction has not read nvm tables' snapshot yet, or has ended.";
+		return;
+	}
+	if (!still_runs(arg))
+	{
+		nvm_gc_unpin(MyProc->pgprocno);
+		nvm_snap_import_refused = "The exporting transaction ended while its snapshot was imported.";
+		return;
+	}
+	nvm_snap_valid = true;
+	nvm_snap_statement = nvm_statement;
 }
 
 /*
@@ -569,6 +624,7 @@ static void
 nvm_xact_reset(void)
 {
 	nvm_snap_valid = false;
+	nvm_snap_import_refused = NULL;
 	if (MyProc != NULL)
 		nvm_gc_unpin(MyProc->pgprocno);
 	if (nvm_slot >= 0)

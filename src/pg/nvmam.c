@@ -32,6 +32,7 @@
 #include "common/controldata_utils.h"
 #include "common/file_perm.h"
 #include "executor/executor.h"
+#include "nodes/parsenodes.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/fd.h"
@@ -44,15 +45,16 @@
 #include "utils/memutils.h"
 
 #include "core.h"
-#include "nvm_binding.h"
 #include "gc.h"
 #include "mcsi.h"
 #include "nvm_rowlock.h"
 #include "nvm_wait.h"
 #include "nvm_xact.h"
+#include "nvm_binding.h"
 #include "nvm_ddl.h"
 #include "nvm_drop.h"
 #include "nvm_growth.h"
+#include "nvm_import.h"
 #include "nvm_parallel.h"
 #include "nvmam.h"
 #include "persist.h"
@@ -533,6 +535,24 @@ nvm_executor_start(QueryDesc *queryDesc, int eflags)
 }
 
 /*
+ * imported_snapshot_id returns the snapshot id of a SET TRANSACTION
+ * SNAPSHOT statement (copied), else NULL.
+ */
+static char *
+imported_snapshot_id(PlannedStmt *pstmt)
+{
+	VariableSetStmt *vs;
+
+	if (!IsA(pstmt->utilityStmt, VariableSetStmt))
+		return NULL;
+	vs = (VariableSetStmt *) pstmt->utilityStmt;
+	if (vs->kind != VAR_SET_MULTI || strcmp(vs->name, "TRANSACTION SNAPSHOT") != 0 ||
+		list_length(vs->args) != 1 || !IsA(linitial(vs->args), A_Const))
+		return NULL;
+	return pstrdup(strVal(&linitial_node(A_Const, vs->args)->val));
+}
+
+/*
  * nvm_process_utility marks a statement boundary for utility statements,
  * which read tables without the executor (COPY TO, for one), and lets
  * nvm_ddl.c check or adjust it (temporary and unlogged tables created
@@ -544,6 +564,8 @@ nvm_process_utility(PlannedStmt *pstmt, const char *queryString,
 					ParamListInfo params, QueryEnvironment *queryEnv,
 					DestReceiver *dest, QueryCompletion *qc)
 {
+	char	   *imported = imported_snapshot_id(pstmt);
+
 	nvm_xact_statement_boundary();
 	pstmt = nvm_ddl_utility(pstmt, &readOnlyTree);
 	if (prev_ProcessUtility)
@@ -552,6 +574,10 @@ nvm_process_utility(PlannedStmt *pstmt, const char *queryString,
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
+
+	/* an imported snapshot reads nvm rows as its exporter does */
+	if (imported != NULL)
+		nvm_import_snapshot(imported);
 
 	/* the prepared transaction's nvm rows are final before it returns */
 	if (IsA(pstmt->utilityStmt, TransactionStmt))

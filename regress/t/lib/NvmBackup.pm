@@ -43,13 +43,16 @@ sub nvm_accounts_create
 	return;
 }
 
-# nvm_transfers_start NODE ROWS CLIENTS SECONDS: pgbench in the background,
-# CLIENTS clients moving money between two random accounts (two updates a
-# transaction, so the total stays constant) for SECONDS seconds, deadlocks
-# retried.  Returns a handle for nvm_transfers_finish.
+# nvm_transfers_start NODE ROWS CLIENTS SECONDS [SECOND_TABLE]: pgbench in
+# the background, CLIENTS clients moving money between two random accounts
+# (two updates a transaction, so the total stays constant) for SECONDS
+# seconds, deadlocks retried; with SECOND_TABLE (an nvm table like
+# accounts), from an account to a row of that table, so that only the sum
+# over both tables is constant.  Returns a handle for nvm_transfers_finish.
 sub nvm_transfers_start
 {
-	my ($node, $rows, $clients, $seconds) = @_;
+	my ($node, $rows, $clients, $seconds, $second) = @_;
+	my $to = $second // 'accounts';
 	my $script = PostgreSQL::Test::Utils::tempdir() . '/transfer.sql';
 	open(my $fh, '>', $script) or die "cannot write $script: $!";
 	print $fh <<"EOS";
@@ -58,7 +61,7 @@ sub nvm_transfers_start
 \\set amount random(1, 100)
 BEGIN;
 UPDATE accounts SET balance = balance - :amount WHERE id = :a;
-UPDATE accounts SET balance = balance + :amount WHERE id = :b;
+UPDATE $to SET balance = balance + :amount WHERE id = :b;
 END;
 EOS
 	close $fh;
