@@ -28,17 +28,19 @@ CREATE FUNCTION nvm_pool_stats(
     OUT reclaimable_bytes bigint,
     OUT versions_collected bigint,
     OUT state text,
-    OUT state_detail text)
+    OUT state_detail text,
+    OUT max_size bigint,
+    OUT segments int)
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT;
 
 COMMENT ON FUNCTION nvm_pool_stats() IS
-'size and use of the persistent-memory pool of this cluster: bytes used and free, tables, records and versions of every database, the bytes garbage collection can reclaim now, the versions collected since the server started, and whether this data directory uses the pool (state attached) or is detached from it (a restored copy or a standby: state_detail says why, and the numbers are NULL)';
+'size and use of the persistent-memory pool of this cluster: its present size, bytes used and free, tables, records and versions of every database, the bytes garbage collection can reclaim now, the versions collected since the server started, whether this data directory uses the pool (state attached) or is detached from it (a restored copy or a standby: state_detail says why, and the numbers are NULL), the largest size the pool may grow to and the number of times it has grown';
 
 CREATE VIEW nvm_pool AS SELECT * FROM nvm_pool_stats();
 
-COMMENT ON VIEW nvm_pool IS 'the persistent-memory pool: size, used, free, records, versions, reclaimable bytes';
+COMMENT ON VIEW nvm_pool IS 'the persistent-memory pool: size, used, free, records, versions, reclaimable bytes, maximum size, growth segments';
 
 CREATE FUNCTION nvm_table_stats(
     rel regclass,

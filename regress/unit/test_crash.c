@@ -34,6 +34,16 @@
  * as ALTER TABLE ... SET TABLESPACE does, so they include every step of a
  * clone too.
  *
+ * A second run per mode starts from a small pool that must grow: it takes
+ * and gives back "ballast" blocks of a whole chunk between transactions, so
+ * that the pool grows by a segment again and again (until its maximum) and
+ * the rows move into the segments; the crash points include every step of
+ * each growth.  Its checker also asks that every crash image opens (its
+ * segments are whole), that every reachable version lies in a chunk the
+ * recovered allocator knows, and that every ballast block whose allocation
+ * had been made durable is still allocated and intact after the write that
+ * follows recovery.
+ *
  * Usage: test_crash [transactions [seed [mcsi|n2db]]]; without a mode both
  * modes run.  CI runs the default budget; a longer run is e.g.
  * `build/test_crash 5000 7`.
@@ -56,6 +66,8 @@
 #include <unistd.h>
 
 #define KEYS 48
+#define BALLAST_MAX 24
+#define BALLAST_SIZE (700 * 1024)	/* a large block: one whole chunk */
 
 typedef struct Row
 {
@@ -74,6 +86,7 @@ typedef struct Oracle
 	int			ext_committed;	/* ... and the external log has committed it */
 	uint64_t	ext_xid;
 	uint32_t	tables_created;
+	nvm_off		ballast[BALLAST_MAX];	/* durable ballast blocks, 0 = none */
 } Oracle;
 
 static Oracle oracle;
@@ -143,6 +156,63 @@ scan_rows(NvmTable *t, NvmTxn *txn, int64_t *got)
 	return NULL;
 }
 
+/* the byte a ballast block is filled with: from its offset */
+static unsigned char
+ballast_byte(nvm_off off)
+{
+	return (unsigned char) (0x11 + (off >> 20) * 7);
+}
+
+/* every durable ballast block is allocated, inside the pool, and intact */
+static const char *
+check_ballast(void)
+{
+	for (int i = 0; i < BALLAST_MAX; i++)
+	{
+		nvm_off		b = oracle.ballast[i];
+		const unsigned char *p;
+
+		if (b == 0)
+			continue;
+		if (!nvm_alloc_contains(b - NVM_BLOCK_HEADER_SIZE, BALLAST_SIZE + NVM_BLOCK_HEADER_SIZE))
+			return "a ballast block lies outside the chunks the allocator knows";
+		if (!(*(uint64_t *) (nvm_pool_base + b - NVM_BLOCK_HEADER_SIZE) & NVM_BLOCK_ALLOCATED))
+			return "a ballast block is not allocated after recovery";
+		p = nvm_ptr(b);
+		if (p[0] != ballast_byte(b) || p[BALLAST_SIZE / 2] != ballast_byte(b) ||
+			p[BALLAST_SIZE - 1] != ballast_byte(b))
+			return "a ballast block was overwritten";
+	}
+	return NULL;
+}
+
+/*
+ * ballast_step takes a new ballast block (growing the pool when no chunk is
+ * free) or, once BALLAST_MAX are held or the pool is at its maximum, gives
+ * one back.  A block counts once its contents and header are drained.
+ */
+static void
+ballast_step(unsigned r)
+{
+	int			slot = (int) (r % BALLAST_MAX);
+	nvm_off		b;
+
+	if (oracle.ballast[slot] != 0)
+	{
+		b = oracle.ballast[slot];
+		oracle.ballast[slot] = 0;
+		nvm_free(b);
+		return;
+	}
+	b = nvm_alloc(BALLAST_SIZE);
+	if (b == 0)
+		return;					/* at the maximum: the next steps free some */
+	memset(nvm_ptr(b), ballast_byte(b), BALLAST_SIZE);
+	nvm_flush(nvm_ptr(b), BALLAST_SIZE);
+	nvm_drain();
+	oracle.ballast[slot] = b;
+}
+
 /* the external log's answer, as it was at the crash */
 static int
 oracle_resolver(uint64_t xid)
@@ -205,7 +275,7 @@ check_recovered(void *arg)
 			return err;
 		if (memcmp(got, again, sizeof(got)) != 0)
 			return "a write after recovery damaged existing rows";
-		if ((err = check_pool()) != NULL)
+		if ((err = check_pool()) != NULL || (err = check_ballast()) != NULL)
 			return err;
 	}
 	nvm_slot_release(slot);
@@ -324,9 +394,12 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 	}
 }
 
-/* runs the workload in one mode; returns true if every crash image was consistent */
+/*
+ * runs the workload in one mode, on a pool that grows if grow is set;
+ * returns true if every crash image was consistent
+ */
 static bool
-run_mode(uint32_t mode, int ntx, unsigned seed)
+run_mode(uint32_t mode, int ntx, unsigned seed, bool grow)
 {
 	NvmPoolOptions o = {0};
 	char		err[256];
@@ -342,6 +415,13 @@ run_mode(uint32_t mode, int ntx, unsigned seed)
 	unlink(pool_path);
 	o.path = pool_path;
 	o.create_size = 32 << 20;
+	if (grow)
+	{
+		/* a few chunks, then segments of one chunk (and its header's) each */
+		o.create_size = 8 << 20;
+		o.grow_step = 2 << 20;
+		o.max_size = 40 << 20;
+	}
 	o.system_identifier = 1;
 	o.cc_mode = mode;
 	o.max_slots = 8;
@@ -372,6 +452,8 @@ run_mode(uint32_t mode, int ntx, unsigned seed)
 	crashsim_start(&so, shmem);
 	for (int i = 0; i < ntx; i++)
 	{
+		if (grow && i % 2 == 0)
+			ballast_step(rnd(1000));
 		run_transaction(&t, &txn);
 		if (i % 10 == 9)
 			vacuum_pass(&t);
@@ -407,16 +489,30 @@ run_mode(uint32_t mode, int ntx, unsigned seed)
 		}
 	}
 	st = crashsim_stats();
-	printf("# %s, %d transactions, seed %u: %llu drains, %llu crash points, %llu images, %llu bad\n",
-		   mode == NVM_CC_MCSI ? "mcsi" : "n2db", ntx, seed,
-		   (unsigned long long) st->drains, (unsigned long long) st->crash_points,
-		   (unsigned long long) st->images, (unsigned long long) st->bad_images);
-	ok = st->bad_images == 0 && st->images > 0;
+	{
+		NvmAllocStats as;
+
+		nvm_alloc_get_stats(&as);
+		printf("# %s%s, %d transactions, seed %u: %llu drains, %llu crash points, %llu images, %llu bad; "
+			   "pool %llu MB in %llu growth segments\n",
+			   mode == NVM_CC_MCSI ? "mcsi" : "n2db", grow ? " (growing pool)" : "", ntx, seed,
+			   (unsigned long long) st->drains, (unsigned long long) st->crash_points,
+			   (unsigned long long) st->images, (unsigned long long) st->bad_images,
+			   (unsigned long long) (as.pool_size >> 20), (unsigned long long) as.segments);
+		if (grow && as.segments < 8)
+		{
+			printf("not ok - %s (growing pool): the pool grew only %llu times\n",
+				   mode == NVM_CC_MCSI ? "mcsi" : "n2db", (unsigned long long) as.segments);
+			st = NULL;
+		}
+	}
+	ok = st != NULL && st->bad_images == 0 && st->images > 0;
 	if (ok)
-		printf("ok - %s: every crash image recovers to a consistent state\n", mode == NVM_CC_MCSI ? "mcsi" : "n2db");
-	else
-		printf("not ok - %s: %llu of %llu crash images are inconsistent; first at crash point %llu: %s\n",
-			   mode == NVM_CC_MCSI ? "mcsi" : "n2db",
+		printf("ok - %s%s: every crash image recovers to a consistent state\n",
+			   mode == NVM_CC_MCSI ? "mcsi" : "n2db", grow ? " (growing pool)" : "");
+	else if (st != NULL)
+		printf("not ok - %s%s: %llu of %llu crash images are inconsistent; first at crash point %llu: %s\n",
+			   mode == NVM_CC_MCSI ? "mcsi" : "n2db", grow ? " (growing pool)" : "",
 			   (unsigned long long) st->bad_images, (unsigned long long) st->images,
 			   (unsigned long long) st->first_error_point, st->first_error ? st->first_error : "no images");
 	crashsim_stop();
@@ -437,10 +533,16 @@ main(int argc, char **argv)
 				passed = 0;
 
 	snprintf(pool_path, sizeof(pool_path), "/dev/shm/nvmam_crash_%d", (int) getpid());
-	if (!mode || strcmp(mode, "mcsi") == 0)
-		run_mode(NVM_CC_MCSI, ntx, seed) ? passed++ : failed++;
-	if (!mode || strcmp(mode, "n2db") == 0)
-		run_mode(NVM_CC_N2DB, ntx, seed) ? passed++ : failed++;
+	for (int grow = 0; grow <= 1; grow++)
+	{
+		/* growth is the same in both modes: half the budget each */
+		int			n = grow ? (ntx + 1) / 2 : ntx;
+
+		if (!mode || strcmp(mode, "mcsi") == 0)
+			run_mode(NVM_CC_MCSI, n, seed, grow) ? passed++ : failed++;
+		if (!mode || strcmp(mode, "n2db") == 0)
+			run_mode(NVM_CC_N2DB, n, seed, grow) ? passed++ : failed++;
+	}
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -3,14 +3,22 @@
  *	  The pool allocator, safe for concurrent backends.
  *
  * The chunk area of the pool is cut into chunks (NvmPoolHeader.chunk_size,
- * 1 MiB).  A chunk is free, serves one small size class (blocks of one size),
- * or is part of a large allocation (a run of whole chunks).  The persistent
+ * 1 MiB), numbered on one grid from the first (pool.h): the pool's first
+ * nchunks chunks, then those of every growth segment.  A chunk is free,
+ * serves one small size class (blocks of one size), is part of a large
+ * allocation (a run of whole chunks), or is the first chunk of a growth
+ * segment (its header and chunk table; never allocated).  The persistent
  * state is:
- *	 - the chunk table: one uint64 per chunk saying which of these it is;
+ *	 - the chunk tables: one uint64 per chunk saying which of these it is,
+ *	   for the first chunks in the pool's chunk table, for a segment's in
+ *	   the segment's own;
  *	 - an 8-byte header in front of every block: NVM_BLOCK_ALLOCATED | size.
  * The volatile state (which blocks and chunks are free, per-class current
- * chunks) lives in shared memory and is rebuilt from the chunk table at
- * start-up; a chunk's block headers are read when it is first needed.  No lock is ever kept in the pool.
+ * chunks) lives in shared memory and is rebuilt from the chunk tables at
+ * start-up; a chunk's block headers are read when it is first needed.  No
+ * lock is ever kept in the pool.  When no chunk is free, the allocator
+ * grows the pool by a segment (grow.h) and tries again; it returns 0 only
+ * when the pool cannot grow.
  *
  * Persist order:
  *	 - nvm_alloc writes the block header and flushes it but does not drain:
@@ -41,21 +49,31 @@
 #define NVM_CHUNK_SMALL(cls)	((UINT64_C(1) << 60) | (uint64_t) (cls))
 #define NVM_CHUNK_LARGE(n)		((UINT64_C(2) << 60) | (uint64_t) (n))	/* first of n chunks */
 #define NVM_CHUNK_CONT			(UINT64_C(3) << 60)	/* continuation of a large run */
+#define NVM_CHUNK_META			(UINT64_C(4) << 60)	/* a growth segment's first chunk */
 #define NVM_CHUNK_KIND(e)		((e) >> 60)
 #define NVM_CHUNK_ARG(e)		((e) & ((UINT64_C(1) << 60) - 1))
 
 /* Space accounting, for statistics views. */
 typedef struct NvmAllocStats
 {
-	uint64_t	pool_bytes;		/* bytes of the chunk area */
-	uint64_t	chunks_total;
+	uint64_t	pool_bytes;		/* bytes of the chunks blocks can be allocated in */
+	uint64_t	chunks_total;	/* those chunks */
 	uint64_t	chunks_free;
 	uint64_t	bytes_allocated;	/* payload + header bytes of allocated blocks */
 	uint64_t	blocks_allocated;
+	uint64_t	pool_size;		/* bytes of the pool in use, growth segments included */
+	uint64_t	segments;		/* growth segments */
 } NvmAllocStats;
 
-/* Shared-memory size of the allocator's volatile state for a pool of nchunks chunks. */
+/*
+ * Shared-memory size of the allocator's volatile state for nchunks chunks
+ * on the grid.  The state of each chunk follows the fixed part, so the
+ * area for the largest pool can be reserved and backed as the pool grows.
+ */
 extern size_t nvm_alloc_shmem_size(uint64_t nchunks);
+
+/* Number of chunks on the grid of the pool as it is in the file (growth segments included). */
+extern uint64_t nvm_alloc_chunks_in_pool(void);
 
 /*
  * nvm_alloc_rebuild builds the volatile state in shmem from the pool's
@@ -155,5 +173,33 @@ extern void nvm_alloc_change_begin(void);
 extern void nvm_alloc_change_end(void);
 extern bool nvm_alloc_quiet_mark(uint64_t *mark);
 extern bool nvm_alloc_changed_since(uint64_t mark);
+
+/*
+ * The chunk tables, for readers that walk them (statistics, checks):
+ * chunks are numbered 0 .. nvm_alloc_chunk_count() - 1 on the grid, growth
+ * segments included.
+ */
+extern uint64_t nvm_alloc_chunk_count(void);
+extern uint64_t nvm_alloc_chunk_entry(uint64_t chunk);
+extern nvm_off nvm_alloc_chunk_offset(uint64_t chunk);
+
+/*
+ * nvm_alloc_contains says whether [off, off + len) lies in chunks blocks
+ * can be allocated in (not in a segment's first chunk, not beyond the
+ * published end): what a stale offset read from the pool must pass before
+ * it is dereferenced.
+ */
+extern bool nvm_alloc_contains(nvm_off off, size_t len);
+
+/*
+ * For the growth path (grow.c): the number of growth segments, the address
+ * just after the shared state of the first nchunks chunks (what must be
+ * backed before they are published), and the publication of a durable new
+ * segment of nchunks chunks starting at chunk first (its first chunk is
+ * its header's): from then on its chunks are handed out.
+ */
+extern uint64_t nvm_alloc_segment_count(void);
+extern void *nvm_alloc_shmem_end(uint64_t nchunks);
+extern void nvm_alloc_publish_segment(uint64_t first, uint64_t nchunks);
 
 #endif							/* NVM_ALLOC_H */

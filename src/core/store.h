@@ -207,8 +207,13 @@ extern size_t nvm_store_shmem_size(void);
 extern void nvm_store_startup(void *shmem);
 extern void nvm_store_attach(void *shmem);
 
-/* Tables */
+/*
+ * Tables.  The table directory has a fixed number of entries
+ * (nvm_table_dir_count, 16,384 in a pool the server creates): one per
+ * table's storage.
+ */
 extern size_t nvm_table_dir_count(void);
+extern size_t nvm_table_dir_used(void);
 extern NvmTableDirEntry *nvm_table_dir(void);
 extern bool nvm_table_create(const NvmTableKey *key, uint64_t create_txid, NvmTable *out);
 extern bool nvm_table_open(const NvmTableKey *key, NvmTable *out);

@@ -1087,7 +1087,9 @@ nvm_verify_check_table(const NvmTableKey *key, const NvmVerifyOptions *opts, Nvm
 
 /*
  * walk_slots checks the persistent part of every clock slot: its status
- * ring is where the layout puts it, its write log is a chain of allocated
+ * ring is where the layout puts it (or, in a pool whose rings are
+ * allocated at first use, an allocated block reached nowhere else), its
+ * write log is a chain of allocated
  * blocks reached nowhere else, and an in-doubt marker names a transaction
  * of the slot itself.
  */
@@ -1104,7 +1106,25 @@ walk_slots(Verifier *v)
 		nvm_off		link = nvm_off_of(&sp->log_head);
 		uint64_t	t = sp->indoubt_txid;
 
-		if (sp->ring_off != ring)
+		if (hdr->flags & NVM_POOL_LAZY_RINGS)
+		{
+			/* a ring allocated at the slot's first write, or none yet */
+			NvmBlockInfo bi;
+			char		why[96];
+
+			if (sp->ring_off != 0)
+			{
+				if (!block_of(sp->ring_off, (size_t) hdr->ring_words * sizeof(uint64_t),
+							  &bi, why, sizeof(why)))
+					problem(v, NVM_VERIFY_SLOT, 0, 0, nvm_off_of(&sp->ring_off),
+							"the status ring of clock slot %u names offset %llu, %s",
+							c, (unsigned long long) sp->ring_off, why);
+				else if (set_add(v, &v->reached, bi.id))
+					problem(v, NVM_VERIFY_OWNERSHIP, 0, 0, sp->ring_off,
+							"the status ring of clock slot %u was already reached from elsewhere", c);
+			}
+		}
+		else if (sp->ring_off != ring)
 			problem(v, NVM_VERIFY_SLOT, 0, 0, nvm_off_of(&sp->ring_off),
 					"clock slot %u names its status ring at offset %llu, not at %llu",
 					c, (unsigned long long) sp->ring_off, (unsigned long long) ring);

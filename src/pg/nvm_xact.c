@@ -63,6 +63,7 @@
 #include "nvm_binding.h"
 #include "nvm_drop.h"
 #include "nvm_parallel.h"
+#include "nvm_relation.h"
 #include "nvm_rowlock.h"
 #include "nvm_xact.h"
 #include "nvmam.h"
@@ -557,7 +558,7 @@ nvm_xact_begin_write(bool needs_pg_xid)
 		uint64		txid = nvm_txn_begin_write(&nvm_txn);
 
 		if (txid == NVM_INVALID_TXID)
-			elog(ERROR, "could not start an nvm transaction");
+			nvm_report_write_start_failed();
 		atomic_store(&ss->vxid_backend, (int32) MyProc->backendId);
 		atomic_store(&ss->vxid_lxid, (uint32) MyProc->lxid);
 		atomic_store(&ss->running_txid, txid);

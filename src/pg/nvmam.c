@@ -53,6 +53,7 @@
 #include "nvm_binding.h"
 #include "nvm_ddl.h"
 #include "nvm_drop.h"
+#include "nvm_growth.h"
 #include "nvm_import.h"
 #include "nvm_parallel.h"
 #include "nvmam.h"
@@ -164,7 +165,8 @@ nvm_define_settings(void)
 	DefineCustomStringVariable("nvm.pool_path",
 							   "Path of the persistent-memory pool file.",
 							   "Empty means pg_nvm/pool in the data directory.  "
-							   "The file is created, with nvm.pool_size bytes, if it does not exist.",
+							   "The file is created, with nvm.pool_size bytes, if it does not exist, "
+							   "and grows as the tables need.",
 							   &nvm_pool_path,
 							   "",
 							   PGC_POSTMASTER,
@@ -172,8 +174,8 @@ nvm_define_settings(void)
 							   NULL, NULL, NULL);
 
 	DefineCustomIntVariable("nvm.pool_size",
-							"Size of a newly created persistent-memory pool.",
-							"An existing pool keeps the size it was created with.",
+							"Initial size of a newly created persistent-memory pool.",
+							"The pool then grows by nvm.pool_grow_step up to nvm.pool_max_size.",
 							&nvm_pool_size_mb,
 							1024,
 							(int) (NVM_POOL_MIN_SIZE >> 20),
@@ -242,6 +244,7 @@ nvm_define_settings(void)
 							 NULL, nvm_assign_prune_on_update, NULL);
 
 	nvm_wait_define_settings();
+	nvm_growth_define_settings();
 
 	MarkGUCPrefixReserved("nvm");
 }
@@ -327,6 +330,7 @@ nvm_open_pool(void)
 	opts.max_slots = NVM_POOL_SLOTS;
 	/* a pool of the other mode is converted at start-up (see pool.h) */
 	opts.allow_mode_switch = true;
+	nvm_growth_pool_options(&opts);
 
 	/* a copy of a data directory never opens a pool (nvm_binding.c) */
 	if (nvm_binding_detached_at_start())
@@ -341,7 +345,10 @@ nvm_open_pool(void)
 
 	rc = nvm_pool_open(&opts, errbuf, sizeof(errbuf));
 	if (rc == NVM_POOL_OK || rc == NVM_POOL_CREATED)
+	{
 		nvm_binding_check_pool(rc == NVM_POOL_CREATED);
+		nvm_growth_opened();
+	}
 	switch (rc)
 	{
 		case NVM_POOL_OK:
@@ -397,8 +404,11 @@ nvm_open_pool(void)
 }
 
 /*
- * nvm_shmem_request reserves the shared memory of the core's volatile
- * state (allocator, clock slots, table directory lock).
+ * nvm_shmem_request reserves the shared memory of the row locks and
+ * parallel scans, and a marker that says when shared memory is new.  The
+ * core's volatile state (allocator, clock slots, table directory lock)
+ * lives in shared memory of its own, which grows with the pool
+ * (nvm_growth_core_area).
  */
 static void
 nvm_shmem_request(void)
@@ -406,7 +416,7 @@ nvm_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	nvm_core_set_max_pins(nvm_max_pins());
-	RequestAddinShmemSpace(nvm_core_shmem_size());
+	RequestAddinShmemSpace(sizeof(int));
 	nvm_binding_shmem_request();
 	RequestAddinShmemSpace(nvm_rowlock_shmem_size());
 	RequestAddinShmemSpace(nvm_parallel_shmem_size());
@@ -430,10 +440,16 @@ nvm_shmem_startup(void)
 	/* the claim of the pool comes before the core changes anything in it */
 	nvm_binding_shmem_startup();
 	nvm_core_set_max_pins(nvm_max_pins());
-	ptr = ShmemInitStruct("nvmam core", nvm_core_shmem_size(), &found);
+	(void) ShmemInitStruct("nvmam core", sizeof(int), &found);
+	ptr = nvm_growth_core_area();
 	if (!found)
 	{
-		nvm_core_startup(ptr);
+		if (!nvm_core_startup(ptr))
+			ereport(FATAL,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("could not allocate the shared state of nvm pool \"%s\": %m",
+							nvm_pool_path_resolved),
+					 errhint("Free memory on the server.")));
 		if (nvm_pool_pending_mode != 0)
 		{
 			ereport(WARNING,
