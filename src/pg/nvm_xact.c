@@ -53,7 +53,6 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
-#include "replication/message.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
@@ -63,6 +62,7 @@
 #include "nvm_drop.h"
 #include "nvm_parallel.h"
 #include "nvm_rowlock.h"
+#include "nvm_wal.h"
 #include "nvm_xact.h"
 #include "nvmam.h"
 
@@ -567,9 +567,7 @@ nvm_xact_reset(void)
 static void
 tie_outcome_to_xid(TransactionId xid, const char *record)
 {
-	XLogRecPtr	lsn = LogLogicalMessage("nvmam", "", 0, false);
-
-	XLogFlush(lsn);
+	XLogFlush(nvm_wal_log_xid());
 	nvm_txn_mark_indoubt(&nvm_txn, (uint64) xid);
 	if (nvm_debug_crash_point == NVM_CRASH_AFTER_INDOUBT)
 		elog(PANIC, "nvm.debug_crash_point: crashing after the in-doubt marker, before the %s record",
@@ -662,7 +660,16 @@ nvm_xact_callback(XactEvent event, void *arg)
 				nvm_debug_crash_point == NVM_CRASH_BEFORE_NVM_COMMIT)
 				elog(PANIC, "nvm.debug_crash_point: crashing after the commit record, before the nvm commit");
 			if (nvm_txn.txid != NVM_INVALID_TXID)
+			{
+				/*
+				 * Changes logged for logical decoding: the commit record is
+				 * flushed before the nvm status, also with synchronous_commit
+				 * off, so that the nvm commit never outlives it (nvm_wal.c)
+				 */
+				if (nvm_logical_must_flush())
+					XLogFlush(XactLastCommitEnd);
 				finish_txn(true);
+			}
 			nvm_xact_reset();
 			nvm_drop_at_xact_end(true);
 			break;

@@ -52,6 +52,7 @@
 #include "nvm_ddl.h"
 #include "nvm_drop.h"
 #include "nvm_parallel.h"
+#include "nvm_wal.h"
 #include "nvmam.h"
 #include "persist.h"
 #include "pool.h"
@@ -146,6 +147,7 @@ _PG_init(void)
 	nvm_planner_init();
 	nvm_xact_init();
 	nvm_drop_init();
+	nvm_wal_init();
 
 	/* children drop this callback when they start (on_exit_reset) */
 	on_proc_exit(nvm_postmaster_exit, (Datum) 0);
