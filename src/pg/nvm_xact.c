@@ -60,6 +60,7 @@
 
 #include "gc.h"
 #include "nvm_drop.h"
+#include "nvm_imported_snapshot.h"
 #include "nvm_parallel.h"
 #include "nvm_rowlock.h"
 #include "nvm_wal.h"
@@ -400,6 +401,8 @@ nvm_view_init(NvmView *view, Snapshot snapshot, const NvmSnapshot *snap)
 			view->kind = NVM_VIEW_SNAPSHOT;
 			view->snap = snap ? snap : nvm_xact_statement_snapshot();
 			view->curcid = snapshot->curcid;
+			/* a snapshot another process took (a replication slot's) */
+			nvm_imported_snapshot_view(view, snapshot);
 			break;
 		case SNAPSHOT_SELF:
 			view->kind = NVM_VIEW_SELF;

@@ -51,6 +51,7 @@
 #include "nvm_xact.h"
 #include "nvm_ddl.h"
 #include "nvm_drop.h"
+#include "nvm_imported_snapshot.h"
 #include "nvm_parallel.h"
 #include "nvm_wal.h"
 #include "nvmam.h"
@@ -148,6 +149,7 @@ _PG_init(void)
 	nvm_xact_init();
 	nvm_drop_init();
 	nvm_wal_init();
+	nvm_imported_snapshot_init();
 
 	/* children drop this callback when they start (on_exit_reset) */
 	on_proc_exit(nvm_postmaster_exit, (Datum) 0);
@@ -521,6 +523,8 @@ nvm_process_utility(PlannedStmt *pstmt, const char *queryString,
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
+
+	nvm_imported_snapshot_utility(pstmt->utilityStmt);
 
 	/* the prepared transaction's nvm rows are final before it returns */
 	if (IsA(pstmt->utilityStmt, TransactionStmt))
