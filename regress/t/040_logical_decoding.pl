@@ -10,7 +10,9 @@
 #	  old row with REPLICA IDENTITY FULL), an update that toasted a value
 #	  and then found the row changed by a concurrent transaction, TRUNCATE,
 #	  two-phase decoding (a two_phase slot sees PREPARE, then COMMIT or
-#	  ROLLBACK PREPARED); wal2json (format 2) for the same statements.
+#	  ROLLBACK PREPARED); wal2json (format 2) for the same statements.  A
+#	  replication slot's exported snapshot, imported by another session
+#	  after updates and a VACUUM, shows the table as of the slot's start.
 #	  Finally, with wal_level = replica, nvm updates write no WAL for
 #	  decoding.
 use strict;
@@ -25,7 +27,7 @@ use Time::HiRes qw(usleep);
 
 my ($node) = nvm_node('logical_decoding');
 $node->append_conf('postgresql.conf',
-	"wal_level = logical\nmax_prepared_transactions = 10\nmax_replication_slots = 10\n");
+	"wal_level = logical\nmax_wal_senders = 4\nmax_prepared_transactions = 10\nmax_replication_slots = 10\n");
 $node->start;
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION nvmam;
@@ -247,6 +249,35 @@ SKIP:
 		'wal2json: heap updates are decoded with their old key');
 	is($w{nvm}, $w{heap}, 'wal2json: nvm decodes as heap');
 	query(q{SELECT pg_drop_replication_slot('wj')});
+}
+
+# --- a replication slot's exported snapshot ------------------------------------
+# A slot created with EXPORT_SNAPSHOT (as CDC tools create theirs) exports
+# the snapshot its stream starts after; a reader that imports it must see
+# the tables as of that point, although rows were updated, inserted and
+# deleted since, and VACUUM ran (the nvm versions it needs are kept).
+pair('id int PRIMARY KEY, v text', q{INSERT INTO %T% SELECT g, 'v' || g FROM generate_series(1, 10) g});
+{
+	my $repl = $node->background_psql('postgres', replication => 'database');
+	my $created = $repl->query_safe('CREATE_REPLICATION_SLOT exported LOGICAL test_decoding EXPORT_SNAPSHOT');
+	my ($snapshot) = (split /\|/, $created)[2];
+	ok(defined $snapshot && $snapshot ne '', 'a replication slot exports its snapshot');
+	for my $am (qw(heap nvm))
+	{
+		query(on($am, q{UPDATE %T% SET v = 'once' WHERE id <= 3}));
+		query(on($am, q{UPDATE %T% SET v = 'twice' WHERE id <= 3}));
+		query(on($am, q{INSERT INTO %T% VALUES (11, 'new'); DELETE FROM %T% WHERE id = 10; VACUUM %T%}));
+	}
+	my $before = query(q{SELECT string_agg(g || ':v' || g, ',' ORDER BY g) FROM generate_series(1, 10) g});
+	for my $am (qw(heap nvm))
+	{
+		is(query(on($am, qq{BEGIN ISOLATION LEVEL REPEATABLE READ;
+			SET TRANSACTION SNAPSHOT '$snapshot';
+			SELECT string_agg(id || ':' || v, ',' ORDER BY id) FROM %T%; COMMIT})),
+			$before, "exported snapshot: a reader of the $am table sees it as of the slot's start");
+	}
+	$repl->quit;
+	query(q{SELECT pg_drop_replication_slot('exported')});
 }
 
 # --- WAL written with and without wal_level = logical ----------------------------

@@ -24,8 +24,9 @@
  * Garbage collection must then keep what such a snapshot sees, although
  * it has no vector pinned from the slot's start: the collector treats a
  * version that carries an xid as all-visible only once that xid precedes
- * PostgreSQL's oldest xmin (external_floor), which the slot holds back
- * while it builds its snapshot and the reading transaction holds back
+ * the horizon of PostgreSQL's VACUUM for this database's tables
+ * (external_floor), which the slot holds back while it builds its
+ * snapshot and the exporting or reading transaction holds back
  * afterwards.  A chain is cut only below an all-visible version, which
  * every such snapshot sees, so nothing it needs goes.  Below wal_level =
  * logical none of this applies.
@@ -38,10 +39,13 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/pg_class.h"
+#include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "replication/walsender.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
+#include "utils/rel.h"
 #include "utils/snapmgr.h"
 
 #include "gc.h"
@@ -76,16 +80,33 @@ reset_at_xact_end(XactEvent event, void *arg)
 }
 
 /*
- * external_floor returns PostgreSQL's oldest xmin (over every database,
- * replication slots included) with wal_level = logical, else 0: versions
- * whose xid does not precede it stay (see the file header).
+ * external_floor returns, with wal_level = logical, the horizon below which
+ * PostgreSQL removes dead rows of this database's tables, else 0: versions
+ * whose xid does not precede it stay (see the file header).  That is the
+ * oldest xmin of this database's sessions and the replication slots' data
+ * xmin (a slot building its snapshot holds it back), not their catalog
+ * xmin, which a logical slot holds back for decoding as long as its
+ * consumer lags: that holds back catalogs, not user tables.
+ * GetOldestNonRemovableTransactionId picks the horizon by the kind of
+ * relation it is given; it is given a stand-in for an ordinary table.
  */
 static uint32_t
 external_floor(void)
 {
-	if (!XLogLogicalInfoActive() || MyProc == NULL)
+	static FormData_pg_class user_class;
+	static RelationData user_table;
+
+	if (!XLogLogicalInfoActive() || MyProc == NULL || !OidIsValid(MyDatabaseId))
 		return 0;
-	return (uint32_t) GetOldestNonRemovableTransactionId(NULL);
+	if (user_table.rd_rel == NULL)
+	{
+		user_class.relkind = RELKIND_RELATION;
+		user_class.relpersistence = RELPERSISTENCE_PERMANENT;
+		user_class.relisshared = false;
+		user_table.rd_id = FirstNormalObjectId;
+		user_table.rd_rel = &user_class;
+	}
+	return (uint32_t) GetOldestNonRemovableTransactionId(&user_table);
 }
 
 /*
