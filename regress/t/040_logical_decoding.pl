@@ -275,6 +275,11 @@ pair('id int PRIMARY KEY, v text', q{INSERT INTO %T% SELECT g, 'v' || g FROM gen
 			SET TRANSACTION SNAPSHOT '$snapshot';
 			SELECT string_agg(id || ':' || v, ',' ORDER BY id) FROM %T%; COMMIT})),
 			$before, "exported snapshot: a reader of the $am table sees it as of the slot's start");
+		is(query(on($am, qq{BEGIN ISOLATION LEVEL REPEATABLE READ;
+			SET TRANSACTION SNAPSHOT '$snapshot';
+			SET LOCAL force_parallel_mode = on;
+			SELECT string_agg(id || ':' || v, ',' ORDER BY id) FROM %T%; COMMIT})),
+			$before, "exported snapshot: so does a parallel worker reading the $am table");
 	}
 	$repl->quit;
 	query(q{SELECT pg_drop_replication_slot('exported')});

@@ -50,6 +50,7 @@
 
 #include "gc.h"
 #include "nvm_imported_snapshot.h"
+#include "nvm_parallel.h"
 
 /* Whether the current transaction ran SET TRANSACTION SNAPSHOT. */
 static bool xact_imported = false;
@@ -150,16 +151,30 @@ follow_visible(NvmVersion *v, void *arg)
 }
 
 /*
+ * nvm_imported_snapshot_applies says whether the current transaction reads
+ * nvm tables by a PostgreSQL snapshot that another process took (see the
+ * file header): with wal_level = logical, in a walsender, in a transaction
+ * that imported a snapshot, and in the parallel workers of either.
+ */
+bool
+nvm_imported_snapshot_applies(void)
+{
+	if (!XLogLogicalInfoActive())
+		return false;
+	if (IsParallelWorker())
+		return nvm_parallel_leader_imported();
+	return am_walsender || xact_imported;
+}
+
+/*
  * nvm_imported_snapshot_view makes view (an MVCC view for snapshot) judge
- * versions that carry an xid by snapshot, when the current transaction
- * reads with a snapshot that another process took (see the file header).
+ * versions that carry an xid by snapshot when the transaction reads by a
+ * snapshot taken elsewhere.
  */
 void
 nvm_imported_snapshot_view(NvmView *view, Snapshot snapshot)
 {
-	if (!XLogLogicalInfoActive() || IsParallelWorker())
-		return;
-	if (!am_walsender && !xact_imported)
+	if (!nvm_imported_snapshot_applies())
 		return;
 	view->external_visible = follow_visible;
 	view->external_arg = snapshot;

@@ -16,6 +16,7 @@
 
 extern void nvm_imported_snapshot_init(void);
 extern void nvm_imported_snapshot_utility(Node *stmt);
+extern bool nvm_imported_snapshot_applies(void);
 extern void nvm_imported_snapshot_view(NvmView *view, Snapshot snapshot);
 
 #endif							/* NVM_IMPORTED_SNAPSHOT_H */

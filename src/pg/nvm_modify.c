@@ -32,6 +32,12 @@
  * another partition due to concurrent update") instead of skipping a row
  * that still exists.
  *
+ * Logical decoding.  With wal_level = logical, a write of a table that
+ * PostgreSQL decodes takes the transaction's PostgreSQL xid before the
+ * write (the versions carry it), and each successful write is logged right
+ * after it (nvm_wal.c): inserts, updates, deletes, and the outcome of a
+ * speculative insertion.
+ *
  * Row locks (SELECT FOR UPDATE/SHARE, foreign-key checks) are heavyweight
  * locks on the record; writers take them only while some transaction
  * locks rows of the table, and only for the duration of the write.  The

@@ -13,7 +13,8 @@
  * TOAST pointers fetched inline), chosen exactly as heap chooses it
  * (ExtractReplicaIdentity in heapam.c).  nvm_decode.c turns these records
  * into the reorder buffer's changes.  Below wal_level = logical nothing is
- * written here except the xid record of the commit protocol (nvm_xact.c).
+ * written here except what carries the xid in the commit protocol
+ * (nvm_wal_log_xid), and nothing with this resource manager's id.
  *
  * A decodable change belongs to a PostgreSQL transaction: the writer takes
  * its top-level xid before the row is written (nvm_modify.c asks
@@ -65,6 +66,7 @@
 #include "catalog/pg_class.h"
 #include "lib/stringinfo.h"
 #include "nodes/bitmapset.h"
+#include "replication/message.h"
 #include "utils/datum.h"
 #include "utils/relcache.h"
 
@@ -133,31 +135,43 @@ nvm_logical_must_flush(void)
  * nvm_wal_log_xid writes a record that carries the current transaction's
  * xid and nothing else, and returns its end.  The commit protocol flushes
  * it before it persists the in-doubt marker (nvm_xact.c): replay then moves
- * the next xid past this one.  Logical decoding ignores it.
+ * the next xid past this one.  With wal_level = logical it is a record of
+ * this resource manager, which decoding ignores; below, where nothing else
+ * of this resource manager is written, it is an empty non-transactional
+ * logical message of PostgreSQL's own, so that a server that replays this
+ * WAL need not load nvmam to replay it (a physical standby, a restored
+ * backup), as before this resource manager existed.  Output plugins would
+ * show that message, hence the record.
  */
 XLogRecPtr
 nvm_wal_log_xid(void)
 {
 	uint8		zero = 0;
 
+	if (!XLogLogicalInfoActive())
+		return LogLogicalMessage("nvmam", "", 0, false);
 	XLogBeginInsert();
 	XLogRegisterData((char *) &zero, sizeof(zero));
 	return XLogInsert(RM_NVM_ID, XLOG_NVM_XID);
 }
 
 /*
- * fill_tuple_header describes tuple as heap's WAL does: its infomask bits
- * without the transaction bits (heap_prepare_insert clears them and sets
- * xmax invalid before heap logs a tuple), and the length of what follows
- * the fixed header.
+ * register_tuple adds tuple to the record being built, as heap's WAL holds
+ * a tuple: a header (hdr, which must live until XLogInsert) with the
+ * infomask bits without the transaction bits (heap_prepare_insert clears
+ * them and sets xmax invalid before heap logs a tuple), then the bytes
+ * after the fixed header.
  */
 static void
-fill_tuple_header(xl_nvm_tuple *hdr, HeapTuple tuple)
+register_tuple(xl_nvm_tuple *hdr, HeapTuple tuple)
 {
 	hdr->datalen = tuple->t_len - SizeofHeapTupleHeader;
 	hdr->t_infomask2 = tuple->t_data->t_infomask2 & ~HEAP2_XACT_MASK;
 	hdr->t_infomask = (tuple->t_data->t_infomask & ~HEAP_XACT_MASK) | HEAP_XMAX_INVALID;
 	hdr->t_hoff = tuple->t_data->t_hoff;
+	XLogRegisterData((char *) hdr, SizeOfNvmTuple);
+	if (hdr->datalen > 0)
+		XLogRegisterData((char *) tuple->t_data + SizeofHeapTupleHeader, hdr->datalen);
 }
 
 /*
@@ -186,21 +200,9 @@ log_change(Relation rel, uint8 info, uint8 flags, HeapTuple newtup, HeapTuple ol
 	XLogBeginInsert();
 	XLogRegisterData((char *) &xlrec, SizeOfNvmChange);
 	if (newtup != NULL)
-	{
-		fill_tuple_header(&newhdr, newtup);
-		XLogRegisterData((char *) &newhdr, SizeOfNvmTuple);
-		if (newhdr.datalen > 0)
-			XLogRegisterData((char *) newtup->t_data + SizeofHeapTupleHeader,
-							 newhdr.datalen);
-	}
+		register_tuple(&newhdr, newtup);
 	if (oldtup != NULL)
-	{
-		fill_tuple_header(&oldhdr, oldtup);
-		XLogRegisterData((char *) &oldhdr, SizeOfNvmTuple);
-		if (oldhdr.datalen > 0)
-			XLogRegisterData((char *) oldtup->t_data + SizeofHeapTupleHeader,
-							 oldhdr.datalen);
-	}
+		register_tuple(&oldhdr, oldtup);
 	XLogSetRecordFlags(XLOG_INCLUDE_ORIGIN);
 	(void) XLogInsert(RM_NVM_ID, info);
 
