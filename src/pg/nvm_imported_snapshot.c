@@ -15,11 +15,12 @@
  * the slot's snapshot, so it may hold more.
  *
  * So, with wal_level = logical, such a transaction (any walsender's; one
- * that ran SET TRANSACTION SNAPSHOT) judges every version that carries a
- * PostgreSQL xid by PostgreSQL's snapshot, as heap judges a tuple by its
- * xmin (follow_visible); versions without an xid (none of a logically
- * logged table is written without one while wal_level = logical: see
- * nvm_wal.c) keep the vector's answer.
+ * that ran SET TRANSACTION SNAPSHOT; and their parallel workers, told by
+ * the leader's published view, nvm_parallel.c) judges every version that
+ * carries a PostgreSQL xid by PostgreSQL's snapshot, as heap judges a
+ * tuple by its xmin (follow_visible); versions without an xid (none of a
+ * logically logged table is written without one while wal_level =
+ * logical: see nvm_wal.c) keep the vector's answer.
  *
  * Garbage collection must then keep what such a snapshot sees, although
  * it has no vector pinned from the slot's start: the collector treats a
