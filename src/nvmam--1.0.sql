@@ -26,13 +26,15 @@ CREATE FUNCTION nvm_pool_stats(
     OUT records bigint,
     OUT versions bigint,
     OUT reclaimable_bytes bigint,
-    OUT versions_collected bigint)
+    OUT versions_collected bigint,
+    OUT state text,
+    OUT state_detail text)
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT;
 
 COMMENT ON FUNCTION nvm_pool_stats() IS
-'size and use of the persistent-memory pool of this cluster: bytes used and free, tables, records and versions of every database, the bytes garbage collection can reclaim now, and the versions collected since the server started';
+'size and use of the persistent-memory pool of this cluster: bytes used and free, tables, records and versions of every database, the bytes garbage collection can reclaim now, the versions collected since the server started, and whether this data directory uses the pool (state attached) or is detached from it (a restored copy or a standby: state_detail says why, and the numbers are NULL)';
 
 CREATE VIEW nvm_pool AS SELECT * FROM nvm_pool_stats();
 

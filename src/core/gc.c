@@ -73,6 +73,24 @@ nvm_gc_versions_collected(void)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * pin_store publishes snap in pin p (vector vec): MCSI's vector, or N2DB's
+ * xmin, xmax and in-progress list.
+ */
+static void
+pin_store(NvmPin *p, _Atomic uint64_t *vec, const NvmSnapshot *snap)
+{
+	uint32_t	n = snap->nslots;
+
+	if (n > gc_shared->max_slots)
+		n = gc_shared->max_slots;
+	atomic_store_explicit(&p->xmin, snap->xmin, memory_order_relaxed);
+	atomic_store_explicit(&p->xmax, snap->xmax, memory_order_relaxed);
+	for (uint32_t c = 0; c < n; c++)
+		atomic_store_explicit(&vec[c], snap->ts[c], memory_order_relaxed);
+	p->nslots = n;
+}
+
 void
 nvm_snapshot_take_pinned(int pin, NvmSnapshot *snap)
 {
@@ -99,20 +117,45 @@ nvm_snapshot_take_pinned(int pin, NvmSnapshot *snap)
 	atomic_thread_fence(memory_order_seq_cst);
 	/* a buffered snapshot from before the announcement would not do */
 	nvm_snapshot_take_fresh(snap);
-	if (snap->mode == NVM_CC_N2DB)
-		atomic_store_explicit(&p->xmin, snap->xmin, memory_order_relaxed);
-	else
-	{
-		_Atomic uint64_t *vec = pin_vector((uint32_t) pin);
-		uint32_t	n = snap->nslots;
-
-		if (n > gc_shared->max_slots)
-			n = gc_shared->max_slots;
-		for (uint32_t c = 0; c < n; c++)
-			atomic_store_explicit(&vec[c], snap->ts[c], memory_order_relaxed);
-		p->nslots = n;
-	}
+	pin_store(p, pin_vector((uint32_t) pin), snap);
 	atomic_store_explicit(&p->state, NVM_PIN_SET, memory_order_release);
+}
+
+bool
+nvm_snapshot_adopt_pinned(int pin, int from, NvmSnapshot *snap)
+{
+	NvmPin	   *p;
+	NvmPin	   *f;
+	_Atomic uint64_t *fvec;
+
+	if (pin < 0 || from < 0 || gc_shared == NULL ||
+		(uint32_t) pin >= gc_shared->max_pins || (uint32_t) from >= gc_shared->max_pins)
+		return false;
+	p = pin_at((uint32_t) pin);
+	f = pin_at((uint32_t) from);
+	if (atomic_load(&f->state) != NVM_PIN_SET)
+		return false;
+	/* announced before the copy, with the older snapshot's epoch (gc.h) */
+	atomic_store(&p->state, NVM_PIN_ACQUIRING);
+	atomic_store(&p->epoch, atomic_load(&f->epoch));
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&f->state, memory_order_acquire) != NVM_PIN_SET)
+	{
+		atomic_store(&p->state, NVM_PIN_IDLE);
+		return false;
+	}
+	snap->mode = nvm_mcsi->cc_mode;
+	snap->nslots = f->nslots;
+	if (snap->nslots > gc_shared->max_slots)
+		snap->nslots = gc_shared->max_slots;
+	snap->xmin = atomic_load_explicit(&f->xmin, memory_order_relaxed);
+	snap->xmax = atomic_load_explicit(&f->xmax, memory_order_relaxed);
+	fvec = pin_vector((uint32_t) from);
+	for (uint32_t c = 0; c < snap->nslots; c++)
+		snap->ts[c] = atomic_load_explicit(&fvec[c], memory_order_relaxed);
+	pin_store(p, pin_vector((uint32_t) pin), snap);
+	atomic_store_explicit(&p->state, NVM_PIN_SET, memory_order_release);
+	return true;
 }
 
 void

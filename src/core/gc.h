@@ -62,13 +62,18 @@
 
 #define NVM_GC_CHAIN_LOCKS	4096
 
-/* A published pin (one cache line of header; the vector is elsewhere). */
+/*
+ * A published pin (one cache line of header; the vector, or N2DB's
+ * in-progress list, is elsewhere).  It holds the whole snapshot, so that
+ * another transaction can adopt it (nvm_snapshot_adopt_pinned).
+ */
 typedef struct NvmPin
 {
 	_Alignas(NVM_CACHELINE) atomic_uint state;
-	uint32_t	nslots;			/* MCSI: entries of the vector */
+	uint32_t	nslots;			/* entries of the vector (N2DB: of the list) */
 	_Atomic uint64_t epoch;		/* collection epoch when the pin was taken */
 	_Atomic uint64_t xmin;		/* N2DB: the snapshot's xmin */
+	_Atomic uint64_t xmax;		/* N2DB: the snapshot's xmax */
 } NvmPin;
 
 /* The collection horizon. */
@@ -115,6 +120,17 @@ extern uint64_t nvm_gc_versions_collected(void);
  * (replacing an older one of the same pin); pin < 0 takes it unpinned.
  */
 extern void nvm_snapshot_take_pinned(int pin, NvmSnapshot *snap);
+
+/*
+ * nvm_snapshot_adopt_pinned copies the snapshot pinned by pin `from` into
+ * snap and pins it as pin's own, with from's epoch, announcing the pin
+ * before reading (as a new pin does): a transaction that imports another
+ * one's snapshot sees exactly what it sees.  Returns false (pin left
+ * idle) if from holds no pin.  The copy is whole only if from's pin stayed
+ * set throughout, which the caller checks afterwards (the exporting
+ * transaction still runs).
+ */
+extern bool nvm_snapshot_adopt_pinned(int pin, int from, NvmSnapshot *snap);
 extern void nvm_gc_unpin(int pin);
 extern bool nvm_gc_is_pinned(int pin);
 

@@ -302,6 +302,151 @@ nvm_pool_open(const NvmPoolOptions *opts, char *errbuf, size_t errbuf_size)
 }
 
 /*
+ * nvm_pool_open_scratch maps a new, empty pool of opts->create_size bytes
+ * in anonymous shared memory (inherited by the processes forked later).
+ * Nothing in it survives the process tree; persisting it costs what it
+ * costs on any memory.
+ */
+NvmPoolOpenResult
+nvm_pool_open_scratch(const NvmPoolOptions *opts, char *errbuf, size_t errbuf_size)
+{
+	NvmPoolHeader hdr;
+	void	   *p;
+
+	errbuf[0] = '\0';
+	nvm_pool_pending_mode = 0;
+	memset(&hdr, 0, sizeof(hdr));
+	if (!compute_layout(&hdr, opts->create_size, opts->max_slots,
+						opts->ring_words ? opts->ring_words : NVM_DEFAULT_RING_WORDS,
+						opts->max_tables ? opts->max_tables : NVM_DEFAULT_MAX_TABLES))
+		return fail(NVM_POOL_ERR_BAD_LAYOUT, errbuf, errbuf_size,
+					"pool size is too small for a scratch pool%s", "", 0);
+	p = mmap(NULL, opts->create_size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return fail(NVM_POOL_ERR_IO, errbuf, errbuf_size,
+					"could not map a scratch pool%s", "", errno);
+	nvm_pool_base = p;
+	pool_mapped_size = opts->create_size;
+	nvm_pool_header = (NvmPoolHeader *) p;
+	initialise_regions(&hdr);
+	hdr.magic = NVM_POOL_MAGIC;
+	hdr.format_version = NVM_POOL_FORMAT_VERSION;
+	hdr.header_size = NVM_POOL_HEADER_SIZE;
+	hdr.system_identifier = opts->system_identifier;
+	hdr.cc_mode = opts->cc_mode;
+	hdr.checksum = nvm_pool_header_checksum(&hdr);
+	memcpy(nvm_pool_base, &hdr, sizeof(hdr));
+	return NVM_POOL_CREATED;
+}
+
+/*
+ * nvm_pool_binding_read copies the binding words.
+ */
+void
+nvm_pool_binding_read(NvmPoolBinding *out)
+{
+	NvmPoolBinding *b = &nvm_pool_root()->binding;
+
+	out->id = b->id;
+	out->gen = b->gen;
+	out->clean_lsn = b->clean_lsn;
+	atomic_store(&out->wal_lsn, atomic_load(&b->wal_lsn));
+}
+
+/*
+ * nvm_pool_binding_claim records a claim of the pool by a data directory
+ * (its id and new generation) and marks the pool in use; the words share
+ * one cache line, persisted at once.
+ */
+void
+nvm_pool_binding_claim(uint64_t id, uint64_t gen)
+{
+	NvmPoolBinding *b = &nvm_pool_root()->binding;
+
+	b->id = id;
+	b->gen = gen;
+	b->clean_lsn = 0;
+	nvm_persist(b, sizeof(*b));
+}
+
+/*
+ * nvm_pool_binding_mark_clean records the shutdown checkpoint of a clean
+ * stop of the claiming server.
+ */
+void
+nvm_pool_binding_mark_clean(uint64_t lsn)
+{
+	NvmPoolBinding *b = &nvm_pool_root()->binding;
+
+	b->clean_lsn = lsn;
+	nvm_persist(&b->clean_lsn, sizeof(b->clean_lsn));
+}
+
+/* raise_to raises *word to at least value (atomic maximum). */
+static bool
+raise_to(_Atomic uint64_t *word, uint64_t value)
+{
+	uint64_t	cur = atomic_load(word);
+
+	while (cur < value)
+	{
+		if (atomic_compare_exchange_weak(word, &cur, value))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * nvm_pool_note_wal raises the pool-wide WAL position to lsn and persists
+ * it: a change made after this call may depend on WAL up to lsn.
+ */
+void
+nvm_pool_note_wal(uint64_t lsn)
+{
+	NvmPoolBinding *b = &nvm_pool_root()->binding;
+
+	if (raise_to(&b->wal_lsn, lsn))
+		nvm_persist(&b->wal_lsn, sizeof(uint64_t));
+}
+
+/*
+ * nvm_slot_note_wal raises slot's WAL position to lsn and flushes it; the
+ * caller drains before the change that depends on it becomes durable (a
+ * commit's first drain).  Only the slot's owner writes it.
+ */
+void
+nvm_slot_note_wal(uint32_t slot, uint64_t lsn)
+{
+	NvmSlotPersist *sp = nvm_pool_slot(slot);
+
+	if (atomic_load_explicit(&sp->wal_lsn, memory_order_relaxed) < lsn)
+	{
+		atomic_store_explicit(&sp->wal_lsn, lsn, memory_order_relaxed);
+		nvm_flush(&sp->wal_lsn, sizeof(uint64_t));
+	}
+}
+
+/*
+ * nvm_pool_required_wal returns the highest WAL position any change in the
+ * pool depends on: the pool-wide one and every slot's.
+ */
+uint64_t
+nvm_pool_required_wal(void)
+{
+	uint64_t	req = atomic_load(&nvm_pool_root()->binding.wal_lsn);
+
+	for (uint32_t i = 0; i < nvm_pool_header->max_slots; i++)
+	{
+		uint64_t	v = atomic_load(&nvm_pool_slot(i)->wal_lsn);
+
+		if (v > req)
+			req = v;
+	}
+	return req;
+}
+
+/*
  * nvm_pool_close unmaps the pool and releases its lock.
  */
 void

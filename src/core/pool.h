@@ -68,12 +68,31 @@ typedef struct NvmPoolHeader
 	uint64_t	checksum;		/* over every field above */
 } NvmPoolHeader;
 
+/*
+ * The pool's binding to the data directory that uses it: which data
+ * directory may open the pool, and at which point of its history.  The core
+ * only keeps these words; what they mean, and the argument that no copy of
+ * a data directory is ever served a pool that does not match it, is with
+ * the code that checks them (src/pg/nvm_binding.c).  A pool written before
+ * the binding existed has zeros here: never bound.
+ */
+typedef struct NvmPoolBinding
+{
+	uint64_t	id;				/* random, chosen when first bound; 0 = never */
+	uint64_t	gen;			/* claims since the pool was first bound */
+	uint64_t	clean_lsn;		/* shutdown checkpoint of the claimer's last
+								 * clean stop; 0 while a server uses the pool */
+	_Atomic uint64_t wal_lsn;	/* WAL position that pool-wide changes (table
+								 * drops, freed numbers) depend on */
+} NvmPoolBinding;
+
 /* Mutable pool-wide words; each on its own cache line. */
 typedef struct NvmPoolRoot
 {
 	_Alignas(NVM_CACHELINE) uint64_t clean_shutdown;	/* 1 after a clean stop */
 	_Alignas(NVM_CACHELINE) uint64_t start_count;	/* starts since creation */
 	_Alignas(NVM_CACHELINE) uint64_t n2db_reserved; /* N2DB: all handed-out txids are below this */
+	_Alignas(NVM_CACHELINE) NvmPoolBinding binding;
 } NvmPoolRoot;
 
 /* Persistent per-slot state: one cache line. */
@@ -85,7 +104,11 @@ typedef struct NvmSlotPersist
 	nvm_off		log_head;		/* first block of the slot's write log, 0 = none yet */
 	uint64_t	indoubt_xid;	/* external (PostgreSQL) xid the in-doubt txid follows */
 	uint64_t	indoubt_txid;	/* transaction whose outcome is the external xid's, 0 = none */
+	_Atomic uint64_t wal_lsn;	/* WAL position the slot's commits depend on (NvmPoolBinding) */
 } NvmSlotPersist;
+
+_Static_assert(sizeof(NvmSlotPersist) == NVM_CACHELINE,
+			   "a slot's persistent state is one cache line");
 
 /*
  * A block of a slot's persistent write log: for every version written by
@@ -160,6 +183,30 @@ extern NvmPoolHeader *nvm_pool_header;
 extern NvmPoolOpenResult nvm_pool_open(const NvmPoolOptions *opts,
 									   char *errbuf, size_t errbuf_size);
 extern void nvm_pool_close(void);
+
+/*
+ * nvm_pool_open_scratch maps an empty pool in anonymous shared memory, for a
+ * server that must not open its pool file (a data directory detached from
+ * its pool): every table is then missing, and nothing survives a restart.
+ */
+extern NvmPoolOpenResult nvm_pool_open_scratch(const NvmPoolOptions *opts,
+											   char *errbuf, size_t errbuf_size);
+
+/*
+ * The binding words (NvmPoolBinding).  nvm_pool_binding_claim persists a
+ * new claim (id, gen) and marks the pool in use; nvm_pool_binding_mark_clean
+ * persists the shutdown checkpoint of a clean stop.  nvm_pool_note_wal
+ * raises the pool-wide WAL position and persists it; nvm_slot_note_wal
+ * raises a slot's and flushes it (the caller's next drain makes it
+ * durable).  nvm_pool_required_wal returns the highest of them all: every
+ * change in the pool depends on WAL at most up to there.
+ */
+extern void nvm_pool_binding_read(NvmPoolBinding *out);
+extern void nvm_pool_binding_claim(uint64_t id, uint64_t gen);
+extern void nvm_pool_binding_mark_clean(uint64_t lsn);
+extern void nvm_pool_note_wal(uint64_t lsn);
+extern void nvm_slot_note_wal(uint32_t slot, uint64_t lsn);
+extern uint64_t nvm_pool_required_wal(void);
 
 extern uint64_t nvm_pool_header_checksum(const NvmPoolHeader *hdr);
 

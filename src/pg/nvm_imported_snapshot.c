@@ -8,19 +8,21 @@
  * the snapshot of the replication slot it then streams from: a walsender
  * restores the slot's snapshot into its transaction (CREATE_REPLICATION_SLOT
  * ... USE_SNAPSHOT) and runs COPY with it; other tools export the slot's
- * snapshot and read with SET TRANSACTION SNAPSHOT.  The copy must hold
+ * snapshot and read with SET TRANSACTION SNAPSHOT (nvm_import.c adopts the
+ * exporter's nvm view when the exporter has one; a walsender has none).
+ * The copy must hold
  * exactly the transactions that committed before the slot's start and
  * nothing that the stream will send: otherwise rows arrive twice or never.
  * nvm's own vector snapshot is taken at the first nvm access, later than
  * the slot's snapshot, so it may hold more.
  *
  * So, with wal_level = logical, such a transaction (any walsender's; one
- * that ran SET TRANSACTION SNAPSHOT; and their parallel workers, told by
- * the leader's published view, nvm_parallel.c) judges every version that
- * carries a PostgreSQL xid by PostgreSQL's snapshot, as heap judges a
- * tuple by its xmin (follow_visible); versions without an xid (none of a
- * logically logged table is written without one while wal_level =
- * logical: see nvm_wal.c) keep the vector's answer.
+ * that imported a snapshot without an nvm view; and their parallel
+ * workers, told by the leader's published view, nvm_parallel.c) judges
+ * every version that carries a PostgreSQL xid by PostgreSQL's snapshot, as
+ * heap judges a tuple by its xmin (follow_visible); versions without an
+ * xid (none of a logically logged table is written without one while
+ * wal_level = logical: see nvm_wal.c) keep the vector's answer.
  *
  * Garbage collection must then keep what such a snapshot sees, although
  * it has no vector pinned from the slot's start: the collector treats a
@@ -42,7 +44,6 @@
 #include "access/xlog.h"
 #include "catalog/pg_class.h"
 #include "miscadmin.h"
-#include "nodes/parsenodes.h"
 #include "replication/walsender.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
@@ -53,7 +54,10 @@
 #include "nvm_imported_snapshot.h"
 #include "nvm_parallel.h"
 
-/* Whether the current transaction ran SET TRANSACTION SNAPSHOT. */
+/*
+ * Whether the current transaction imported a snapshot whose exporter's nvm
+ * view it could not adopt.
+ */
 static bool xact_imported = false;
 
 static void reset_at_xact_end(XactEvent event, void *arg);
@@ -112,16 +116,20 @@ external_floor(void)
 }
 
 /*
- * nvm_imported_snapshot_utility notes a successful SET TRANSACTION SNAPSHOT
- * (the utility statement just run).
+ * nvm_imported_snapshot_follow is called when the current transaction has
+ * imported a snapshot (SET TRANSACTION SNAPSHOT) whose exporter's nvm view
+ * it cannot adopt (nvm_import.c): a replication slot's snapshot, exported
+ * by a walsender, has none.  With wal_level = logical the transaction then
+ * reads by the PostgreSQL snapshot itself, and true is returned; else
+ * false, and the import is refused for nvm tables.
  */
-void
-nvm_imported_snapshot_utility(Node *stmt)
+bool
+nvm_imported_snapshot_follow(void)
 {
-	if (IsA(stmt, VariableSetStmt) &&
-		((VariableSetStmt *) stmt)->kind == VAR_SET_MULTI &&
-		strcmp(((VariableSetStmt *) stmt)->name, "TRANSACTION SNAPSHOT") == 0)
-		xact_imported = true;
+	if (!XLogLogicalInfoActive())
+		return false;
+	xact_imported = true;
+	return true;
 }
 
 /*
@@ -155,7 +163,8 @@ follow_visible(NvmVersion *v, void *arg)
  * nvm_imported_snapshot_applies says whether the current transaction reads
  * nvm tables by a PostgreSQL snapshot that another process took (see the
  * file header): with wal_level = logical, in a walsender, in a transaction
- * that imported a snapshot, and in the parallel workers of either.
+ * that imported a snapshot without an nvm view, and in the parallel
+ * workers of either.
  */
 bool
 nvm_imported_snapshot_applies(void)

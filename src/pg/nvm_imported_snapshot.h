@@ -9,13 +9,12 @@
 #ifndef NVM_IMPORTED_SNAPSHOT_H
 #define NVM_IMPORTED_SNAPSHOT_H
 
-#include "nodes/nodes.h"
 #include "utils/snapshot.h"
 
 #include "store.h"
 
 extern void nvm_imported_snapshot_init(void);
-extern void nvm_imported_snapshot_utility(Node *stmt);
+extern bool nvm_imported_snapshot_follow(void);
 extern bool nvm_imported_snapshot_applies(void);
 extern void nvm_imported_snapshot_view(NvmView *view, Snapshot snapshot);
 

@@ -29,6 +29,7 @@
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
+#include "nvm_binding.h"
 #include "nvm_relation.h"
 #include "nvmam.h"
 #include "pool.h"
@@ -155,6 +156,7 @@ nvm_relation_table_for_size(Relation rel)
 		return cache->table;
 
 	nvm_check_pool_mapped();
+	nvm_binding_settle(rel);
 	if (!nvm_table_open(&key, &table))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -163,7 +165,7 @@ nvm_relation_table_for_size(Relation rel)
 				 errdetail("No table with relfilenode %u/%u/%u is in pool \"%s\".",
 						   rel->rd_node.spcNode, rel->rd_node.dbNode,
 						   rel->rd_node.relNode, nvm_pool_path_resolved),
-				 errhint("Copies of a database or cluster made from files (CREATE DATABASE ... TEMPLATE, pg_basebackup, streaming replication) carry no nvm rows, and neither does a pool file that was replaced or recreated. Copy nvm tables with pg_dump, or drop the table.")));
+				 errhint("A database copied from files (CREATE DATABASE ... TEMPLATE) carries no nvm rows, and neither does a new, empty pool that replaced a lost one. Copy nvm tables with pg_dump, or drop the table (TRUNCATE gives it new, empty storage).")));
 	nvm_cache_table(rel, &key, table);
 	return table;
 }
@@ -197,6 +199,7 @@ nvm_relation_create_storage(Relation rel, const RelFileNode *rnode, char persist
 	NvmTable	table;
 
 	nvm_check_pool_mapped();
+	nvm_binding_settle(rel);
 	nvm_relation_key(rel, rnode, persistence, &key);
 	if (!nvm_table_create(&key, nvm_xact_my_txid(), &table))
 		nvm_report_storage_full(rel);

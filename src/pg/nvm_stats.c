@@ -22,6 +22,7 @@
 #include "alloc.h"
 #include "gc.h"
 #include "nvm_am.h"
+#include "nvm_binding.h"
 #include "nvm_relation.h"
 #include "nvm_xact.h"
 #include "nvmam.h"
@@ -54,14 +55,16 @@ horizon_now(void)
  * (dropped tables whose storage has not been reclaimed included), the
  * concurrency control in force, and over every table of every database:
  * records, reachable versions, the bytes garbage collection can reclaim
- * now, and the versions collected since the server started.
+ * now, and the versions collected since the server started; then the
+ * pool's state for this data directory (nvm_binding.c): "attached", or
+ * "detached" with the cause, when every number is NULL.
  */
 Datum
 nvm_pool_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[10];
-	bool		nulls[10] = {0};
+	Datum		values[12];
+	bool		nulls[12] = {0};
 	NvmAllocStats stats;
 	NvmTableDirEntry *dir;
 	size_t		ndir;
@@ -74,6 +77,19 @@ nvm_pool_stats(PG_FUNCTION_ARGS)
 	nvm_check_pool_mapped();
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+
+	/* a detached data directory shows its pool's path and why, no numbers */
+	if (!nvm_binding_usable())
+	{
+		values[0] = CStringGetTextDatum(nvm_pool_path_resolved);
+		for (int i = 1; i < 10; i++)
+			nulls[i] = true;
+		nulls[5] = false;
+		values[5] = CStringGetTextDatum(nvm_concurrency_control_name());
+		values[10] = CStringGetTextDatum(nvm_binding_is_detached() ? "detached" : "pending");
+		values[11] = CStringGetTextDatum(nvm_binding_state_detail());
+		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+	}
 
 	nvm_alloc_get_stats(&stats);
 	h = horizon_now();
@@ -109,6 +125,8 @@ nvm_pool_stats(PG_FUNCTION_ARGS)
 	values[7] = Int64GetDatum((int64) versions);
 	values[8] = Int64GetDatum((int64) reclaimable);
 	values[9] = Int64GetDatum((int64) nvm_gc_versions_collected());
+	values[10] = CStringGetTextDatum("attached");
+	nulls[11] = true;
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -32,6 +32,7 @@
 #include "common/controldata_utils.h"
 #include "common/file_perm.h"
 #include "executor/executor.h"
+#include "nodes/parsenodes.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/fd.h"
@@ -49,8 +50,10 @@
 #include "nvm_rowlock.h"
 #include "nvm_wait.h"
 #include "nvm_xact.h"
+#include "nvm_binding.h"
 #include "nvm_ddl.h"
 #include "nvm_drop.h"
+#include "nvm_import.h"
 #include "nvm_imported_snapshot.h"
 #include "nvm_parallel.h"
 #include "nvm_wal.h"
@@ -329,7 +332,20 @@ nvm_open_pool(void)
 	/* a pool of the other mode is converted at start-up (see pool.h) */
 	opts.allow_mode_switch = true;
 
+	/* a copy of a data directory never opens a pool (nvm_binding.c) */
+	if (nvm_binding_detached_at_start())
+	{
+		opts.create_size = NVM_POOL_MIN_SIZE;
+		if (nvm_pool_open_scratch(&opts, errbuf, sizeof(errbuf)) != NVM_POOL_CREATED)
+			ereport(FATAL,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("could not map a scratch nvm pool: %s", errbuf)));
+		return;
+	}
+
 	rc = nvm_pool_open(&opts, errbuf, sizeof(errbuf));
+	if (rc == NVM_POOL_OK || rc == NVM_POOL_CREATED)
+		nvm_binding_check_pool(rc == NVM_POOL_CREATED);
 	switch (rc)
 	{
 		case NVM_POOL_OK:
@@ -395,6 +411,7 @@ nvm_shmem_request(void)
 		prev_shmem_request_hook();
 	nvm_core_set_max_pins(nvm_max_pins());
 	RequestAddinShmemSpace(nvm_core_shmem_size());
+	nvm_binding_shmem_request();
 	RequestAddinShmemSpace(nvm_rowlock_shmem_size());
 	RequestAddinShmemSpace(nvm_parallel_shmem_size());
 }
@@ -414,6 +431,8 @@ nvm_shmem_startup(void)
 		prev_shmem_startup_hook();
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	/* the claim of the pool comes before the core changes anything in it */
+	nvm_binding_shmem_startup();
 	nvm_core_set_max_pins(nvm_max_pins());
 	ptr = ShmemInitStruct("nvmam core", nvm_core_shmem_size(), &found);
 	if (!found)
@@ -504,6 +523,24 @@ nvm_executor_start(QueryDesc *queryDesc, int eflags)
 }
 
 /*
+ * imported_snapshot_id returns the snapshot id of a SET TRANSACTION
+ * SNAPSHOT statement (copied), else NULL.
+ */
+static char *
+imported_snapshot_id(PlannedStmt *pstmt)
+{
+	VariableSetStmt *vs;
+
+	if (!IsA(pstmt->utilityStmt, VariableSetStmt))
+		return NULL;
+	vs = (VariableSetStmt *) pstmt->utilityStmt;
+	if (vs->kind != VAR_SET_MULTI || strcmp(vs->name, "TRANSACTION SNAPSHOT") != 0 ||
+		list_length(vs->args) != 1 || !IsA(linitial(vs->args), A_Const))
+		return NULL;
+	return pstrdup(strVal(&linitial_node(A_Const, vs->args)->val));
+}
+
+/*
  * nvm_process_utility marks a statement boundary for utility statements,
  * which read tables without the executor (COPY TO, for one), and lets
  * nvm_ddl.c check or adjust it (temporary and unlogged tables created
@@ -515,6 +552,8 @@ nvm_process_utility(PlannedStmt *pstmt, const char *queryString,
 					ParamListInfo params, QueryEnvironment *queryEnv,
 					DestReceiver *dest, QueryCompletion *qc)
 {
+	char	   *imported = imported_snapshot_id(pstmt);
+
 	nvm_xact_statement_boundary();
 	pstmt = nvm_ddl_utility(pstmt, &readOnlyTree);
 	if (prev_ProcessUtility)
@@ -524,7 +563,9 @@ nvm_process_utility(PlannedStmt *pstmt, const char *queryString,
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
 
-	nvm_imported_snapshot_utility(pstmt->utilityStmt);
+	/* an imported snapshot reads nvm rows as its exporter does */
+	if (imported != NULL)
+		nvm_import_snapshot(imported);
 
 	/* the prepared transaction's nvm rows are final before it returns */
 	if (IsA(pstmt->utilityStmt, TransactionStmt))

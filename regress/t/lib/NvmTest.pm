@@ -44,18 +44,30 @@ sub nvm_pool_path
 	return $pool;
 }
 
-# nvm_node NAME [, preload => 0] [, pool_size => SIZE]: an initialised (not
-# started) node whose postgresql.conf loads nvmam with a pool of its own.
-# Returns the node and the pool's path.
+# nvm_node NAME [, preload => 0] [, pool_size => SIZE] [, pool_in_datadir
+# => 1] [, init => { OPTIONS }]: an initialised (not started) node whose
+# postgresql.conf loads nvmam with a pool of its own (by default in
+# NVM_SHM_DIR; with pool_in_datadir, at its default place, pg_nvm/pool in
+# the data directory); OPTIONS go to PostgreSQL::Test::Cluster's init
+# (allows_streaming, has_archiving).  Returns the node and the pool's path.
 sub nvm_node
 {
 	my ($name, %opts) = @_;
 	my $preload = $opts{preload} // 1;
-	my $pool = nvm_pool_path($name);
 	my $size = $opts{pool_size} // $ENV{NVM_POOL_SIZE} // '256MB';
 	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
-	my $conf = "nvm.pool_path = '$pool'\nnvm.pool_size = '$size'\n";
+	$node->init(%{ $opts{init} // {} });
+	my $pool;
+	my $conf = "nvm.pool_size = '$size'\n";
+	if ($opts{pool_in_datadir})
+	{
+		$pool = $node->data_dir . '/pg_nvm/pool';
+	}
+	else
+	{
+		$pool = nvm_pool_path($name);
+		$conf .= "nvm.pool_path = '$pool'\n";
+	}
 	# the harness runs every TAP test once per concurrency-control mode
 	$conf .= "nvm.concurrency_control = '$ENV{NVM_CC_MODE}'\n" if $ENV{NVM_CC_MODE};
 	$conf = "shared_preload_libraries = 'nvmam'\n" . $conf if $preload;
