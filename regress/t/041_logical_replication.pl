@@ -67,7 +67,7 @@ for my $am (qw(heap nvm))
 # The transfer load.  Two updates of accounts in id order (no deadlocks),
 # an upsert and a delete of items, and in one transaction of ten a new
 # wide note (incompressible: stored out of line).
-my $script = "$PostgreSQL::Test::Utils::tmp_check/transfer.sql";
+my $script = PostgreSQL::Test::Utils::tempdir() . "/transfer.sql";
 PostgreSQL::Test::Utils::append_to_file($script, qq{
 \\set a random(1, $ACCOUNTS)
 \\set b random(1, $ACCOUNTS)
