@@ -132,6 +132,7 @@ scan_rows(NvmTable *t, NvmTxn *txn, int64_t *got)
 	NvmView		view;
 
 	nvm_snapshot_take(&snap);
+	memset(&view, 0, sizeof(view));
 	view.kind = NVM_VIEW_SNAPSHOT;
 	view.snap = &snap;
 	view.my_txid = txn->txid;

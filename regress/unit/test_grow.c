@@ -488,7 +488,7 @@ static uint64_t
 count_visible(NvmTable *t)
 {
 	static NvmSnapshot snap;
-	NvmView		v = {NVM_VIEW_SNAPSHOT, &snap, 0, 0};
+	NvmView		v = {NVM_VIEW_SNAPSHOT, &snap, 0, 0, NULL, NULL};
 	uint64_t	n = 0;
 
 	nvm_snapshot_take(&snap);

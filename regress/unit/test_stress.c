@@ -126,7 +126,7 @@ worker_main(void *arg)
 	nvm_txn_init(&txn, slot);
 	while (!sh->stop)
 	{
-		NvmView		view = {NVM_VIEW_SNAPSHOT, snap, 0, 0};
+		NvmView		view = {NVM_VIEW_SNAPSHOT, snap, 0, 0, NULL, NULL};
 
 		/* each transaction pins its snapshot: updates prune concurrently */
 		nvm_gc_unpin(w->id);
@@ -353,7 +353,7 @@ run(uint32_t mode, int nworkers, double seconds, const char *path)
 
 	{
 		NvmSnapshot *snap = malloc(sizeof(NvmSnapshot));
-		NvmView		view = {NVM_VIEW_SNAPSHOT, snap, 0, 0};
+		NvmView		view = {NVM_VIEW_SNAPSHOT, snap, 0, 0, NULL, NULL};
 
 		nvm_snapshot_take(snap);
 		for (int a = 0; a < ACCOUNTS; a++)

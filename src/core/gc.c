@@ -18,6 +18,9 @@
 
 static NvmGcShared *gc_shared = NULL;
 
+/* This process's external floor (nvm_gc_set_external_floor), or NULL. */
+static uint32_t (*external_floor_fn) (void) = NULL;
+
 static inline NvmPin *
 pin_at(uint32_t pin)
 {
@@ -207,6 +210,8 @@ horizon_compute(NvmHorizon *h, bool wait)
 	NvmMcsiShared *ms = nvm_mcsi;
 	uint32_t	max_pins = gc_shared->max_pins;
 
+	/* the floor only rises: reading it first errs on the safe side */
+	h->external_floor = external_floor_fn != NULL ? external_floor_fn() : 0;
 	h->mode = ms->cc_mode;
 	h->min_epoch = UINT64_MAX;
 	if (h->mode == NVM_CC_N2DB)
@@ -280,10 +285,21 @@ nvm_gc_horizon(NvmHorizon *h)
 	return horizon_compute(h, true);
 }
 
+void
+nvm_gc_set_external_floor(uint32_t (*floor_fn) (void))
+{
+	external_floor_fn = floor_fn;
+}
+
 bool
 nvm_gc_all_visible(const NvmHorizon *h, NvmVersion *v)
 {
 	uint64_t	ts = nvm_txid_clock_ts(v->txid);
+
+	/* not yet behind every reader that judges by external id */
+	if (h->external_floor != 0 && v->external_id != 0 &&
+		(int32_t) (v->external_id - h->external_floor) >= 0)
+		return false;
 
 	if (h->mode == NVM_CC_N2DB)
 	{

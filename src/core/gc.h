@@ -83,6 +83,7 @@ typedef struct NvmHorizon
 	uint32_t	nslots;			/* MCSI: ts[] entries; slots above use their boot value */
 	uint64_t	xmin;			/* N2DB: every txid value below it is all-visible if committed */
 	uint64_t	min_epoch;		/* oldest epoch of any pin (UINT64_MAX if none) */
+	uint32_t	external_floor; /* see nvm_gc_set_external_floor; 0 = none */
 	uint64_t	ts[NVM_MAX_SLOTS];
 } NvmHorizon;
 
@@ -136,8 +137,23 @@ extern bool nvm_gc_is_pinned(int pin);
 /* Compute the horizon; false if a pin being taken did not finish in time. */
 extern bool nvm_gc_horizon(NvmHorizon *h);
 
-/* Is v committed by a transaction inside the horizon? */
+/*
+ * Is v committed by a transaction inside the horizon?  A version that
+ * carries an external id (PostgreSQL: the creator's xid) is all-visible
+ * only if that id also precedes the external floor.
+ */
 extern bool nvm_gc_all_visible(const NvmHorizon *h, NvmVersion *v);
+
+/*
+ * nvm_gc_set_external_floor installs, in this process, a function that
+ * every horizon computation calls for its external floor: an external id
+ * (32-bit, compared modulo 2^32 like PostgreSQL's xids) such that versions
+ * carrying an id that does not precede it are never all-visible.  It lets
+ * readers that judge versions by their external id (PostgreSQL snapshots
+ * taken elsewhere: a replication slot's, an imported one) keep what they
+ * can see.  The function returns 0 for no floor; NULL removes it.
+ */
+extern void nvm_gc_set_external_floor(uint32_t (*floor_fn) (void));
 
 /*
  * nvm_gc_prune_chain frees the versions of record_no below its newest

@@ -922,6 +922,8 @@ nvm_version_creator_visible(NvmVersion *v, const NvmView *view)
 	switch (view->kind)
 	{
 		case NVM_VIEW_SNAPSHOT:
+			if (view->external_visible != NULL && v->external_id != 0)
+				return view->external_visible(v, view->external_arg);
 			if (!nvm_snapshot_contains(view->snap, v->txid))
 				return false;
 			return nvm_version_status(v) == NVM_STATUS_COMMITTED;

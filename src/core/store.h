@@ -178,6 +178,15 @@ typedef struct NvmView
 	const NvmSnapshot *snap;	/* for NVM_VIEW_SNAPSHOT */
 	uint64_t	my_txid;		/* current transaction's txid, 0 if none yet */
 	uint32_t	curcid;			/* current command id */
+
+	/*
+	 * NVM_VIEW_SNAPSHOT: if set, decides whether the creator of another
+	 * transaction's version that carries an external id is visible, in
+	 * place of snap (PostgreSQL: a snapshot taken elsewhere; the garbage
+	 * collector keeps what it sees through nvm_gc_set_external_floor).
+	 */
+	bool		(*external_visible) (NvmVersion *v, void *arg);
+	void	   *external_arg;
 } NvmView;
 
 /* Result of a write attempt. */

@@ -32,6 +32,12 @@
  * another partition due to concurrent update") instead of skipping a row
  * that still exists.
  *
+ * Logical decoding.  With wal_level = logical, a write of a table that
+ * PostgreSQL decodes takes the transaction's PostgreSQL xid before the
+ * write (the versions carry it), and each successful write is logged right
+ * after it (nvm_wal.c): inserts, updates, deletes, and the outcome of a
+ * speculative insertion.
+ *
  * Row locks (SELECT FOR UPDATE/SHARE, foreign-key checks) are heavyweight
  * locks on the record; writers take them only while some transaction
  * locks rows of the table, and only for the duration of the write.  The
@@ -66,6 +72,7 @@
 #include "nvm_tuple.h"
 #include "nvm_visibility.h"
 #include "nvm_wait.h"
+#include "nvm_wal.h"
 #include "nvm_xact.h"
 
 /* Scratch memory for forming one row image; reset at every write. */
@@ -94,12 +101,13 @@ nvm_write_context(void)
 }
 
 /*
- * nvm_insert_one stores the row in slot as a new record and sets the
- * slot's TID to the new version's.
+ * nvm_insert_one stores the row in slot as a new record, sets the slot's
+ * TID to the new version's, and logs the insert for logical decoding
+ * (options are the insert's).
  */
 static void
 nvm_insert_one(Relation rel, NvmTable *table, NvmTxn *txn, TupleTableSlot *slot,
-			   CommandId cid)
+			   CommandId cid, int options)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(nvm_write_context());
 	HeapTuple	tuple = nvm_form_tuple(rel, slot, cid, NULL);
@@ -117,11 +125,14 @@ nvm_insert_one(Relation rel, NvmTable *table, NvmTxn *txn, TupleTableSlot *slot,
 
 	nvm_storage_cover_version(rel, version_no);
 	nvm_store_version(rel, nvm_version_by_no(table, version_no), slot);
+	nvm_wal_log_insert(rel, tuple, options);
 }
 
 /*
  * nvm_tuple_insert inserts one row.  A table with indexes will get index
- * entries for it, so the transaction publishes its PostgreSQL xid first.
+ * entries for it, and a change that logical decoding is to see belongs to
+ * a PostgreSQL transaction, so in both cases the transaction publishes its
+ * PostgreSQL xid first.
  */
 void
 nvm_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
@@ -133,8 +144,8 @@ nvm_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 	nvm_xact_check_access(rel);
 	nvm_ssi_write(rel, NULL);
 	table = nvm_relation_table(rel);
-	txn = nvm_xact_begin_write(rel->rd_rel->relhasindex);
-	nvm_insert_one(rel, &table, txn, slot, cid);
+	txn = nvm_xact_begin_write(rel->rd_rel->relhasindex || nvm_wal_logs_changes(rel));
+	nvm_insert_one(rel, &table, txn, slot, cid, options);
 	pgstat_count_heap_insert(rel, 1);
 }
 
@@ -148,7 +159,7 @@ nvm_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid,
 							 int options, struct BulkInsertStateData *bistate,
 							 uint32 specToken)
 {
-	nvm_tuple_insert(rel, slot, cid, options, bistate);
+	nvm_tuple_insert(rel, slot, cid, options | HEAP_INSERT_SPECULATIVE, bistate);
 }
 
 /*
@@ -168,6 +179,7 @@ nvm_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 	NvmVersion *v;
 	HeapTupleData tuple;
 
+	nvm_wal_log_speculative_end(rel, succeeded);
 	if (succeeded)
 		return;
 	table = nvm_relation_table(rel);
@@ -194,9 +206,9 @@ nvm_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	nvm_xact_check_access(rel);
 	nvm_ssi_write(rel, NULL);
 	table = nvm_relation_table(rel);
-	txn = nvm_xact_begin_write(rel->rd_rel->relhasindex);
+	txn = nvm_xact_begin_write(rel->rd_rel->relhasindex || nvm_wal_logs_changes(rel));
 	for (int i = 0; i < nslots; i++)
-		nvm_insert_one(rel, &table, txn, slots[i], cid);
+		nvm_insert_one(rel, &table, txn, slots[i], cid, options);
 	pgstat_count_heap_insert(rel, nslots);
 }
 
@@ -511,13 +523,14 @@ nvm_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	if (nvm_crosscheck_fails(rel, &table, oldv, crosscheck, tid, tmfd))
 		return TM_Updated;
 	res = nvm_write_row(rel, &table, oldv, cid, NULL, changingPart, false,
-						rel->rd_rel->relhasindex, LockTupleExclusive, wait,
-						&tombstone_no, &conflict);
+						rel->rd_rel->relhasindex || nvm_wal_logs_changes(rel),
+						LockTupleExclusive, wait, &tombstone_no, &conflict);
 	if (res == NVM_WRITE_OK)
 	{
 		HeapTupleData oldtup;
 
 		nvm_version_tuple(rel, oldv, &oldtup);
+		nvm_wal_log_delete(rel, &oldtup);
 		nvm_toast_forget(rel, &oldtup, NULL, false);
 		pgstat_count_heap_delete(rel);
 	}
@@ -568,16 +581,22 @@ nvm_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		newtup->t_data->t_infomask2 |= HEAP_KEYS_UPDATED;
 
 	res = nvm_write_row(rel, &table, oldv, cid, newtup, false, *update_indexes,
-						*update_indexes, *lockmode, wait, &new_no, &conflict);
+						*update_indexes || nvm_wal_logs_changes(rel),
+						*lockmode, wait, &new_no, &conflict);
 	if (res == NVM_WRITE_OK)
 	{
+		nvm_wal_log_update(rel, &oldtup, newtup);
 		/* the old row's values that the new one does not carry on go */
 		nvm_toast_forget(rel, &oldtup, newtup, false);
 		nvm_store_version(rel, nvm_version_by_no(&table, new_no), slot);
 		pgstat_count_heap_update(rel, !*update_indexes);
 	}
 	else if (res != NVM_WRITE_NO_SPACE)
-		nvm_toast_forget(rel, newtup, &oldtup, true);	/* saved for nothing */
+	{
+		/* saved for nothing */
+		nvm_wal_log_toast_discard(rel, newtup);
+		nvm_toast_forget(rel, newtup, &oldtup, true);
+	}
 	return nvm_write_result(rel, res, otid, &conflict, tmfd);
 }
 

@@ -53,7 +53,6 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
-#include "replication/message.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
@@ -62,9 +61,11 @@
 #include "gc.h"
 #include "nvm_binding.h"
 #include "nvm_drop.h"
+#include "nvm_imported_snapshot.h"
 #include "nvm_parallel.h"
 #include "nvm_relation.h"
 #include "nvm_rowlock.h"
+#include "nvm_wal.h"
 #include "nvm_xact.h"
 #include "nvmam.h"
 #include "pool.h"
@@ -394,6 +395,20 @@ nvm_xact_transaction_snapshot(void)
 }
 
 /*
+ * refuse_import refuses nvm tables in this transaction, whose imported
+ * snapshot's nvm view cannot be adopted, for the reason given; with
+ * wal_level = logical the transaction reads them by the PostgreSQL snapshot
+ * it imported instead (nvm_imported_snapshot.c: a replication slot's
+ * snapshot, exported by a walsender, has no nvm view).
+ */
+static void
+refuse_import(const char *reason)
+{
+	if (!nvm_imported_snapshot_follow())
+		nvm_snap_import_refused = reason;
+}
+
+/*
  * nvm_xact_adopt_snapshot makes the nvm view of this transaction the one of
  * the transaction that exported the snapshot it just imported (SET
  * TRANSACTION SNAPSHOT; nvm_import.c finds the exporter): the exporter's
@@ -402,7 +417,7 @@ nvm_xact_transaction_snapshot(void)
  * pg_dump's parallel workers read nvm tables as their leader does.  still_runs
  * tells, after the copy, whether the exporter's transaction kept running
  * (then its pin, and so the copy, was whole).  On failure, nvm tables are
- * refused in this transaction with the reason given.
+ * refused in this transaction with the reason given (refuse_import).
  */
 void
 nvm_xact_adopt_snapshot(int from_pgprocno, bool (*still_runs) (void *), void *arg,
@@ -414,19 +429,19 @@ nvm_xact_adopt_snapshot(int from_pgprocno, bool (*still_runs) (void *), void *ar
 	nvm_snap_import_refused = NULL;
 	if (refused != NULL)
 	{
-		nvm_snap_import_refused = refused;
+		refuse_import(refused);
 		return;
 	}
 	if (nvm_gc_is_pinned(MyProc->pgprocno) ||
 		!nvm_snapshot_adopt_pinned(MyProc->pgprocno, from_pgprocno, nvm_snap))
 	{
-		nvm_snap_import_refused = "The exporting transaction has not read nvm tables' snapshot yet, or has ended.";
+		refuse_import("The exporting transaction has not read nvm tables' snapshot yet, or has ended.");
 		return;
 	}
 	if (!still_runs(arg))
 	{
 		nvm_gc_unpin(MyProc->pgprocno);
-		nvm_snap_import_refused = "The exporting transaction ended while its snapshot was imported.";
+		refuse_import("The exporting transaction ended while its snapshot was imported.");
 		return;
 	}
 	nvm_snap_valid = true;
@@ -482,6 +497,8 @@ nvm_view_init(NvmView *view, Snapshot snapshot, const NvmSnapshot *snap)
 			view->kind = NVM_VIEW_SNAPSHOT;
 			view->snap = snap ? snap : nvm_xact_statement_snapshot();
 			view->curcid = snapshot->curcid;
+			/* a snapshot another process took (a replication slot's) */
+			nvm_imported_snapshot_view(view, snapshot);
 			break;
 		case SNAPSHOT_SELF:
 			view->kind = NVM_VIEW_SELF;
@@ -650,9 +667,7 @@ nvm_xact_reset(void)
 static void
 tie_outcome_to_xid(TransactionId xid, const char *record)
 {
-	XLogRecPtr	lsn = LogLogicalMessage("nvmam", "", 0, false);
-
-	XLogFlush(lsn);
+	XLogFlush(nvm_wal_log_xid());
 	nvm_txn_mark_indoubt(&nvm_txn, (uint64) xid);
 	if (nvm_debug_crash_point == NVM_CRASH_AFTER_INDOUBT)
 		elog(PANIC, "nvm.debug_crash_point: crashing after the in-doubt marker, before the %s record",
@@ -745,7 +760,16 @@ nvm_xact_callback(XactEvent event, void *arg)
 				nvm_debug_crash_point == NVM_CRASH_BEFORE_NVM_COMMIT)
 				elog(PANIC, "nvm.debug_crash_point: crashing after the commit record, before the nvm commit");
 			if (nvm_txn.txid != NVM_INVALID_TXID)
+			{
+				/*
+				 * Changes logged for logical decoding: the commit record is
+				 * flushed before the nvm status, also with synchronous_commit
+				 * off, so that the nvm commit never outlives it (nvm_wal.c)
+				 */
+				if (nvm_logical_must_flush())
+					XLogFlush(XactLastCommitEnd);
 				finish_txn(true);
+			}
 			nvm_xact_reset();
 			nvm_drop_at_xact_end(true);
 			break;

@@ -55,7 +55,9 @@
 #include "nvm_drop.h"
 #include "nvm_growth.h"
 #include "nvm_import.h"
+#include "nvm_imported_snapshot.h"
 #include "nvm_parallel.h"
+#include "nvm_wal.h"
 #include "nvmam.h"
 #include "persist.h"
 #include "pool.h"
@@ -150,6 +152,8 @@ _PG_init(void)
 	nvm_planner_init();
 	nvm_xact_init();
 	nvm_drop_init();
+	nvm_wal_init();
+	nvm_imported_snapshot_init();
 
 	/* children drop this callback when they start (on_exit_reset) */
 	on_proc_exit(nvm_postmaster_exit, (Datum) 0);
