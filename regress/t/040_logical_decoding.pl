@@ -28,6 +28,11 @@ use Time::HiRes qw(usleep);
 my ($node) = nvm_node('logical_decoding');
 $node->append_conf('postgresql.conf',
 	"wal_level = logical\nmax_wal_senders = 4\nmax_prepared_transactions = 10\nmax_replication_slots = 10\n");
+# servers that list the libraries allowed as output plugins (later minor
+# releases) must allow wal2json too
+$node->append_conf('postgresql.conf',
+	"output_plugin_libraries = 'pgoutput, test_decoding, wal2json'\n")
+  if `postgres --describe-config 2>/dev/null` =~ /^output_plugin_libraries\t/m;
 $node->start;
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION nvmam;
