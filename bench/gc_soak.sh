@@ -8,7 +8,9 @@
 #	  used bytes under 1.5 x the live data, without VACUUM (autovacuum is
 #	  off: pruning by updates alone).  "Live data" is the rows' size as
 #	  PostgreSQL stores them (the sum of pg_column_size of every row, heap
-#	  tuple headers included), measured after the load.
+#	  tuple headers included), measured after the load.  The pool starts
+#	  at 64MB and grows (nvm.pool_grow_step, 128MB) as the load and the run
+#	  need; its size (what the file takes) is reported next to its use.
 #
 #	  bench/gc_soak.sh [--rows N] [--minutes M] [--clients C] [--mode mcsi|n2db]
 #	                   [--limit 1.5] [--out DIR] [--no-build]
@@ -64,8 +66,8 @@ fi
 
 OUT=${OUT:-$ROOT/build-bench/gc-soak-$(date -u +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
-# pool: the rows, a few versions in flight, the status rings; generous
-POOL_SIZE="$(( (ROWS * 3 / 1000 / 1024) + 1 ))GB"
+# pool: small at first; it grows with the rows and the versions in flight
+POOL_SIZE=64MB
 
 DIR=$(nvm_pg_tmpdir /var/tmp nvmam-gc-soak)
 SHM=$(nvm_pg_tmpdir /dev/shm nvmam-gc-soak-pool)
@@ -90,10 +92,10 @@ nvm_psql "$DIR" postgres -c "CREATE DATABASE ycsb"
 q -c "CREATE EXTENSION nvmam" -c "ALTER DATABASE ycsb SET default_table_access_method = nvm"
 nvm_psql "$DIR" ycsb -v rows="$ROWS" -f "$WL/ycsb_schema.sql" -f "$WL/ycsb_load.sql" >/dev/null
 LIVE=$(q -c "SELECT sum(pg_column_size(u.*)) FROM usertable u")
-read -r USED0 VERSIONS0 < <(q -F ' ' -c "SELECT used_bytes, versions FROM nvm_pool")
-nvm_log "live data $LIVE bytes; pool used $USED0 bytes after the load ($(awk -v u="$USED0" -v l="$LIVE" 'BEGIN{printf "%.3f", u/l}') x)"
+read -r USED0 VERSIONS0 SIZE0 < <(q -F ' ' -c "SELECT used_bytes, versions, pool_size FROM nvm_pool")
+nvm_log "live data $LIVE bytes; pool used $USED0 bytes after the load ($(awk -v u="$USED0" -v l="$LIVE" 'BEGIN{printf "%.3f", u/l}') x), pool size $SIZE0 bytes"
 
-echo "elapsed_s,used_bytes,versions,ratio,transactions" >"$OUT/samples.csv"
+echo "elapsed_s,used_bytes,versions,ratio,transactions,pool_size" >"$OUT/samples.csv"
 SECONDS_TOTAL=$((MINUTES * 60))
 nvm_as_pg env PGHOST="$DIR" PGPORT="$PORT" PGUSER=postgres "$PG_BINDIR/pgbench" -n -M prepared \
 	-c "$CLIENTS" -j "$(nproc)" -T "$SECONDS_TOTAL" --max-tries=1000 \
@@ -104,18 +106,18 @@ MAX_RATIO=0
 while kill -0 "$PGB" 2>/dev/null; do
 	sleep "$SAMPLE_SECONDS"
 	kill -0 "$PGB" 2>/dev/null || break
-	read -r used versions < <(q -F ' ' -c "SELECT used_bytes, versions FROM nvm_pool")
+	read -r used versions size < <(q -F ' ' -c "SELECT used_bytes, versions, pool_size FROM nvm_pool")
 	xacts=$(q -c "SELECT xact_commit FROM pg_stat_database WHERE datname = 'ycsb'")
 	elapsed=$(($(date +%s) - START))
 	ratio=$(awk -v u="$used" -v l="$LIVE" 'BEGIN{printf "%.3f", u/l}')
 	MAX_RATIO=$(awk -v a="$MAX_RATIO" -v b="$ratio" 'BEGIN{print (b > a) ? b : a}')
-	echo "$elapsed,$used,$versions,$ratio,$xacts" >>"$OUT/samples.csv"
+	echo "$elapsed,$used,$versions,$ratio,$xacts,$size" >>"$OUT/samples.csv"
 	nvm_log "$(printf '%4d s of %d: pool used %.2f GB = %s x live data, %s versions' \
 		"$elapsed" "$SECONDS_TOTAL" "$(awk -v u="$used" 'BEGIN{print u/1e9}')" "$ratio" "$versions")"
 done
 wait "$PGB" || nvm_warn "pgbench failed: see $OUT/pgbench.log"
 TPS=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$OUT/pgbench.log" | head -1)
-read -r USED1 VERSIONS1 COLLECTED < <(q -F ' ' -c "SELECT used_bytes, versions, versions_collected FROM nvm_pool")
+read -r USED1 VERSIONS1 COLLECTED SIZE1 SEGMENTS1 < <(q -F ' ' -c "SELECT used_bytes, versions, versions_collected, pool_size, segments FROM nvm_pool")
 
 PASS=$(awk -v m="$MAX_RATIO" -v l="$LIMIT" 'BEGIN{print (m < l) ? "yes" : "no"}')
 {
@@ -131,6 +133,7 @@ PASS=$(awk -v m="$MAX_RATIO" -v l="$LIMIT" 'BEGIN{print (m < l) ? "yes" : "no"}'
 	echo "| pool used after the load | $USED0 bytes ($(awk -v u="$USED0" -v l="$LIVE" 'BEGIN{printf "%.3f", u/l}') x) |"
 	echo "| highest pool use during the run | $MAX_RATIO x live data (limit $LIMIT) |"
 	echo "| pool used at the end | $USED1 bytes ($(awk -v u="$USED1" -v l="$LIVE" 'BEGIN{printf "%.3f", u/l}') x) |"
+	echo "| pool size after the load / at the end (from 64MB) | $SIZE0 / $SIZE1 bytes ($(awk -v u="$SIZE1" -v l="$LIVE" 'BEGIN{printf "%.3f", u/l}') x live data), $SEGMENTS1 growths |"
 	echo "| versions after the load / at the end | $VERSIONS0 / $VERSIONS1 |"
 	echo "| versions collected | $COLLECTED |"
 	echo "| throughput | ${TPS:-?} tps |"

@@ -22,7 +22,10 @@
 #					like-for-like contender against heap-tmpfs (full mode's
 #					default; in quick mode with --contenders)
 #	  Optional (--contenders): heap-async (heap, synchronous_commit = off);
-#	  nvm-n2db-tmpfs (nvm-n2db with its data directory in /dev/shm).
+#	  nvm-n2db-tmpfs (nvm-n2db with its data directory in /dev/shm);
+#	  heap-logical, nvm-mcsi-logical, nvm-n2db-logical (heap, nvm-mcsi and
+#	  nvm-n2db with wal_level = logical instead of replica: what logging
+#	  row changes for logical decoding costs; no slot consumes them).
 #	  Every transaction runs at REPEATABLE READ (snapshot isolation); pgbench
 #	  retries serialization failures and deadlocks (--max-tries) and counts
 #	  commits, retries and failures apart.
@@ -62,7 +65,8 @@
 #	--workloads "..."		among ycsb-a ycsb-b ycsb-c tpcc-1wh tpcc-4wh
 #							tpcc-uncontended tpcb (default: all)
 #	--contenders "..."		among heap heap-tmpfs nvm-mcsi nvm-n2db heap-async
-#							nvm-mcsi-tmpfs nvm-n2db-tmpfs (default: quick
+#							nvm-mcsi-tmpfs nvm-n2db-tmpfs heap-logical
+#							nvm-mcsi-logical nvm-n2db-logical (default: quick
 #							heap heap-tmpfs nvm-mcsi nvm-n2db, full the same
 #							and nvm-mcsi-tmpfs)
 #	--drain-delay "NS ..."	sensitivity: also run nvm-mcsi and nvm-n2db with
@@ -219,6 +223,7 @@ done
 for c in $CONTENDERS; do
 	case "${c%@*}" in
 		heap | heap-tmpfs | heap-async | nvm-mcsi | nvm-n2db | nvm-mcsi-tmpfs | nvm-n2db-tmpfs) ;;
+		heap-logical | nvm-mcsi-logical | nvm-n2db-logical) ;;
 		*) nvm_die "unknown contender $c" ;;
 	esac
 done
@@ -427,9 +432,12 @@ psql_c()
 # setup_contender NAME FAMILY: a fresh cluster for NAME, started
 setup_contender()
 {
-	local c=$1 fam=$2 base=$DISK_BASE sync=on am=heap cc='' delay=0 dir shm
+	local c=$1 fam=$2 base=$DISK_BASE sync=on am=heap cc='' delay=0 wal=replica dir shm
 	case "${c%@*}" in
 		heap) ;;
+		heap-logical) wal=logical ;;
+		nvm-mcsi-logical) am=nvm cc=mcsi wal=logical ;;
+		nvm-n2db-logical) am=nvm cc=n2db wal=logical ;;
 		heap-tmpfs) base=/dev/shm ;;
 		heap-async) sync=off ;;
 		nvm-mcsi) am=nvm cc=mcsi ;;
@@ -446,6 +454,7 @@ setup_contender()
 		"shared_buffers = '$SHARED_BUFFERS'" \
 		"max_connections = $((MAX_CONN + 20))" \
 		"synchronous_commit = $sync" \
+		"wal_level = $wal" \
 		"max_wal_size = '$MAX_WAL_SIZE'" \
 		"checkpoint_timeout = '1d'" \
 		"autovacuum = off" \
@@ -785,6 +794,8 @@ profile_workload()
 			heap) echo "| $c | heap | PostgreSQL (heap MVCC) | on | data directory and WAL: $(fs_of "$DISK_BASE") |" ;;
 			heap-tmpfs) echo "| $c | heap | PostgreSQL (heap MVCC) | on | data directory and WAL: $(fs_of /dev/shm) |" ;;
 			heap-async) echo "| $c | heap | PostgreSQL (heap MVCC) | off | data directory and WAL: $(fs_of "$DISK_BASE") |" ;;
+			heap-logical) echo "| $c | heap | PostgreSQL (heap MVCC) | on | data directory and WAL: $(fs_of "$DISK_BASE"); wal_level = logical |" ;;
+			nvm-*-logical) c2=${c#nvm-}; echo "| $c | nvm | ${c2%%-*} | on | pool: $(fs_of /dev/shm); data directory and WAL: $(fs_of "$DISK_BASE"); wal_level = logical (row changes logged) |" ;;
 			nvm-*-tmpfs*) c2=${c#nvm-}; echo "| $c | nvm | ${c2%%-*} | on | pool: $(fs_of /dev/shm); data directory and WAL (indexes, catalog): $(fs_of /dev/shm) |" ;;
 			nvm-*) c2=${c#nvm-}; echo "| $c | nvm | ${c2%%@*} | on | pool: $(fs_of /dev/shm); data directory and WAL (indexes, catalog): $(fs_of "$DISK_BASE") |" ;;
 		esac

@@ -13,7 +13,11 @@ SELECT pool_path = current_setting('nvm.pool_path') AS path_is_the_setting,
        free_bytes > 0 AS some_free,
        used_bytes + free_bytes <= pool_size AS used_plus_free_fit,
        tables >= 0 AS tables_counted,
-       concurrency_control = current_setting('nvm.concurrency_control') AS mode_is_the_setting
+       concurrency_control = current_setting('nvm.concurrency_control') AS mode_is_the_setting,
+       state, state_detail
+  FROM nvm_pool_stats();
+-- the pool may grow up to max_size; segments counts its growths
+SELECT max_size >= pool_size AS max_at_least_size, segments >= 0 AS segments_counted
   FROM nvm_pool_stats();
 
 -- a new table is counted, and its rows take space

@@ -26,17 +26,21 @@ CREATE FUNCTION nvm_pool_stats(
     OUT records bigint,
     OUT versions bigint,
     OUT reclaimable_bytes bigint,
-    OUT versions_collected bigint)
+    OUT versions_collected bigint,
+    OUT state text,
+    OUT state_detail text,
+    OUT max_size bigint,
+    OUT segments int)
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT;
 
 COMMENT ON FUNCTION nvm_pool_stats() IS
-'size and use of the persistent-memory pool of this cluster: bytes used and free, tables, records and versions of every database, the bytes garbage collection can reclaim now, and the versions collected since the server started';
+'size and use of the persistent-memory pool of this cluster: its present size, bytes used and free, tables, records and versions of every database, the bytes garbage collection can reclaim now, the versions collected since the server started, whether this data directory uses the pool (state attached) or is detached from it (a restored copy or a standby: state_detail says why, and the numbers are NULL), the largest size the pool may grow to and the number of times it has grown';
 
 CREATE VIEW nvm_pool AS SELECT * FROM nvm_pool_stats();
 
-COMMENT ON VIEW nvm_pool IS 'the persistent-memory pool: size, used, free, records, versions, reclaimable bytes';
+COMMENT ON VIEW nvm_pool IS 'the persistent-memory pool: size, used, free, records, versions, reclaimable bytes, maximum size, growth segments';
 
 CREATE FUNCTION nvm_table_stats(
     rel regclass,
@@ -86,3 +90,62 @@ LANGUAGE C STRICT;
 
 COMMENT ON FUNCTION nvm_backend_stats() IS
 'this backend''s concurrency-control and persist counters: snapshots and their cost, completed nvm transactions and the cost of completing them, flushes, cache lines, bytes and fences';
+
+-- Integrity checks (src/pg/nvm_verify.c), as amcheck's verify_heapam is for
+-- heap.  Like amcheck's functions they are not for PUBLIC: a superuser may
+-- grant EXECUTE to a monitoring role.
+
+CREATE FUNCTION nvm_verify_table(
+    rel regclass,
+    leaks boolean DEFAULT false,
+    OUT record_no bigint,
+    OUT version_no bigint,
+    OUT tid tid,
+    OUT pool_offset bigint,
+    OUT kind text,
+    OUT msg text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;
+
+COMMENT ON FUNCTION nvm_verify_table(regclass, boolean) IS
+'checks one nvm table in the pool under a ShareLock: one row per problem found (none when the table is intact); with leaks, also space and numbers a crash leaked';
+
+REVOKE ALL ON FUNCTION nvm_verify_table(regclass, boolean) FROM PUBLIC;
+
+CREATE FUNCTION nvm_verify_pool(
+    leaks boolean DEFAULT false,
+    OUT relation regclass,
+    OUT spcnode oid,
+    OUT dbnode oid,
+    OUT relfilenode oid,
+    OUT record_no bigint,
+    OUT version_no bigint,
+    OUT tid tid,
+    OUT pool_offset bigint,
+    OUT kind text,
+    OUT msg text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;
+
+COMMENT ON FUNCTION nvm_verify_pool(boolean) IS
+'checks the whole pool (every nvm table of every database, the table directory, the clock slots, that no block is used twice) while no block of it changes: one row per problem found; with leaks, also what nothing reaches';
+
+REVOKE ALL ON FUNCTION nvm_verify_pool(boolean) FROM PUBLIC;
+
+CREATE FUNCTION nvm_debug_layout(
+    rel regclass,
+    OUT item text,
+    OUT record_no bigint,
+    OUT version_no bigint,
+    OUT pool_offset bigint,
+    OUT value bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;
+
+COMMENT ON FUNCTION nvm_debug_layout(regclass) IS
+'for tests that damage a pool on purpose, superusers only: where an nvm table''s descriptor, record heads, version slots and version headers are in the pool file';
+
+REVOKE ALL ON FUNCTION nvm_debug_layout(regclass) FROM PUBLIC;

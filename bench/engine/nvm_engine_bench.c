@@ -161,6 +161,7 @@ worker_main(void *arg)
 			view.kind = NVM_VIEW_SNAPSHOT;
 			view.snap = snap;
 			view.curcid = 0;
+			view.external_visible = NULL;
 			for (int op = 0; op < nops && !conflict; op++)
 			{
 				uint64_t	r = 1 + xorshift(&rng) % w->rows;

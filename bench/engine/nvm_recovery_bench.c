@@ -12,6 +12,11 @@
  * block headers (done lazily, chunk by chunk, as the allocator needs them).
  * Every run checks that the committed rows are all visible afterwards and
  * the in-flight ones are not.
+ *
+ * Usage: nvm_recovery_bench [sizes-MB [fill [in-flight [initial-MB]]]],
+ * e.g. `nvm_recovery_bench 1024,8192 0.8 16`.  With initial-MB, each pool is
+ * created at that size and grows (by 128 MB segments) to its size while it
+ * is filled, so start-up also walks its growth segments.
  */
 #include "alloc.h"
 #include "core.h"
@@ -41,13 +46,14 @@ main(int argc, char **argv)
 	const char *sizes = argc > 1 ? argv[1] : "1024,8192";
 	double		fill = argc > 2 ? atof(argv[2]) : 0.8;
 	int			inflight = argc > 3 ? atoi(argv[3]) : 16;
+	uint64_t	initial_mb = argc > 4 ? strtoull(argv[4], NULL, 10) : 0;
 	char		path[128];
 	char	   *copy = strdup(sizes),
 			   *save = NULL;
 
 	snprintf(path, sizeof(path), "/dev/shm/nvm_recovery_bench_%d", (int) getpid());
-	printf("| pool | data rows | rows in flight | open ms | start-up ms (rebuild + recovery) | deferred header reading ms | check |\n");
-	printf("|---|---|---|---|---|---|---|\n");
+	printf("| pool | growth segments | data rows | rows in flight | open ms | start-up ms (rebuild + recovery) | deferred header reading ms | check |\n");
+	printf("|---|---|---|---|---|---|---|---|\n");
 	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 	{
 		uint64_t	mb = strtoull(tok, NULL, 10);
@@ -72,6 +78,12 @@ main(int argc, char **argv)
 		unlink(path);
 		o.path = path;
 		o.create_size = mb << 20;
+		if (initial_mb > 0 && initial_mb < mb)
+		{
+			o.create_size = initial_mb << 20;
+			o.max_size = mb << 20;
+			o.grow_step = UINT64_C(128) << 20;
+		}
 		o.system_identifier = 1;
 		o.cc_mode = NVM_CC_MCSI;
 		o.max_slots = NVM_MAX_SLOTS;
@@ -86,7 +98,8 @@ main(int argc, char **argv)
 		nvm_txn_init(&txn, nvm_slot_acquire(1));
 		memset(row, 'f', sizeof(row));
 		nvm_alloc_get_stats(&st);
-		target = (uint64_t) (fill * st.pool_bytes);
+		/* a pool that grows: the fill of the size it grows to */
+		target = (uint64_t) (fill * (double) st.pool_bytes * (double) (mb << 20) / (double) o.create_size);
 		fprintf(stderr, "# filling %llu MB to %.0f%%...\n", (unsigned long long) mb, fill * 100);
 		for (;;)
 		{
@@ -135,15 +148,17 @@ main(int argc, char **argv)
 		nvm_table_open(&key, &t);
 		{
 			static NvmSnapshot snap;
-			NvmView		v = {NVM_VIEW_SNAPSHOT, &snap, 0, 0};
+			NvmView		v = {NVM_VIEW_SNAPSHOT, &snap, 0, 0, NULL, NULL};
 
 			nvm_snapshot_take(&snap);
 			for (uint64_t r = 1; r < nvm_table_record_limit(&t); r++)
 				if (nvm_chain_visible(&t, r, &v))
 					visible++;
 		}
-		printf("| %llu MB | %llu | %llu (%d transactions) | %.1f | %.1f | %.1f | %s |\n",
-			   (unsigned long long) mb, (unsigned long long) rows, (unsigned long long) inflight_rows,
+		nvm_alloc_get_stats(&st);
+		printf("| %llu MB | %llu | %llu | %llu (%d transactions) | %.1f | %.1f | %.1f | %s |\n",
+			   (unsigned long long) mb, (unsigned long long) st.segments,
+			   (unsigned long long) rows, (unsigned long long) inflight_rows,
 			   inflight, t1 - t0, t2 - t1, t3 - t2,
 			   visible == rows ? "committed rows all there, in-flight rows gone" : "MISMATCH");
 		fflush(stdout);

@@ -67,9 +67,12 @@ CONTENDER_TITLES = {
     "nvm-n2db": "nvm N2DB",
     "nvm-mcsi-tmpfs": "nvm MCSI, WAL on tmpfs",
     "nvm-n2db-tmpfs": "nvm N2DB, WAL on tmpfs",
+    "heap-logical": "heap, wal_level = logical",
+    "nvm-mcsi-logical": "nvm MCSI, wal_level = logical",
+    "nvm-n2db-logical": "nvm N2DB, wal_level = logical",
 }
 CONTENDER_ORDER = ["heap", "heap-tmpfs", "heap-async", "nvm-mcsi", "nvm-n2db", "nvm-mcsi-tmpfs",
-                   "nvm-n2db-tmpfs"]
+                   "nvm-n2db-tmpfs", "heap-logical", "nvm-mcsi-logical", "nvm-n2db-logical"]
 COLORS = {
     "heap": "tab:gray",
     "heap-tmpfs": "tab:brown",
@@ -78,9 +81,13 @@ COLORS = {
     "nvm-n2db": "tab:blue",
     "nvm-mcsi-tmpfs": "tab:orange",
     "nvm-n2db-tmpfs": "tab:cyan",
+    "heap-logical": "tab:pink",
+    "nvm-mcsi-logical": "tab:purple",
+    "nvm-n2db-logical": "tab:green",
 }
 MARKERS = {"heap": "s", "heap-tmpfs": "D", "heap-async": "v", "nvm-mcsi": "o", "nvm-n2db": "^",
-           "nvm-mcsi-tmpfs": "o", "nvm-n2db-tmpfs": "^"}
+           "nvm-mcsi-tmpfs": "o", "nvm-n2db-tmpfs": "^", "heap-logical": "x",
+           "nvm-mcsi-logical": "P", "nvm-n2db-logical": "X"}
 
 
 def ctitle(c):
@@ -404,6 +411,9 @@ def main_table(res):
         extra.append(("MCSI/heap-tmpfs", "nvm-mcsi", "heap-tmpfs"))
     if "nvm-mcsi-tmpfs" in cs and "heap-tmpfs" in cs:
         extra.append(("MCSI-tmpfs/heap-tmpfs", "nvm-mcsi-tmpfs", "heap-tmpfs"))
+    for base in ("nvm-mcsi", "nvm-n2db", "heap"):
+        if base in cs and base + "-logical" in cs:
+            extra.append(("%s logical/replica" % base, base + "-logical", base))
     header += [e[0] for e in extra]
     rows = []
     for w in res.workloads:
@@ -500,6 +510,9 @@ WHERE = {
     "nvm-n2db": "pool in /dev/shm, index and catalog WAL on disk",
     "nvm-mcsi-tmpfs": "pool, data directory and WAL in /dev/shm",
     "nvm-n2db-tmpfs": "pool, data directory and WAL in /dev/shm",
+    "heap-logical": "heap, WAL on disk, wal_level = logical",
+    "nvm-mcsi-logical": "pool in /dev/shm, WAL on disk, wal_level = logical",
+    "nvm-n2db-logical": "pool in /dev/shm, WAL on disk, wal_level = logical",
 }
 
 

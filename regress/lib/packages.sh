@@ -16,6 +16,7 @@ NVM_PACKAGES=(
 	postgresql-client-15     # psql, pgbench, pg_regress, PostgreSQL::Test::*
 	postgresql-server-dev-15 # headers, pg_config, pgxs
 	postgresql-contrib       # amcheck and friends, used by tests
+	postgresql-15-wal2json   # the wal2json output plugin (logical decoding tests)
 	libipc-run-perl          # needed by PostgreSQL::Test::Cluster (TAP)
 	perl                     # prove
 	util-linux               # runuser, setsid

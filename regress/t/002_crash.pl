@@ -120,6 +120,8 @@ sub check_table
 	is($dv->{index}, "$count|$digest", "$when: scan through t_v returns exactly the expected rows");
 
 	is(nvm_check_indexes($node, 't', $when), 3, "$when: all three btree indexes checked");
+	nvm_verify_clean($node, 't', $when);
+	nvm_verify_clean($node, 'all', $when);
 	return;
 }
 

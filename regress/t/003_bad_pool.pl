@@ -3,8 +3,9 @@
 #	  when the pool is truncated, has a corrupted header, belongs to another
 #	  cluster or cannot be created; without shared_preload_libraries the
 #	  extension refuses to be created or used, saying to preload it.  With a
-#	  good pool back, the server starts and the rows are intact.  The pool
-#	  file is readable by the server's user only.
+#	  good pool back (the copy taken at the last clean stop), the server
+#	  starts and the rows are intact.  The pool file is readable by the
+#	  server's user only.
 use strict;
 use warnings;
 
@@ -41,6 +42,8 @@ sub fatal_text
 	return $text // '';
 }
 
+# puts back the copy of the pool taken at the last clean stop (a copy from
+# an earlier stop would be refused as older than the data directory)
 sub restore_good_pool
 {
 	copy($good, $pool) or die "cannot restore $pool: $!";
@@ -73,6 +76,7 @@ sub starts_with_data
 			SELECT v FROM t WHERE id = 777}),
 		'v777', "$name: the rows are found through the index");
 	$node->stop;
+	copy($pool, $good) or die "cannot copy $pool: $!";
 	return;
 }
 

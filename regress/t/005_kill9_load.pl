@@ -368,6 +368,9 @@ sub check_state
 
 	nvm_check_indexes($node, 'accounts', "$when: accounts");
 	nvm_check_indexes($node, 'transfers', "$when: transfers");
+	nvm_verify_clean($node, 'accounts', "$when: accounts");
+	nvm_verify_clean($node, 'transfers', "$when: transfers");
+	nvm_verify_clean($node, 'all', $when);
 	return;
 }
 

@@ -1,7 +1,8 @@
 # regress/t/006_full_pool.pl
-#	  A full pool: on a pool of the minimum size (32MB), inserting until the
-#	  pool is full fails the statement with ERRCODE_DISK_FULL (53100), a
-#	  message naming the pool file and a hint; the failed transaction leaves
+#	  A full pool: on a pool of the minimum size (32MB) that may not grow
+#	  (nvm.pool_max_size = 32MB), inserting until the pool is full fails the
+#	  statement with ERRCODE_DISK_FULL (53100), a message naming the pool
+#	  file and a hint; the failed transaction leaves
 #	  nothing visible, committed rows stay intact (counts, scans, amcheck)
 #	  and every table stays readable, also across a restart and a crash.
 #	  A rolled-back TRUNCATE or DROP gives no space back; a committed one
@@ -16,7 +17,7 @@ use Test::More;
 use NvmTest;
 
 my ($node, $pool) = nvm_node('full_pool', pool_size => '32MB');
-$node->append_conf('postgresql.conf', "autovacuum = off\n");
+$node->append_conf('postgresql.conf', "autovacuum = off\nnvm.pool_max_size = '32MB'\n");
 $node->start;
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION nvmam;
@@ -63,7 +64,7 @@ sub is_pool_full
 	my ($name, $err) = @_;
 	like($err, qr/ERROR:\s+53100:/, "$name: fails with SQLSTATE 53100 (disk full)");
 	like($err, qr/ERROR:\s+53100:[^\n]*\Q$pool\E/, "$name: the message names the pool file");
-	like($err, qr/HINT:[^\n]*nvm\.pool_size/, "$name: a hint says what to do");
+	like($err, qr/HINT:[^\n]*nvm\.pool_max_size/, "$name: a hint says what to do");
 	unlike($err, qr/PANIC|TRAP|terminated|server closed the connection/,
 		"$name: no crash");
 	return;

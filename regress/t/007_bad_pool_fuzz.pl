@@ -10,7 +10,8 @@
 #	  rewritten to name the other concurrency-control mode, with a valid
 #	  checksum, makes the server convert the pool from a mode it was not
 #	  written in: then only a working server is asked for.)  The good pool
-#	  is put back after each mutation; the data is checked at the end.
+#	  is put back after each mutation, with the data directory's record of
+#	  it (pg_nvm/binding); the data is checked at the end.
 #
 #	  NVM_FUZZ_SEED=N repeats a run's mutations, NVM_FUZZ_ITERATIONS=N
 #	  changes their number.
@@ -51,6 +52,12 @@ $node->stop;
 my $good = "$pool.good";
 copy($pool, $good) or die "cannot copy $pool: $!";
 push @NvmTest::extra_files, $good;
+# the data directory's record of its pool goes with the copy: every start
+# claims the pool anew, and a copy older than that record is refused
+my $binding = $node->data_dir . '/pg_nvm/binding';
+my $good_binding = "$pool.good_binding";
+copy($binding, $good_binding) or die "cannot copy $binding: $!";
+push @NvmTest::extra_files, $good_binding;
 my $pool_size = -s $pool;
 
 sub read_head
@@ -108,6 +115,8 @@ sub restore_good_pool
 {
 	copy($good, $pool) or die "cannot restore $pool: $!";
 	chmod 0600, $pool;
+	copy($good_binding, $binding) or die "cannot restore $binding: $!";
+	chmod 0600, $binding;
 	return;
 }
 

@@ -73,6 +73,7 @@ for my $index ('h_pkey', 'n_pkey')
 	my ($ret, $out, $err) = $node->psql('postgres', "SELECT bt_index_check('$index', true)");
 	is($ret, 0, "amcheck is clean on $index") or diag($err);
 }
+nvm_verify_clean($node, $_, 'after the crashes') foreach ('n', 'n_noindex', 'all');
 $node->restart;
 is(count_of(q{SELECT string_agg(id || ':' || note, ',' ORDER BY id) FROM n}), '1:nvm!,3:after!,5:nvm',
 	'the outcome survives a clean restart');

@@ -90,6 +90,7 @@ is($node->safe_psql('postgres', 'SELECT count(*), sum(bal) FROM acct'), '200|200
 my $d = nvm_scan_digests($node, 'acct', 'id', "id || ':' || bal");
 is($d->{index}, $d->{seq}, 'index and sequential scans agree');
 nvm_check_indexes($node, 'acct', 'after collection under load');
+nvm_verify_clean($node, 'acct', 'after collection under load');
 $node->safe_psql('postgres', 'VACUUM acct');
 is($node->safe_psql('postgres', q{SELECT reclaimable_versions, longest_chain <= 2 FROM nvm_table_stats('acct')}),
 	'0|t', 'once the load is over, nothing reclaimable is left');
@@ -117,6 +118,7 @@ is($node->safe_psql('postgres',
 	$vn . '|' . ($free - 50), 'new rows take numbers from the free list');
 nvm_check_indexes($node, 'av', 'after the crash-restart');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM av WHERE v = 7'), '50', 'the new rows are there');
+nvm_verify_clean($node, $_, 'after the crash-restart') foreach ('av', 'acct', 'all');
 
 $node->stop;
 done_testing();

@@ -65,6 +65,8 @@ sub check_permanent
 	is($d->{seq}, $p_digest, "$when: the permanent table is intact");
 	is($d->{index}, $p_digest, "$when: its index finds every row");
 	nvm_check_indexes($node, 'p', "$when: permanent table");
+	nvm_verify_clean($node, 'p', "$when: permanent table");
+	nvm_verify_clean($node, 'all', $when);
 	return;
 }
 
@@ -82,6 +84,7 @@ sub check_unlogged_empty
 	is($node->safe_psql('postgres', 'SELECT live_rows, records FROM nvm_tables WHERE relation = \'u\'::regclass'),
 		'0|0', "$when: its pool storage is empty");
 	nvm_check_indexes($node, 'u', "$when: unlogged table");
+	nvm_verify_clean($node, 'u', "$when: unlogged table");
 	$node->safe_psql('postgres', 'INSERT INTO u SELECT g, -g FROM generate_series(1, 100) g');
 	$d = nvm_scan_digests($node, 'u', 'id', "id || ':' || v");
 	like($d->{seq}, qr/^100\|/, "$when: new rows can be written");

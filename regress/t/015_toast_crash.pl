@@ -90,11 +90,13 @@ is(query("SELECT toast_values('w')"), '3', 'the TOAST table holds one value per 
 is(query("SELECT toast_values('w_noindex')"), '2', 'and so does the unindexed table\'s');
 is(value_of('w', 1) . value_of('w', 2) . value_of('w', 3), '1123',
 	'every value is whole after VACUUM');
+nvm_verify_clean($node, $_, 'after the crashes and VACUUM') foreach ('w', 'w_noindex', 'all');
 
 # 5. later work goes on, and survives a clean restart
 query('UPDATE w SET big = wide(13) WHERE id = 3');
 $node->restart;
 is(value_of('w', 3), '13', 'a later update survives a clean restart');
+nvm_verify_clean($node, 'all', 'after a clean restart');
 
 $node->stop;
 done_testing();

@@ -74,6 +74,8 @@ sub check_rows
 				SELECT count(*) FROM t WHERE v LIKE 'n%' OR v LIKE 'u%'}),
 	   $expected eq $after ? '110' : '0', "$name: scan of the second index");
 	nvm_check_indexes($node, 't', $name);
+	# the pool check takes no lock: a pending prepared transaction holds t
+	nvm_verify_clean($node, 'all', $name);
 }
 
 # restart KIND: an immediate stop, or a crash of every process

@@ -23,7 +23,7 @@ static struct
 {
 	CrashSimOptions opts;
 	char	   *live;
-	size_t		size;
+	size_t		size;			/* the pool's reserved address space */
 	unsigned char *durable;
 	char	   *image;			/* scratch buffer for crash images */
 	PendingLine *pending;
@@ -70,7 +70,9 @@ sim_flush(const void *addr, size_t len, void *arg)
 
 /*
  * crash_here builds the configured number of crash images from the
- * current state and checks each.
+ * current state and checks each: the image must open (its growth segments
+ * are whole) and pass the checker.  The file's size at the crash is its
+ * size now (growth makes a new size durable before any later drain).
  */
 static void
 crash_here(void)
@@ -79,16 +81,18 @@ crash_here(void)
 	NvmPoolHeader *saved_header = nvm_pool_header;
 	NvmPersistStats saved_stats = nvm_persist_stats;
 	char	   *image = sim.image;
+	size_t		file_size = nvm_pool_file_size();
 
 	sim.stats.crash_points++;
 	for (int i = 0; i < sim.opts.images_per_point; i++)
 	{
 		void	   *shmem;
 		const char *err;
+		static char open_err[256];
 
-		memcpy(image, sim.durable, sim.size);
+		memcpy(image, sim.durable, file_size);
 		/* dirty lines: each may or may not have reached the media */
-		for (size_t page = 0; page < sim.size; page += 4096)
+		for (size_t page = 0; page < file_size; page += 4096)
 		{
 			if (memcmp(sim.live + page, sim.durable + page, 4096) == 0)
 				continue;
@@ -104,8 +108,13 @@ crash_here(void)
 		nvm_pool_base = image;
 		nvm_pool_header = (NvmPoolHeader *) image;
 		shmem = calloc(1, nvm_core_shmem_size());
-		nvm_core_startup(shmem);
-		err = sim.opts.check(sim.opts.check_arg);
+		if (nvm_pool_check_segments(file_size, open_err, sizeof(open_err)) != NVM_POOL_OK)
+			err = open_err;
+		else
+		{
+			nvm_core_startup(shmem);
+			err = sim.opts.check(sim.opts.check_arg);
+		}
 		free(shmem);
 		nvm_pool_base = saved_base;
 		nvm_pool_header = saved_header;
@@ -166,9 +175,9 @@ crashsim_start(const CrashSimOptions *opts, void *core_shmem)
 		sim.opts.point_stride = 1;
 	sim.rng = opts->seed ? opts->seed : 1;
 	sim.live = nvm_pool_base;
-	sim.size = nvm_pool_header->pool_size;
-	sim.durable = malloc(sim.size);
-	memcpy(sim.durable, sim.live, sim.size);
+	sim.size = nvm_pool_reserved_size;
+	sim.durable = calloc(1, sim.size);
+	memcpy(sim.durable, sim.live, nvm_pool_file_size());
 	sim.image = malloc(sim.size);
 	sim.core_shmem = core_shmem;
 	route_to_sim();

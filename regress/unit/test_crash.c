@@ -3,7 +3,8 @@
  *	  Crash-consistency test of the storage core with the crash simulator.
  *
  * A random workload of small transactions (inserts, updates, deletes,
- * aborts, rolled-back subtransactions, new tables) runs against a pool
+ * aborts, rolled-back subtransactions, new tables, row-lock words) runs
+ * against a pool
  * whose persists go through the simulator.  Before every drain the
  * simulator builds crash images (durable state plus a random subset of the
  * dirty cache lines) and this file's checker runs recovery on each and
@@ -12,14 +13,19 @@
  *	   (the transaction whose commit was in progress may be either, but
  *	   atomically);
  *	 - no key is live twice;
- *	 - chains are intact: every reachable version is an allocated block, its
- *	   version slot points back at it and it names its record;
- *	 - the table directory points only at valid descriptors;
+ *	 - the integrity checker (src/core/verify.h) finds no damage in the
+ *	   whole pool: the directory names valid descriptors; chains are intact
+ *	   (every reachable version is an allocated block, its version slot
+ *	   points back at it, it names its record, its status agrees with the
+ *	   status store, its index root names its record); the free lists of
+ *	   record and version numbers name only free entries; no block is
+ *	   reached twice; leaks are allowed;
  *	 - after recovery the allocator hands out no block that is still in use
- *	   (a new committed insert leaves every old row unchanged);
+ *	   (a new committed insert leaves every old row unchanged, and the
+ *	   checker, which now also compares every reached block with the
+ *	   allocator's rebuilt state, still finds nothing);
  *	 - a transaction in doubt (marked for an external log, as PostgreSQL's
- *	   WAL) ends as the external log decided once it is resolved;
- *	 - the free lists of record and version numbers name only free entries.
+ *	   WAL) ends as the external log decided once it is resolved.
  * Garbage collection runs throughout: every update prunes its chain (no
  * snapshot is pinned, so everything below the newest committed version
  * goes), and every tenth transaction is followed by a VACUUM-like pass that
@@ -28,6 +34,16 @@
  * transaction the table is cloned under a new key and the original dropped,
  * as ALTER TABLE ... SET TABLESPACE does, so they include every step of a
  * clone too.
+ *
+ * A second run per mode starts from a small pool that must grow: it takes
+ * and gives back "ballast" blocks of a whole chunk between transactions, so
+ * that the pool grows by a segment again and again (until its maximum) and
+ * the rows move into the segments; the crash points include every step of
+ * each growth.  Its checker also asks that every crash image opens (its
+ * segments are whole), that every reachable version lies in a chunk the
+ * recovered allocator knows, and that every ballast block whose allocation
+ * had been made durable is still allocated and intact after the write that
+ * follows recovery.
  *
  * Usage: test_crash [transactions [seed [mcsi|n2db]]]; without a mode both
  * modes run.  CI runs the default budget; a longer run is e.g.
@@ -42,6 +58,8 @@
 #include "persist.h"
 #include "pool.h"
 #include "store.h"
+#include "vacuum_pass.h"
+#include "verify.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +67,8 @@
 #include <unistd.h>
 
 #define KEYS 48
+#define BALLAST_MAX 24
+#define BALLAST_SIZE (700 * 1024)	/* a large block: one whole chunk */
 
 typedef struct Row
 {
@@ -67,48 +87,41 @@ typedef struct Oracle
 	int			ext_committed;	/* ... and the external log has committed it */
 	uint64_t	ext_xid;
 	uint32_t	tables_created;
+	nvm_off		ballast[BALLAST_MAX];	/* durable ballast blocks, 0 = none */
 } Oracle;
 
 static Oracle oracle;
 static NvmTableKey main_key = {1663, 1, 5000, 0};
 static char pool_path[256];
 
-static const char *
-check_chain(NvmTable *t, uint64_t r)
-{
-	for (NvmVersion *v = nvm_ptr(nvm_record_head(t, r)); v; v = nvm_ptr(v->prev))
-	{
-		nvm_off		off = nvm_off_of(v);
-		uint64_t	hdr = *(uint64_t *) (nvm_pool_base + off - NVM_BLOCK_HEADER_SIZE);
-		NvmVersion *bynum = nvm_version_by_no(t, v->version_no);
+/* the first problem the checker reports, kept for the message of the image */
+static char verify_error[600];
 
-		if (!(hdr & NVM_BLOCK_ALLOCATED))
-			return "reachable version is not an allocated block";
-		if (bynum != v)
-			return "version slot does not point at its version";
-		if (v->record_no != r)
-			return "version names another record";
-	}
-	return NULL;
+static void
+verify_report(const NvmVerifyProblem *p, void *arg)
+{
+	(void) arg;
+	if (verify_error[0] == '\0')
+		snprintf(verify_error, sizeof(verify_error), "the checker finds damage: %s: %s",
+				 nvm_verify_kind_name(p->kind), p->message);
 }
 
-/* a free list is well formed: every entry it names is a free entry */
+/* check_pool runs the integrity checker over the whole pool: NULL or its first problem */
 static const char *
-check_free_list(NvmSegArray *arr, _Atomic uint64_t *list, uint64_t limit)
+check_pool(void)
 {
-	uint64_t	n = atomic_load(list) & NVM_FREE_NUMBER_MASK;
-	uint64_t	steps = 0;
+	NvmVerifyOptions o = {0};
+	NvmVerifyResult r;
 
-	while (n != 0)
-	{
-		_Atomic uint64_t *e = nvm_segarray_slot(arr, n, false);
-
-		if (n >= limit || e == NULL || (atomic_load(e) & NVM_TAG_MASK) != NVM_TAG_FREE)
-			return "a free list names an entry that is not free";
-		if (++steps > limit)
-			return "a free list has a cycle";
-		n = atomic_load(e) >> 3;
-	}
+	o.report = verify_report;
+	verify_error[0] = '\0';
+	nvm_verify_check_pool(&o, &r);
+	if (r.out_of_memory)
+		return "the checker ran out of memory";
+	if (r.problems > 0)
+		return strdup(verify_error);	/* kept by the simulator: a bad image is rare */
+	if (!r.exact)
+		return "the pool changed while the checker ran, with nobody writing";
 	return NULL;
 }
 
@@ -120,6 +133,7 @@ scan_rows(NvmTable *t, NvmTxn *txn, int64_t *got)
 	NvmView		view;
 
 	nvm_snapshot_take(&snap);
+	memset(&view, 0, sizeof(view));
 	view.kind = NVM_VIEW_SNAPSHOT;
 	view.snap = &snap;
 	view.my_txid = txn->txid;
@@ -129,10 +143,7 @@ scan_rows(NvmTable *t, NvmTxn *txn, int64_t *got)
 	for (uint64_t r = 1; r < nvm_table_record_limit(t); r++)
 	{
 		NvmVersion *v = nvm_chain_visible(t, r, &view);
-		const char *err = check_chain(t, r);
 
-		if (err)
-			return err;
 		if (v && !nvm_version_is_tombstone(v))
 		{
 			const Row  *row = (const Row *) v->data;
@@ -145,6 +156,63 @@ scan_rows(NvmTable *t, NvmTxn *txn, int64_t *got)
 		}
 	}
 	return NULL;
+}
+
+/* the byte a ballast block is filled with: from its offset */
+static unsigned char
+ballast_byte(nvm_off off)
+{
+	return (unsigned char) (0x11 + (off >> 20) * 7);
+}
+
+/* every durable ballast block is allocated, inside the pool, and intact */
+static const char *
+check_ballast(void)
+{
+	for (int i = 0; i < BALLAST_MAX; i++)
+	{
+		nvm_off		b = oracle.ballast[i];
+		const unsigned char *p;
+
+		if (b == 0)
+			continue;
+		if (!nvm_alloc_contains(b - NVM_BLOCK_HEADER_SIZE, BALLAST_SIZE + NVM_BLOCK_HEADER_SIZE))
+			return "a ballast block lies outside the chunks the allocator knows";
+		if (!(*(uint64_t *) (nvm_pool_base + b - NVM_BLOCK_HEADER_SIZE) & NVM_BLOCK_ALLOCATED))
+			return "a ballast block is not allocated after recovery";
+		p = nvm_ptr(b);
+		if (p[0] != ballast_byte(b) || p[BALLAST_SIZE / 2] != ballast_byte(b) ||
+			p[BALLAST_SIZE - 1] != ballast_byte(b))
+			return "a ballast block was overwritten";
+	}
+	return NULL;
+}
+
+/*
+ * ballast_step takes a new ballast block (growing the pool when no chunk is
+ * free) or, once BALLAST_MAX are held or the pool is at its maximum, gives
+ * one back.  A block counts once its contents and header are drained.
+ */
+static void
+ballast_step(unsigned r)
+{
+	int			slot = (int) (r % BALLAST_MAX);
+	nvm_off		b;
+
+	if (oracle.ballast[slot] != 0)
+	{
+		b = oracle.ballast[slot];
+		oracle.ballast[slot] = 0;
+		nvm_free(b);
+		return;
+	}
+	b = nvm_alloc(BALLAST_SIZE);
+	if (b == 0)
+		return;					/* at the maximum: the next steps free some */
+	memset(nvm_ptr(b), ballast_byte(b), BALLAST_SIZE);
+	nvm_flush(nvm_ptr(b), BALLAST_SIZE);
+	nvm_drain();
+	oracle.ballast[slot] = b;
 }
 
 /* the external log's answer, as it was at the crash */
@@ -165,21 +233,12 @@ check_recovered(void *arg)
 	const char *err;
 	int			match_committed = 1,
 				match_new = 1;
-	NvmTableDirEntry *dir = nvm_table_dir();
 
 	(void) arg;
-	for (size_t i = 0; i < nvm_table_dir_count(); i++)
-	{
-		nvm_off		d = atomic_load(&dir[i].desc);
-
-		if (d && ((NvmTableDesc *) nvm_ptr(d))->magic != NVM_TABLE_MAGIC)
-			return "table directory points at an invalid descriptor";
-	}
+	if ((err = check_pool()) != NULL)
+		return err;
 	if (!nvm_table_open(&main_key, &t))
 		return "table lost";
-	if ((err = check_free_list(&t.desc->records, &t.desc->free_records, nvm_table_record_limit(&t))) != NULL ||
-		(err = check_free_list(&t.desc->versions, &t.desc->free_versions, nvm_table_version_limit(&t))) != NULL)
-		return err;
 	if (nvm_indoubt_resolve_all(oracle_resolver) != 0)
 		return "an in-doubt transaction could not be resolved";
 	slot = nvm_slot_acquire(4242);
@@ -218,6 +277,8 @@ check_recovered(void *arg)
 			return err;
 		if (memcmp(got, again, sizeof(got)) != 0)
 			return "a write after recovery damaged existing rows";
+		if ((err = check_pool()) != NULL || (err = check_ballast()) != NULL)
+			return err;
 	}
 	nvm_slot_release(slot);
 	return NULL;
@@ -336,36 +397,11 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 }
 
 /*
- * vacuum_pass does what VACUUM does on a table without indexes: prune every
- * chain, retire dead records, finish retired ones, give back dead roots.
+ * runs the workload in one mode, on a pool that grows if grow is set;
+ * returns true if every crash image was consistent
  */
-static void
-vacuum_pass(NvmTable *t)
-{
-	static NvmHorizon h;
-	NvmGcCounts cnt = {0};
-	uint64_t	nrec = nvm_table_record_limit(t);
-
-	if (!nvm_gc_horizon(&h))
-		return;
-	for (uint64_t r = 1; r < nrec; r++)
-	{
-		nvm_gc_prune_chain(t, r, &h, &cnt);
-		if (nvm_gc_record_is_dead(t, r, &h))
-			nvm_gc_retire_record(t, r, &h, &cnt);
-	}
-	if (!nvm_gc_horizon(&h))
-		return;
-	for (uint64_t r = 1; r < nrec; r++)
-		nvm_gc_finish_retired(t, r, &h, &cnt);
-	for (uint64_t n = 1; n < nvm_table_version_limit(t); n++)
-		if (nvm_gc_number_is_dead_root(t, n, NULL, 0))
-			nvm_gc_free_number(t, n, &cnt);
-}
-
-/* runs the workload in one mode; returns true if every crash image was consistent */
 static bool
-run_mode(uint32_t mode, int ntx, unsigned seed)
+run_mode(uint32_t mode, int ntx, unsigned seed, bool grow)
 {
 	NvmPoolOptions o = {0};
 	char		err[256];
@@ -381,6 +417,13 @@ run_mode(uint32_t mode, int ntx, unsigned seed)
 	unlink(pool_path);
 	o.path = pool_path;
 	o.create_size = 32 << 20;
+	if (grow)
+	{
+		/* a few chunks, then segments of one chunk (and its header's) each */
+		o.create_size = 8 << 20;
+		o.grow_step = 2 << 20;
+		o.max_size = 40 << 20;
+	}
 	o.system_identifier = 1;
 	o.cc_mode = mode;
 	o.max_slots = 8;
@@ -411,6 +454,8 @@ run_mode(uint32_t mode, int ntx, unsigned seed)
 	crashsim_start(&so, shmem);
 	for (int i = 0; i < ntx; i++)
 	{
+		if (grow && i % 2 == 0)
+			ballast_step(rnd(1000));
 		run_transaction(&t, &txn);
 		if (i % 10 == 9)
 			vacuum_pass(&t);
@@ -443,19 +488,40 @@ run_mode(uint32_t mode, int ntx, unsigned seed)
 			NvmTable	other;
 
 			nvm_table_create(&k, 0, &other);
+			/* the PG layer's row locks: a table's first lock word (store.h) */
+			atomic_store(nvm_record_lock_word(&other, 1 + (uint64_t) rnd(3000), true), 1);
+		}
+		if (i % 40 == 20)
+		{
+			/* lock words of the main table, freed when a clone replaces it */
+			atomic_store(nvm_record_lock_word(&t, 1 + (uint64_t) rnd(KEYS), true), 1);
 		}
 	}
 	st = crashsim_stats();
-	printf("# %s, %d transactions, seed %u: %llu drains, %llu crash points, %llu images, %llu bad\n",
-		   mode == NVM_CC_MCSI ? "mcsi" : "n2db", ntx, seed,
-		   (unsigned long long) st->drains, (unsigned long long) st->crash_points,
-		   (unsigned long long) st->images, (unsigned long long) st->bad_images);
-	ok = st->bad_images == 0 && st->images > 0;
+	{
+		NvmAllocStats as;
+
+		nvm_alloc_get_stats(&as);
+		printf("# %s%s, %d transactions, seed %u: %llu drains, %llu crash points, %llu images, %llu bad; "
+			   "pool %llu MB in %llu growth segments\n",
+			   mode == NVM_CC_MCSI ? "mcsi" : "n2db", grow ? " (growing pool)" : "", ntx, seed,
+			   (unsigned long long) st->drains, (unsigned long long) st->crash_points,
+			   (unsigned long long) st->images, (unsigned long long) st->bad_images,
+			   (unsigned long long) (as.pool_size >> 20), (unsigned long long) as.segments);
+		if (grow && as.segments < 8)
+		{
+			printf("not ok - %s (growing pool): the pool grew only %llu times\n",
+				   mode == NVM_CC_MCSI ? "mcsi" : "n2db", (unsigned long long) as.segments);
+			st = NULL;
+		}
+	}
+	ok = st != NULL && st->bad_images == 0 && st->images > 0;
 	if (ok)
-		printf("ok - %s: every crash image recovers to a consistent state\n", mode == NVM_CC_MCSI ? "mcsi" : "n2db");
-	else
-		printf("not ok - %s: %llu of %llu crash images are inconsistent; first at crash point %llu: %s\n",
-			   mode == NVM_CC_MCSI ? "mcsi" : "n2db",
+		printf("ok - %s%s: every crash image recovers to a consistent state\n",
+			   mode == NVM_CC_MCSI ? "mcsi" : "n2db", grow ? " (growing pool)" : "");
+	else if (st != NULL)
+		printf("not ok - %s%s: %llu of %llu crash images are inconsistent; first at crash point %llu: %s\n",
+			   mode == NVM_CC_MCSI ? "mcsi" : "n2db", grow ? " (growing pool)" : "",
 			   (unsigned long long) st->bad_images, (unsigned long long) st->images,
 			   (unsigned long long) st->first_error_point, st->first_error ? st->first_error : "no images");
 	crashsim_stop();
@@ -476,10 +542,16 @@ main(int argc, char **argv)
 				passed = 0;
 
 	snprintf(pool_path, sizeof(pool_path), "/dev/shm/nvmam_crash_%d", (int) getpid());
-	if (!mode || strcmp(mode, "mcsi") == 0)
-		run_mode(NVM_CC_MCSI, ntx, seed) ? passed++ : failed++;
-	if (!mode || strcmp(mode, "n2db") == 0)
-		run_mode(NVM_CC_N2DB, ntx, seed) ? passed++ : failed++;
+	for (int grow = 0; grow <= 1; grow++)
+	{
+		/* growth is the same in both modes: half the budget each */
+		int			n = grow ? (ntx + 1) / 2 : ntx;
+
+		if (!mode || strcmp(mode, "mcsi") == 0)
+			run_mode(NVM_CC_MCSI, n, seed, grow) ? passed++ : failed++;
+		if (!mode || strcmp(mode, "n2db") == 0)
+			run_mode(NVM_CC_N2DB, n, seed, grow) ? passed++ : failed++;
+	}
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -16,6 +16,14 @@
  * snapshot and every update prunes its chain (gc.h), so readers walk chains
  * while writers cut them; the checks above then also say that no reader
  * ever lost a version it could see.
+ * A checker thread runs the pool-wide integrity check (verify.h) over and
+ * over while the workers write and prune: it must never crash, a pass it
+ * calls exact must find no damage (a change in flight taken for damage
+ * would be a false report), and the check after the run finds neither
+ * damage nor leaks.  (A pass can be exact and still count a write in
+ * flight, allocated and not yet published, as a leak: verify.h.)  Then
+ * VACUUM-like passes prune long chains while the checker runs without any
+ * writer: an exact pass must not take a prune in flight for a leak.
  * It also shows the anomaly of the paper's plain snapshot buffering (a
  * session can miss its own last commit) and that the default policy does
  * not have it.
@@ -32,6 +40,7 @@
 #include "persist.h"
 #include "pool.h"
 #include "store.h"
+#include "verify.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -64,6 +73,11 @@ typedef struct Shared
 	_Atomic long commits;
 	_Atomic long retries;
 	_Atomic long pool_full;
+	_Atomic long checks_exact;	/* pool checks that saw no change */
+	_Atomic long checks_inexact;
+	_Atomic long false_damage;	/* problems found by exact checks */
+	bool		count_leaks;	/* ... leaks too, while nobody writes: */
+	_Atomic long write_phase;	/* odd while the writer writes */
 	NvmSnapshot *snaps;			/* recorded snapshots */
 	_Atomic int nsnaps;
 	int			max_snaps;
@@ -112,7 +126,7 @@ worker_main(void *arg)
 	nvm_txn_init(&txn, slot);
 	while (!sh->stop)
 	{
-		NvmView		view = {NVM_VIEW_SNAPSHOT, snap, 0, 0};
+		NvmView		view = {NVM_VIEW_SNAPSHOT, snap, 0, 0, NULL, NULL};
 
 		/* each transaction pins its snapshot: updates prune concurrently */
 		nvm_gc_unpin(w->id);
@@ -189,6 +203,35 @@ worker_main(void *arg)
 	return NULL;
 }
 
+/* checker_main runs the pool-wide integrity check until the run stops */
+static void *
+checker_main(void *arg)
+{
+	Shared	   *sh = arg;
+
+	NvmVerifyOptions o = {0};
+
+	o.leaks = true;
+	while (!sh->stop)
+	{
+		NvmVerifyResult r;
+		long		phase = atomic_load(&sh->write_phase);
+		bool		no_writer;
+
+		nvm_verify_check_pool(&o, &r);
+		no_writer = phase % 2 == 0 && atomic_load(&sh->write_phase) == phase;
+		if (!r.exact)
+			atomic_fetch_add(&sh->checks_inexact, 1);
+		else
+		{
+			atomic_fetch_add(&sh->checks_exact, 1);
+			atomic_fetch_add(&sh->false_damage,
+							 (long) (r.problems + (sh->count_leaks && no_writer ? r.leaks : 0)));
+		}
+	}
+	return NULL;
+}
+
 /* is a contained in b (every transaction completed in a completed in b)? */
 static bool
 contained(const NvmSnapshot *a, const NvmSnapshot *b)
@@ -222,11 +265,36 @@ contained(const NvmSnapshot *a, const NvmSnapshot *b)
 
 static uint64_t pool_mb = 512;
 
-static void
-run(uint32_t mode, int nworkers, double seconds, const char *path)
+/*
+ * start_pool creates a new pool of mb MiB at path in mode and starts the
+ * core on it; returns the core's shared memory (the caller frees it).
+ */
+static void *
+start_pool(const char *path, uint32_t mode, uint64_t mb, uint32_t max_slots)
 {
 	NvmPoolOptions o = {0};
 	char		err[256];
+	void	   *shmem;
+
+	unlink(path);
+	o.path = path;
+	o.create_size = mb << 20;
+	o.system_identifier = 1;
+	o.cc_mode = mode;
+	o.max_slots = max_slots;
+	if (nvm_pool_open(&o, err, sizeof(err)) != NVM_POOL_CREATED)
+	{
+		fprintf(stderr, "%s\n", err);
+		exit(1);
+	}
+	shmem = calloc(1, nvm_core_shmem_size());
+	nvm_core_startup(shmem);
+	return shmem;
+}
+
+static void
+run(uint32_t mode, int nworkers, double seconds, const char *path)
+{
 	void	   *shmem;
 	Shared	   *sh = calloc(1, sizeof(Shared));
 	NvmTxn		loader;
@@ -238,19 +306,7 @@ run(uint32_t mode, int nworkers, double seconds, const char *path)
 	int64_t		total = 0;
 	bool		exact = true;
 
-	unlink(path);
-	o.path = path;
-	o.create_size = pool_mb << 20;
-	o.system_identifier = 1;
-	o.cc_mode = mode;
-	o.max_slots = 64;
-	if (nvm_pool_open(&o, err, sizeof(err)) != NVM_POOL_CREATED)
-	{
-		fprintf(stderr, "%s\n", err);
-		exit(1);
-	}
-	shmem = calloc(1, nvm_core_shmem_size());
-	nvm_core_startup(shmem);
+	shmem = start_pool(path, mode, pool_mb, 64);
 	nvm_gc_set_auto_prune(true, 1);
 	nvm_table_create(&key, 0, &sh->table);
 	nvm_txn_init(&loader, nvm_slot_acquire(1));
@@ -275,14 +331,29 @@ run(uint32_t mode, int nworkers, double seconds, const char *path)
 		ws[i].reader = (i == nworkers);
 		pthread_create(&ws[i].th, NULL, worker_main, &ws[i]);
 	}
-	usleep((useconds_t) (seconds * 1e6));
-	sh->stop = 1;
-	for (int i = 0; i < nthreads; i++)
-		pthread_join(ws[i].th, NULL);
+	{
+		pthread_t	checker;
+		NvmVerifyResult r;
+
+		pthread_create(&checker, NULL, checker_main, sh);
+		usleep((useconds_t) (seconds * 1e6));
+		sh->stop = 1;
+		for (int i = 0; i < nthreads; i++)
+			pthread_join(ws[i].th, NULL);
+		pthread_join(checker, NULL);
+		{
+			NvmVerifyOptions o = {0};
+
+			o.leaks = true;
+			nvm_verify_check_pool(&o, &r);
+		}
+		CHECK(r.exact && r.problems == 0 && r.leaks == 0 && r.tables == 1,
+			  "%s %d: the integrity check after the run finds no damage and no leak", m, nworkers);
+	}
 
 	{
 		NvmSnapshot *snap = malloc(sizeof(NvmSnapshot));
-		NvmView		view = {NVM_VIEW_SNAPSHOT, snap, 0, 0};
+		NvmView		view = {NVM_VIEW_SNAPSHOT, snap, 0, 0, NULL, NULL};
 
 		nvm_snapshot_take(snap);
 		for (int a = 0; a < ACCOUNTS; a++)
@@ -309,12 +380,92 @@ run(uint32_t mode, int nworkers, double seconds, const char *path)
 	CHECK(sh->torn_totals == 0, "%s %d: no snapshot sees a torn transfer (%ld did)", m, nworkers, (long) sh->torn_totals);
 	CHECK(sh->own_commit_missed == 0, "%s %d: a worker always sees its own last commit (%ld misses)", m, nworkers, (long) sh->own_commit_missed);
 	CHECK(bad_pairs == 0, "%s %d: any two snapshots are ordered by containment (%d pairs are not)", m, nworkers, bad_pairs);
+	CHECK(sh->false_damage == 0,
+		  "%s %d: pool checks during the run that saw no change found no damage (%ld problems in %ld exact checks; %ld saw changes)",
+		  m, nworkers, (long) sh->false_damage, (long) sh->checks_exact, (long) sh->checks_inexact);
 
 	nvm_pool_close();
 	unlink(path);
 	free(sh->snaps);
 	free(sh);
 	free(ws);
+	free(shmem);
+}
+
+/*
+ * vacuum_while_checking prunes long chains, one at a time, with the checker
+ * running and nobody writing: every pass the checker calls exact must find
+ * neither damage nor leaks (a prune counts as one change from its cut to
+ * its last free, alloc.h).
+ */
+static void
+vacuum_while_checking(uint32_t mode, const char *path)
+{
+	void	   *shmem = start_pool(path, mode, 64, 8);
+	Shared	   *sh = calloc(1, sizeof(Shared));
+	NvmTxn		txn;
+	NvmTableKey key = {1, 1, 3, 0};
+	const char *m = mode == NVM_CC_MCSI ? "mcsi" : "n2db";
+	pthread_t	checker;
+	long		rounds = 0;
+
+	nvm_table_create(&key, 0, &sh->table);
+	nvm_txn_init(&txn, nvm_slot_acquire(1));
+	sh->count_leaks = true;
+	pthread_create(&checker, NULL, checker_main, sh);
+	for (int round = 0; round < 10; round++)
+	{
+		static NvmHorizon h;
+		NvmGcCounts cnt = {0};
+		uint64_t	vno[ACCOUNTS];
+
+		/* long chains (a write in flight may look like a leak: not counted) */
+		atomic_fetch_add(&sh->write_phase, 1);
+		for (int a = 0; a < ACCOUNTS; a++)
+		{
+			int64_t		b = a;
+
+			nvm_record_insert(&sh->table, &txn, 1, 0, &b, sizeof(b), &vno[a]);
+		}
+		nvm_txn_commit(&txn);
+		for (int u = 0; u < 20; u++)
+		{
+			for (int a = 0; a < ACCOUNTS; a++)
+			{
+				int64_t		b = u;
+				NvmConflict cf;
+
+				nvm_record_update(&sh->table, &txn, 1, 0, vno[a], &b, sizeof(b), u % 5 == 0, &vno[a], &cf);
+			}
+			nvm_txn_commit(&txn);
+		}
+		atomic_fetch_add(&sh->write_phase, 1);
+
+		/*
+		 * then the prunes alone, a little apart, with slow drains, so that
+		 * a pass can fit between a cut and the frees that follow it
+		 */
+		if (!nvm_gc_horizon(&h))
+			continue;
+		nvm_persist_set_drain_delay_ns(100000);
+		for (uint64_t r = 1; r < nvm_table_record_limit(&sh->table); r++)
+		{
+			nvm_gc_prune_chain(&sh->table, r, &h, &cnt);
+			usleep(100);
+		}
+		nvm_persist_set_drain_delay_ns(0);
+		rounds++;
+	}
+	sh->stop = 1;
+	pthread_join(checker, NULL);
+	CHECK(rounds > 0 && sh->checks_exact > 0 && sh->false_damage == 0,
+		  "%s: pool checks while chains are pruned, that saw no change, found no damage and no leak (%ld problems or leaks in %ld exact checks; %ld saw changes)",
+		  m, (long) sh->false_damage, (long) sh->checks_exact, (long) sh->checks_inexact);
+	nvm_slot_release(txn.slot);
+	free(txn.log);
+	nvm_pool_close();
+	unlink(path);
+	free(sh);
 	free(shmem);
 }
 
@@ -355,8 +506,6 @@ hold_lock(void *arg)
 static void
 buffering_anomaly(const char *path)
 {
-	NvmPoolOptions o = {0};
-	char		err[256];
 	void	   *shmem;
 	NvmTable	t;
 	NvmTableKey key = {1, 1, 2, 0};
@@ -371,15 +520,7 @@ buffering_anomaly(const char *path)
 		pthread_t	th;
 		Holder		h = {0};
 
-		unlink(path);
-		o.path = path;
-		o.create_size = 64 << 20;
-		o.system_identifier = 1;
-		o.cc_mode = NVM_CC_MCSI;
-		o.max_slots = 8;
-		nvm_pool_open(&o, err, sizeof(err));
-		shmem = calloc(1, nvm_core_shmem_size());
-		nvm_core_startup(shmem);
+		shmem = start_pool(path, NVM_CC_MCSI, 64, 8);
 		nvm_snapshot_set_policy(policy == 0 ? NVM_SNAPSHOT_PAPER : NVM_SNAPSHOT_JOIN);
 		nvm_table_create(&key, 0, &t);
 		nvm_txn_init(&txn, nvm_slot_acquire(1));
@@ -434,6 +575,8 @@ main(int argc, char **argv)
 	for (int m = 0; m < 2; m++)
 		for (int nw = 1; nw <= max_workers; nw *= 2)
 			run(m == 0 ? NVM_CC_MCSI : NVM_CC_N2DB, nw, seconds, path);
+	vacuum_while_checking(NVM_CC_MCSI, path);
+	vacuum_while_checking(NVM_CC_N2DB, path);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

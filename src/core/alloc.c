@@ -13,13 +13,19 @@
  * Lock order: a class lock may be held while taking the chunk lock, never
  * the other way round.
  *
- * Start-up reads only the chunk table, so its cost depends on the pool's
+ * Start-up reads only the chunk tables, so its cost depends on the pool's
  * size in chunks, not on the number of blocks: a small-class chunk's block
  * headers are read (scan_chunk) the first time the allocator needs a chunk
  * of its class, or a block of it is freed, or statistics are asked for.
+ *
+ * Growth: when no run of free chunks is found, the allocator drops its
+ * locks, asks grow.c for a new segment (which publishes it here with
+ * nvm_alloc_publish_segment) and tries again.  Lock order: a class lock,
+ * then the chunk lock; the growth lock is taken with neither held.
  */
 #include "alloc.h"
 
+#include "grow.h"
 #include "persist.h"
 #include "pool.h"
 
@@ -40,11 +46,12 @@ static const uint32_t class_sizes[] = {
 
 typedef struct ChunkState
 {
+	uint64_t	entry_off;		/* pool offset of its chunk-table entry */
 	int64_t		next_partial;	/* next chunk in its class's partial list, -1 = end */
 	uint32_t	free_count;		/* free blocks (small chunks) */
 	uint32_t	nblocks;
 	int16_t		cls;			/* size class, -1 if not a small chunk */
-	uint8_t		kind;			/* NVM_CHUNK_KIND of the chunk-table entry */
+	uint8_t		kind;			/* NVM_CHUNK_KIND of the chunk-table entry (4: segment's first) */
 	uint8_t		on_list;		/* in the partial list or current */
 	uint8_t		scanned;		/* block headers read since start-up */
 	int64_t		next_unscanned; /* next chunk in its class's unscanned list */
@@ -63,22 +70,28 @@ typedef struct ClassState
 typedef struct AllocShared
 {
 	NvmSpinLock chunk_lock;
-	uint64_t	nchunks;
+	_Atomic uint64_t nchunks;	/* chunks on the grid, published segments included */
+	uint64_t	segments;		/* growth segments among them */
 	uint64_t	chunks_free;
 	uint64_t	free_hint;		/* lowest chunk that may be free */
 	_Atomic uint64_t unscanned_chunks;	/* small chunks whose headers are unread */
 	_Atomic uint64_t bytes_allocated;
 	_Atomic uint64_t blocks_allocated;
+	_Atomic uint64_t changes_begun;	/* see nvm_alloc_change_begin */
+	_Atomic uint64_t changes_ended;
 	ClassState	classes[NCLASSES];
 	ChunkState	chunks[];
 } AllocShared;
 
 static AllocShared *alloc_shared = NULL;
 
+#define KIND_META 4				/* NVM_CHUNK_KIND(NVM_CHUNK_META) */
+
+/* the chunk-table entry of a chunk, in the pool's table or its segment's */
 static inline _Atomic uint64_t *
-chunk_table(void)
+chunk_entry(uint64_t chunk)
 {
-	return (_Atomic uint64_t *) (nvm_pool_base + nvm_pool_header->chunk_table_off);
+	return (_Atomic uint64_t *) (nvm_pool_base + alloc_shared->chunks[chunk].entry_off);
 }
 
 static inline char *
@@ -122,43 +135,68 @@ nvm_alloc_attach(void *shmem)
 static void
 set_chunk_entry(uint64_t chunk, uint64_t entry)
 {
-	atomic_store_explicit(&chunk_table()[chunk], entry, memory_order_relaxed);
-	nvm_flush(&chunk_table()[chunk], sizeof(uint64_t));
+	atomic_store_explicit(chunk_entry(chunk), entry, memory_order_relaxed);
+	nvm_flush(chunk_entry(chunk), sizeof(uint64_t));
 }
 
 /*
- * nvm_alloc_rebuild reads the chunk table and every small chunk's block
- * headers and builds the volatile allocator state.  Large runs whose block
- * header is not marked allocated (a crash during allocation or free) and
- * orphaned continuation entries are given back.
+ * for_each_segment calls fn for every growth segment of the pool as it is
+ * in the file (their headers were checked when the pool was opened), and
+ * returns the number of chunks on the grid.
  */
-void
-nvm_alloc_rebuild(void *shmem)
+static uint64_t
+for_each_segment(void (*fn) (AllocShared *as, const NvmSegmentHeader *seg, bool *changed),
+				 AllocShared *as, bool *changed)
 {
-	AllocShared *as = shmem;
-	uint64_t	nchunks = nvm_pool_header->nchunks;
-	uint32_t	chunk_size = nvm_pool_header->chunk_size;
-	bool		changed = false;
+	uint64_t	end = nvm_pool_root()->pool_end;
+	uint64_t	chunk = nvm_pool_header->nchunks;
+	uint64_t	seq = 1;
 
-	alloc_shared = as;
-	memset(as, 0, nvm_alloc_shmem_size(nchunks));
-	nvm_spin_init(&as->chunk_lock);
-	as->nchunks = nchunks;
-	for (int c = 0; c < NCLASSES; c++)
+	while (end != 0 && nvm_pool_chunk_offset(chunk) < end)
 	{
-		nvm_spin_init(&as->classes[c].lock);
-		as->classes[c].current = -1;
-		as->classes[c].partial = -1;
-		as->classes[c].unscanned = -1;
+		const NvmSegmentHeader *seg = nvm_pool_segment_at(chunk, seq);
+
+		if (seg == NULL)
+			break;
+		if (fn)
+			fn(as, seg, changed);
+		chunk += seg->nchunks;
+		seq++;
 	}
+	return chunk;
+}
 
-	for (uint64_t i = 0; i < nchunks; i++)
+uint64_t
+nvm_alloc_chunks_in_pool(void)
+{
+	return for_each_segment(NULL, NULL, NULL);
+}
+
+/*
+ * rebuild_range builds the volatile state of the n chunks from first on,
+ * whose chunk-table entries start at table_off, from those entries (block
+ * headers are read later, scan_chunk).  Large runs whose block header is
+ * not marked allocated (a crash during allocation or free), runs that
+ * would leave the range, orphaned continuation entries and entries of
+ * unknown kinds are given back.
+ */
+static void
+rebuild_range(AllocShared *as, uint64_t first, uint64_t n, uint64_t table_off, bool *changed)
+{
+	uint32_t	chunk_size = nvm_pool_header->chunk_size;
+	uint64_t	end = first + n;
+
+	for (uint64_t i = first; i < end; i++)
 	{
-		uint64_t	entry = atomic_load(&chunk_table()[i]);
+		as->chunks[i].entry_off = table_off + (i - first) * sizeof(uint64_t);
+		as->chunks[i].cls = -1;
+		as->chunks[i].next_partial = -1;
+	}
+	for (uint64_t i = first; i < end; i++)
+	{
+		uint64_t	entry = atomic_load(chunk_entry(i));
 		ChunkState *cs = &as->chunks[i];
 
-		cs->cls = -1;
-		cs->next_partial = -1;
 		switch (NVM_CHUNK_KIND(entry))
 		{
 			case 1:				/* small: headers are read later (scan_chunk) */
@@ -168,7 +206,7 @@ nvm_alloc_rebuild(void *shmem)
 					if (cls >= NCLASSES)
 					{
 						set_chunk_entry(i, NVM_CHUNK_FREE);
-						changed = true;
+						*changed = true;
 						goto free_chunk;
 					}
 					cs->kind = 1;
@@ -182,34 +220,32 @@ nvm_alloc_rebuild(void *shmem)
 				}
 			case 2:				/* large run */
 				{
-					uint64_t	n = NVM_CHUNK_ARG(entry);
+					uint64_t	runlen = NVM_CHUNK_ARG(entry);
 					uint64_t	hdr = *(uint64_t *) chunk_addr(i);
 
-					if (n == 0 || i + n > nchunks || !(hdr & NVM_BLOCK_ALLOCATED))
+					if (runlen == 0 || i + runlen > end || !(hdr & NVM_BLOCK_ALLOCATED))
 					{
 						set_chunk_entry(i, NVM_CHUNK_FREE);
-						changed = true;
+						*changed = true;
 						goto free_chunk;
 					}
-					for (uint64_t j = i; j < i + n; j++)
+					for (uint64_t j = i; j < i + runlen; j++)
 					{
 						as->chunks[j].kind = (j == i) ? 2 : 3;
-						as->chunks[j].cls = -1;
-						as->chunks[j].next_partial = -1;
-						if (j > i && NVM_CHUNK_KIND(atomic_load(&chunk_table()[j])) != 3)
+						if (j > i && NVM_CHUNK_KIND(atomic_load(chunk_entry(j))) != 3)
 						{
 							set_chunk_entry(j, NVM_CHUNK_CONT);
-							changed = true;
+							*changed = true;
 						}
 					}
-					as->bytes_allocated += n * chunk_size;
+					as->bytes_allocated += runlen * chunk_size;
 					as->blocks_allocated++;
-					i += n - 1;
+					i += runlen - 1;
 					break;
 				}
 			case 3:				/* continuation without a head: orphan */
 				set_chunk_entry(i, NVM_CHUNK_FREE);
-				changed = true;
+				*changed = true;
 				/* FALLTHROUGH */
 			default:
 		free_chunk:
@@ -218,6 +254,48 @@ nvm_alloc_rebuild(void *shmem)
 				break;
 		}
 	}
+}
+
+/* a segment: its first chunk holds its header and table, the rest as above */
+static void
+rebuild_segment(AllocShared *as, const NvmSegmentHeader *seg, bool *changed)
+{
+	ChunkState *meta = &as->chunks[seg->first_chunk];
+
+	meta->entry_off = seg->offset + NVM_SEGMENT_TABLE_OFF;
+	meta->kind = KIND_META;
+	meta->cls = -1;
+	meta->next_partial = -1;
+	rebuild_range(as, seg->first_chunk + 1, seg->nchunks - 1,
+				  seg->offset + NVM_SEGMENT_TABLE_OFF + sizeof(uint64_t), changed);
+	as->segments++;
+}
+
+/*
+ * nvm_alloc_rebuild builds the volatile allocator state from the chunk
+ * tables of the pool and of its growth segments.  The shared memory must
+ * be backed for nvm_alloc_chunks_in_pool() chunks.
+ */
+void
+nvm_alloc_rebuild(void *shmem)
+{
+	AllocShared *as = shmem;
+	uint64_t	nchunks = nvm_alloc_chunks_in_pool();
+	bool		changed = false;
+
+	alloc_shared = as;
+	memset(as, 0, nvm_alloc_shmem_size(nchunks));
+	nvm_spin_init(&as->chunk_lock);
+	for (int c = 0; c < NCLASSES; c++)
+	{
+		nvm_spin_init(&as->classes[c].lock);
+		as->classes[c].current = -1;
+		as->classes[c].partial = -1;
+		as->classes[c].unscanned = -1;
+	}
+	rebuild_range(as, 0, nvm_pool_header->nchunks, nvm_pool_header->chunk_table_off, &changed);
+	for_each_segment(rebuild_segment, as, &changed);
+	atomic_store(&as->nchunks, nchunks);
 	if (changed)
 		nvm_drain();
 }
@@ -238,7 +316,9 @@ take_free_chunks(uint64_t n, int cls)
 	{
 		uint64_t	run = 0;
 
-		for (uint64_t i = as->free_hint; i < as->nchunks; i++)
+		uint64_t	nchunks = atomic_load(&as->nchunks);
+
+		for (uint64_t i = as->free_hint; i < nchunks; i++)
 		{
 			if (as->chunks[i].kind == 0)
 			{
@@ -421,11 +501,19 @@ alloc_small(int cls)
 				scan_chunk(chunk);
 			continue;
 		}
-		chunk = take_free_chunks(1, cls);
-		if (chunk < 0)
 		{
-			nvm_spin_unlock(&cl->lock);
-			return 0;
+			uint64_t	seen = atomic_load(&as->nchunks);
+
+			chunk = take_free_chunks(1, cls);
+			if (chunk < 0)
+			{
+				/* no free chunk: grow the pool (without our lock) and retry */
+				nvm_spin_unlock(&cl->lock);
+				if (!nvm_pool_grow(1, seen))
+					return 0;
+				nvm_spin_lock(&cl->lock);
+				continue;
+			}
 		}
 		{
 			ChunkState *cs = &as->chunks[chunk];
@@ -464,20 +552,34 @@ nvm_alloc(size_t size)
 	uint64_t	n;
 	int64_t		first;
 	char	   *addr;
+	nvm_off		off = 0;
 
+	nvm_alloc_change_begin();
 	if (cls >= 0)
-		return alloc_small(cls);
+		off = alloc_small(cls);
+	else
+	{
+		n = (total + chunk_size - 1) / chunk_size;
+		for (;;)
+		{
+			uint64_t	seen = atomic_load(&alloc_shared->nchunks);
 
-	n = (total + chunk_size - 1) / chunk_size;
-	first = take_free_chunks(n, -1);
-	if (first < 0)
-		return 0;
-	addr = chunk_addr((uint64_t) first);
-	*(uint64_t *) addr = NVM_BLOCK_ALLOCATED | NVM_BLOCK_MAGIC | (n * chunk_size);
-	nvm_flush(addr, NVM_BLOCK_HEADER_SIZE);
-	atomic_fetch_add(&alloc_shared->bytes_allocated, n * chunk_size);
-	atomic_fetch_add(&alloc_shared->blocks_allocated, 1);
-	return nvm_off_of(addr) + NVM_BLOCK_HEADER_SIZE;
+			first = take_free_chunks(n, -1);
+			if (first >= 0 || !nvm_pool_grow(n, seen))
+				break;
+		}
+		if (first >= 0)
+		{
+			addr = chunk_addr((uint64_t) first);
+			*(uint64_t *) addr = NVM_BLOCK_ALLOCATED | NVM_BLOCK_MAGIC | (n * chunk_size);
+			nvm_flush(addr, NVM_BLOCK_HEADER_SIZE);
+			atomic_fetch_add(&alloc_shared->bytes_allocated, n * chunk_size);
+			atomic_fetch_add(&alloc_shared->blocks_allocated, 1);
+			off = nvm_off_of(addr) + NVM_BLOCK_HEADER_SIZE;
+		}
+	}
+	nvm_alloc_change_end();
+	return off;
 }
 
 nvm_off
@@ -516,6 +618,7 @@ nvm_free(nvm_off off)
 	ClassState *cl;
 	uint64_t	b;
 
+	nvm_alloc_change_begin();
 	if (cs->kind == 2)
 	{
 		*hdrp = 0;
@@ -523,6 +626,7 @@ nvm_free(nvm_off off)
 		atomic_fetch_sub(&as->bytes_allocated, bsize);
 		atomic_fetch_sub(&as->blocks_allocated, 1);
 		give_back_chunks(chunk, bsize / nvm_pool_header->chunk_size);
+		nvm_alloc_change_end();
 		return;
 	}
 
@@ -566,6 +670,7 @@ nvm_free(nvm_off off)
 		cl->partial = (int64_t) chunk;
 	}
 	nvm_spin_unlock(&cl->lock);
+	nvm_alloc_change_end();
 }
 
 /*
@@ -602,11 +707,394 @@ nvm_alloc_get_stats(NvmAllocStats *stats)
 	if (atomic_load(&as->unscanned_chunks) > 0)
 		nvm_alloc_scan_all();
 
-	stats->chunks_total = as->nchunks;
-	stats->pool_bytes = as->nchunks * nvm_pool_header->chunk_size;
 	nvm_spin_lock(&as->chunk_lock);
+	stats->chunks_total = atomic_load(&as->nchunks) - as->segments;
 	stats->chunks_free = as->chunks_free;
+	stats->segments = as->segments;
+	stats->pool_size = nvm_pool_end();
 	nvm_spin_unlock(&as->chunk_lock);
+	stats->pool_bytes = stats->chunks_total * nvm_pool_header->chunk_size;
 	stats->bytes_allocated = atomic_load(&as->bytes_allocated);
 	stats->blocks_allocated = atomic_load(&as->blocks_allocated);
+}
+
+/* ---------------------------------------------------------------------
+ * Checking blocks (for the integrity checker)
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * A block's id is the number of the 64-byte unit its header starts in: no
+ * block is smaller than 64 bytes, so no two blocks share one.
+ */
+#define BLOCK_ID_UNIT	64
+
+/* grid_chunks returns the chunks on the grid, published growth segments included */
+static inline uint64_t
+grid_chunks(void)
+{
+	return atomic_load_explicit(&alloc_shared->nchunks, memory_order_acquire);
+}
+
+uint64_t
+nvm_alloc_block_id_limit(void)
+{
+	return grid_chunks() * (nvm_pool_header->chunk_size / BLOCK_ID_UNIT);
+}
+
+/*
+ * check_header says whether the header of the block that starts at block
+ * (an offset) of the given total size says it is allocated and sane.
+ */
+static NvmBlockState
+check_header(uint64_t block, uint64_t total)
+{
+	uint64_t	hdr = *(volatile uint64_t *) (nvm_pool_base + block);
+
+	if (!(hdr & NVM_BLOCK_ALLOCATED))
+		return NVM_BLOCK_FREED;
+	if ((hdr & ~NVM_BLOCK_SIZE_MASK) != (NVM_BLOCK_ALLOCATED | NVM_BLOCK_MAGIC) ||
+		(hdr & NVM_BLOCK_SIZE_MASK) != total)
+		return NVM_BLOCK_BAD_HEADER;
+	return NVM_BLOCK_OK;
+}
+
+NvmBlockState
+nvm_alloc_check_block(nvm_off payload, NvmBlockInfo *info)
+{
+	uint64_t	start = nvm_pool_header->chunks_off;
+	uint64_t	chunk_size = nvm_pool_header->chunk_size;
+	uint64_t	nchunks = grid_chunks();
+	uint64_t	rel,
+				chunk,
+				entry,
+				block,
+				total;
+	NvmBlockState st;
+
+	memset(info, 0, sizeof(*info));
+	if (payload < start + NVM_BLOCK_HEADER_SIZE ||
+		payload - start - NVM_BLOCK_HEADER_SIZE >= nchunks * chunk_size)
+		return NVM_BLOCK_OUTSIDE;
+	rel = payload - start - NVM_BLOCK_HEADER_SIZE;
+	chunk = rel / chunk_size;
+	entry = atomic_load_explicit(chunk_entry(chunk), memory_order_acquire);
+	switch (NVM_CHUNK_KIND(entry))
+	{
+		case 0:
+			return entry == NVM_CHUNK_FREE ? NVM_BLOCK_FREE_CHUNK : NVM_BLOCK_BAD_CHUNK;
+		case 1:
+			{
+				uint64_t	cls = NVM_CHUNK_ARG(entry);
+				uint64_t	in_chunk = rel % chunk_size;
+
+				if (cls >= (uint64_t) NCLASSES)
+					return NVM_BLOCK_BAD_CHUNK;
+				total = class_sizes[cls];
+				if (in_chunk % total != 0 || in_chunk / total >= chunk_size / total)
+					return NVM_BLOCK_NOT_START;
+				break;
+			}
+		case 2:
+			{
+				uint64_t	n = NVM_CHUNK_ARG(entry);
+
+				if (n == 0 || n > nchunks - chunk)
+					return NVM_BLOCK_BAD_CHUNK;
+				if (rel % chunk_size != 0)
+					return NVM_BLOCK_NOT_START;
+				total = n * chunk_size;
+				break;
+			}
+		default:				/* inside a large run */
+			return NVM_BLOCK_NOT_START;
+	}
+	block = start + rel;
+	info->payload = payload;
+	info->size = total - NVM_BLOCK_HEADER_SIZE;
+	info->id = rel / BLOCK_ID_UNIT;
+	st = check_header(block, total);
+	if (st != NVM_BLOCK_OK)
+		return st;
+
+	/*
+	 * The shared state of a chunk read since start-up must count the block
+	 * as allocated, or the allocator would hand it out again.
+	 */
+	if (alloc_shared != NULL && chunk < alloc_shared->nchunks)
+	{
+		ChunkState *cs = &alloc_shared->chunks[chunk];
+
+		if (NVM_CHUNK_KIND(entry) == 2)
+		{
+			if (cs->kind != 2)
+				return NVM_BLOCK_SHARED_FREE;
+		}
+		else if (cs->scanned && cs->kind == 1 && cs->cls == (int16_t) NVM_CHUNK_ARG(entry))
+		{
+			uint64_t	b = (rel % chunk_size) / total;
+			uint64_t	word = ((volatile uint64_t *) cs->bitmap)[b / 64];
+
+			if (!(word & (UINT64_C(1) << (b % 64))))
+				return NVM_BLOCK_SHARED_FREE;
+		}
+	}
+	return NVM_BLOCK_OK;
+}
+
+const char *
+nvm_alloc_block_state_name(NvmBlockState state)
+{
+	switch (state)
+	{
+		case NVM_BLOCK_OK:
+			return "an allocated block";
+		case NVM_BLOCK_OUTSIDE:
+			return "outside the pool's blocks";
+		case NVM_BLOCK_NOT_START:
+			return "not the start of a block";
+		case NVM_BLOCK_FREE_CHUNK:
+			return "in a free chunk";
+		case NVM_BLOCK_BAD_CHUNK:
+			return "in a chunk with an invalid chunk-table entry";
+		case NVM_BLOCK_FREED:
+			return "a block that is not allocated";
+		case NVM_BLOCK_BAD_HEADER:
+			return "a block with a damaged header";
+		case NVM_BLOCK_SHARED_FREE:
+			return "a block the allocator's shared state counts as free";
+	}
+	return "?";
+}
+
+uint64_t
+nvm_alloc_check_chunk_table(NvmChunkReportFn report, void *arg)
+{
+	uint64_t	nchunks = grid_chunks();
+	uint64_t	bad = 0;
+	uint64_t	run_end = 0;	/* chunks below this belong to the last large run */
+
+	for (uint64_t i = 0; i < nchunks; i++)
+	{
+		uint64_t	entry = atomic_load_explicit(chunk_entry(i), memory_order_acquire);
+		uint64_t	arg_ = NVM_CHUNK_ARG(entry);
+		const char *what = NULL;
+
+		if (i < run_end)
+		{
+			if (entry != NVM_CHUNK_CONT)
+				what = "a chunk inside a large run is not marked as its continuation";
+		}
+		else
+		{
+			switch (NVM_CHUNK_KIND(entry))
+			{
+				case 0:
+					if (entry != NVM_CHUNK_FREE)
+						what = "a free chunk's entry has other bits set";
+					break;
+				case 1:
+					if (arg_ >= (uint64_t) NCLASSES)
+						what = "a small chunk names a size class that does not exist";
+					break;
+				case 2:
+					if (arg_ == 0 || arg_ > nchunks - i)
+						what = "a large run does not fit in the pool";
+					else
+						run_end = i + arg_;
+					break;
+				case 4:
+					if (alloc_shared->chunks[i].kind != KIND_META)
+						what = "a chunk is marked as a growth segment's header but starts none";
+					break;
+				default:
+					what = "a continuation chunk belongs to no large run";
+					break;
+			}
+		}
+		if (what != NULL)
+		{
+			bad++;
+			if (report)
+				report(i, nvm_off_of((const void *) chunk_entry(i)), what, arg);
+		}
+	}
+	return bad;
+}
+
+/*
+ * nvm_alloc_next_block: the cursor is the offset, from the start of the
+ * chunk area, where the search goes on.
+ */
+bool
+nvm_alloc_next_block(uint64_t *cursor, NvmBlockInfo *info)
+{
+	uint64_t	start = nvm_pool_header->chunks_off;
+	uint64_t	chunk_size = nvm_pool_header->chunk_size;
+	uint64_t	nchunks = grid_chunks();
+
+	while (*cursor < nchunks * chunk_size)
+	{
+		uint64_t	chunk = *cursor / chunk_size;
+		uint64_t	in_chunk = *cursor % chunk_size;
+		uint64_t	entry = atomic_load_explicit(chunk_entry(chunk), memory_order_acquire);
+		uint64_t	arg = NVM_CHUNK_ARG(entry);
+		uint64_t	block = *cursor;
+		uint64_t	total;
+
+		if (NVM_CHUNK_KIND(entry) == 1 && arg < (uint64_t) NCLASSES &&
+			in_chunk / class_sizes[arg] < chunk_size / class_sizes[arg])
+			total = class_sizes[arg];	/* the next block of a small chunk */
+		else if (NVM_CHUNK_KIND(entry) == 2 && in_chunk == 0 &&
+				 arg > 0 && arg <= nchunks - chunk)
+			total = arg * chunk_size;	/* a large run */
+		else
+		{
+			/* a free chunk, the tail of a small one, or a bad entry */
+			*cursor = (chunk + 1) * chunk_size;
+			continue;
+		}
+		*cursor += total;
+		if (check_header(start + block, total) == NVM_BLOCK_OK)
+		{
+			info->payload = start + block + NVM_BLOCK_HEADER_SIZE;
+			info->size = total - NVM_BLOCK_HEADER_SIZE;
+			info->id = block / BLOCK_ID_UNIT;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Changes in progress (see alloc.h): a change counts as begun before it
+ * stores anything, and as ended after its last store.
+ */
+void
+nvm_alloc_change_begin(void)
+{
+	if (alloc_shared == NULL)
+		return;
+	atomic_fetch_add(&alloc_shared->changes_begun, 1);
+	/* the count is visible to whoever sees any store that follows */
+	atomic_thread_fence(memory_order_release);
+}
+
+void
+nvm_alloc_change_end(void)
+{
+	if (alloc_shared == NULL)
+		return;
+	atomic_fetch_add_explicit(&alloc_shared->changes_ended, 1, memory_order_release);
+}
+
+/*
+ * nvm_alloc_quiet_mark reads the counts, the ended one first: if they are
+ * equal, no change was under way when the begun one was read.
+ */
+bool
+nvm_alloc_quiet_mark(uint64_t *mark)
+{
+	uint64_t	ended,
+				begun;
+
+	if (alloc_shared == NULL)
+	{
+		*mark = 0;
+		return true;
+	}
+	ended = atomic_load_explicit(&alloc_shared->changes_ended, memory_order_acquire);
+	begun = atomic_load(&alloc_shared->changes_begun);
+	*mark = begun;
+	return begun == ended;
+}
+
+bool
+nvm_alloc_changed_since(uint64_t mark)
+{
+	if (alloc_shared == NULL)
+		return false;
+	/* every read of the pool before this one comes first */
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load(&alloc_shared->changes_begun) != mark;
+}
+
+uint64_t
+nvm_alloc_chunk_count(void)
+{
+	return atomic_load_explicit(&alloc_shared->nchunks, memory_order_acquire);
+}
+
+uint64_t
+nvm_alloc_chunk_entry(uint64_t chunk)
+{
+	return atomic_load(chunk_entry(chunk));
+}
+
+nvm_off
+nvm_alloc_chunk_offset(uint64_t chunk)
+{
+	return nvm_pool_chunk_offset(chunk);
+}
+
+bool
+nvm_alloc_contains(nvm_off off, size_t len)
+{
+	uint64_t	start = nvm_pool_header->chunks_off;
+	uint64_t	nchunks = nvm_alloc_chunk_count();
+	uint64_t	first,
+				last;
+
+	if (off < start || len == 0 ||
+		off + len > start + nchunks * nvm_pool_header->chunk_size)
+		return false;
+	first = (off - start) / nvm_pool_header->chunk_size;
+	last = (off + len - 1 - start) / nvm_pool_header->chunk_size;
+	return alloc_shared->chunks[first].kind != KIND_META &&
+		alloc_shared->chunks[last].kind != KIND_META;
+}
+
+uint64_t
+nvm_alloc_segment_count(void)
+{
+	uint64_t	n;
+
+	nvm_spin_lock(&alloc_shared->chunk_lock);
+	n = alloc_shared->segments;
+	nvm_spin_unlock(&alloc_shared->chunk_lock);
+	return n;
+}
+
+void *
+nvm_alloc_shmem_end(uint64_t nchunks)
+{
+	return (char *) alloc_shared + nvm_alloc_shmem_size(nchunks);
+}
+
+/*
+ * nvm_alloc_publish_segment: see alloc.h.  The chunk count is raised last,
+ * under the chunk lock, after every new chunk's state is set.
+ */
+void
+nvm_alloc_publish_segment(uint64_t first, uint64_t nchunks)
+{
+	AllocShared *as = alloc_shared;
+	uint64_t	table_off = nvm_pool_chunk_offset(first) + NVM_SEGMENT_TABLE_OFF;
+
+	nvm_spin_lock(&as->chunk_lock);
+	for (uint64_t i = first; i < first + nchunks; i++)
+	{
+		ChunkState *cs = &as->chunks[i];
+
+		memset(cs, 0, offsetof(ChunkState, bitmap));
+		cs->entry_off = table_off + (i - first) * sizeof(uint64_t);
+		cs->cls = -1;
+		cs->next_partial = -1;
+		cs->next_unscanned = -1;
+		cs->kind = (i == first) ? KIND_META : 0;
+	}
+	as->chunks_free += nchunks - 1;
+	as->segments++;
+	atomic_store_explicit(&as->nchunks, first + nchunks, memory_order_release);
+	nvm_spin_unlock(&as->chunk_lock);
 }

@@ -3,15 +3,29 @@
  *	  Start-up of the storage core: one shared-memory area holding the
  *	  allocator's, MCSI's and the store's volatile state, built from the
  *	  pool at every (re)initialisation, followed by recovery.
+ *
+ * The allocator's state comes last in the area and grows with the pool (a
+ * few KiB per chunk): the area is sized for the largest pool and, when
+ * nvm_core_shmem_create made it, backed by memory only as far as the pool
+ * has grown (nvm_core_shmem_extend).
  */
+#define _GNU_SOURCE				/* memfd_create */
 #include "core.h"
 
 #include "alloc.h"
 #include "gc.h"
+#include "grow.h"
 #include "mcsi.h"
 #include "persist.h"
 #include "pool.h"
 #include "store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define SHMEM_ALIGN 128
 
@@ -19,10 +33,16 @@ typedef struct CoreLayout
 {
 	size_t		store_off;
 	size_t		mcsi_off;
-	size_t		alloc_off;
 	size_t		gc_off;
+	size_t		grow_off;
+	size_t		alloc_off;		/* last: grows with the pool */
 	size_t		total;
 } CoreLayout;
+
+/* the area nvm_core_shmem_create made (a memfd, mapped for the largest pool) */
+static int	region_fd = -1;
+static char *region_base = NULL;
+static size_t region_size = 0;
 
 /* Processes that may pin snapshots (see gc.h); set before sizing. */
 static uint32_t core_max_pins = 256;
@@ -42,10 +62,12 @@ core_layout(CoreLayout *l)
 	off = NVM_ALIGN_UP(off + nvm_store_shmem_size(), SHMEM_ALIGN);
 	l->mcsi_off = off;
 	off = NVM_ALIGN_UP(off + nvm_mcsi_shmem_size(nvm_pool_header->max_slots), SHMEM_ALIGN);
-	l->alloc_off = off;
-	off = NVM_ALIGN_UP(off + nvm_alloc_shmem_size(nvm_pool_header->nchunks), SHMEM_ALIGN);
 	l->gc_off = off;
 	off = NVM_ALIGN_UP(off + nvm_gc_shmem_size(core_max_pins, nvm_pool_header->max_slots), SHMEM_ALIGN);
+	l->grow_off = off;
+	off = NVM_ALIGN_UP(off + nvm_grow_shmem_size(), SHMEM_ALIGN);
+	l->alloc_off = off;
+	off = NVM_ALIGN_UP(off + nvm_alloc_shmem_size(nvm_pool_max_chunks()), SHMEM_ALIGN);
 	l->total = off + SHMEM_ALIGN;	/* room to align the base */
 }
 
@@ -57,7 +79,7 @@ aligned_base(void *shmem)
 
 /*
  * nvm_core_shmem_size returns the bytes of shared memory the core needs for
- * the mapped pool.
+ * the mapped pool, grown to its largest size.
  */
 size_t
 nvm_core_shmem_size(void)
@@ -76,7 +98,7 @@ nvm_core_shmem_size(void)
  * opened for it.  The
  * pool is marked as not cleanly shut down until nvm_core_shutdown.
  */
-void
+bool
 nvm_core_startup(void *shmem)
 {
 	CoreLayout	l;
@@ -84,7 +106,12 @@ nvm_core_startup(void *shmem)
 	NvmPoolRoot *root = nvm_pool_root();
 
 	core_layout(&l);
+	if (!nvm_core_shmem_extend(base + l.alloc_off +
+							   nvm_alloc_shmem_size(nvm_alloc_chunks_in_pool())))
+		return false;
+	memset(base, 0, l.alloc_off);
 	nvm_store_startup(base + l.store_off);
+	nvm_grow_startup(base + l.grow_off);
 	nvm_alloc_rebuild(base + l.alloc_off);
 	nvm_mcsi_recover(base + l.mcsi_off, nvm_pool_header->max_slots);
 	nvm_gc_startup(base + l.gc_off, core_max_pins, nvm_pool_header->max_slots,
@@ -103,6 +130,7 @@ nvm_core_startup(void *shmem)
 	root->clean_shutdown = 0;
 	root->start_count++;
 	nvm_persist(root, sizeof(*root));
+	return true;
 }
 
 void
@@ -113,9 +141,65 @@ nvm_core_attach(void *shmem)
 
 	core_layout(&l);
 	nvm_store_attach(base + l.store_off);
+	nvm_grow_attach(base + l.grow_off);
 	nvm_alloc_attach(base + l.alloc_off);
 	nvm_mcsi_attach(base + l.mcsi_off);
 	nvm_gc_attach(base + l.gc_off);
+}
+
+/*
+ * nvm_core_shmem_create maps an area of nvm_core_shmem_size() bytes backed
+ * by an anonymous memory file, of which no page is backed yet; the core
+ * backs it as far as it uses it (nvm_core_shmem_extend).  Processes forked
+ * afterwards share it at the same address.
+ */
+void *
+nvm_core_shmem_create(char *errbuf, size_t errbuf_size)
+{
+	size_t		size = nvm_core_shmem_size();
+	int			fd = memfd_create("nvmam core", 0);
+	void	   *p;
+
+	if (fd < 0)
+	{
+		snprintf(errbuf, errbuf_size, "could not create shared memory for the nvm core: %s", strerror(errno));
+		return NULL;
+	}
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+	if (p == MAP_FAILED)
+	{
+		snprintf(errbuf, errbuf_size, "could not map %zu bytes of shared memory for the nvm core: %s",
+				 size, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	region_fd = fd;
+	region_base = p;
+	region_size = size;
+	return p;
+}
+
+/*
+ * nvm_core_shmem_extend backs the area nvm_core_shmem_create made up to
+ * end (the memory is allocated now, so that running out of it is an error
+ * here, not SIGBUS at the first touch); true without doing anything for an
+ * area that did not come from there (a test's calloc).
+ */
+bool
+nvm_core_shmem_extend(const void *end)
+{
+	const char *e = end;
+	int			rc;
+
+	if (region_fd < 0 || e <= region_base || e > region_base + region_size)
+		return true;
+	rc = posix_fallocate(region_fd, 0, (off_t) NVM_ALIGN_UP((uint64_t) (e - region_base), 4096));
+	if (rc != 0)
+	{
+		errno = rc;
+		return false;
+	}
+	return true;
 }
 
 void

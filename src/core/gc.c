@@ -18,6 +18,9 @@
 
 static NvmGcShared *gc_shared = NULL;
 
+/* This process's external floor (nvm_gc_set_external_floor), or NULL. */
+static uint32_t (*external_floor_fn) (void) = NULL;
+
 static inline NvmPin *
 pin_at(uint32_t pin)
 {
@@ -70,6 +73,24 @@ nvm_gc_versions_collected(void)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * pin_store publishes snap in pin p (vector vec): MCSI's vector, or N2DB's
+ * xmin, xmax and in-progress list.
+ */
+static void
+pin_store(NvmPin *p, _Atomic uint64_t *vec, const NvmSnapshot *snap)
+{
+	uint32_t	n = snap->nslots;
+
+	if (n > gc_shared->max_slots)
+		n = gc_shared->max_slots;
+	atomic_store_explicit(&p->xmin, snap->xmin, memory_order_relaxed);
+	atomic_store_explicit(&p->xmax, snap->xmax, memory_order_relaxed);
+	for (uint32_t c = 0; c < n; c++)
+		atomic_store_explicit(&vec[c], snap->ts[c], memory_order_relaxed);
+	p->nslots = n;
+}
+
 void
 nvm_snapshot_take_pinned(int pin, NvmSnapshot *snap)
 {
@@ -96,20 +117,45 @@ nvm_snapshot_take_pinned(int pin, NvmSnapshot *snap)
 	atomic_thread_fence(memory_order_seq_cst);
 	/* a buffered snapshot from before the announcement would not do */
 	nvm_snapshot_take_fresh(snap);
-	if (snap->mode == NVM_CC_N2DB)
-		atomic_store_explicit(&p->xmin, snap->xmin, memory_order_relaxed);
-	else
-	{
-		_Atomic uint64_t *vec = pin_vector((uint32_t) pin);
-		uint32_t	n = snap->nslots;
-
-		if (n > gc_shared->max_slots)
-			n = gc_shared->max_slots;
-		for (uint32_t c = 0; c < n; c++)
-			atomic_store_explicit(&vec[c], snap->ts[c], memory_order_relaxed);
-		p->nslots = n;
-	}
+	pin_store(p, pin_vector((uint32_t) pin), snap);
 	atomic_store_explicit(&p->state, NVM_PIN_SET, memory_order_release);
+}
+
+bool
+nvm_snapshot_adopt_pinned(int pin, int from, NvmSnapshot *snap)
+{
+	NvmPin	   *p;
+	NvmPin	   *f;
+	_Atomic uint64_t *fvec;
+
+	if (pin < 0 || from < 0 || gc_shared == NULL ||
+		(uint32_t) pin >= gc_shared->max_pins || (uint32_t) from >= gc_shared->max_pins)
+		return false;
+	p = pin_at((uint32_t) pin);
+	f = pin_at((uint32_t) from);
+	if (atomic_load(&f->state) != NVM_PIN_SET)
+		return false;
+	/* announced before the copy, with the older snapshot's epoch (gc.h) */
+	atomic_store(&p->state, NVM_PIN_ACQUIRING);
+	atomic_store(&p->epoch, atomic_load(&f->epoch));
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&f->state, memory_order_acquire) != NVM_PIN_SET)
+	{
+		atomic_store(&p->state, NVM_PIN_IDLE);
+		return false;
+	}
+	snap->mode = nvm_mcsi->cc_mode;
+	snap->nslots = f->nslots;
+	if (snap->nslots > gc_shared->max_slots)
+		snap->nslots = gc_shared->max_slots;
+	snap->xmin = atomic_load_explicit(&f->xmin, memory_order_relaxed);
+	snap->xmax = atomic_load_explicit(&f->xmax, memory_order_relaxed);
+	fvec = pin_vector((uint32_t) from);
+	for (uint32_t c = 0; c < snap->nslots; c++)
+		snap->ts[c] = atomic_load_explicit(&fvec[c], memory_order_relaxed);
+	pin_store(p, pin_vector((uint32_t) pin), snap);
+	atomic_store_explicit(&p->state, NVM_PIN_SET, memory_order_release);
+	return true;
 }
 
 void
@@ -164,6 +210,8 @@ horizon_compute(NvmHorizon *h, bool wait)
 	NvmMcsiShared *ms = nvm_mcsi;
 	uint32_t	max_pins = gc_shared->max_pins;
 
+	/* the floor only rises: reading it first errs on the safe side */
+	h->external_floor = external_floor_fn != NULL ? external_floor_fn() : 0;
 	h->mode = ms->cc_mode;
 	h->min_epoch = UINT64_MAX;
 	if (h->mode == NVM_CC_N2DB)
@@ -237,10 +285,21 @@ nvm_gc_horizon(NvmHorizon *h)
 	return horizon_compute(h, true);
 }
 
+void
+nvm_gc_set_external_floor(uint32_t (*floor_fn) (void))
+{
+	external_floor_fn = floor_fn;
+}
+
 bool
 nvm_gc_all_visible(const NvmHorizon *h, NvmVersion *v)
 {
 	uint64_t	ts = nvm_txid_clock_ts(v->txid);
+
+	/* not yet behind every reader that judges by external id */
+	if (h->external_floor != 0 && v->external_id != 0 &&
+		(int32_t) (v->external_id - h->external_floor) >= 0)
+		return false;
 
 	if (h->mode == NVM_CC_N2DB)
 	{
@@ -364,12 +423,15 @@ cut_below(NvmTable *t, NvmVersion *w, NvmGcCounts *counts)
 
 	if (tail == 0)
 		return;
+	/* one change for the pool-wide check (alloc.h), from the cut to the frees */
+	nvm_alloc_change_begin();
 	/* 1. the cut, durable before anything below changes */
 	atomic_store((_Atomic nvm_off *) &w->prev, 0);
 	nvm_flush(&w->prev, sizeof(nvm_off));
 	nvm_drain();
 	/* 2 and 3. version slots (redirects for index roots), then the blocks */
 	free_chain(t, tail, true, counts);
+	nvm_alloc_change_end();
 }
 
 /*
@@ -666,11 +728,13 @@ nvm_gc_finish_retired(NvmTable *t, uint64_t record_no, const NvmHorizon *h, NvmG
 	memcpy(&epoch, tomb->data, sizeof(uint64_t));
 	if (epoch >= h->min_epoch)
 		return false;
+	nvm_alloc_change_begin();
 	/* the record number first: its push drains the head before the blocks go */
 	nvm_numbers_push(&t->desc->records, &t->desc->free_records, &record_no, 1);
 	counts->records_freed++;
 	/* a tombstone's chain was cut at retirement; a rolled-back one is whole */
 	free_chain(t, nvm_off_of(tomb), false, counts);
+	nvm_alloc_change_end();
 	return true;
 }
 

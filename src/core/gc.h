@@ -62,13 +62,18 @@
 
 #define NVM_GC_CHAIN_LOCKS	4096
 
-/* A published pin (one cache line of header; the vector is elsewhere). */
+/*
+ * A published pin (one cache line of header; the vector, or N2DB's
+ * in-progress list, is elsewhere).  It holds the whole snapshot, so that
+ * another transaction can adopt it (nvm_snapshot_adopt_pinned).
+ */
 typedef struct NvmPin
 {
 	_Alignas(NVM_CACHELINE) atomic_uint state;
-	uint32_t	nslots;			/* MCSI: entries of the vector */
+	uint32_t	nslots;			/* entries of the vector (N2DB: of the list) */
 	_Atomic uint64_t epoch;		/* collection epoch when the pin was taken */
 	_Atomic uint64_t xmin;		/* N2DB: the snapshot's xmin */
+	_Atomic uint64_t xmax;		/* N2DB: the snapshot's xmax */
 } NvmPin;
 
 /* The collection horizon. */
@@ -78,6 +83,7 @@ typedef struct NvmHorizon
 	uint32_t	nslots;			/* MCSI: ts[] entries; slots above use their boot value */
 	uint64_t	xmin;			/* N2DB: every txid value below it is all-visible if committed */
 	uint64_t	min_epoch;		/* oldest epoch of any pin (UINT64_MAX if none) */
+	uint32_t	external_floor; /* see nvm_gc_set_external_floor; 0 = none */
 	uint64_t	ts[NVM_MAX_SLOTS];
 } NvmHorizon;
 
@@ -114,14 +120,40 @@ extern uint64_t nvm_gc_versions_collected(void);
  * (replacing an older one of the same pin); pin < 0 takes it unpinned.
  */
 extern void nvm_snapshot_take_pinned(int pin, NvmSnapshot *snap);
+
+/*
+ * nvm_snapshot_adopt_pinned copies the snapshot pinned by pin `from` into
+ * snap and pins it as pin's own, with from's epoch, announcing the pin
+ * before reading (as a new pin does): a transaction that imports another
+ * one's snapshot sees exactly what it sees.  Returns false (pin left
+ * idle) if from holds no pin.  The copy is whole only if from's pin stayed
+ * set throughout, which the caller checks afterwards (the exporting
+ * transaction still runs).
+ */
+extern bool nvm_snapshot_adopt_pinned(int pin, int from, NvmSnapshot *snap);
 extern void nvm_gc_unpin(int pin);
 extern bool nvm_gc_is_pinned(int pin);
 
 /* Compute the horizon; false if a pin being taken did not finish in time. */
 extern bool nvm_gc_horizon(NvmHorizon *h);
 
-/* Is v committed by a transaction inside the horizon? */
+/*
+ * Is v committed by a transaction inside the horizon?  A version that
+ * carries an external id (PostgreSQL: the creator's xid) is all-visible
+ * only if that id also precedes the external floor.
+ */
 extern bool nvm_gc_all_visible(const NvmHorizon *h, NvmVersion *v);
+
+/*
+ * nvm_gc_set_external_floor installs, in this process, a function that
+ * every horizon computation calls for its external floor: an external id
+ * (32-bit, compared modulo 2^32 like PostgreSQL's xids) such that versions
+ * carrying an id that does not precede it are never all-visible.  It lets
+ * readers that judge versions by their external id (PostgreSQL snapshots
+ * taken elsewhere: a replication slot's, an imported one) keep what they
+ * can see.  The function returns 0 for no floor; NULL removes it.
+ */
+extern void nvm_gc_set_external_floor(uint32_t (*floor_fn) (void));
 
 /*
  * nvm_gc_prune_chain frees the versions of record_no below its newest

@@ -117,6 +117,100 @@ nvm_txid_is_running(uint64_t txid)
 }
 
 /*
+ * handed_out_limit returns a value that every clock value of slot c (MCSI)
+ * or every counter value (N2DB) handed out so far is below: the next value
+ * to hand out, which is below the persisted reservation (the reservation
+ * before start-up has built the shared state).  It only grows.
+ */
+static uint64_t
+handed_out_limit(uint32_t c)
+{
+	atomic_thread_fence(memory_order_acquire);
+	if (mode_is_n2db())
+	{
+		if (nvm_mcsi != NULL)
+			return *(volatile uint64_t *) &nvm_mcsi->n2db.next;
+		return atomic_load((_Atomic uint64_t *) &nvm_pool_root()->n2db_reserved);
+	}
+	if (nvm_mcsi != NULL && c < nvm_mcsi->max_slots)
+		return *(volatile uint64_t *) &nvm_mcsi->slots[c].next_ts;
+	return atomic_load((_Atomic uint64_t *) &nvm_pool_slot(c)->clock_reserved);
+}
+
+/*
+ * nvm_txid_handed_out: see mcsi.h.  A value is taken (the next value
+ * raised) before any version carries it, so reading the limit after the
+ * version is safe; a mode change restarts every clock and the counter
+ * above every value handed out before.
+ */
+bool
+nvm_txid_handed_out(uint64_t txid)
+{
+	uint32_t	c = nvm_txid_clock_id(txid);
+	uint64_t	ts = nvm_txid_clock_ts(txid);
+
+	if (c >= nvm_pool_header->max_slots || ts == 0)
+		return false;
+	return ts < handed_out_limit(c);
+}
+
+/*
+ * nvm_status_entry: see mcsi.h.  MCSI: the clocks restarted at the N2DB
+ * counter's reservation when the pool last became an MCSI pool (a pool
+ * created in MCSI mode keeps that word at 1), and the ring entry of value
+ * ts is reused only by ts + one ring, which has not been handed out while
+ * it is not below the slot's limit, read after the entry.
+ */
+bool
+nvm_status_entry(uint64_t txid, NvmTxnStatus *status)
+{
+	uint32_t	c = nvm_txid_clock_id(txid);
+	uint64_t	ts = nvm_txid_clock_ts(txid);
+	uint64_t	ring_txns = (uint64_t) nvm_pool_header->ring_words * NVM_STATUS_PER_WORD;
+	int			index;
+	_Atomic uint64_t *word;
+
+	if (c >= nvm_pool_header->max_slots || ts == 0)
+		return false;
+	if (mode_is_n2db())
+	{
+		if (!nvm_n2db_status_entry(txid, status) ||
+			ts + nvm_n2db_ring_size() < handed_out_limit(c))
+			return false;
+	}
+	else
+	{
+		nvm_off		ring = nvm_pool_slot(c)->ring_off;
+		size_t		ring_bytes = (size_t) nvm_pool_header->ring_words * sizeof(uint64_t);
+
+		if (ts < atomic_load((_Atomic uint64_t *) &nvm_pool_root()->n2db_reserved))
+			return false;
+		/* a damaged slot must not make the checker read outside the pool */
+		if ((nvm_pool_header->flags & NVM_POOL_LAZY_RINGS) ?
+			!nvm_alloc_contains(ring, ring_bytes) :
+			ring != nvm_pool_header->rings_off + (uint64_t) c * ring_bytes)
+			return false;
+		word = status_word(c, ts, &index);
+		*status = (NvmTxnStatus) ((atomic_load_explicit(word, memory_order_acquire) >> (2 * index)) & 3);
+		if (ts + ring_txns < handed_out_limit(c))
+			return false;
+	}
+	return true;
+}
+
+bool
+nvm_txid_unfinished(uint64_t txid)
+{
+	NvmSlotShared *ss;
+	uint32_t	c = nvm_txid_clock_id(txid);
+
+	if (txid == NVM_INVALID_TXID || c >= nvm_mcsi->max_slots)
+		return false;
+	ss = &nvm_mcsi->slots[c];
+	return atomic_load(&ss->running_txid) == txid || atomic_load(&ss->indoubt_txid) == txid;
+}
+
+/*
  * set_status stores a status for txid durably, in the status store of the
  * current mode.
  */
@@ -147,10 +241,8 @@ set_status(uint64_t txid, NvmTxnStatus status)
 static bool
 valid_version_offset(nvm_off off)
 {
-	uint64_t	start = nvm_pool_header->chunks_off;
-	uint64_t	end = start + nvm_pool_header->nchunks * nvm_pool_header->chunk_size;
-
-	return off >= start + NVM_BLOCK_HEADER_SIZE && off + sizeof(NvmVersion) <= end && off % 8 == 0;
+	return off % 8 == 0 && off >= NVM_BLOCK_HEADER_SIZE &&
+		nvm_alloc_contains(off - NVM_BLOCK_HEADER_SIZE, NVM_BLOCK_HEADER_SIZE + sizeof(NvmVersion));
 }
 
 /*
@@ -316,6 +408,8 @@ nvm_mcsi_recover(void *shmem, uint32_t max_slots)
 		{
 			_Atomic uint64_t *ring = nvm_ptr(nvm_pool_slot(c)->ring_off);
 
+			if (ring == NULL)
+				continue;		/* never ran a transaction (lazy rings) */
 			for (uint32_t w = 0; w < ring_words; w++)
 			{
 				uint64_t	val = atomic_load(&ring[w]);
@@ -425,9 +519,7 @@ nvm_cc_convert(uint32_t new_mode)
 	/* last: the header says which mode the pool is in */
 	hdr = *nvm_pool_header;
 	hdr.cc_mode = new_mode;
-	hdr.checksum = nvm_pool_header_checksum(&hdr);
-	*nvm_pool_header = hdr;
-	nvm_persist(nvm_pool_header, sizeof(hdr));
+	nvm_pool_header_rewrite(&hdr);
 	ms->cc_mode = new_mode;
 }
 
@@ -644,13 +736,47 @@ nvm_txn_init(NvmTxn *txn, int slot)
 	txn->slot = slot;
 }
 
+/* why nvm_txn_begin_write last failed in this thread */
+static _Thread_local NvmBeginFailure begin_failure = NVM_BEGIN_OK;
+
+NvmBeginFailure
+nvm_txn_begin_failure(void)
+{
+	return begin_failure;
+}
+
+/*
+ * ensure_ring gives the slot its status ring at its first write, in a pool
+ * whose rings are allocated at first use (in both modes, so that every
+ * slot that has handed out a txid has a ring whatever mode the pool is
+ * converted to).  Persist order: the zeroed ring is drained before the
+ * slot names it, and the slot's ring_off is persisted before the ring is
+ * used; a crash in between leaks the ring.  False if the pool is full.
+ */
+static bool
+ensure_ring(NvmSlotPersist *sp)
+{
+	nvm_off		ring;
+
+	if (sp->ring_off != 0)
+		return true;
+	ring = nvm_alloc_zeroed((size_t) nvm_pool_header->ring_words * sizeof(uint64_t));
+	if (ring == 0)
+		return false;
+	nvm_drain();
+	sp->ring_off = ring;
+	nvm_persist(&sp->ring_off, sizeof(uint64_t));
+	return true;
+}
+
 /*
  * nvm_txn_begin_write gives the transaction its txid at its first write:
  * the next clock value of its slot (raising and persisting the slot's clock
  * reservation first when needed), and stores RUNNING in its status entry.
  * That store is flushed but not drained: the drain that publishes the
  * transaction's first version makes it durable, and before that no version
- * carries this txid.
+ * carries this txid.  NVM_INVALID_TXID if the slot's ring found no room
+ * or (N2DB) the commit log is full; nvm_txn_begin_failure says which.
  */
 uint64_t
 nvm_txn_begin_write(NvmTxn *txn)
@@ -668,13 +794,21 @@ nvm_txn_begin_write(NvmTxn *txn)
 
 	ss = &nvm_mcsi->slots[txn->slot];
 	sp = nvm_pool_slot((uint32_t) txn->slot);
+	if (!ensure_ring(sp))
+	{
+		begin_failure = NVM_BEGIN_NO_SPACE;
+		return NVM_INVALID_TXID;
+	}
 	/* the previous transaction's inlined statuses durable before its log is reused */
 	nvm_drain();
 	if (mode_is_n2db())
 	{
 		ts = nvm_n2db_assign(&nvm_mcsi->n2db);
 		if (ts == 0)
+		{
+			begin_failure = NVM_BEGIN_CLOG_FULL;
 			return NVM_INVALID_TXID;	/* the commit-log ring is full */
+		}
 		txn->txid = nvm_make_txid((uint32_t) txn->slot, ts);
 		nvm_n2db_set_status(ts, NVM_STATUS_RUNNING, false);
 	}

@@ -203,9 +203,18 @@ extern void nvm_mcsi_attach(void *shmem);
 extern int	nvm_slot_acquire(uint32_t owner_pid);
 extern void nvm_slot_release(int slot);
 
+/* Why nvm_txn_begin_write last failed in this thread. */
+typedef enum NvmBeginFailure
+{
+	NVM_BEGIN_OK = 0,
+	NVM_BEGIN_NO_SPACE,			/* the pool has no room for the slot's status ring */
+	NVM_BEGIN_CLOG_FULL			/* N2DB: the commit log is a ring ahead of the oldest running */
+} NvmBeginFailure;
+
 /* Transaction life cycle. */
 extern void nvm_txn_init(NvmTxn *txn, int slot);
 extern uint64_t nvm_txn_begin_write(NvmTxn *txn);	/* assigns txid if not yet */
+extern NvmBeginFailure nvm_txn_begin_failure(void);
 extern bool nvm_txn_log_version(NvmTxn *txn, nvm_off table, nvm_off version, int level);
 extern void nvm_txn_unlog_last(NvmTxn *txn);
 extern void nvm_txn_commit(NvmTxn *txn);
@@ -251,6 +260,25 @@ extern NvmTxnStatus nvm_status_get(uint64_t txid);
 /* Is txid running right now (not yet completed)? */
 extern bool nvm_txid_is_running(uint64_t txid);
 
+/*
+ * For the integrity checker (verify.h), which must not act on entries that
+ * are not a transaction's own:
+ *	 - nvm_txid_handed_out says whether txid can have been handed out: its
+ *	   clock id names a slot of the pool and its value is below what that
+ *	   slot's clock (MCSI) or the counter (N2DB) has reserved;
+ *	 - nvm_status_entry reads the status store's entry for txid as it is
+ *	   (no helping) into *status, and says whether the entry is still
+ *	   txid's: false if txid is from before the pool last changed modes (the
+ *	   store of the old mode is gone) or a later transaction may have reused
+ *	   the entry (the stores are rings);
+ *	 - nvm_txid_unfinished says whether txid is still running on its slot,
+ *	   or is in doubt: its status may be final in the store while its
+ *	   versions wait for it to be inlined.
+ */
+extern bool nvm_txid_handed_out(uint64_t txid);
+extern bool nvm_status_entry(uint64_t txid, NvmTxnStatus *status);
+extern bool nvm_txid_unfinished(uint64_t txid);
+
 /* N2DB (n2db.c); called through the functions above in N2DB mode. */
 extern void nvm_n2db_recover(NvmN2dbShared *ns);
 extern uint64_t nvm_n2db_assign(NvmN2dbShared *ns);
@@ -259,6 +287,8 @@ extern NvmTxnStatus nvm_n2db_get_status(uint64_t value);
 extern void nvm_n2db_complete(NvmN2dbShared *ns, uint64_t value);
 extern void nvm_n2db_snapshot(NvmN2dbShared *ns, NvmSnapshot *snap);
 extern bool nvm_n2db_snapshot_contains(const NvmSnapshot *snap, uint64_t value);
+extern bool nvm_n2db_status_entry(uint64_t txid, NvmTxnStatus *status);
+extern uint64_t nvm_n2db_ring_size(void);
 
 /*
  * nvm_cc_convert restarts every clock and the global counter above every

@@ -146,6 +146,34 @@ nvm_n2db_get_status(uint64_t value)
 }
 
 /*
+ * nvm_n2db_status_entry reads the commit-log entry of txid for
+ * nvm_status_entry, and says whether txid is from the current N2DB era:
+ * the counter restarted at the slots' clock reservations when the pool
+ * last became an N2DB pool (N2DB never changes them).  The caller checks
+ * that no later value has reused the entry.
+ */
+bool
+nvm_n2db_status_entry(uint64_t txid, NvmTxnStatus *status)
+{
+	uint64_t	value = nvm_txid_clock_ts(txid);
+	int			shift;
+	_Atomic uint64_t *word;
+
+	if (value < atomic_load((_Atomic uint64_t *) &nvm_pool_slot(nvm_txid_clock_id(txid))->clock_reserved))
+		return false;
+	word = clog_word(value, &shift);
+	*status = (NvmTxnStatus) ((atomic_load_explicit(word, memory_order_acquire) >> shift) & 3);
+	return true;
+}
+
+/* nvm_n2db_ring_size is the number of entries of the commit log. */
+uint64_t
+nvm_n2db_ring_size(void)
+{
+	return (uint64_t) nvm_pool_header->clog_words * CLOG_PER_WORD;
+}
+
+/*
  * nvm_n2db_complete removes a finished transaction from the active list.
  */
 void

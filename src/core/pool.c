@@ -2,12 +2,14 @@
  * pool.c
  *	  Creating, validating and mapping the persistent-memory pool file.
  *
- * See pool.h for the layout and the creation order.  Every way a file can
- * fail to be this cluster's pool (missing header, other format, corrupt or
- * truncated header, another cluster's or another mode's pool, a file locked
- * by another server) is reported as an error code plus a message that names
- * the file; nothing here dereferences a byte of the file that validation
- * has not shown to exist.
+ * See pool.h for the layout, the creation order and the header rewrite.
+ * Every way a file can fail to be this cluster's pool (missing header,
+ * other format, corrupt or truncated header or growth segment, another
+ * cluster's or another mode's pool, a file locked by another server) is
+ * reported as an error code plus a message that names the file; nothing
+ * here dereferences a byte of the file that validation has not shown to
+ * exist.  The file is mapped with the length of the largest size the pool
+ * may grow to; growing it (grow.h) only extends the file.
  */
 #include "pool.h"
 
@@ -34,19 +36,20 @@
 char	   *nvm_pool_base = NULL;
 NvmPoolHeader *nvm_pool_header = NULL;
 uint32_t	nvm_pool_pending_mode = 0;
+uint32_t	nvm_pool_upgraded_from = 0;
+uint64_t	nvm_pool_reserved_size = 0;
+uint64_t	nvm_pool_grow_step = NVM_POOL_DEFAULT_GROW_STEP;
 
 static int	pool_fd = -1;
-static uint64_t pool_mapped_size = 0;
 
 /*
  * nvm_pool_header_checksum computes FNV-1a over every header field before
  * the checksum itself.
  */
-uint64_t
-nvm_pool_header_checksum(const NvmPoolHeader *hdr)
+static uint64_t
+fnv1a(const void *data, size_t n)
 {
-	const unsigned char *p = (const unsigned char *) hdr;
-	size_t		n = offsetof(NvmPoolHeader, checksum);
+	const unsigned char *p = data;
 	uint64_t	h = UINT64_C(0xcbf29ce484222325);
 
 	for (size_t i = 0; i < n; i++)
@@ -57,29 +60,48 @@ nvm_pool_header_checksum(const NvmPoolHeader *hdr)
 	return h;
 }
 
+uint64_t
+nvm_pool_header_checksum(const NvmPoolHeader *hdr)
+{
+	return fnv1a(hdr, offsetof(NvmPoolHeader, checksum));
+}
+
+/*
+ * nvm_pool_segment_checksum computes FNV-1a over every field of a growth
+ * segment's header before the checksum.
+ */
+uint64_t
+nvm_pool_segment_checksum(const NvmSegmentHeader *seg)
+{
+	return fnv1a(seg, offsetof(NvmSegmentHeader, checksum));
+}
+
 /*
  * compute_layout fills the region offsets of a new pool of the given size.
  * Returns false if the size is too small for the fixed regions and at least
- * a few chunks.
+ * a few chunks.  With NVM_POOL_LAZY_RINGS in flags the ring region is empty.
  */
 static bool
 compute_layout(NvmPoolHeader *hdr, uint64_t size, uint32_t max_slots,
-			   uint32_t ring_words, uint32_t max_tables)
+			   uint32_t ring_words, uint32_t max_tables, uint32_t flags)
 {
 	uint64_t	off;
 	uint64_t	remaining;
 	uint64_t	nchunks;
+	uint64_t	ring_bytes = (flags & NVM_POOL_LAZY_RINGS) ? 0 :
+		(uint64_t) max_slots * ring_words * sizeof(uint64_t);
 
 	hdr->pool_size = size;
 	hdr->max_slots = max_slots;
 	hdr->ring_words = ring_words;
 	hdr->max_tables = max_tables;
+	hdr->flags = flags;
 	hdr->chunk_size = NVM_CHUNK_SIZE;
 	hdr->root_off = NVM_POOL_HEADER_SIZE;
 	hdr->slots_off = hdr->root_off + NVM_PAGE;
 	off = NVM_ALIGN_UP(hdr->slots_off + (uint64_t) max_slots * sizeof(NvmSlotPersist), NVM_PAGE);
 	hdr->rings_off = off;
-	off = NVM_ALIGN_UP(off + (uint64_t) max_slots * ring_words * sizeof(uint64_t), NVM_PAGE);
+	off = NVM_ALIGN_UP(off + ring_bytes, NVM_PAGE);
 	hdr->clog_words = NVM_CLOG_WORDS;
 	hdr->clog_off = off;
 	off = NVM_ALIGN_UP(off + (uint64_t) NVM_CLOG_WORDS * sizeof(uint64_t), NVM_PAGE);
@@ -111,10 +133,13 @@ layout_is_sane(const NvmPoolHeader *hdr)
 
 	if (hdr->max_slots == 0 || hdr->max_slots > NVM_MAX_SLOTS ||
 		hdr->ring_words == 0 || hdr->max_tables == 0 ||
-		hdr->chunk_size != NVM_CHUNK_SIZE || hdr->header_size != NVM_POOL_HEADER_SIZE)
+		hdr->chunk_size != NVM_CHUNK_SIZE || hdr->header_size != NVM_POOL_HEADER_SIZE ||
+		(hdr->flags & ~NVM_POOL_KNOWN_FLAGS) != 0 ||
+		(hdr->format_version == NVM_POOL_FORMAT_V2 && hdr->flags != 0))
 		return false;
 	memset(&expect, 0, sizeof(expect));
-	if (!compute_layout(&expect, hdr->pool_size, hdr->max_slots, hdr->ring_words, hdr->max_tables))
+	if (!compute_layout(&expect, hdr->pool_size, hdr->max_slots, hdr->ring_words,
+						hdr->max_tables, hdr->flags))
 		return false;
 	return expect.root_off == hdr->root_off &&
 		expect.slots_off == hdr->slots_off &&
@@ -145,7 +170,9 @@ initialise_regions(const NvmPoolHeader *hdr)
 		NvmSlotPersist *sp = ((NvmSlotPersist *) (nvm_pool_base + hdr->slots_off)) + i;
 
 		sp->clock_reserved = 1;
-		sp->ring_off = hdr->rings_off + (uint64_t) i * hdr->ring_words * sizeof(uint64_t);
+		/* lazy rings: none yet (nvm_txn_begin_write allocates it) */
+		if (!(hdr->flags & NVM_POOL_LAZY_RINGS))
+			sp->ring_off = hdr->rings_off + (uint64_t) i * hdr->ring_words * sizeof(uint64_t);
 		nvm_flush(sp, sizeof(*sp));
 	}
 	/* status rings, table directory and chunk table are all zero: nothing to write */
@@ -162,34 +189,47 @@ fail(NvmPoolOpenResult code, char *errbuf, size_t errbuf_size, const char *fmt, 
 		snprintf(errbuf, errbuf_size, "%s: %s", msg, strerror(err));
 	else
 		snprintf(errbuf, errbuf_size, "%s", msg);
-	if (nvm_pool_base)
-	{
-		munmap(nvm_pool_base, pool_mapped_size);
-		nvm_pool_base = NULL;
-		nvm_pool_header = NULL;
-	}
-	if (pool_fd >= 0)
-	{
-		close(pool_fd);
-		pool_fd = -1;
-	}
+	nvm_pool_close();
 	return code;
 }
 
 static bool map_prefault = false;
 
+/*
+ * map_file maps reserve bytes of the pool file, of which the first
+ * file_size exist: the rest is address space the pool may grow into (a
+ * touch there before the file is extended would be SIGBUS).  With prefault
+ * the existing part is faulted in at once.
+ */
 static NvmPoolOpenResult
-map_file(uint64_t size, char *errbuf, size_t errbuf_size, const char *path)
+map_file(uint64_t reserve, uint64_t file_size, char *errbuf, size_t errbuf_size,
+		 const char *path)
 {
-	void	   *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-						 MAP_SHARED | (map_prefault ? MAP_POPULATE : 0), pool_fd, 0);
+	void	   *p = mmap(NULL, reserve, PROT_READ | PROT_WRITE,
+						 MAP_SHARED | MAP_NORESERVE, pool_fd, 0);
 
 	if (p == MAP_FAILED)
 		return fail(NVM_POOL_ERR_IO, errbuf, errbuf_size, "could not map pool file \"%s\"", path, errno);
 	nvm_pool_base = p;
-	pool_mapped_size = size;
+	nvm_pool_reserved_size = reserve;
 	nvm_pool_header = (NvmPoolHeader *) p;
+	if (map_prefault &&
+		mmap(p, file_size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED | MAP_POPULATE, pool_fd, 0) == MAP_FAILED)
+		return fail(NVM_POOL_ERR_IO, errbuf, errbuf_size, "could not map pool file \"%s\"", path, errno);
 	return NVM_POOL_OK;
+}
+
+/*
+ * reserve_size returns the bytes of address space to map: the largest size
+ * the pool may grow to, at least what exists already, in whole pages.
+ */
+static uint64_t
+reserve_size(const NvmPoolOptions *opts, uint64_t existing)
+{
+	uint64_t	r = opts->max_size > existing ? opts->max_size : existing;
+
+	return NVM_ALIGN_UP(r, NVM_PAGE);
 }
 
 static NvmPoolOpenResult
@@ -198,10 +238,13 @@ create_pool(const NvmPoolOptions *opts, char *errbuf, size_t errbuf_size)
 	NvmPoolHeader hdr;
 	int			rc;
 
+	uint32_t	format = opts->create_format ? opts->create_format : NVM_POOL_FORMAT_VERSION;
+
 	memset(&hdr, 0, sizeof(hdr));
 	if (!compute_layout(&hdr, opts->create_size, opts->max_slots,
 						opts->ring_words ? opts->ring_words : NVM_DEFAULT_RING_WORDS,
-						opts->max_tables ? opts->max_tables : NVM_DEFAULT_MAX_TABLES))
+						opts->max_tables ? opts->max_tables : NVM_DEFAULT_MAX_TABLES,
+						format == NVM_POOL_FORMAT_V2 ? 0 : NVM_POOL_LAZY_RINGS))
 		return fail(NVM_POOL_ERR_BAD_LAYOUT, errbuf, errbuf_size,
 					"pool size is too small for a new pool file \"%s\"", opts->path, 0);
 
@@ -217,14 +260,15 @@ create_pool(const NvmPoolOptions *opts, char *errbuf, size_t errbuf_size)
 		unlink(opts->path);
 		return fail(NVM_POOL_ERR_IO, errbuf, errbuf_size, "could not allocate pool file \"%s\"", opts->path, rc);
 	}
-	if (map_file(opts->create_size, errbuf, errbuf_size, opts->path) != NVM_POOL_OK)
+	if (map_file(reserve_size(opts, opts->create_size), opts->create_size,
+				 errbuf, errbuf_size, opts->path) != NVM_POOL_OK)
 		return NVM_POOL_ERR_IO;
 
 	initialise_regions(&hdr);
 
 	/* last: the header, which makes the file a pool */
 	hdr.magic = NVM_POOL_MAGIC;
-	hdr.format_version = NVM_POOL_FORMAT_VERSION;
+	hdr.format_version = format;
 	hdr.header_size = NVM_POOL_HEADER_SIZE;
 	hdr.system_identifier = opts->system_identifier;
 	hdr.cc_mode = opts->cc_mode;
@@ -237,19 +281,36 @@ create_pool(const NvmPoolOptions *opts, char *errbuf, size_t errbuf_size)
 }
 
 /*
+ * header_is_whole says whether hdr carries the magic and a matching
+ * checksum (what the shadow copy must have to be used).
+ */
+static bool
+header_is_whole(const NvmPoolHeader *hdr)
+{
+	return hdr->magic == NVM_POOL_MAGIC && hdr->checksum == nvm_pool_header_checksum(hdr);
+}
+
+/*
  * nvm_pool_open opens the pool named in opts, creating it if the file does
- * not exist, validates its header and maps it.
+ * not exist, validates its header and growth segments and maps it; a
+ * header rewrite that a crash interrupted is finished, and a pool of
+ * format 2 is upgraded (see pool.h).
  */
 NvmPoolOpenResult
 nvm_pool_open(const NvmPoolOptions *opts, char *errbuf, size_t errbuf_size)
 {
 	struct stat st;
 	NvmPoolHeader hdr;
+	NvmPoolHeader shadow;
+	bool		from_shadow = false;
 	ssize_t		n;
 	NvmPoolOpenResult rc;
+	char		msg[256];
 
 	errbuf[0] = '\0';
 	map_prefault = opts->prefault;
+	nvm_pool_upgraded_from = 0;
+	nvm_pool_grow_step = opts->grow_step ? opts->grow_step : NVM_POOL_DEFAULT_GROW_STEP;
 	if (stat(opts->path, &st) != 0)
 	{
 		if (errno == ENOENT)
@@ -273,9 +334,16 @@ nvm_pool_open(const NvmPoolOptions *opts, char *errbuf, size_t errbuf_size)
 	n = pread(pool_fd, &hdr, sizeof(hdr), 0);
 	if (n != (ssize_t) sizeof(hdr))
 		return fail(NVM_POOL_ERR_IO, errbuf, errbuf_size, "could not read header of pool file \"%s\"", opts->path, n < 0 ? errno : EIO);
+	/* a valid shadow copy is a rewrite a crash interrupted: it wins */
+	if (pread(pool_fd, &shadow, sizeof(shadow), NVM_POOL_SHADOW_OFF) == (ssize_t) sizeof(shadow) &&
+		header_is_whole(&shadow))
+	{
+		hdr = shadow;
+		from_shadow = true;
+	}
 	if (hdr.magic != NVM_POOL_MAGIC)
 		return fail(NVM_POOL_ERR_BAD_MAGIC, errbuf, errbuf_size, "file \"%s\" is not an nvmam pool (bad magic number)", opts->path, 0);
-	if (hdr.format_version != NVM_POOL_FORMAT_VERSION)
+	if (hdr.format_version != NVM_POOL_FORMAT_VERSION && hdr.format_version != NVM_POOL_FORMAT_V2)
 		return fail(NVM_POOL_ERR_BAD_VERSION, errbuf, errbuf_size, "pool file \"%s\" has an unsupported format version", opts->path, 0);
 	if (hdr.checksum != nvm_pool_header_checksum(&hdr))
 		return fail(NVM_POOL_ERR_BAD_CHECKSUM, errbuf, errbuf_size, "pool file \"%s\" has a corrupt header (checksum mismatch)", opts->path, 0);
@@ -295,10 +363,302 @@ nvm_pool_open(const NvmPoolOptions *opts, char *errbuf, size_t errbuf_size)
 	if (hdr.max_slots < opts->max_slots)
 		return fail(NVM_POOL_ERR_BAD_LAYOUT, errbuf, errbuf_size, "pool file \"%s\" has fewer clock slots than this server needs", opts->path, 0);
 
-	rc = map_file(hdr.pool_size, errbuf, errbuf_size, opts->path);
+	rc = map_file(reserve_size(opts, (uint64_t) st.st_size), (uint64_t) st.st_size,
+				  errbuf, errbuf_size, opts->path);
 	if (rc != NVM_POOL_OK)
 		return rc;
+	if (from_shadow)
+		nvm_pool_header_rewrite(&hdr);
+	rc = nvm_pool_check_segments((uint64_t) st.st_size, msg, sizeof(msg));
+	if (rc != NVM_POOL_OK)
+	{
+		nvm_pool_close();
+		snprintf(errbuf, errbuf_size, "pool file \"%s\" %s", opts->path, msg);
+		return rc;
+	}
+	if (hdr.format_version == NVM_POOL_FORMAT_V2)
+	{
+		/* same layout, now allowed to grow: earlier versions refuse it */
+		hdr.format_version = NVM_POOL_FORMAT_VERSION;
+		nvm_pool_header_rewrite(&hdr);
+		nvm_pool_upgraded_from = NVM_POOL_FORMAT_V2;
+	}
 	return NVM_POOL_OK;
+}
+
+/*
+ * nvm_pool_header_rewrite: see pool.h.  Persist order: shadow copy
+ * persisted → header persisted → shadow's magic cleared and persisted.
+ */
+void
+nvm_pool_header_rewrite(const NvmPoolHeader *in)
+{
+	NvmPoolHeader hdr = *in;
+	NvmPoolHeader *shadow = (NvmPoolHeader *) (nvm_pool_base + NVM_POOL_SHADOW_OFF);
+
+	hdr.checksum = nvm_pool_header_checksum(&hdr);
+	memcpy(shadow, &hdr, sizeof(hdr));
+	nvm_persist(shadow, sizeof(hdr));
+	memcpy(nvm_pool_header, &hdr, sizeof(hdr));
+	nvm_persist(nvm_pool_header, sizeof(hdr));
+	shadow->magic = 0;
+	nvm_persist(&shadow->magic, sizeof(uint64_t));
+}
+
+/*
+ * nvm_pool_segment_at: see pool.h.  The caller knows the segment's first
+ * chunk to lie inside the file.
+ */
+NvmSegmentHeader *
+nvm_pool_segment_at(uint64_t chunk, uint64_t seq)
+{
+	uint64_t	off = nvm_pool_chunk_offset(chunk);
+	uint64_t	max_chunks = (nvm_pool_header->chunk_size - NVM_SEGMENT_TABLE_OFF) / sizeof(uint64_t);
+	NvmSegmentHeader *seg;
+
+	if (off + nvm_pool_header->chunk_size > nvm_pool_reserved_size)
+		return NULL;
+	seg = (NvmSegmentHeader *) (nvm_pool_base + off);
+	if (seg->magic != NVM_SEGMENT_MAGIC ||
+		seg->checksum != nvm_pool_segment_checksum(seg) ||
+		seg->seq != seq || seg->offset != off || seg->first_chunk != chunk ||
+		seg->nchunks < 2 || seg->nchunks > max_chunks)
+		return NULL;
+	return seg;
+}
+
+/*
+ * nvm_pool_check_segments: see pool.h.  errbuf gets the message's
+ * predicate ("is truncated ..."), for the caller to put after the file's
+ * name.
+ */
+NvmPoolOpenResult
+nvm_pool_check_segments(uint64_t file_size, char *errbuf, size_t errbuf_size)
+{
+	uint64_t	end = nvm_pool_root()->pool_end;
+	uint64_t	chunk = nvm_pool_header->nchunks;
+	uint64_t	seq = 1;
+
+	if (end == 0)
+		return NVM_POOL_OK;
+	if (end > file_size || end > nvm_pool_reserved_size)
+	{
+		snprintf(errbuf, errbuf_size, "is truncated (shorter than its growth segments)");
+		return NVM_POOL_ERR_TRUNCATED;
+	}
+	while (nvm_pool_chunk_offset(chunk) < end)
+	{
+		NvmSegmentHeader *seg = nvm_pool_segment_at(chunk, seq);
+
+		if (seg == NULL || nvm_pool_chunk_offset(chunk + seg->nchunks) > end)
+		{
+			snprintf(errbuf, errbuf_size, "has a corrupt growth segment at offset %llu",
+					 (unsigned long long) nvm_pool_chunk_offset(chunk));
+			return NVM_POOL_ERR_BAD_LAYOUT;
+		}
+		chunk += seg->nchunks;
+		seq++;
+	}
+	if (nvm_pool_chunk_offset(chunk) != end)
+	{
+		snprintf(errbuf, errbuf_size, "has an inconsistent end of its growth segments");
+		return NVM_POOL_ERR_BAD_LAYOUT;
+	}
+	return NVM_POOL_OK;
+}
+
+uint64_t
+nvm_pool_file_size(void)
+{
+	struct stat st;
+
+	if (pool_fd < 0 || fstat(pool_fd, &st) != 0)
+		return 0;
+	return (uint64_t) st.st_size;
+}
+
+uint64_t
+nvm_pool_end(void)
+{
+	uint64_t	end = nvm_pool_root()->pool_end;
+
+	return end != 0 ? end : nvm_pool_header->pool_size;
+}
+
+uint64_t
+nvm_pool_max_chunks(void)
+{
+	if (nvm_pool_reserved_size <= nvm_pool_header->chunks_off)
+		return 0;
+	return (nvm_pool_reserved_size - nvm_pool_header->chunks_off) / nvm_pool_header->chunk_size;
+}
+
+/*
+ * nvm_pool_extend_file: see pool.h.  [start, end) is allocated even where
+ * the file already reaches (a growth a crash interrupted may have extended
+ * it already; allocating again costs nothing).
+ */
+int
+nvm_pool_extend_file(uint64_t start, uint64_t end)
+{
+	int			rc;
+
+	if (pool_fd < 0)
+		return EBADF;
+	if (end > nvm_pool_reserved_size)
+		return EFBIG;
+	rc = posix_fallocate(pool_fd, (off_t) start, (off_t) (end - start));
+	if (rc != 0)
+		return rc;
+	if (fsync(pool_fd) != 0)
+		return errno;
+	return 0;
+}
+
+/*
+ * nvm_pool_open_scratch maps a new, empty pool of opts->create_size bytes
+ * in anonymous shared memory (inherited by the processes forked later).
+ * Nothing in it survives the process tree; persisting it costs what it
+ * costs on any memory.
+ */
+NvmPoolOpenResult
+nvm_pool_open_scratch(const NvmPoolOptions *opts, char *errbuf, size_t errbuf_size)
+{
+	NvmPoolHeader hdr;
+	void	   *p;
+
+	errbuf[0] = '\0';
+	nvm_pool_pending_mode = 0;
+	memset(&hdr, 0, sizeof(hdr));
+	if (!compute_layout(&hdr, opts->create_size, opts->max_slots,
+						opts->ring_words ? opts->ring_words : NVM_DEFAULT_RING_WORDS,
+						opts->max_tables ? opts->max_tables : NVM_DEFAULT_MAX_TABLES,
+						NVM_POOL_LAZY_RINGS))
+		return fail(NVM_POOL_ERR_BAD_LAYOUT, errbuf, errbuf_size,
+					"pool size is too small for a scratch pool%s", "", 0);
+	p = mmap(NULL, opts->create_size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return fail(NVM_POOL_ERR_IO, errbuf, errbuf_size,
+					"could not map a scratch pool%s", "", errno);
+	nvm_pool_base = p;
+	nvm_pool_reserved_size = opts->create_size;	/* it never grows */
+	nvm_pool_header = (NvmPoolHeader *) p;
+	initialise_regions(&hdr);
+	hdr.magic = NVM_POOL_MAGIC;
+	hdr.format_version = NVM_POOL_FORMAT_VERSION;
+	hdr.header_size = NVM_POOL_HEADER_SIZE;
+	hdr.system_identifier = opts->system_identifier;
+	hdr.cc_mode = opts->cc_mode;
+	hdr.checksum = nvm_pool_header_checksum(&hdr);
+	memcpy(nvm_pool_base, &hdr, sizeof(hdr));
+	return NVM_POOL_CREATED;
+}
+
+/*
+ * nvm_pool_binding_read copies the binding words.
+ */
+void
+nvm_pool_binding_read(NvmPoolBinding *out)
+{
+	NvmPoolBinding *b = &nvm_pool_root()->binding;
+
+	out->id = b->id;
+	out->gen = b->gen;
+	out->clean_lsn = b->clean_lsn;
+	atomic_store(&out->wal_lsn, atomic_load(&b->wal_lsn));
+}
+
+/*
+ * nvm_pool_binding_claim records a claim of the pool by a data directory
+ * (its id and new generation) and marks the pool in use; the words share
+ * one cache line, persisted at once.
+ */
+void
+nvm_pool_binding_claim(uint64_t id, uint64_t gen)
+{
+	NvmPoolBinding *b = &nvm_pool_root()->binding;
+
+	b->id = id;
+	b->gen = gen;
+	b->clean_lsn = 0;
+	nvm_persist(b, sizeof(*b));
+}
+
+/*
+ * nvm_pool_binding_mark_clean records the shutdown checkpoint of a clean
+ * stop of the claiming server.
+ */
+void
+nvm_pool_binding_mark_clean(uint64_t lsn)
+{
+	NvmPoolBinding *b = &nvm_pool_root()->binding;
+
+	b->clean_lsn = lsn;
+	nvm_persist(&b->clean_lsn, sizeof(b->clean_lsn));
+}
+
+/* raise_to raises *word to at least value (atomic maximum). */
+static bool
+raise_to(_Atomic uint64_t *word, uint64_t value)
+{
+	uint64_t	cur = atomic_load(word);
+
+	while (cur < value)
+	{
+		if (atomic_compare_exchange_weak(word, &cur, value))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * nvm_pool_note_wal raises the pool-wide WAL position to lsn and persists
+ * it: a change made after this call may depend on WAL up to lsn.
+ */
+void
+nvm_pool_note_wal(uint64_t lsn)
+{
+	NvmPoolBinding *b = &nvm_pool_root()->binding;
+
+	if (raise_to(&b->wal_lsn, lsn))
+		nvm_persist(&b->wal_lsn, sizeof(uint64_t));
+}
+
+/*
+ * nvm_slot_note_wal raises slot's WAL position to lsn and flushes it; the
+ * caller drains before the change that depends on it becomes durable (a
+ * commit's first drain).  Only the slot's owner writes it.
+ */
+void
+nvm_slot_note_wal(uint32_t slot, uint64_t lsn)
+{
+	NvmSlotPersist *sp = nvm_pool_slot(slot);
+
+	if (atomic_load_explicit(&sp->wal_lsn, memory_order_relaxed) < lsn)
+	{
+		atomic_store_explicit(&sp->wal_lsn, lsn, memory_order_relaxed);
+		nvm_flush(&sp->wal_lsn, sizeof(uint64_t));
+	}
+}
+
+/*
+ * nvm_pool_required_wal returns the highest WAL position any change in the
+ * pool depends on: the pool-wide one and every slot's.
+ */
+uint64_t
+nvm_pool_required_wal(void)
+{
+	uint64_t	req = atomic_load(&nvm_pool_root()->binding.wal_lsn);
+
+	for (uint32_t i = 0; i < nvm_pool_header->max_slots; i++)
+	{
+		uint64_t	v = atomic_load(&nvm_pool_slot(i)->wal_lsn);
+
+		if (v > req)
+			req = v;
+	}
+	return req;
 }
 
 /*
@@ -308,9 +668,10 @@ void
 nvm_pool_close(void)
 {
 	if (nvm_pool_base)
-		munmap(nvm_pool_base, pool_mapped_size);
+		munmap(nvm_pool_base, nvm_pool_reserved_size);
 	nvm_pool_base = NULL;
 	nvm_pool_header = NULL;
+	nvm_pool_reserved_size = 0;
 	if (pool_fd >= 0)
 		close(pool_fd);
 	pool_fd = -1;

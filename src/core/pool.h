@@ -1,6 +1,7 @@
 /*
  * pool.h
- *	  The persistent-memory pool: file format, creation, validation, mapping.
+ *	  The persistent-memory pool: file format, creation, validation, mapping
+ *	  and growth of the file.
  *
  * One pool per PostgreSQL cluster.  The pool is one file (normally on a DAX
  * or tmpfs file system), allocated for real with posix_fallocate (never
@@ -9,17 +10,40 @@
  * backend sees it at the same address.  Inside the pool there are only
  * offsets, never pointers: across a restart the address changes.
  *
+ * The mapping covers the largest size the pool may grow to (a reserved
+ * range of address space, NvmPoolOptions.max_size), not only the file: when
+ * a backend extends the file, the new pages become valid in every process's
+ * existing mapping, so offsets stay valid everywhere and nobody remaps.  No
+ * process touches a byte beyond the end the allocator has published (see
+ * grow.h), and the file always reaches that far: a touch beyond the file's
+ * end would be SIGBUS.
+ *
  * Layout (all offsets from the start of the file):
  *
- *	 0			NvmPoolHeader (immutable after creation, checksummed), 4 KiB
+ *	 0			NvmPoolHeader (immutable but for its rewrites, checksummed),
+ *				and at 2048 its shadow copy, used while it is rewritten; 4 KiB
  *	 4096		NvmPoolRoot (mutable words, one per cache line), 4 KiB
  *	 slots_off	NvmSlotPersist[max_slots]: per clock slot, its clock
  *				reservation and the offset of its status ring
- *	 rings_off	status rings, ring_words uint64 words per slot (MCSI)
+ *	 rings_off	status rings, ring_words uint64 words per slot (MCSI); in a
+ *				pool with NVM_POOL_LAZY_RINGS this region is empty, and a
+ *				slot's ring is allocated from the chunks at its first write
  *	 clog_off	the shared commit log, clog_words uint64 words (N2DB)
  *	 tables_off NvmTableDirEntry[max_tables]: the table directory
- *	 chunk_table_off  uint64[nchunks]: allocator chunk states
+ *	 chunk_table_off  uint64[nchunks]: allocator chunk states of the first
+ *				nchunks chunks
  *	 chunks_off nchunks chunks of chunk_size bytes: everything allocated
+ *	 (growth)	growth segments, each a whole number of chunks following the
+ *				previous ones on the same grid of chunks (chunk i is at
+ *				chunks_off + i * chunk_size wherever it lies): the first
+ *				chunk of a segment holds its NvmSegmentHeader and its chunk
+ *				table, the others are allocated like the first nchunks.
+ *				NvmPoolRoot.pool_end says where the last one ends.
+ *
+ * The first pool_size bytes (the header's pool_size: the size the pool was
+ * created with) hold everything up to the first nchunks chunks; the first
+ * growth segment starts right after the last of those chunks, which may lie
+ * a little before pool_size.
  *
  * Creation order: the file is allocated (zero-filled by the file system),
  * every region is initialised and persisted, and only then is the header,
@@ -27,6 +51,19 @@
  * creation leaves a file without a valid header, which is refused at the
  * next start with a message saying so (delete it to start over: it cannot
  * hold data yet).
+ *
+ * Rewriting the header (converting the concurrency-control mode, upgrading
+ * a pool of format 2): the new header is written to the shadow copy and
+ * persisted, then over the header and persisted, then the shadow's magic is
+ * cleared and persisted.  Opening a pool whose shadow copy is valid finishes
+ * the rewrite from it; so a crash leaves the old header or the new one,
+ * never a torn one.
+ *
+ * Formats: 3 (current) adds growth segments and rings allocated at first
+ * use.  A pool of format 2 (one fixed size, every ring preallocated) is
+ * upgraded in place when it is opened: its header is rewritten as format 3
+ * with the same layout (without NVM_POOL_LAZY_RINGS), after which it grows
+ * like a new one and earlier versions of nvmam refuse it.
  */
 #ifndef NVM_POOL_H
 #define NVM_POOL_H
@@ -34,9 +71,16 @@
 #include "nvm_types.h"
 
 #define NVM_POOL_MAGIC			UINT64_C(0x4c4f4f504d4d564e)	/* "NVMMPOOL" */
-#define NVM_POOL_FORMAT_VERSION 2	/* 2: free lists, retired records */
+#define NVM_POOL_FORMAT_VERSION 3	/* 3: growth segments, rings allocated at first use */
+#define NVM_POOL_FORMAT_V2		2	/* 2: free lists, retired records; upgraded at open */
 #define NVM_POOL_HEADER_SIZE	4096
+#define NVM_POOL_SHADOW_OFF		2048	/* the header's shadow copy */
 #define NVM_POOL_MIN_SIZE		(UINT64_C(32) << 20)	/* 32 MiB */
+#define NVM_POOL_DEFAULT_GROW_STEP (UINT64_C(128) << 20)	/* 128 MiB */
+
+/* NvmPoolHeader.flags */
+#define NVM_POOL_LAZY_RINGS		0x1 /* no ring region: rings allocated at first use */
+#define NVM_POOL_KNOWN_FLAGS	NVM_POOL_LAZY_RINGS
 
 /* Concurrency-control mode a pool was created for (see nvm.concurrency_control). */
 #define NVM_CC_MCSI				1
@@ -48,13 +92,13 @@ typedef struct NvmPoolHeader
 	uint32_t	format_version;
 	uint32_t	header_size;
 	uint64_t	system_identifier;	/* PostgreSQL cluster this pool belongs to */
-	uint64_t	pool_size;		/* bytes of the file covered by this layout */
+	uint64_t	pool_size;		/* bytes the pool was created with */
 	uint32_t	max_slots;		/* clock slots (<= NVM_MAX_SLOTS) */
 	uint32_t	ring_words;		/* status-ring words per slot */
 	uint32_t	max_tables;		/* table directory entries */
 	uint32_t	chunk_size;		/* allocator chunk size in bytes */
 	uint32_t	clog_words;		/* commit-log words (N2DB) */
-	uint32_t	reserved0;
+	uint32_t	flags;			/* NVM_POOL_LAZY_RINGS; 0 in format 2 */
 	uint64_t	root_off;
 	uint64_t	slots_off;
 	uint64_t	rings_off;
@@ -68,13 +112,54 @@ typedef struct NvmPoolHeader
 	uint64_t	checksum;		/* over every field above */
 } NvmPoolHeader;
 
+/*
+ * The pool's binding to the data directory that uses it: which data
+ * directory may open the pool, and at which point of its history.  The core
+ * only keeps these words; what they mean, and the argument that no copy of
+ * a data directory is ever served a pool that does not match it, is with
+ * the code that checks them (src/pg/nvm_binding.c).  A pool written before
+ * the binding existed has zeros here: never bound.
+ */
+typedef struct NvmPoolBinding
+{
+	uint64_t	id;				/* random, chosen when first bound; 0 = never */
+	uint64_t	gen;			/* claims since the pool was first bound */
+	uint64_t	clean_lsn;		/* shutdown checkpoint of the claimer's last
+								 * clean stop; 0 while a server uses the pool */
+	_Atomic uint64_t wal_lsn;	/* WAL position that pool-wide changes (table
+								 * drops, freed numbers) depend on */
+} NvmPoolBinding;
+
 /* Mutable pool-wide words; each on its own cache line. */
 typedef struct NvmPoolRoot
 {
 	_Alignas(NVM_CACHELINE) uint64_t clean_shutdown;	/* 1 after a clean stop */
 	_Alignas(NVM_CACHELINE) uint64_t start_count;	/* starts since creation */
 	_Alignas(NVM_CACHELINE) uint64_t n2db_reserved; /* N2DB: all handed-out txids are below this */
+	_Alignas(NVM_CACHELINE) NvmPoolBinding binding;
+	_Alignas(NVM_CACHELINE) uint64_t pool_end;	/* end of the last growth segment; 0 = none */
 } NvmPoolRoot;
+
+/*
+ * The header of a growth segment: the first 64 bytes of its first chunk,
+ * followed by the segment's chunk table (uint64[nchunks], the first entry
+ * for the segment's own first chunk).  A segment exists once
+ * NvmPoolRoot.pool_end reaches past it (grow.h has the persist order); its
+ * header is then checked against where it must be.
+ */
+#define NVM_SEGMENT_MAGIC		UINT64_C(0x544d47455353564e)	/* "NVSSEGMT" */
+#define NVM_SEGMENT_TABLE_OFF	64	/* chunk table, from the segment's start */
+
+typedef struct NvmSegmentHeader
+{
+	uint64_t	magic;
+	uint64_t	seq;			/* 1 for the first growth segment */
+	uint64_t	offset;			/* of this header: where the segment starts */
+	uint64_t	first_chunk;	/* number of the segment's first chunk */
+	uint64_t	nchunks;		/* chunks in the segment, its first included */
+	uint64_t	reserved[2];
+	uint64_t	checksum;		/* FNV-1a over the fields above */
+} NvmSegmentHeader;
 
 /* Persistent per-slot state: one cache line. */
 typedef struct NvmSlotPersist
@@ -85,7 +170,11 @@ typedef struct NvmSlotPersist
 	nvm_off		log_head;		/* first block of the slot's write log, 0 = none yet */
 	uint64_t	indoubt_xid;	/* external (PostgreSQL) xid the in-doubt txid follows */
 	uint64_t	indoubt_txid;	/* transaction whose outcome is the external xid's, 0 = none */
+	_Atomic uint64_t wal_lsn;	/* WAL position the slot's commits depend on (NvmPoolBinding) */
 } NvmSlotPersist;
+
+_Static_assert(sizeof(NvmSlotPersist) == NVM_CACHELINE,
+			   "a slot's persistent state is one cache line");
 
 /*
  * A block of a slot's persistent write log: for every version written by
@@ -123,6 +212,7 @@ typedef enum NvmPoolOpenResult
 	NVM_POOL_ERR_MODE			/* created for another concurrency-control mode */
 } NvmPoolOpenResult;
 
+
 /*
  * A pool created in one concurrency-control mode is converted to the other
  * at start-up when allow_mode_switch is set: recovery runs in the old mode,
@@ -143,14 +233,27 @@ typedef struct NvmPoolOptions
 	uint32_t	max_tables;		/* for a new pool; 0 = default */
 	bool		allow_mode_switch;	/* convert a pool of the other mode */
 	bool		prefault;		/* fault every page in at open (MAP_POPULATE) */
+	uint64_t	max_size;		/* grow up to this many bytes; 0 = never grow */
+	uint64_t	grow_step;		/* bytes each growth adds; 0 = default */
+	uint32_t	create_format;	/* tests: NVM_POOL_FORMAT_V2 creates a pool of format 2 */
 } NvmPoolOptions;
 
 /* Mode the pool will be converted to by nvm_core_startup (0 = none). */
 extern uint32_t nvm_pool_pending_mode;
 
+/* Format a pool was upgraded from by nvm_pool_open (0 = none), for the log. */
+extern uint32_t nvm_pool_upgraded_from;
+
 /* The mapping of this process; set by nvm_pool_open. */
 extern char *nvm_pool_base;
 extern NvmPoolHeader *nvm_pool_header;
+
+/*
+ * Bytes of address space mapped for the pool (the most it can grow to) and
+ * the bytes each growth adds; set by nvm_pool_open.
+ */
+extern uint64_t nvm_pool_reserved_size;
+extern uint64_t nvm_pool_grow_step;
 
 /*
  * nvm_pool_open opens (creating if missing) and maps the pool; on failure it
@@ -161,7 +264,78 @@ extern NvmPoolOpenResult nvm_pool_open(const NvmPoolOptions *opts,
 									   char *errbuf, size_t errbuf_size);
 extern void nvm_pool_close(void);
 
+/*
+ * nvm_pool_open_scratch maps an empty pool in anonymous shared memory, for a
+ * server that must not open its pool file (a data directory detached from
+ * its pool): every table is then missing, and nothing survives a restart.
+ */
+extern NvmPoolOpenResult nvm_pool_open_scratch(const NvmPoolOptions *opts,
+											   char *errbuf, size_t errbuf_size);
+
+/*
+ * The binding words (NvmPoolBinding).  nvm_pool_binding_claim persists a
+ * new claim (id, gen) and marks the pool in use; nvm_pool_binding_mark_clean
+ * persists the shutdown checkpoint of a clean stop.  nvm_pool_note_wal
+ * raises the pool-wide WAL position and persists it; nvm_slot_note_wal
+ * raises a slot's and flushes it (the caller's next drain makes it
+ * durable).  nvm_pool_required_wal returns the highest of them all: every
+ * change in the pool depends on WAL at most up to there.
+ */
+extern void nvm_pool_binding_read(NvmPoolBinding *out);
+extern void nvm_pool_binding_claim(uint64_t id, uint64_t gen);
+extern void nvm_pool_binding_mark_clean(uint64_t lsn);
+extern void nvm_pool_note_wal(uint64_t lsn);
+extern void nvm_slot_note_wal(uint32_t slot, uint64_t lsn);
+extern uint64_t nvm_pool_required_wal(void);
+
 extern uint64_t nvm_pool_header_checksum(const NvmPoolHeader *hdr);
+extern uint64_t nvm_pool_segment_checksum(const NvmSegmentHeader *seg);
+
+/*
+ * nvm_pool_header_rewrite replaces the header by hdr (whose checksum it
+ * sets) through the shadow copy, so that a crash leaves one of the two.
+ */
+extern void nvm_pool_header_rewrite(const NvmPoolHeader *hdr);
+
+/*
+ * nvm_pool_check_segments walks the growth segments of the mapped pool up
+ * to NvmPoolRoot.pool_end and checks each header and that the file, of
+ * file_size bytes, holds them all; on failure it returns the error code and
+ * a message.  nvm_pool_open runs it; the crash simulator runs it on its
+ * images.
+ */
+extern NvmPoolOpenResult nvm_pool_check_segments(uint64_t file_size,
+												 char *errbuf, size_t errbuf_size);
+
+/*
+ * nvm_pool_segment_at returns the header of the growth segment that starts
+ * at chunk number chunk, if one whose header is valid for sequence number
+ * seq starts there, else NULL.
+ */
+extern NvmSegmentHeader *nvm_pool_segment_at(uint64_t chunk, uint64_t seq);
+
+/* Bytes in the pool's file now (fstat). */
+extern uint64_t nvm_pool_file_size(void);
+
+/* End of the pool in use: of the last growth segment, or pool_size. */
+extern uint64_t nvm_pool_end(void);
+
+/* Number of chunks on the grid that fit in the reserved address space. */
+extern uint64_t nvm_pool_max_chunks(void);
+
+/* Offset of chunk number chunk on the grid. */
+static inline uint64_t
+nvm_pool_chunk_offset(uint64_t chunk)
+{
+	return nvm_pool_header->chunks_off + chunk * nvm_pool_header->chunk_size;
+}
+
+/*
+ * nvm_pool_extend_file allocates [start, end) of the file for real,
+ * extending the file to end if it is shorter, and makes its new size
+ * durable (fsync); 0 or an errno value.
+ */
+extern int	nvm_pool_extend_file(uint64_t start, uint64_t end);
 
 static inline void *
 nvm_ptr(nvm_off off)

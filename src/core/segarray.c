@@ -8,20 +8,6 @@
 #include "persist.h"
 #include "pool.h"
 
-/*
- * locate maps an index to its segment number and position in the segment:
- * segment k holds indexes [BASE * (2^k - 1), BASE * (2^(k+1) - 1)).
- */
-static inline void
-locate(uint64_t idx, int *seg, uint64_t *pos)
-{
-	uint64_t	j = idx / NVM_SEG_BASE + 1;
-	int			k = 63 - __builtin_clzll(j);
-
-	*seg = k;
-	*pos = idx - (uint64_t) NVM_SEG_BASE * ((UINT64_C(1) << k) - 1);
-}
-
 _Atomic uint64_t *
 nvm_segarray_slot(NvmSegArray *arr, uint64_t idx, bool create)
 {
@@ -29,7 +15,7 @@ nvm_segarray_slot(NvmSegArray *arr, uint64_t idx, bool create)
 	uint64_t	pos;
 	nvm_off		seg;
 
-	locate(idx, &k, &pos);
+	nvm_segarray_locate(idx, &k, &pos);
 	if (k >= NVM_SEG_COUNT)
 		return NULL;
 	seg = atomic_load_explicit(&arr->seg[k], memory_order_acquire);

@@ -29,6 +29,20 @@ typedef struct NvmSegArray
 } NvmSegArray;
 
 /*
+ * nvm_segarray_locate maps an index to its segment number and position in
+ * the segment: segment k holds indexes [BASE * (2^k - 1), BASE * (2^(k+1) - 1)).
+ */
+static inline void
+nvm_segarray_locate(uint64_t idx, int *seg, uint64_t *pos)
+{
+	uint64_t	j = idx / NVM_SEG_BASE + 1;
+	int			k = 63 - __builtin_clzll(j);
+
+	*seg = k;
+	*pos = idx - (uint64_t) NVM_SEG_BASE * ((UINT64_C(1) << k) - 1);
+}
+
+/*
  * nvm_segarray_slot returns the address of entry idx, allocating its
  * segment if create is true (NULL if the segment is missing and create is
  * false, or the pool is full).  With create = true, seg[k] has been

@@ -60,6 +60,23 @@ nvm_table_dir(void)
 	return (NvmTableDirEntry *) (nvm_pool_base + nvm_pool_header->tables_off);
 }
 
+/*
+ * nvm_table_dir_used counts the directory entries in use (tables whose
+ * storage exists, dropped ones not yet reclaimed included).
+ */
+size_t
+nvm_table_dir_used(void)
+{
+	NvmTableDirEntry *dir = nvm_table_dir();
+	size_t		n = nvm_table_dir_count();
+	size_t		used = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (atomic_load(&dir[i].desc) != 0)
+			used++;
+	return used;
+}
+
 static bool
 key_equal(const NvmTableKey *a, const NvmTableKey *b)
 {
@@ -911,6 +928,8 @@ nvm_version_creator_visible(NvmVersion *v, const NvmView *view)
 	switch (view->kind)
 	{
 		case NVM_VIEW_SNAPSHOT:
+			if (view->external_visible != NULL && v->external_id != 0)
+				return view->external_visible(v, view->external_arg);
 			if (!nvm_snapshot_contains(view->snap, v->txid))
 				return false;
 			return nvm_version_status(v) == NVM_STATUS_COMMITTED;

@@ -188,6 +188,15 @@ typedef struct NvmView
 	const NvmSnapshot *snap;	/* for NVM_VIEW_SNAPSHOT */
 	uint64_t	my_txid;		/* current transaction's txid, 0 if none yet */
 	uint32_t	curcid;			/* current command id */
+
+	/*
+	 * NVM_VIEW_SNAPSHOT: if set, decides whether the creator of another
+	 * transaction's version that carries an external id is visible, in
+	 * place of snap (PostgreSQL: a snapshot taken elsewhere; the garbage
+	 * collector keeps what it sees through nvm_gc_set_external_floor).
+	 */
+	bool		(*external_visible) (NvmVersion *v, void *arg);
+	void	   *external_arg;
 } NvmView;
 
 /* Result of a write attempt. */
@@ -217,8 +226,13 @@ extern size_t nvm_store_shmem_size(void);
 extern void nvm_store_startup(void *shmem);
 extern void nvm_store_attach(void *shmem);
 
-/* Tables */
+/*
+ * Tables.  The table directory has a fixed number of entries
+ * (nvm_table_dir_count, 16,384 in a pool the server creates): one per
+ * table's storage.
+ */
 extern size_t nvm_table_dir_count(void);
+extern size_t nvm_table_dir_used(void);
 extern NvmTableDirEntry *nvm_table_dir(void);
 extern bool nvm_table_create(const NvmTableKey *key, uint64_t create_txid, NvmTable *out);
 extern bool nvm_table_open(const NvmTableKey *key, NvmTable *out);

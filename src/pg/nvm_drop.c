@@ -36,6 +36,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "nvm_binding.h"
 #include "nvm_drop.h"
 #include "nvm_relation.h"
 #include "store.h"
@@ -100,6 +101,9 @@ nvm_drop_schedule_detached(nvm_off desc)
 void
 nvm_drop_at_xact_end(bool commit)
 {
+	/* a copy whose WAL lacks the commit record must not meet the pool */
+	if (commit && pending_drops != NULL)
+		nvm_binding_note_flushed();
 	while (pending_drops)
 	{
 		PendingDrop *p = pending_drops;

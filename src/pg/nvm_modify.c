@@ -32,6 +32,12 @@
  * another partition due to concurrent update") instead of skipping a row
  * that still exists.
  *
+ * Logical decoding.  With wal_level = logical, a write of a table that
+ * PostgreSQL decodes takes the transaction's PostgreSQL xid before the
+ * write (the versions carry it), and each successful write is logged right
+ * after it (nvm_wal.c): inserts, updates, deletes, and the outcome of a
+ * speculative insertion.
+ *
  * Row locks (SELECT FOR UPDATE/SHARE, foreign-key checks) are lock words
  * in the pool, one per record, naming the lockers' xids as heap's xmax
  * does; writers never take them, they only wait for conflicting lockers.
@@ -67,6 +73,7 @@
 #include "nvm_tuple.h"
 #include "nvm_visibility.h"
 #include "nvm_wait.h"
+#include "nvm_wal.h"
 #include "nvm_xact.h"
 
 /* Scratch memory for forming one row image; reset at every write. */
@@ -95,13 +102,14 @@ nvm_write_context(void)
 }
 
 /*
- * nvm_insert_one stores the row in slot as a new record and sets the
- * slot's TID to the new version's; a speculative insertion (spec_token not
- * 0) carries its token in the image (nvm_tuple_mark_speculative).
+ * nvm_insert_one stores the row in slot as a new record, sets the slot's
+ * TID to the new version's, and logs the insert for logical decoding
+ * (options are the insert's); a speculative insertion (spec_token not 0)
+ * carries its token in the image (nvm_tuple_mark_speculative).
  */
 static void
 nvm_insert_one(Relation rel, NvmTable *table, NvmTxn *txn, TupleTableSlot *slot,
-			   CommandId cid, uint32 spec_token)
+			   CommandId cid, int options, uint32 spec_token)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(nvm_write_context());
 	HeapTuple	tuple = nvm_form_tuple(rel, slot, cid, NULL,
@@ -122,15 +130,18 @@ nvm_insert_one(Relation rel, NvmTable *table, NvmTxn *txn, TupleTableSlot *slot,
 
 	nvm_storage_cover_version(rel, version_no);
 	nvm_store_version(rel, nvm_version_by_no(table, version_no), slot);
+	nvm_wal_log_insert(rel, tuple, options);
 }
 
 /*
- * insert_row inserts one row (spec_token: see nvm_insert_one).  A table with
- * indexes will get index entries for it, so the transaction publishes its
- * PostgreSQL xid first.
+ * insert_row inserts one row (options and spec_token: see nvm_insert_one).
+ * A table with indexes will get index entries for it, and a change that
+ * logical decoding is to see belongs to a PostgreSQL transaction, so in
+ * both cases the transaction publishes its PostgreSQL xid first.
  */
 static void
-insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, uint32 spec_token)
+insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
+		   uint32 spec_token)
 {
 	NvmTable	table;
 	NvmTxn	   *txn;
@@ -138,8 +149,8 @@ insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, uint32 spec_token)
 	nvm_xact_check_access(rel);
 	nvm_ssi_write(rel, NULL);
 	table = nvm_relation_table(rel);
-	txn = nvm_xact_begin_write(rel->rd_rel->relhasindex);
-	nvm_insert_one(rel, &table, txn, slot, cid, spec_token);
+	txn = nvm_xact_begin_write(rel->rd_rel->relhasindex || nvm_wal_logs_changes(rel));
+	nvm_insert_one(rel, &table, txn, slot, cid, options, spec_token);
 	pgstat_count_heap_insert(rel, 1);
 }
 
@@ -150,7 +161,7 @@ void
 nvm_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 				 int options, struct BulkInsertStateData *bistate)
 {
-	insert_row(rel, slot, cid, 0);
+	insert_row(rel, slot, cid, options, 0);
 }
 
 /*
@@ -167,19 +178,19 @@ nvm_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid,
 							 int options, struct BulkInsertStateData *bistate,
 							 uint32 specToken)
 {
-	insert_row(rel, slot, cid, specToken);
+	insert_row(rel, slot, cid, options | HEAP_INSERT_SPECULATIVE, specToken);
 }
 
 /*
  * nvm_tuple_complete_speculative ends a speculative insertion before the
- * executor releases its token: the image loses its token, so that waiters
- * woken by the release wait for the transaction from then on, as for any
- * row.  One that found no conflict is accepted; one that lost a race with
- * a concurrent insert of the same key is killed: its version is marked
- * aborted at once, so nobody (the inserting transaction included) sees it,
- * while the rest of the transaction goes on.  Its index entries lead to no
- * visible version, and its out-of-line values are super-deleted, as heap
- * does.
+ * executor releases its token, and logs its outcome for logical decoding:
+ * the image loses its token, so that waiters woken by the release wait for
+ * the transaction from then on, as for any row.  One that found no
+ * conflict is accepted; one that lost a race with a concurrent insert of
+ * the same key is killed: its version is marked aborted at once, so nobody
+ * (the inserting transaction included) sees it, while the rest of the
+ * transaction goes on.  Its index entries lead to no visible version, and
+ * its out-of-line values are super-deleted, as heap does.
  */
 void
 nvm_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
@@ -190,6 +201,7 @@ nvm_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 	NvmVersion *v = nvm_version_by_no(&table, nvm_tid_to_version(&slot->tts_tid));
 	HeapTupleData tuple;
 
+	nvm_wal_log_speculative_end(rel, succeeded);
 	if (v == NULL || nvm_version_is_tombstone(v) || v->txid != txn->txid)
 		elog(ERROR, "speculative insertion into nvm table \"%s\" not found",
 			 RelationGetRelationName(rel));
@@ -215,9 +227,9 @@ nvm_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	nvm_xact_check_access(rel);
 	nvm_ssi_write(rel, NULL);
 	table = nvm_relation_table(rel);
-	txn = nvm_xact_begin_write(rel->rd_rel->relhasindex);
+	txn = nvm_xact_begin_write(rel->rd_rel->relhasindex || nvm_wal_logs_changes(rel));
 	for (int i = 0; i < nslots; i++)
-		nvm_insert_one(rel, &table, txn, slots[i], cid, 0);
+		nvm_insert_one(rel, &table, txn, slots[i], cid, options, 0);
 	pgstat_count_heap_insert(rel, nslots);
 }
 
@@ -531,13 +543,14 @@ nvm_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	if (nvm_crosscheck_fails(rel, &table, oldv, crosscheck, tid, tmfd))
 		return TM_Updated;
 	res = nvm_write_row(rel, &table, oldv, cid, NULL, changingPart, false,
-						rel->rd_rel->relhasindex, LockTupleExclusive, wait,
-						&tombstone_no, &conflict);
+						rel->rd_rel->relhasindex || nvm_wal_logs_changes(rel),
+						LockTupleExclusive, wait, &tombstone_no, &conflict);
 	if (res == NVM_WRITE_OK)
 	{
 		HeapTupleData oldtup;
 
 		nvm_version_tuple(rel, oldv, &oldtup);
+		nvm_wal_log_delete(rel, &oldtup);
 		nvm_toast_forget(rel, &oldtup, NULL, false);
 		pgstat_count_heap_delete(rel);
 	}
@@ -588,16 +601,22 @@ nvm_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		newtup->t_data->t_infomask2 |= HEAP_KEYS_UPDATED;
 
 	res = nvm_write_row(rel, &table, oldv, cid, newtup, false, *update_indexes,
-						*update_indexes, *lockmode, wait, &new_no, &conflict);
+						*update_indexes || nvm_wal_logs_changes(rel),
+						*lockmode, wait, &new_no, &conflict);
 	if (res == NVM_WRITE_OK)
 	{
+		nvm_wal_log_update(rel, &oldtup, newtup);
 		/* the old row's values that the new one does not carry on go */
 		nvm_toast_forget(rel, &oldtup, newtup, false);
 		nvm_store_version(rel, nvm_version_by_no(&table, new_no), slot);
 		pgstat_count_heap_update(rel, !*update_indexes);
 	}
 	else if (res != NVM_WRITE_NO_SPACE)
-		nvm_toast_forget(rel, newtup, &oldtup, true);	/* saved for nothing */
+	{
+		/* saved for nothing */
+		nvm_wal_log_toast_discard(rel, newtup);
+		nvm_toast_forget(rel, newtup, &oldtup, true);
+	}
 	return nvm_write_result(rel, res, otid, &conflict, tmfd);
 }
 

@@ -35,6 +35,7 @@
 #include "storage/proc.h"
 #include "storage/shmem.h"
 
+#include "nvm_imported_snapshot.h"
 #include "nvm_parallel.h"
 #include "nvm_xact.h"
 
@@ -43,6 +44,7 @@ typedef struct NvmLeaderView
 {
 	bool		valid;			/* published at least once */
 	uint64		txid;			/* the leader's nvm txid, 0 if none */
+	bool		imported;		/* the leader reads with a snapshot taken elsewhere */
 	NvmSnapshot snap;			/* the leader's statement vector */
 } NvmLeaderView;
 
@@ -90,6 +92,7 @@ nvm_parallel_publish(void)
 	slot = &nvm_leader_views[MyProc->pgprocno];
 	snap = nvm_xact_statement_snapshot();
 	slot->txid = nvm_xact_my_txid();
+	slot->imported = nvm_imported_snapshot_applies();
 	memcpy(&slot->snap, snap, nvm_snapshot_size(snap));
 	pg_write_barrier();
 	slot->valid = true;
@@ -143,6 +146,19 @@ nvm_parallel_leader_snapshot(void)
 				 errdetail("The worker's leader published no nvm snapshot."),
 				 errhint("Mark functions that read nvm tables PARALLEL UNSAFE.")));
 	return &slot->snap;
+}
+
+/*
+ * nvm_parallel_leader_imported says whether the leader reads with a
+ * PostgreSQL snapshot taken elsewhere (nvm_imported_snapshot.c), which the
+ * worker then follows too.  Only for parallel workers.
+ */
+bool
+nvm_parallel_leader_imported(void)
+{
+	const NvmLeaderView *slot = nvm_parallel_leader_view();
+
+	return slot != NULL && slot->imported;
 }
 
 /*

@@ -16,5 +16,6 @@ extern void nvm_parallel_publish(void);
 extern bool nvm_parallel_worker_ready(void);
 extern const NvmSnapshot *nvm_parallel_leader_snapshot(void);
 extern uint64 nvm_parallel_leader_txid(void);
+extern bool nvm_parallel_leader_imported(void);
 
 #endif							/* NVM_PARALLEL_H */

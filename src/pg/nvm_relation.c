@@ -36,6 +36,9 @@
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
+#include "mcsi.h"
+#include "nvm_binding.h"
+#include "nvm_growth.h"
 #include "nvm_relation.h"
 #include "nvmam.h"
 #include "pool.h"
@@ -179,6 +182,7 @@ nvm_relation_table_for_size(Relation rel)
 		return cache->table;
 
 	nvm_check_pool_mapped();
+	nvm_binding_settle(rel);
 	if (!nvm_table_open(&key, &table))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -187,7 +191,7 @@ nvm_relation_table_for_size(Relation rel)
 				 errdetail("No table with relfilenode %u/%u/%u is in pool \"%s\".",
 						   rel->rd_node.spcNode, rel->rd_node.dbNode,
 						   rel->rd_node.relNode, nvm_pool_path_resolved),
-				 errhint("Copies of a database or cluster made from files (CREATE DATABASE ... TEMPLATE, pg_basebackup, streaming replication) carry no nvm rows, and neither does a pool file that was replaced or recreated. Copy nvm tables with pg_dump, or drop the table.")));
+				 errhint("A database copied from files (CREATE DATABASE ... TEMPLATE) carries no nvm rows, and neither does a new, empty pool that replaced a lost one. Copy nvm tables with pg_dump, or drop the table (TRUNCATE gives it new, empty storage).")));
 	nvm_cache_table(rel, &key, table);
 	return table;
 }
@@ -221,6 +225,7 @@ nvm_relation_create_storage(Relation rel, const RelFileNode *rnode, char persist
 	NvmTable	table;
 
 	nvm_check_pool_mapped();
+	nvm_binding_settle(rel);
 	nvm_relation_key(rel, rnode, persistence, &key);
 	if (!nvm_table_create(&key, nvm_xact_my_txid(), &table))
 		nvm_report_storage_full(rel);
@@ -232,18 +237,27 @@ nvm_relation_create_storage(Relation rel, const RelFileNode *rnode, char persist
 
 /*
  * nvm_report_storage_full raises the error for new storage of rel that
- * found no room in the pool or its table directory.
+ * found no room in the pool (which could not grow) or no free entry in its
+ * table directory.
  */
 void
 nvm_report_storage_full(Relation rel)
 {
+	size_t		entries = nvm_table_dir_count();
+
+	if (nvm_table_dir_used() >= entries)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("could not create storage for nvm table \"%s\"",
+						RelationGetRelationName(rel)),
+				 errdetail("The table directory of nvm pool \"%s\" is full: it holds the storage of at most %zu nvm tables.",
+						   nvm_pool_path_resolved, entries),
+				 errhint("Drop nvm tables that are no longer needed.  Each nvm table, partition and materialized view takes an entry, and a TRUNCATE or a rewrite takes a second one until its transaction ends.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_DISK_FULL),
 			 errmsg("could not create storage for nvm table \"%s\"",
 					RelationGetRelationName(rel)),
-			 errdetail("Pool \"%s\" or its table directory is full.",
-					   nvm_pool_path_resolved),
-			 errhint("nvm.pool_size applies only when a pool file is created: dump the nvm tables, point nvm.pool_path at a new file with a larger nvm.pool_size, restart and restore.")));
+			 nvm_growth_errdetail(psprintf("The nvm pool \"%s\" is full.", nvm_pool_path_resolved))));
 }
 
 /*
@@ -256,9 +270,29 @@ nvm_report_pool_full(Relation rel)
 	ereport(ERROR,
 			(errcode(ERRCODE_DISK_FULL),
 			 errmsg("nvm pool \"%s\" is full", nvm_pool_path_resolved),
-			 errdetail("A write to table \"%s\" found no free space in the pool.",
-					   RelationGetRelationName(rel)),
-			 errhint("nvm.pool_size applies only when a pool file is created: dump the nvm tables, point nvm.pool_path at a new file with a larger nvm.pool_size, restart and restore.")));
+			 nvm_growth_errdetail(psprintf("A write to table \"%s\" found no free space in the pool.",
+										   RelationGetRelationName(rel)))));
+}
+
+/*
+ * nvm_report_write_start_failed raises the error for a transaction whose
+ * first nvm write could not start: the pool had no room for its clock
+ * slot's status ring, or (N2DB) the commit log is a full ring ahead of the
+ * oldest running transaction.
+ */
+void
+nvm_report_write_start_failed(void)
+{
+	if (nvm_txn_begin_failure() == NVM_BEGIN_CLOG_FULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("could not start an nvm transaction"),
+				 errdetail("The N2DB commit log holds the status of 1,048,576 transactions, and a transaction that started that many transactions ago is still running."),
+				 errhint("End long-running transactions that wrote nvm tables.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_DISK_FULL),
+			 errmsg("nvm pool \"%s\" is full", nvm_pool_path_resolved),
+			 nvm_growth_errdetail("A transaction found no free space for the status ring of its clock slot.")));
 }
 
 /*

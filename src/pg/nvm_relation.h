@@ -24,5 +24,6 @@ extern NvmTable nvm_relation_create_storage(Relation rel, const RelFileNode *rno
 											char persistence);
 extern void nvm_report_storage_full(Relation rel) pg_attribute_noreturn();
 extern void nvm_report_pool_full(Relation rel) pg_attribute_noreturn();
+extern void nvm_report_write_start_failed(void) pg_attribute_noreturn();
 
 #endif							/* NVM_RELATION_H */

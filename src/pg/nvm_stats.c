@@ -22,6 +22,7 @@
 #include "alloc.h"
 #include "gc.h"
 #include "nvm_am.h"
+#include "nvm_binding.h"
 #include "nvm_relation.h"
 #include "nvm_xact.h"
 #include "nvmam.h"
@@ -48,20 +49,24 @@ horizon_now(void)
 }
 
 /*
- * nvm_pool_stats returns the pool's path and size, its allocated and free
- * bytes (free: chunk area not allocated to blocks, which includes free
- * space inside partly used chunks), the number of tables in its directory
- * (dropped tables whose storage has not been reclaimed included), the
- * concurrency control in force, and over every table of every database:
- * records, reachable versions, the bytes garbage collection can reclaim
- * now, and the versions collected since the server started.
+ * nvm_pool_stats returns the pool's path and present size, its allocated
+ * and free bytes (free: chunk area not allocated to blocks, which includes
+ * free space inside partly used chunks), the number of tables in its
+ * directory (dropped tables whose storage has not been reclaimed
+ * included), the concurrency control in force, and over every table of
+ * every database: records, reachable versions, the bytes garbage
+ * collection can reclaim now, and the versions collected since the server
+ * started; then the pool's state for this data directory (nvm_binding.c):
+ * "attached", or "detached" with the cause, when every number is NULL;
+ * then the largest size the pool may grow to and the number of times it
+ * has grown (its growth segments).
  */
 Datum
 nvm_pool_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[10];
-	bool		nulls[10] = {0};
+	Datum		values[14];
+	bool		nulls[14] = {0};
 	NvmAllocStats stats;
 	NvmTableDirEntry *dir;
 	size_t		ndir;
@@ -74,6 +79,20 @@ nvm_pool_stats(PG_FUNCTION_ARGS)
 	nvm_check_pool_mapped();
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+
+	/* a detached data directory shows its pool's path and why, no numbers */
+	if (!nvm_binding_usable())
+	{
+		values[0] = CStringGetTextDatum(nvm_pool_path_resolved);
+		for (int i = 1; i < 10; i++)
+			nulls[i] = true;
+		nulls[5] = false;
+		values[5] = CStringGetTextDatum(nvm_concurrency_control_name());
+		values[10] = CStringGetTextDatum(nvm_binding_is_detached() ? "detached" : "pending");
+		values[11] = CStringGetTextDatum(nvm_binding_state_detail());
+		nulls[12] = nulls[13] = true;
+		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+	}
 
 	nvm_alloc_get_stats(&stats);
 	h = horizon_now();
@@ -99,7 +118,7 @@ nvm_pool_stats(PG_FUNCTION_ARGS)
 	}
 
 	values[0] = CStringGetTextDatum(nvm_pool_path_resolved);
-	values[1] = Int64GetDatum((int64) nvm_pool_header->pool_size);
+	values[1] = Int64GetDatum((int64) stats.pool_size);
 	values[2] = Int64GetDatum((int64) stats.bytes_allocated);
 	values[3] = Int64GetDatum((int64) (stats.pool_bytes > stats.bytes_allocated ?
 									   stats.pool_bytes - stats.bytes_allocated : 0));
@@ -109,6 +128,10 @@ nvm_pool_stats(PG_FUNCTION_ARGS)
 	values[7] = Int64GetDatum((int64) versions);
 	values[8] = Int64GetDatum((int64) reclaimable);
 	values[9] = Int64GetDatum((int64) nvm_gc_versions_collected());
+	values[10] = CStringGetTextDatum("attached");
+	nulls[11] = true;
+	values[12] = Int64GetDatum((int64) Max(nvm_pool_reserved_size, stats.pool_size));
+	values[13] = Int32GetDatum((int32) stats.segments);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -56,6 +56,7 @@
 #include "utils/snapmgr.h"
 
 #include "nvm_am.h"
+#include "nvm_binding.h"
 #include "nvm_drop.h"
 #include "nvm_relation.h"
 #include "nvm_tid.h"
@@ -135,6 +136,7 @@ nvm_relation_nontransactional_truncate(Relation rel)
 	nvm_off		detached;
 
 	nvm_check_pool_mapped();
+	nvm_binding_settle(rel);
 	nvm_relation_key(rel, &rel->rd_node, rel->rd_rel->relpersistence, &key);
 	if (!nvm_table_reset(&key, nvm_xact_my_txid(), &table, &detached))
 		nvm_report_storage_full(rel);

@@ -47,6 +47,7 @@
 
 #include "gc.h"
 #include "nvm_am.h"
+#include "nvm_binding.h"
 #include "nvm_relation.h"
 #include "nvm_rowlock.h"
 #include "nvm_tid.h"
@@ -272,9 +273,11 @@ nvm_relation_vacuum(Relation rel, struct VacuumParams *params,
 	 * WAL of the bulk deletes is flushed before any number is given back in
 	 * the pool, which is durable at once; otherwise a crash could replay the
 	 * index to a state whose entries still name numbers already reused.
+	 * The pool records that it now depends on that WAL (nvm_binding.c).
 	 */
 	if (XactLastRecEnd != InvalidXLogRecPtr)
 		XLogFlush(XactLastRecEnd);
+	nvm_binding_note_flushed();
 	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_VACUUM_HEAP);
 	for (uint64 i = dead.count; i > 0; i--)
 		nvm_gc_free_number(&table, dead.numbers[i - 1], &counts);

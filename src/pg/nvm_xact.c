@@ -53,17 +53,21 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
-#include "replication/message.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
 #include "utils/memutils.h"
 
 #include "gc.h"
+#include "nvm_binding.h"
 #include "nvm_drop.h"
+#include "nvm_imported_snapshot.h"
 #include "nvm_parallel.h"
+#include "nvm_relation.h"
+#include "nvm_wal.h"
 #include "nvm_xact.h"
 #include "nvmam.h"
+#include "pool.h"
 
 /* This backend's clock slot (-1 until the first write) and transaction. */
 static int	nvm_slot = -1;
@@ -93,6 +97,14 @@ static uint64 nvm_statement = 0;
 static bool nvm_statement_latest = false;
 static NvmSnapshot *nvm_latest_snap = NULL;
 static uint64 nvm_latest_statement = 0;
+
+/*
+ * A snapshot imported with SET TRANSACTION SNAPSHOT whose nvm view could
+ * not be adopted (nvm_xact_adopt_snapshot): why, or NULL.  Reading nvm
+ * tables in such a transaction is refused rather than done with a view
+ * the PostgreSQL snapshot does not match.
+ */
+static const char *nvm_snap_import_refused = NULL;
 
 /* This backend's counters, for nvm_backend_stats(). */
 static NvmBackendStats nvm_stats;
@@ -125,6 +137,22 @@ resolve_indoubt(uint64 xid)
 }
 
 /*
+ * resolve_all_indoubt resolves every in-doubt transaction whose xid has
+ * ended, if the pool is this data directory's (nvm_binding.c: a copy that
+ * is refused must not decide the transactions of the original's pool from
+ * its own commit log).  The WAL flushed now holds the commit records the
+ * resolutions follow, so the pool records that it depends on it.
+ */
+static void
+resolve_all_indoubt(void)
+{
+	if (!nvm_indoubt_pending() || !nvm_binding_usable())
+		return;
+	nvm_binding_note_flushed();
+	(void) nvm_indoubt_resolve_all(resolve_indoubt);
+}
+
+/*
  * nvm_xact_settle_indoubt: if txid is an unresolved in-doubt transaction
  * whose PostgreSQL xid has ended, resolve it now (a waiter woken by the end
  * of a prepared transaction's xid comes here before the backend that ran
@@ -141,7 +169,7 @@ nvm_xact_settle_indoubt(uint64 txid)
 		return InvalidTransactionId;
 	if (resolve_indoubt(xid) < 0)
 		return (TransactionId) xid;
-	(void) nvm_indoubt_resolve_all(resolve_indoubt);
+	resolve_all_indoubt();
 	return InvalidTransactionId;
 }
 
@@ -155,8 +183,8 @@ nvm_xact_settle_indoubt(uint64 txid)
 void
 nvm_xact_resolve_prepared(void)
 {
-	if (nvm_mcsi != NULL && nvm_indoubt_pending())
-		(void) nvm_indoubt_resolve_all(resolve_indoubt);
+	if (nvm_mcsi != NULL)
+		resolve_all_indoubt();
 }
 
 /*
@@ -174,8 +202,7 @@ take_snapshot(NvmSnapshot *snap)
 	instr_time	start,
 				duration;
 
-	if (nvm_indoubt_pending())
-		nvm_indoubt_resolve_all(resolve_indoubt);
+	resolve_all_indoubt();
 	INSTR_TIME_SET_CURRENT(start);
 	/* the transaction's first snapshot is pinned until it ends (gc.h) */
 	nvm_snapshot_take_pinned(MyProc->pgprocno, snap);
@@ -197,7 +224,16 @@ finish_txn(bool commit)
 
 	INSTR_TIME_SET_CURRENT(start);
 	if (commit)
+	{
+		/*
+		 * The WAL flushed by now (this transaction's commit record, if it
+		 * waited for one, and every commit it may have read) is what the
+		 * commit depends on; the commit's first drain makes the note
+		 * durable before its status (nvm_binding.c).
+		 */
+		nvm_slot_note_wal((uint32) nvm_slot, (uint64) GetFlushRecPtr(NULL));
 		nvm_txn_commit(&nvm_txn);
+	}
 	else
 		nvm_txn_abort(&nvm_txn);
 	INSTR_TIME_SET_CURRENT(duration);
@@ -254,7 +290,8 @@ nvm_xact_statement_boundary(void)
 void
 nvm_xact_query_start(void)
 {
-	if (IsolationUsesXactSnapshot() && !nvm_snap_valid && !IsParallelWorker())
+	if (IsolationUsesXactSnapshot() && !nvm_snap_valid && !IsParallelWorker() &&
+		nvm_snap_import_refused == NULL)
 		(void) nvm_xact_transaction_snapshot();
 }
 
@@ -335,6 +372,12 @@ nvm_xact_transaction_snapshot(void)
 {
 	if (IsParallelWorker())
 		return nvm_parallel_leader_snapshot();
+	if (nvm_snap_import_refused != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("nvm tables cannot be read with this imported snapshot"),
+				 errdetail("%s", nvm_snap_import_refused),
+				 errhint("Export the snapshot from a REPEATABLE READ or SERIALIZABLE transaction that is still running.")));
 	if (nvm_snap == NULL)
 		nvm_snap = MemoryContextAlloc(TopMemoryContext, sizeof(NvmSnapshot));
 
@@ -346,6 +389,60 @@ nvm_xact_transaction_snapshot(void)
 		nvm_snap_statement = nvm_statement;
 	}
 	return nvm_snap;
+}
+
+/*
+ * refuse_import refuses nvm tables in this transaction, whose imported
+ * snapshot's nvm view cannot be adopted, for the reason given; with
+ * wal_level = logical the transaction reads them by the PostgreSQL snapshot
+ * it imported instead (nvm_imported_snapshot.c: a replication slot's
+ * snapshot, exported by a walsender, has no nvm view).
+ */
+static void
+refuse_import(const char *reason)
+{
+	if (!nvm_imported_snapshot_follow())
+		nvm_snap_import_refused = reason;
+}
+
+/*
+ * nvm_xact_adopt_snapshot makes the nvm view of this transaction the one of
+ * the transaction that exported the snapshot it just imported (SET
+ * TRANSACTION SNAPSHOT; nvm_import.c finds the exporter): the exporter's
+ * pinned vector, which is its transaction snapshot when it runs REPEATABLE
+ * READ or SERIALIZABLE, becomes this transaction's, pinned as well.  So
+ * pg_dump's parallel workers read nvm tables as their leader does.  still_runs
+ * tells, after the copy, whether the exporter's transaction kept running
+ * (then its pin, and so the copy, was whole).  On failure, nvm tables are
+ * refused in this transaction with the reason given (refuse_import).
+ */
+void
+nvm_xact_adopt_snapshot(int from_pgprocno, bool (*still_runs) (void *), void *arg,
+						const char *refused)
+{
+	if (nvm_snap == NULL)
+		nvm_snap = MemoryContextAlloc(TopMemoryContext, sizeof(NvmSnapshot));
+	nvm_snap_valid = false;
+	nvm_snap_import_refused = NULL;
+	if (refused != NULL)
+	{
+		refuse_import(refused);
+		return;
+	}
+	if (nvm_gc_is_pinned(MyProc->pgprocno) ||
+		!nvm_snapshot_adopt_pinned(MyProc->pgprocno, from_pgprocno, nvm_snap))
+	{
+		refuse_import("The exporting transaction has not read nvm tables' snapshot yet, or has ended.");
+		return;
+	}
+	if (!still_runs(arg))
+	{
+		nvm_gc_unpin(MyProc->pgprocno);
+		refuse_import("The exporting transaction ended while its snapshot was imported.");
+		return;
+	}
+	nvm_snap_valid = true;
+	nvm_snap_statement = nvm_statement;
 }
 
 /*
@@ -397,6 +494,8 @@ nvm_view_init(NvmView *view, Snapshot snapshot, const NvmSnapshot *snap)
 			view->kind = NVM_VIEW_SNAPSHOT;
 			view->snap = snap ? snap : nvm_xact_statement_snapshot();
 			view->curcid = snapshot->curcid;
+			/* a snapshot another process took (a replication slot's) */
+			nvm_imported_snapshot_view(view, snapshot);
 			break;
 		case SNAPSHOT_SELF:
 			view->kind = NVM_VIEW_SELF;
@@ -473,7 +572,7 @@ nvm_xact_begin_write(bool needs_pg_xid)
 		uint64		txid = nvm_txn_begin_write(&nvm_txn);
 
 		if (txid == NVM_INVALID_TXID)
-			elog(ERROR, "could not start an nvm transaction");
+			nvm_report_write_start_failed();
 		atomic_store(&ss->vxid_backend, (int32) MyProc->backendId);
 		atomic_store(&ss->vxid_lxid, (uint32) MyProc->lxid);
 		atomic_store(&ss->running_txid, txid);
@@ -539,6 +638,7 @@ static void
 nvm_xact_reset(void)
 {
 	nvm_snap_valid = false;
+	nvm_snap_import_refused = NULL;
 	if (MyProc != NULL)
 		nvm_gc_unpin(MyProc->pgprocno);
 	if (nvm_slot >= 0)
@@ -564,9 +664,7 @@ nvm_xact_reset(void)
 static void
 tie_outcome_to_xid(TransactionId xid, const char *record)
 {
-	XLogRecPtr	lsn = LogLogicalMessage("nvmam", "", 0, false);
-
-	XLogFlush(lsn);
+	XLogFlush(nvm_wal_log_xid());
 	nvm_txn_mark_indoubt(&nvm_txn, (uint64) xid);
 	if (nvm_debug_crash_point == NVM_CRASH_AFTER_INDOUBT)
 		elog(PANIC, "nvm.debug_crash_point: crashing after the in-doubt marker, before the %s record",
@@ -659,7 +757,16 @@ nvm_xact_callback(XactEvent event, void *arg)
 				nvm_debug_crash_point == NVM_CRASH_BEFORE_NVM_COMMIT)
 				elog(PANIC, "nvm.debug_crash_point: crashing after the commit record, before the nvm commit");
 			if (nvm_txn.txid != NVM_INVALID_TXID)
+			{
+				/*
+				 * Changes logged for logical decoding: the commit record is
+				 * flushed before the nvm status, also with synchronous_commit
+				 * off, so that the nvm commit never outlives it (nvm_wal.c)
+				 */
+				if (nvm_logical_must_flush())
+					XLogFlush(XactLastCommitEnd);
 				finish_txn(true);
+			}
 			nvm_xact_reset();
 			nvm_drop_at_xact_end(true);
 			break;

@@ -32,6 +32,7 @@
 #include "common/controldata_utils.h"
 #include "common/file_perm.h"
 #include "executor/executor.h"
+#include "nodes/parsenodes.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/fd.h"
@@ -49,9 +50,14 @@
 #include "nvm_rowlock.h"
 #include "nvm_wait.h"
 #include "nvm_xact.h"
+#include "nvm_binding.h"
 #include "nvm_ddl.h"
 #include "nvm_drop.h"
+#include "nvm_growth.h"
+#include "nvm_import.h"
+#include "nvm_imported_snapshot.h"
 #include "nvm_parallel.h"
+#include "nvm_wal.h"
 #include "nvmam.h"
 #include "persist.h"
 #include "pool.h"
@@ -146,6 +152,8 @@ _PG_init(void)
 	nvm_planner_init();
 	nvm_xact_init();
 	nvm_drop_init();
+	nvm_wal_init();
+	nvm_imported_snapshot_init();
 
 	/* children drop this callback when they start (on_exit_reset) */
 	on_proc_exit(nvm_postmaster_exit, (Datum) 0);
@@ -161,7 +169,8 @@ nvm_define_settings(void)
 	DefineCustomStringVariable("nvm.pool_path",
 							   "Path of the persistent-memory pool file.",
 							   "Empty means pg_nvm/pool in the data directory.  "
-							   "The file is created, with nvm.pool_size bytes, if it does not exist.",
+							   "The file is created, with nvm.pool_size bytes, if it does not exist, "
+							   "and grows as the tables need.",
 							   &nvm_pool_path,
 							   "",
 							   PGC_POSTMASTER,
@@ -169,8 +178,8 @@ nvm_define_settings(void)
 							   NULL, NULL, NULL);
 
 	DefineCustomIntVariable("nvm.pool_size",
-							"Size of a newly created persistent-memory pool.",
-							"An existing pool keeps the size it was created with.",
+							"Initial size of a newly created persistent-memory pool.",
+							"The pool then grows by nvm.pool_grow_step up to nvm.pool_max_size.",
 							&nvm_pool_size_mb,
 							1024,
 							(int) (NVM_POOL_MIN_SIZE >> 20),
@@ -239,6 +248,7 @@ nvm_define_settings(void)
 							 NULL, nvm_assign_prune_on_update, NULL);
 
 	nvm_wait_define_settings();
+	nvm_growth_define_settings();
 
 	MarkGUCPrefixReserved("nvm");
 }
@@ -324,8 +334,25 @@ nvm_open_pool(void)
 	opts.max_slots = NVM_POOL_SLOTS;
 	/* a pool of the other mode is converted at start-up (see pool.h) */
 	opts.allow_mode_switch = true;
+	nvm_growth_pool_options(&opts);
+
+	/* a copy of a data directory never opens a pool (nvm_binding.c) */
+	if (nvm_binding_detached_at_start())
+	{
+		opts.create_size = NVM_POOL_MIN_SIZE;
+		if (nvm_pool_open_scratch(&opts, errbuf, sizeof(errbuf)) != NVM_POOL_CREATED)
+			ereport(FATAL,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("could not map a scratch nvm pool: %s", errbuf)));
+		return;
+	}
 
 	rc = nvm_pool_open(&opts, errbuf, sizeof(errbuf));
+	if (rc == NVM_POOL_OK || rc == NVM_POOL_CREATED)
+	{
+		nvm_binding_check_pool(rc == NVM_POOL_CREATED);
+		nvm_growth_opened();
+	}
 	switch (rc)
 	{
 		case NVM_POOL_OK:
@@ -381,8 +408,11 @@ nvm_open_pool(void)
 }
 
 /*
- * nvm_shmem_request reserves the shared memory of the core's volatile
- * state (allocator, clock slots, table directory lock).
+ * nvm_shmem_request reserves the shared memory of the row locks and
+ * parallel scans, and a marker that says when shared memory is new.  The
+ * core's volatile state (allocator, clock slots, table directory lock)
+ * lives in shared memory of its own, which grows with the pool
+ * (nvm_growth_core_area).
  */
 static void
 nvm_shmem_request(void)
@@ -390,7 +420,8 @@ nvm_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	nvm_core_set_max_pins(nvm_max_pins());
-	RequestAddinShmemSpace(nvm_core_shmem_size());
+	RequestAddinShmemSpace(sizeof(int));
+	nvm_binding_shmem_request();
 	RequestAddinShmemSpace(nvm_rowlock_shmem_size());
 	RequestAddinShmemSpace(nvm_parallel_shmem_size());
 }
@@ -410,11 +441,19 @@ nvm_shmem_startup(void)
 		prev_shmem_startup_hook();
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	/* the claim of the pool comes before the core changes anything in it */
+	nvm_binding_shmem_startup();
 	nvm_core_set_max_pins(nvm_max_pins());
-	ptr = ShmemInitStruct("nvmam core", nvm_core_shmem_size(), &found);
+	(void) ShmemInitStruct("nvmam core", sizeof(int), &found);
+	ptr = nvm_growth_core_area();
 	if (!found)
 	{
-		nvm_core_startup(ptr);
+		if (!nvm_core_startup(ptr))
+			ereport(FATAL,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("could not allocate the shared state of nvm pool \"%s\": %m",
+							nvm_pool_path_resolved),
+					 errhint("Free memory on the server.")));
 		if (nvm_pool_pending_mode != 0)
 		{
 			ereport(WARNING,
@@ -500,6 +539,24 @@ nvm_executor_start(QueryDesc *queryDesc, int eflags)
 }
 
 /*
+ * imported_snapshot_id returns the snapshot id of a SET TRANSACTION
+ * SNAPSHOT statement (copied), else NULL.
+ */
+static char *
+imported_snapshot_id(PlannedStmt *pstmt)
+{
+	VariableSetStmt *vs;
+
+	if (!IsA(pstmt->utilityStmt, VariableSetStmt))
+		return NULL;
+	vs = (VariableSetStmt *) pstmt->utilityStmt;
+	if (vs->kind != VAR_SET_MULTI || strcmp(vs->name, "TRANSACTION SNAPSHOT") != 0 ||
+		list_length(vs->args) != 1 || !IsA(linitial(vs->args), A_Const))
+		return NULL;
+	return pstrdup(strVal(&linitial_node(A_Const, vs->args)->val));
+}
+
+/*
  * nvm_process_utility marks a statement boundary for utility statements,
  * which read tables without the executor (COPY TO, for one), and lets
  * nvm_ddl.c check or adjust it (temporary and unlogged tables created
@@ -511,6 +568,8 @@ nvm_process_utility(PlannedStmt *pstmt, const char *queryString,
 					ParamListInfo params, QueryEnvironment *queryEnv,
 					DestReceiver *dest, QueryCompletion *qc)
 {
+	char	   *imported = imported_snapshot_id(pstmt);
+
 	nvm_xact_statement_boundary();
 	pstmt = nvm_ddl_utility(pstmt, &readOnlyTree);
 	if (prev_ProcessUtility)
@@ -519,6 +578,10 @@ nvm_process_utility(PlannedStmt *pstmt, const char *queryString,
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
+
+	/* an imported snapshot reads nvm rows as its exporter does */
+	if (imported != NULL)
+		nvm_import_snapshot(imported);
 
 	/* the prepared transaction's nvm rows are final before it returns */
 	if (IsA(pstmt->utilityStmt, TransactionStmt))

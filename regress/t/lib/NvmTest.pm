@@ -1,9 +1,10 @@
 # regress/t/lib/NvmTest.pm
 #	  Helpers shared by the TAP tests of nvmam: a node configured with its
 #	  own pool, the pool file removed at the end, index-versus-sequential
-#	  scan comparisons, amcheck over every btree index of a table, crashes
-#	  that kill every server process at once, and commits that crash the
-#	  server at a chosen point.
+#	  scan comparisons, amcheck over every btree index of a table, the
+#	  integrity check of nvm tables and of the pool, crashes that kill
+#	  every server process at once, and commits that crash the server at a
+#	  chosen point.
 package NvmTest;
 
 use strict;
@@ -16,7 +17,7 @@ use Test::More;
 use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(nvm_pool_path nvm_node nvm_scan_digests nvm_check_indexes
-  nvm_server_pids nvm_crash nvm_wait_gone nvm_wait_ready nvm_fatal_text
+  nvm_verify_clean nvm_server_pids nvm_crash nvm_wait_gone nvm_wait_ready nvm_fatal_text
   nvm_log_crashes nvm_commit_and_crash);
 
 my @pools;
@@ -44,18 +45,30 @@ sub nvm_pool_path
 	return $pool;
 }
 
-# nvm_node NAME [, preload => 0] [, pool_size => SIZE]: an initialised (not
-# started) node whose postgresql.conf loads nvmam with a pool of its own.
-# Returns the node and the pool's path.
+# nvm_node NAME [, preload => 0] [, pool_size => SIZE] [, pool_in_datadir
+# => 1] [, init => { OPTIONS }]: an initialised (not started) node whose
+# postgresql.conf loads nvmam with a pool of its own (by default in
+# NVM_SHM_DIR; with pool_in_datadir, at its default place, pg_nvm/pool in
+# the data directory); OPTIONS go to PostgreSQL::Test::Cluster's init
+# (allows_streaming, has_archiving).  Returns the node and the pool's path.
 sub nvm_node
 {
 	my ($name, %opts) = @_;
 	my $preload = $opts{preload} // 1;
-	my $pool = nvm_pool_path($name);
 	my $size = $opts{pool_size} // $ENV{NVM_POOL_SIZE} // '256MB';
 	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
-	my $conf = "nvm.pool_path = '$pool'\nnvm.pool_size = '$size'\n";
+	$node->init(%{ $opts{init} // {} });
+	my $pool;
+	my $conf = "nvm.pool_size = '$size'\n";
+	if ($opts{pool_in_datadir})
+	{
+		$pool = $node->data_dir . '/pg_nvm/pool';
+	}
+	else
+	{
+		$pool = nvm_pool_path($name);
+		$conf .= "nvm.pool_path = '$pool'\n";
+	}
 	# the harness runs every TAP test once per concurrency-control mode
 	$conf .= "nvm.concurrency_control = '$ENV{NVM_CC_MODE}'\n" if $ENV{NVM_CC_MODE};
 	$conf = "shared_preload_libraries = 'nvmam'\n" . $conf if $preload;
@@ -107,6 +120,35 @@ sub nvm_check_indexes
 		is($rc . $err, '0', "$name: bt_index_check($index, heapallindexed) is clean");
 	}
 	return scalar @indexes;
+}
+
+# nvm_verify_clean NODE WHAT NAME [DB]: the integrity check finds no damage
+# (one test; its diagnostics list what was found).  WHAT is an nvm table,
+# checked with nvm_verify_table (which takes a ShareLock: it waits for
+# writers of the table, prepared transactions included), or 'all' for the
+# whole pool with nvm_verify_pool, which locks nothing but needs the pool
+# quiet: while blocks change (autovacuum, say) it fails with "while it was
+# changing", and this tries again for up to the default timeout.
+sub nvm_verify_clean
+{
+	my ($node, $what, $name, $db) = @_;
+	$db //= 'postgres';
+	my $query =
+	  $what eq 'all'
+	  ? q{SELECT coalesce(relation::text, relfilenode::text, 'pool') || ' ' || kind || ': ' || msg
+		  FROM nvm_verify_pool()}
+	  : qq{SELECT kind || ' (record ' || coalesce(record_no::text, '-') || ', version '
+			|| coalesce(version_no::text, '-') || '): ' || msg FROM nvm_verify_table('$what')};
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	my ($rc, $out, $err);
+	for (;;)
+	{
+		($rc, $out, $err) = $node->psql($db, $query);
+		last unless $err =~ /while it was changing/ && time < $deadline;
+		usleep(200_000);
+	}
+	my $where = $what eq 'all' ? 'the pool' : $what;
+	return is($rc . $err . $out, '0', "$name: the integrity check of $where finds no damage");
 }
 
 # nvm_server_pids NODE: the postmaster's pid and those of its children.
@@ -207,9 +249,12 @@ sub nvm_wait_ready
 sub nvm_commit_and_crash
 {
 	my ($node, $point, $sql) = @_;
+	my $log_offset = -s $node->logfile;
 	my ($ret, $stdout, $stderr) = $node->psql('postgres',
 		"SET nvm.debug_crash_point = '$point'; BEGIN; $sql COMMIT;");
 	isnt($ret, 0, "$point: the COMMIT does not return success");
+	# the postmaster may not have noticed the crash yet: wait until it has
+	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset);
 	ok(nvm_wait_ready($node), "$point: the server is back after crash recovery");
 	return;
 }

@@ -1,4 +1,4 @@
-# regress/t/017_xmin_tokens.pl
+# regress/t/018_xmin_tokens.pl
 #	  xmin of nvm rows is a row-version token (src/pg/nvm_token.c): every
 #	  writing transaction gets one no earlier transaction had, also after a
 #	  clean restart, an immediate stop and a crash (tables record the

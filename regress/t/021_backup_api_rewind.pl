@@ -1,0 +1,134 @@
+# regress/t/021_backup_api_rewind.pl
+#	  Two more file-level copies of a running cluster refuse their nvm
+#	  tables: a backup made with pg_backup_start() / pg_backup_stop() and a
+#	  file copy (under a transfer load, with the pool file copied too, and
+#	  once with the copy's settings still naming the original's pool while
+#	  the original runs), and a former primary rewound with pg_rewind to
+#	  follow its promoted standby.  Each starts, serves heap tables, names
+#	  the pool and the cause; the pools they were given are left untouched,
+#	  and the originals keep every row.
+use strict;
+use warnings;
+
+use File::Copy qw(copy);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::RecursiveCopy;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use NvmTest;
+use NvmBackup;
+
+my $ROWS = 50_000;
+my $backup_cause = qr/restored from a file-level backup|backup_label/;
+
+# --- pg_backup_start / pg_backup_stop and a file copy ----------------------
+my ($node, $pool) = nvm_node('api', init => { allows_streaming => 1 });
+$node->start;
+nvm_accounts_create($node, $ROWS);
+
+my $load = nvm_transfers_start($node, $ROWS, 4, 10);
+sleep 1;
+my $session = $node->background_psql('postgres');
+$session->query_safe(q{SET client_min_messages = warning});
+$session->query_safe(q{SELECT pg_backup_start('nvm file copy', true)});
+my $dest = $node->backup_dir . '/api';
+PostgreSQL::Test::RecursiveCopy::copypath($node->data_dir, $dest,
+	filterfn => sub { my $f = shift; return $f ne 'postmaster.pid' && $f !~ m{^pg_wal/}; });
+my $pool_copy = "$pool.backup";
+push @NvmTest::extra_files, $pool_copy;
+copy($pool, $pool_copy) or die "cannot copy $pool: $!";
+my $label = $session->query_safe(q{SELECT labelfile FROM pg_backup_stop(true)});
+$session->quit;
+ok(nvm_transfers_finish($load, 'the transfers during the file copy') > 0, 'the copy was made under load');
+# the backup label and the WAL up to the end of the backup go with the copy
+open(my $fh, '>', "$dest/backup_label") or die "cannot write backup_label: $!";
+print $fh "$label\n";
+close $fh;
+mkdir "$dest/pg_wal";
+opendir(my $dh, $node->data_dir . '/pg_wal') or die;
+foreach my $f (grep { /^[0-9A-F]{24}$/ } readdir $dh)
+{
+	copy($node->data_dir . "/pg_wal/$f", "$dest/pg_wal/$f") or die "cannot copy $f: $!";
+}
+closedir $dh;
+nvm_accounts_check($node, 'the original after the load', $ROWS);
+
+# the copy, with the pool file copied next to it
+my $copy = PostgreSQL::Test::Cluster->new('api_copy');
+$copy->init_from_backup($node, 'api');
+$copy->append_conf('postgresql.conf', "nvm.pool_path = '$pool_copy'\n");
+my @before = (stat $pool_copy)[ 7, 9 ];
+$copy->start;
+nvm_refuses_nvm($copy, 'backup API copy', $pool_copy, $backup_cause, qr/pg_dump/);
+$copy->restart;
+nvm_refuses_nvm($copy, 'backup API copy, restarted', $pool_copy, $backup_cause, qr/pg_dump/);
+$copy->stop;
+is(join(',', (stat $pool_copy)[ 7, 9 ]), join(',', @before), 'backup API copy: the pool copy was not touched');
+
+# a second copy whose settings still name the original's pool, which runs
+my $copy2 = PostgreSQL::Test::Cluster->new('api_copy2');
+$copy2->init_from_backup($node, 'api');
+$copy2->start;
+nvm_refuses_nvm($copy2, "backup API copy naming the original's pool", $pool, $backup_cause, qr/pg_dump/);
+$copy2->stop;
+is($node->safe_psql('postgres', 'SELECT count(*) FROM accounts'), $ROWS,
+	'the original works while and after the copy names its pool');
+nvm_accounts_check($node, 'the original after its copies ran', $ROWS);
+$node->stop;
+
+# --- pg_rewind of a former primary --------------------------------------------
+my ($old, $old_pool) = nvm_node('rewind_old', init => { allows_streaming => 1 });
+$old->append_conf('postgresql.conf', "wal_log_hints = on\nwal_keep_size = 128MB\n");
+$old->start;
+nvm_accounts_create($old, 1000);
+$old->backup('for_standby');
+my $new = PostgreSQL::Test::Cluster->new('rewind_new');
+$new->init_from_backup($old, 'for_standby', has_streaming => 1);
+$new->start;
+$old->safe_psql('postgres', q{INSERT INTO ledger VALUES ('before the failover')});
+$old->wait_for_catchup($new);
+$new->promote;
+$new->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'the standby was not promoted';
+# both sides go on: the histories diverge
+$new->safe_psql('postgres', q{INSERT INTO ledger VALUES ('on the new primary')});
+$old->safe_psql('postgres', q{
+	INSERT INTO ledger VALUES ('on the old primary');
+	UPDATE accounts SET balance = balance + 1 WHERE id = 1;
+	UPDATE accounts SET balance = balance - 1 WHERE id = 2;
+});
+my $old_rows = nvm_rows_digest($old);
+$old->stop;
+my @old_pool_before = (stat $old_pool)[ 7, 9 ];
+# pg_rewind copies the source's configuration: keep the old node's own
+my $conf = slurp_file($old->data_dir . '/postgresql.conf');
+command_ok(
+	[
+		'pg_rewind', '--target-pgdata', $old->data_dir,
+		'--source-server', $new->connstr('postgres')
+	],
+	'pg_rewind makes the old primary follow the new one');
+open(my $cf, '>', $old->data_dir . '/postgresql.conf') or die;
+print $cf $conf;
+close $cf;
+$old->start;
+$old->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'the rewound data directory did not finish recovery';
+is($old->safe_psql('postgres', q{SELECT count(*) FROM ledger WHERE note = 'on the new primary'}), '1',
+	'rewound: the heap rows are those of the new primary');
+nvm_refuses_nvm($old, 'rewound', $old_pool, qr/pg_rewind/, qr/pg_dump/);
+$old->stop;
+is(join(',', (stat $old_pool)[ 7, 9 ]), join(',', @old_pool_before),
+	"rewound: the old primary's pool was not touched");
+
+# the old pool still holds the old primary's rows for whoever needs them:
+# a cluster that knows nothing of it is refused, and says so
+my $probe = PostgreSQL::Test::Cluster->new('rewind_probe');
+$probe->init;
+$probe->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'nvmam'\nnvm.pool_path = '$old_pool'\n");
+ok(!$probe->start(fail_ok => 1), 'another cluster cannot open the old pool');
+like(nvm_fatal_text($probe), qr/\Q$old_pool\E/, 'another cluster: the FATAL names the pool');
+$new->stop;
+isnt($old_rows, '', 'the old primary had its rows');
+done_testing();

@@ -1,0 +1,175 @@
+# regress/t/lib/NvmBackup.pm
+#	  Helpers of the TAP tests of backups and copies of a cluster with nvm
+#	  tables: an accounts table whose total is constant under a transfer
+#	  load run by pgbench in the background, the checks of a copy (every
+#	  row, the total, index against sequential scan, amcheck, the integrity
+#	  checks of nvm tables and of the pool), the error a
+#	  copy detached from its pool gives, and an atomic snapshot of a
+#	  running server (every server process frozen while the files are
+#	  copied).
+package NvmBackup;
+
+use strict;
+use warnings;
+
+use Exporter 'import';
+use File::Copy qw(copy);
+use File::Path qw(make_path);
+use IPC::Run;
+use PostgreSQL::Test::RecursiveCopy;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use NvmTest;
+
+our @EXPORT = qw(nvm_accounts_create nvm_transfers_start nvm_transfers_finish
+  nvm_accounts_check nvm_rows_digest nvm_refuses_nvm nvm_pool_state
+  nvm_freeze_and_copy);
+
+# nvm_accounts_create NODE ROWS: an nvm table accounts (id, balance) with a
+# primary key and an index on balance, ROWS rows of 1,000 each, and a heap
+# table ledger with one row, in database postgres; amcheck is created.
+sub nvm_accounts_create
+{
+	my ($node, $rows) = @_;
+	$node->safe_psql('postgres', qq{
+		CREATE EXTENSION IF NOT EXISTS nvmam;
+		CREATE EXTENSION IF NOT EXISTS amcheck;
+		CREATE TABLE accounts (id int PRIMARY KEY, balance bigint NOT NULL) USING nvm;
+		CREATE INDEX accounts_balance ON accounts (balance);
+		INSERT INTO accounts SELECT g, 1000 FROM generate_series(1, $rows) g;
+		CREATE TABLE ledger (note text) USING heap;
+		INSERT INTO ledger VALUES ('heap row');
+		VACUUM ANALYZE accounts;
+	});
+	return;
+}
+
+# nvm_transfers_start NODE ROWS CLIENTS SECONDS [SECOND_TABLE]: pgbench in
+# the background, CLIENTS clients moving money between two random accounts
+# (two updates a transaction, so the total stays constant) for SECONDS
+# seconds, deadlocks retried; with SECOND_TABLE (an nvm table like
+# accounts), from an account to a row of that table, so that only the sum
+# over both tables is constant.  Returns a handle for nvm_transfers_finish.
+sub nvm_transfers_start
+{
+	my ($node, $rows, $clients, $seconds, $second) = @_;
+	my $to = $second // 'accounts';
+	my $script = PostgreSQL::Test::Utils::tempdir() . '/transfer.sql';
+	open(my $fh, '>', $script) or die "cannot write $script: $!";
+	print $fh <<"EOS";
+\\set a random(1, $rows)
+\\set b random(1, $rows)
+\\set amount random(1, 100)
+BEGIN;
+UPDATE accounts SET balance = balance - :amount WHERE id = :a;
+UPDATE $to SET balance = balance + :amount WHERE id = :b;
+END;
+EOS
+	close $fh;
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[
+			'pgbench', '-n', '-c', $clients, '-j', $clients, '-T', $seconds,
+			'--max-tries', '1000', '-f', $script,
+			'-h', $node->host, '-p', $node->port, 'postgres'
+		],
+		'>', \$out, '2>', \$err);
+	return { h => $h, out => \$out, err => \$err };
+}
+
+# nvm_transfers_finish HANDLE NAME: waits for the load to end and checks it
+# ran transactions.
+sub nvm_transfers_finish
+{
+	my ($load, $name) = @_;
+	$load->{h}->finish;
+	my ($tx) = ${ $load->{out} } =~ /number of transactions actually processed: (\d+)/;
+	ok(defined $tx && $tx > 0, "$name: the transfer load committed transactions")
+	  or diag(${ $load->{out} } . ${ $load->{err} });
+	return $tx // 0;
+}
+
+# nvm_rows_digest NODE: "count|md5" of every account row, by id.
+sub nvm_rows_digest
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres', q{
+		SELECT count(*) || '|' || md5(string_agg(id || ':' || balance, ',' ORDER BY id))
+		  FROM accounts});
+}
+
+# nvm_accounts_check NODE NAME ROWS: the invariant of the accounts table:
+# ROWS rows, total ROWS * 1,000, the same rows through the primary key and
+# through a sequential scan, amcheck's heapallindexed clean on both indexes,
+# and the integrity checks of the table and of the whole pool clean.
+sub nvm_accounts_check
+{
+	my ($node, $name, $rows) = @_;
+	is($node->safe_psql('postgres', 'SELECT count(*), sum(balance) FROM accounts'),
+		"$rows|" . ($rows * 1000), "$name: every account is there and the total is kept");
+	my $d = nvm_scan_digests($node, 'accounts', 'id', "id || ':' || balance");
+	like($d->{index_plan}, qr/accounts_pkey/, "$name: the index scan uses the primary key");
+	is($d->{index}, $d->{seq}, "$name: index and sequential scans return the same rows");
+	nvm_check_indexes($node, 'accounts', $name);
+	nvm_verify_clean($node, 'accounts', $name);
+	nvm_verify_clean($node, 'all', $name);
+	return;
+}
+
+# nvm_pool_state NODE: the state column of nvm_pool.
+sub nvm_pool_state
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres', 'SELECT state FROM nvm_pool');
+}
+
+# nvm_refuses_nvm NODE NAME CAUSE HINT: reading the nvm table fails with an
+# error that names the table, the pool (POOL) and matches CAUSE and HINT;
+# the heap table is readable and nvm_pool says detached.
+sub nvm_refuses_nvm
+{
+	my ($node, $name, $pool, $cause, $hint) = @_;
+	my ($rc, $out, $err) = $node->psql('postgres', 'SELECT count(*) FROM accounts');
+	isnt($rc, 0, "$name: reading the nvm table fails");
+	like($err, qr/accounts/, "$name: the error names the table");
+	like($err, qr/\Q$pool\E/, "$name: the error names the pool");
+	like($err, $cause, "$name: the error says why");
+	like($err, qr/HINT:.*$hint/s, "$name: the hint says how to get the nvm rows back");
+	is($node->safe_psql('postgres', q{SELECT count(*) FROM ledger WHERE note = 'heap row'}), '1',
+		"$name: heap tables are readable");
+	is(nvm_pool_state($node), 'detached', "$name: nvm_pool says detached");
+	($rc, $out, $err) = $node->psql('postgres', 'SELECT count(*) FROM accounts WHERE id = 7');
+	isnt($rc, 0, "$name: an index fetch fails too");
+	is(nvm_log_crashes($node), '', "$name: no crash in the log");
+	return;
+}
+
+# nvm_freeze_and_copy NODE PAIRS...: an atomic snapshot of a running server:
+# every server process is frozen (SIGSTOP), each SOURCE => DEST directory
+# or file is copied, and the processes go on (SIGCONT).  The copy is what
+# a crash at that instant leaves (what the page cache holds, written or
+# not: the kernel keeps running).
+sub nvm_freeze_and_copy
+{
+	my ($node, %pairs) = @_;
+	my @pids = nvm_server_pids($node);
+	kill 'STOP', @pids;
+	foreach my $src (sort keys %pairs)
+	{
+		my $dst = $pairs{$src};
+		if (-d $src)
+		{
+			PostgreSQL::Test::RecursiveCopy::copypath($src, $dst,
+				filterfn => sub { return $_[0] ne 'postmaster.pid'; });
+		}
+		else
+		{
+			copy($src, $dst) or die "cannot copy $src: $!";
+			chmod 0600, $dst;
+		}
+	}
+	kill 'CONT', @pids;
+	return;
+}
+
+1;

@@ -1,0 +1,62 @@
+/*-------------------------------------------------------------------------
+ *
+ * nvm_binding.h
+ *	  Which pool a data directory may use, and when its nvm rows may be
+ *	  served: the binding of a pool to a data directory (nvm_binding.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef NVM_BINDING_H
+#define NVM_BINDING_H
+
+#include "access/xlogdefs.h"
+
+/*
+ * nvm_binding_detached_at_start decides, in the postmaster before the pool
+ * is opened, whether this data directory must not open its pool at all (a
+ * restored base backup, a standby, archive recovery, or a data directory
+ * detached before); if so it records why, and the caller maps a scratch
+ * pool instead.
+ */
+extern bool nvm_binding_detached_at_start(void);
+
+/*
+ * nvm_binding_check_pool checks, right after the pool is opened (created
+ * says it was created now), that it belongs to this data directory at this
+ * point of its history; it stops the server with FATAL when it does not.
+ */
+extern void nvm_binding_check_pool(bool created);
+
+/* Shared memory and the claim at the start of the server (nvmam.c). */
+extern Size nvm_binding_shmem_size(void);
+extern void nvm_binding_shmem_request(void);
+extern void nvm_binding_shmem_startup(void);
+
+/*
+ * nvm_binding_usable says whether nvm rows may be used now (running the
+ * WAL check after a crash the first time); never raises the detachment.
+ */
+extern bool nvm_binding_usable(void);
+
+/*
+ * nvm_binding_settle makes sure the pool may be used before anything reads
+ * or changes nvm rows: after a crash it compares the WAL the pool depends
+ * on with the end of WAL replay, once.  It raises an error naming rel (or
+ * none, if rel is NULL) when the data directory is detached from its pool.
+ */
+struct RelationData;
+extern void nvm_binding_settle(struct RelationData *rel);
+
+/* Whether the data directory is detached (for nvm_pool_stats). */
+extern bool nvm_binding_is_detached(void);
+extern const char *nvm_binding_state_detail(void);
+
+/*
+ * nvm_binding_note_flushed records, before a change to the pool that
+ * depends on WAL (a table dropped at commit, numbers freed after their
+ * index entries were removed), that WAL up to the flushed position is
+ * needed to use the pool.
+ */
+extern void nvm_binding_note_flushed(void);
+
+#endif							/* NVM_BINDING_H */
