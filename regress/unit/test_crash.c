@@ -19,7 +19,11 @@
  *	   (a new committed insert leaves every old row unchanged);
  *	 - a transaction in doubt (marked for an external log, as PostgreSQL's
  *	   WAL) ends as the external log decided once it is resolved;
- *	 - the free lists of record and version numbers name only free entries.
+ *	 - the free lists of record and version numbers name only free entries;
+ *	 - every live row whose index entries the external log may have lost
+ *	   (log-free commits log their index roots in the pool, indexlog.h, and
+ *	   the simulated log is durable only up to its last flush) is in the
+ *	   repair list recovery builds from the index log.
  * Garbage collection runs throughout: every update prunes its chain (no
  * snapshot is pinned, so everything below the newest committed version
  * goes), and every tenth transaction is followed by a VACUUM-like pass that
@@ -38,6 +42,7 @@
 #include "core.h"
 #include "crashsim.h"
 #include "gc.h"
+#include "indexlog.h"
 #include "mcsi.h"
 #include "persist.h"
 #include "pool.h"
@@ -61,12 +66,19 @@ typedef struct Oracle
 {
 	int64_t		committed[KEYS];	/* value, -1 = absent */
 	uint64_t	committed_vno[KEYS];
+	uint64_t	committed_root[KEYS];	/* index root of the committed version */
+	uint64_t	committed_lsn[KEYS];	/* external log position of its index entries */
+	uint64_t	pending_root[KEYS];
 	int64_t		pending[KEYS];	/* -2 untouched, -1 deleted, else value */
 	int			commit_in_progress;
 	int			marked;			/* the committing transaction is in doubt */
 	int			ext_committed;	/* ... and the external log has committed it */
 	uint64_t	ext_xid;
 	uint32_t	tables_created;
+	/* the external log of index entries: written up to lsn, durable up to flushed */
+	uint64_t	lsn;
+	uint64_t	flushed;
+	uint64_t	pending_lsn;	/* position of the committing transaction's entries */
 } Oracle;
 
 static Oracle oracle;
@@ -147,6 +159,19 @@ scan_rows(NvmTable *t, NvmTxn *txn, int64_t *got)
 	return NULL;
 }
 
+/* in_repair_list says whether the repair list names root of table t */
+static bool
+in_repair_list(const NvmTable *t, uint64_t root)
+{
+	static uint64_t got[4096];
+	uint64_t	n = nvm_repair_versions_for(nvm_off_of(t->desc), got, 4096);
+
+	for (uint64_t i = 0; i < n; i++)
+		if (got[i] == root)
+			return true;
+	return false;
+}
+
 /* the external log's answer, as it was at the crash */
 static int
 oracle_resolver(uint64_t xid)
@@ -204,6 +229,32 @@ check_recovered(void *arg)
 	else if (!match_committed && !(oracle.commit_in_progress && match_new))
 		return match_new ? "an uncommitted transaction is visible" : "an acknowledged commit is lost";
 
+	/*
+	 * Index entries: every live row's index root whose entries the external
+	 * log may have lost (written past the durable position) is in the
+	 * repair list that recovery builds from the index log.
+	 */
+	if (nvm_indexlog_recover(false) < 0)
+		return "no room for the repair list";
+	for (int k = 0; k < KEYS; k++)
+	{
+		bool		is_new = match_new && !match_committed && oracle.pending[k] != -2 &&
+			oracle.pending_root[k] != oracle.committed_root[k];
+		uint64_t	root = is_new ? oracle.pending_root[k] : oracle.committed_root[k];
+		uint64_t	lsn = is_new ? oracle.pending_lsn : oracle.committed_lsn[k];
+
+		if (got[k] < 0 || lsn <= oracle.flushed)
+			continue;
+		if (!in_repair_list(&t, root))
+		{
+			if (getenv("DBG"))
+				fprintf(stderr, "key %d root %llu lsn %llu flushed %llu is_new %d match_new %d match_committed %d in_progress %d count %llu\n", k,
+						(unsigned long long) root, (unsigned long long) lsn, (unsigned long long) oracle.flushed, is_new, match_new, match_committed, oracle.commit_in_progress,
+						(unsigned long long) nvm_repair_count_for(nvm_off_of(t.desc)));
+			return "a committed row whose index entries may be lost is not in the repair list";
+		}
+	}
+
 	/* the allocator must not hand out blocks that are still in use */
 	{
 		Row			row;
@@ -240,11 +291,15 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 	int			sub = rnd(10) == 0;
 	int64_t		saved_pending[KEYS];
 	uint64_t	saved_vno[KEYS];
+	uint64_t	saved_root[KEYS];
+	NvmIndexLogEntry roots[64];
+	int			nroots = 0;
 	uint32_t	cid = 0;
 
 	for (int k = 0; k < KEYS; k++)
 	{
 		oracle.pending[k] = -2;
+		oracle.pending_root[k] = oracle.committed_root[k];
 		vno[k] = oracle.committed_vno[k];
 	}
 	for (int i = 0; i < ops + (sub ? 2 : 0); i++)
@@ -254,6 +309,7 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 		int64_t		cur = oracle.pending[key] != -2 ? oracle.pending[key] : oracle.committed[key];
 		Row			row;
 		uint64_t	n;
+		uint64_t	new_root = 0;
 		NvmConflict cf;
 		NvmWriteResult res;
 
@@ -261,6 +317,7 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 		{
 			memcpy(saved_pending, oracle.pending, sizeof(saved_pending));
 			memcpy(saved_vno, vno, sizeof(saved_vno));
+			memcpy(saved_root, oracle.pending_root, sizeof(saved_root));
 		}
 		if (sub && i >= ops)
 			level = 2;
@@ -273,7 +330,9 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 			if (res == NVM_WRITE_OK)
 			{
 				oracle.pending[key] = row.value;
+				oracle.pending_root[key] = n;
 				vno[key] = n;
+				new_root = n;
 			}
 		}
 		else if (rnd(3) == 0)
@@ -284,10 +343,14 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 		}
 		else
 		{
-			res = nvm_record_update(t, txn, level, cid, vno[key], &row, sizeof(row), rnd(2), &n, &cf);
+			bool		new_run = rnd(2);
+
+			res = nvm_record_update(t, txn, level, cid, vno[key], &row, sizeof(row), new_run, &n, &cf);
 			if (res == NVM_WRITE_OK)
 			{
 				oracle.pending[key] = row.value;
+				if (new_run)
+					oracle.pending_root[key] = new_root = n;
 				vno[key] = n;
 			}
 		}
@@ -296,6 +359,14 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 			fprintf(stderr, "unexpected write result %d\n", res);
 			exit(2);
 		}
+		if (new_root != 0 && nroots < 64)
+		{
+			/* its index entries go to the external log */
+			roots[nroots].table = nvm_off_of(t->desc);
+			roots[nroots].version_no = new_root;
+			nroots++;
+			oracle.lsn++;
+		}
 		cid++;
 	}
 	if (sub)
@@ -303,6 +374,7 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 		nvm_txn_subxact_abort(txn, 2);
 		memcpy(oracle.pending, saved_pending, sizeof(saved_pending));
 		memcpy(vno, saved_vno, sizeof(saved_vno));
+		memcpy(oracle.pending_root, saved_root, sizeof(saved_root));
 	}
 	if (rnd(10) == 0)
 	{
@@ -311,13 +383,38 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 			oracle.pending[k] = -2;
 		return;
 	}
+	oracle.pending_lsn = oracle.lsn;
 	if (rnd(3) == 0)
 	{
-		/* commit through an external log too: mark, then its commit record */
+		/*
+		 * commit through an external log too (a tied commit): mark, then
+		 * its commit record, whose flush makes the index entries durable
+		 */
 		oracle.ext_xid++;
 		oracle.marked = 1;
 		nvm_txn_mark_indoubt(txn, oracle.ext_xid);
 		oracle.ext_committed = 1;
+		oracle.flushed = oracle.lsn;
+	}
+	else if (nroots > 0)
+	{
+		/*
+		 * a log-free commit: its index roots go to the slot's ring before
+		 * the status; a full ring makes it flush the external log
+		 */
+		for (int i = 0; i < nroots; i++)
+			roots[i].lsn = oracle.lsn;
+		if (rnd(8) == 0)
+			oracle.flushed = oracle.lsn;	/* the log writer got there first */
+		else if (!nvm_indexlog_append((uint32_t) txn->slot, roots, nroots, oracle.flushed))
+		{
+			oracle.flushed = oracle.lsn;
+			if (!nvm_indexlog_append((uint32_t) txn->slot, roots, nroots, oracle.flushed))
+			{
+				fprintf(stderr, "index log refuses entries after a flush\n");
+				exit(2);
+			}
+		}
 	}
 	oracle.commit_in_progress = 1;
 	nvm_txn_commit(txn);
@@ -330,6 +427,11 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 		{
 			oracle.committed[k] = oracle.pending[k];
 			oracle.committed_vno[k] = oracle.pending[k] >= 0 ? vno[k] : 0;
+			if (oracle.pending_root[k] != oracle.committed_root[k])
+			{
+				oracle.committed_root[k] = oracle.pending_root[k];
+				oracle.committed_lsn[k] = oracle.pending_lsn;
+			}
 		}
 		oracle.pending[k] = -2;
 	}
@@ -346,6 +448,8 @@ vacuum_pass(NvmTable *t)
 	NvmGcCounts cnt = {0};
 	uint64_t	nrec = nvm_table_record_limit(t);
 
+	/* VACUUM's WAL flush, before numbers are given back (covers every older entry) */
+	oracle.flushed = oracle.lsn;
 	if (!nvm_gc_horizon(&h))
 		return;
 	for (uint64_t r = 1; r < nrec; r++)
@@ -387,6 +491,8 @@ run_mode(uint32_t mode, int ntx, unsigned seed)
 	o.ring_words = 16;
 	/* a table is created every 50 transactions and a clone made every 40 */
 	o.max_tables = 32 + (uint32_t) (ntx / 50 + ntx / 40);
+	/* a small ring, so that full rings and their flushes are exercised */
+	nvm_indexlog_set_capacity(6);
 	if (nvm_pool_open(&o, err, sizeof(err)) != NVM_POOL_CREATED)
 	{
 		fprintf(stderr, "%s\n", err);
@@ -427,6 +533,7 @@ run_mode(uint32_t mode, int ntx, unsigned seed)
 			NvmTable	copy;
 
 			new_key.rel = 7000 + (uint32_t) i;
+			oracle.flushed = oracle.lsn;	/* a tied commit, with a flush */
 			if (!nvm_table_clone(&t, &new_key, 0, NULL, 0, &copy))
 			{
 				fprintf(stderr, "clone failed\n");

@@ -74,6 +74,7 @@ typedef struct NvmPoolRoot
 	_Alignas(NVM_CACHELINE) uint64_t clean_shutdown;	/* 1 after a clean stop */
 	_Alignas(NVM_CACHELINE) uint64_t start_count;	/* starts since creation */
 	_Alignas(NVM_CACHELINE) uint64_t n2db_reserved; /* N2DB: all handed-out txids are below this */
+	_Alignas(NVM_CACHELINE) uint64_t index_repair_off;	/* index entries to repair (indexlog.h), 0 = none */
 } NvmPoolRoot;
 
 /* Persistent per-slot state: one cache line. */
@@ -85,6 +86,7 @@ typedef struct NvmSlotPersist
 	nvm_off		log_head;		/* first block of the slot's write log, 0 = none yet */
 	uint64_t	indoubt_xid;	/* external (PostgreSQL) xid the in-doubt txid follows */
 	uint64_t	indoubt_txid;	/* transaction whose outcome is the external xid's, 0 = none */
+	nvm_off		indexlog_off;	/* ring of index roots committed without a log flush (indexlog.h), 0 = none */
 } NvmSlotPersist;
 
 /*

@@ -27,10 +27,16 @@
  * (an insert into an indexed table, an update that changes an indexed
  * column) or deletes from an indexed table takes its top-level xid and
  * publishes it in its clock slot, together with its virtual transaction id,
- * so that others can find whom to wait for.  Such a transaction also wrote
- * index WAL; that WAL is flushed before the nvm commit point, so that no
- * committed row can be missing from an index after a crash.  Transactions
- * that only change non-indexed columns get no xid and pay no WAL flush.
+ * so that others can find whom to wait for.  Transactions that only change
+ * non-indexed columns get no xid.
+ *
+ * Committing.  A transaction that wrote nothing but nvm rows and their
+ * index entries commits on its nvm status alone, without a WAL flush: its
+ * index entries are logged in the pool and put back after a crash that
+ * lost their WAL.  One that also wrote WAL-logged data its outcome
+ * depends on (heap rows, catalog changes) is tied to PostgreSQL's commit
+ * record through an in-doubt marker.  nvm_commit.c decides and prepares
+ * both (nvm_commit_decide).
  *
  * Two-phase commit.  PREPARE TRANSACTION marks the nvm transaction in
  * doubt under its xid before the prepare record (prepare_prepare), and
@@ -53,13 +59,13 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
-#include "replication/message.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
 #include "utils/memutils.h"
 
 #include "gc.h"
+#include "nvm_commit.h"
 #include "nvm_drop.h"
 #include "nvm_parallel.h"
 #include "nvm_rowlock.h"
@@ -72,6 +78,9 @@ static NvmTxn nvm_txn;
 
 /* Whether this transaction's xid is published in the slot. */
 static bool nvm_xid_published = false;
+
+/* Whether the committing transaction commits log-free (prepare_commit). */
+static bool nvm_log_free_commit = false;
 
 /* Whether nvm_xact_backend_exit is registered. */
 static bool nvm_exit_registered = false;
@@ -109,11 +118,15 @@ static void nvm_xact_reset(void);
  * between its marker and its nvm status, or a prepared one): did
  * PostgreSQL commit its xid?  Not while WAL is being replayed, nor while
  * the xid is in progress (a prepared transaction is, until COMMIT or
- * ROLLBACK PREPARED, also after a restart).  PostgreSQL marks the commit
- * log before the xid stops being in progress (heap's order of checks), so
- * an xid no longer in progress has its final answer.  The xid is below the
- * next xid after replay (a WAL record carrying it was flushed before the
- * marker was written), so it has not been handed out again.
+ * ROLLBACK PREPARED, also after a restart; so is the new owner of an xid
+ * that a crash let PostgreSQL hand out again).  PostgreSQL marks the
+ * commit log before the xid stops being in progress (heap's order of
+ * checks), so an xid no longer in progress has its final answer, and a
+ * "committed" is the marker's own transaction's: a new owner of the xid
+ * resolves the marker as aborted before its commit record
+ * (nvm_commit_abort_reused_xids).  A commit record written asynchronously
+ * (COMMIT PREPARED with synchronous_commit off) is flushed before the
+ * answer is acted on, so that the nvm status never gets ahead of it.
  */
 static int
 resolve_indoubt(uint64 xid)
@@ -122,7 +135,10 @@ resolve_indoubt(uint64 xid)
 		return -1;
 	if (TransactionIdIsInProgress((TransactionId) xid))
 		return -1;
-	return TransactionIdDidCommit((TransactionId) xid) ? 1 : 0;
+	if (!TransactionIdDidCommit((TransactionId) xid))
+		return 0;
+	XLogFlush(GetXLogInsertRecPtr());
+	return 1;
 }
 
 /*
@@ -224,6 +240,10 @@ nvm_xact_get_stats(NvmBackendStats *out)
 	out->lines = nvm_persist_stats.lines;
 	out->bytes = nvm_persist_stats.bytes;
 	out->drains = nvm_persist_stats.drains;
+	out->log_free_commits = nvm_commit_stats.log_free;
+	out->tied_commits = nvm_commit_stats.tied;
+	out->index_log_entries = nvm_commit_stats.index_log_entries;
+	out->commit_wal_flushes = nvm_commit_stats.wal_flushes;
 }
 
 /*
@@ -558,18 +578,17 @@ nvm_xact_reset(void)
 /*
  * tie_outcome_to_xid ties the nvm transaction's outcome to PostgreSQL's
  * xid before PostgreSQL writes its commit or prepare record (named by
- * record, for the debug crash point): a small WAL record carrying the xid
- * is written and flushed (with the transaction's index WAL before it), then
- * the in-doubt marker is persisted.  The flushed record guarantees that WAL
- * replay moves the next xid past this one, so the xid cannot be handed out
- * again before recovery asks PostgreSQL's commit log about it.
+ * record, for the debug crash point): the in-doubt marker is persisted
+ * (after the drain that makes the versions durable).  No WAL is flushed
+ * for it: PostgreSQL's flush of the record itself is the only one.  If a
+ * crash loses the record, the xid may be handed out again; its new owner
+ * then resolves the marker as aborted before it commits
+ * (nvm_commit_abort_reused_xids), so resolve_indoubt never takes the new
+ * owner's commit for this transaction's.
  */
 static void
 tie_outcome_to_xid(TransactionId xid, const char *record)
 {
-	XLogRecPtr	lsn = LogLogicalMessage("nvmam", "", 0, false);
-
-	XLogFlush(lsn);
 	nvm_txn_mark_indoubt(&nvm_txn, (uint64) xid);
 	if (nvm_debug_crash_point == NVM_CRASH_AFTER_INDOUBT)
 		elog(PANIC, "nvm.debug_crash_point: crashing after the in-doubt marker, before the %s record",
@@ -577,39 +596,50 @@ tie_outcome_to_xid(TransactionId xid, const char *record)
 }
 
 /*
- * prepare_commit runs before PostgreSQL writes its commit record.
+ * prepare_commit runs before PostgreSQL writes its commit record and
+ * chooses how the transaction commits (nvm_commit_decide).
  *
- * The WAL the transaction wrote (its index entries) is flushed, so that
- * after a crash every committed nvm row is in every index.  A transaction
- * with a PostgreSQL xid may also have heap changes, which commit with
- * PostgreSQL's commit record, before the nvm status: so it ties its nvm
- * outcome to the xid's (tie_outcome_to_xid).  If the server crashes between
- * the commit record and the nvm status, recovery asks PostgreSQL's commit
- * log (resolve_indoubt): both parts are there, or neither.  Transactions
- * without an xid wrote no index entries and change no heap rows: they
- * commit on the nvm status alone and pay no flush.
+ * Log-free: nothing but nvm rows, their index entries and sequence
+ * advances.  Their index roots are logged in the pool and what the
+ * sequences need is flushed (nvm_commit_prepare_log_free); the nvm status
+ * is the commit point, and PostgreSQL writes its commit record (if the
+ * transaction has an xid) without waiting for it.
+ *
+ * Tied: the transaction also wrote heap rows, catalog changes or other
+ * WAL-logged data that commits with PostgreSQL's commit record, before the
+ * nvm status.  It ties its nvm outcome to the xid's (tie_outcome_to_xid),
+ * and PostgreSQL flushes the commit record, which also makes its index
+ * entries durable.  If the server crashes between the commit record and
+ * the nvm status, recovery asks PostgreSQL's commit log (resolve_indoubt):
+ * both parts are there, or neither.
  */
 static void
 prepare_commit(void)
 {
-	TransactionId xid = GetTopTransactionIdIfAny();
-
-	if (TransactionIdIsValid(xid))
-		tie_outcome_to_xid(xid, "commit");
-	else if (XactLastRecEnd != InvalidXLogRecPtr)
-		XLogFlush(XactLastRecEnd);
+	if (nvm_commit_decide() == NVM_COMMIT_TIED)
+	{
+		nvm_commit_prepare_tied();
+		tie_outcome_to_xid(GetTopTransactionId(), "commit");
+		nvm_log_free_commit = false;
+	}
+	else
+	{
+		nvm_commit_prepare_log_free(&nvm_txn);
+		nvm_log_free_commit = true;
+	}
 }
 
 /*
  * prepare_prepare runs before PostgreSQL writes the prepare record of a
  * transaction that wrote nvm rows (PREPARE TRANSACTION), and ties the nvm
- * outcome to the xid's exactly as prepare_commit does: the xid is
+ * outcome to the xid's exactly as a tied commit does: the xid is
  * published in the slot (others meeting its versions wait on it; the
- * prepared transaction keeps its xid lock), a WAL record carrying it is
- * flushed (with the transaction's index WAL), and the in-doubt marker is
- * persisted.  A crash before the prepare record is durable leaves an xid
- * that never committed: the transaction aborts; after it, PostgreSQL
- * restores the prepared transaction and the nvm one stays in doubt.
+ * prepared transaction keeps its xid lock) and the in-doubt marker is
+ * persisted.  PostgreSQL flushes the prepare record (always), and with it
+ * the transaction's index WAL.  A crash before the prepare record is
+ * durable leaves an xid that never committed: the transaction aborts;
+ * after it, PostgreSQL restores the prepared transaction and the nvm one
+ * stays in doubt.
  */
 static void
 prepare_prepare(void)
@@ -654,6 +684,8 @@ nvm_xact_callback(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
+			/* every transaction: an xid handed out again after a crash */
+			nvm_commit_abort_reused_xids();
 			if (nvm_txn.txid != NVM_INVALID_TXID)
 				prepare_commit();
 			break;
@@ -662,23 +694,32 @@ nvm_xact_callback(XactEvent event, void *arg)
 				nvm_debug_crash_point == NVM_CRASH_BEFORE_NVM_COMMIT)
 				elog(PANIC, "nvm.debug_crash_point: crashing after the commit record, before the nvm commit");
 			if (nvm_txn.txid != NVM_INVALID_TXID)
+			{
 				finish_txn(true);
+				if (nvm_log_free_commit &&
+					nvm_debug_crash_point == NVM_CRASH_AFTER_NVM_COMMIT)
+					elog(PANIC, "nvm.debug_crash_point: crashing after a log-free nvm commit, before its WAL is flushed");
+			}
+			nvm_commit_end();
 			nvm_xact_reset();
 			nvm_drop_at_xact_end(true);
 			break;
 		case XACT_EVENT_ABORT:
 			if (nvm_txn.txid != NVM_INVALID_TXID)
 				finish_txn(false);
+			nvm_commit_end();
 			nvm_xact_reset();
 			nvm_drop_at_xact_end(false);
 			break;
 		case XACT_EVENT_PRE_PREPARE:
+			nvm_commit_abort_reused_xids();
 			if (nvm_txn.txid != NVM_INVALID_TXID)
 				prepare_prepare();
 			break;
 		case XACT_EVENT_PREPARE:
 			if (nvm_txn.txid != NVM_INVALID_TXID)
 				hand_over_prepared();
+			nvm_commit_end();
 			nvm_xact_reset();
 			nvm_drop_at_prepare();
 			break;
