@@ -246,13 +246,7 @@ check_recovered(void *arg)
 		if (got[k] < 0 || lsn <= oracle.flushed)
 			continue;
 		if (!in_repair_list(&t, root))
-		{
-			if (getenv("DBG"))
-				fprintf(stderr, "key %d root %llu lsn %llu flushed %llu is_new %d match_new %d match_committed %d in_progress %d count %llu\n", k,
-						(unsigned long long) root, (unsigned long long) lsn, (unsigned long long) oracle.flushed, is_new, match_new, match_committed, oracle.commit_in_progress,
-						(unsigned long long) nvm_repair_count_for(nvm_off_of(t.desc)));
 			return "a committed row whose index entries may be lost is not in the repair list";
-		}
 	}
 
 	/* the allocator must not hand out blocks that are still in use */

@@ -97,6 +97,7 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "access/xlog_internal.h"
 #include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
@@ -424,13 +425,14 @@ nvm_commit_note_index_root(Relation rel, const NvmTable *table, uint64 version_n
  * PostgreSQL's commit (prepare) record, with no WAL flush of its own.  If
  * a crash loses that record and every other record carrying the xid, WAL
  * replay leaves the next xid at or below it and PostgreSQL hands the xid
- * out again.  The marker's transaction then certainly did not commit.  A
- * resolver that asks PostgreSQL's commit log (resolve_indoubt in
- * nvm_xact.c) sees the xid in progress while its new owner runs, and
- * committed only after the new owner's commit record: by then this
- * function has resolved the marker as aborted.  So "committed" is the
- * answer for the marker's own transaction only, and the marker can stay
- * unresolved as long as it takes, also across restarts.
+ * out again.  The marker's transaction then certainly did not commit.  The
+ * resolver (resolve_indoubt in nvm_xact.c) says so itself while the xid
+ * is not handed out yet or a live backend runs under it, but it cannot
+ * tell a commit of the new owner from its own transaction's in
+ * PostgreSQL's commit log: the new owner may commit before any nvm
+ * snapshot resolves the marker.  Resolved here before the new owner's
+ * commit record, "committed" is the answer for the marker's own
+ * transaction only, also across restarts.
  */
 void
 nvm_commit_abort_reused_xids(void)
@@ -502,6 +504,25 @@ nvm_commit_decide(void)
 }
 
 /*
+ * inserted_wal_end returns the end of the WAL inserted so far, a position
+ * XLogFlush accepts: GetXLogInsertRecPtr names the first byte of data of
+ * the next record, which is past a page header that does not exist yet
+ * when the insert position is at a page boundary.
+ */
+static XLogRecPtr
+inserted_wal_end(void)
+{
+	XLogRecPtr	pos = GetXLogInsertRecPtr();
+	uint64		offset = XLogSegmentOffset(pos, wal_segment_size);
+
+	if (offset == SizeOfXLogLongPHD)
+		return pos - SizeOfXLogLongPHD;
+	if (pos % XLOG_BLCKSZ == SizeOfXLogShortPHD && offset > XLOG_BLCKSZ)
+		return pos - SizeOfXLogShortPHD;
+	return pos;
+}
+
+/*
  * sequence_flush_target returns the WAL position that must be durable
  * before the rows of a log-free commit are, for the sequences it used;
  * InvalidXLogRecPtr if none.
@@ -513,7 +534,7 @@ sequence_flush_target(void)
 	ListCell   *lc;
 
 	if (state.sequence_call)
-		return GetXLogInsertRecPtr();
+		return inserted_wal_end();
 	foreach(lc, state.sequences)
 	{
 		Relation	seq = try_relation_open(lfirst_oid(lc), AccessShareLock);

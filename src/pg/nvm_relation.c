@@ -18,6 +18,11 @@
  * As on heap, the rows of another session's temporary table cannot be
  * read or written (its sizes can be).
  *
+ * Every access to a table's rows comes through nvm_relation_table, which
+ * is where index entries a crash lost are put back (nvm_repair.c) before
+ * the table is used, once per backend and relcache entry while the pool's
+ * repair list has entries.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -55,6 +55,7 @@
 #include "postgres.h"
 
 #include "access/parallel.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
@@ -116,28 +117,45 @@ static void nvm_xact_reset(void);
 /*
  * resolve_indoubt answers for an in-doubt transaction (one a crash left
  * between its marker and its nvm status, or a prepared one): did
- * PostgreSQL commit its xid?  Not while WAL is being replayed, nor while
- * the xid is in progress (a prepared transaction is, until COMMIT or
- * ROLLBACK PREPARED, also after a restart; so is the new owner of an xid
- * that a crash let PostgreSQL hand out again).  PostgreSQL marks the
- * commit log before the xid stops being in progress (heap's order of
- * checks), so an xid no longer in progress has its final answer, and a
- * "committed" is the marker's own transaction's: a new owner of the xid
- * resolves the marker as aborted before its commit record
- * (nvm_commit_abort_reused_xids).  A commit record written asynchronously
- * (COMMIT PREPARED with synchronous_commit off) is flushed before the
- * answer is acted on, so that the nvm status never gets ahead of it.
+ * PostgreSQL commit its xid?  1 yes, 0 no, -1 not known yet.
+ *
+ * Not while WAL is being replayed.  The marker is persisted before the
+ * commit or prepare record, with no flush of its own, so a crash may have
+ * lost every record carrying the xid; PostgreSQL then hands the xid out
+ * again.  The answers:
+ *	 - an xid at or above the next xid has not been handed out since the
+ *	   crash: no record carrying it survived, so it never committed (a
+ *	   transaction prepared since the start has an xid below);
+ *	 - an xid a live backend runs under was handed out again: the marker's
+ *	   transaction never committed (a prepared transaction's xid belongs to
+ *	   no backend, PostgreSQL moves it to a dummy process before the
+ *	   PREPARE callbacks run);
+ *	 - another xid in progress is a prepared transaction's (until COMMIT or
+ *	   ROLLBACK PREPARED, also after a restart), or a subtransaction's that
+ *	   took the xid again: not known yet (the owner's commit resolves the
+ *	   marker first, nvm_commit_abort_reused_xids);
+ *	 - otherwise PostgreSQL's commit log has the final answer (it is marked
+ *	   before the xid stops being in progress, heap's order of checks), and
+ *	   a "committed" is the marker's own transaction's: a new owner of the
+ *	   xid resolves the marker as aborted before its commit record.  A
+ *	   commit record written asynchronously (COMMIT PREPARED with
+ *	   synchronous_commit off) is flushed first, so that the nvm status
+ *	   never gets ahead of it.
  */
 static int
-resolve_indoubt(uint64 xid)
+resolve_indoubt(uint64 xid64)
 {
+	TransactionId xid = (TransactionId) xid64;
+
 	if (RecoveryInProgress())
 		return -1;
-	if (TransactionIdIsInProgress((TransactionId) xid))
-		return -1;
-	if (!TransactionIdDidCommit((TransactionId) xid))
+	if (!TransactionIdPrecedes(xid, ReadNextTransactionId()))
 		return 0;
-	XLogFlush(GetXLogInsertRecPtr());
+	if (TransactionIdIsInProgress(xid))
+		return BackendXidGetPid(xid) != 0 ? 0 : -1;
+	if (!TransactionIdDidCommit(xid))
+		return 0;
+	XLogFlush(TransactionIdGetCommitLSN(xid));
 	return 1;
 }
 

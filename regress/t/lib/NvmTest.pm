@@ -207,9 +207,15 @@ sub nvm_wait_ready
 sub nvm_commit_and_crash
 {
 	my ($node, $point, $sql) = @_;
+	my $offset = -s $node->logfile;
 	my ($ret, $stdout, $stderr) = $node->psql('postgres',
 		"SET nvm.debug_crash_point = '$point'; BEGIN; $sql COMMIT;");
 	isnt($ret, 0, "$point: the COMMIT does not return success");
+	# the postmaster may not have begun the restart yet: wait for its end
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	usleep(50_000)
+	  while time < $deadline
+	  && !$node->log_contains(qr/database system is ready to accept connections/, $offset);
 	ok(nvm_wait_ready($node), "$point: the server is back after crash recovery");
 	return;
 }
