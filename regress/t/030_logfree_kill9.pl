@@ -19,7 +19,6 @@ use warnings;
 
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use IPC::Run ();
 use NvmTest;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -54,11 +53,7 @@ my @unexpected;
 sub client_start
 {
 	my ($n) = @_;
-	my $c = { n => $n, in => '', out => '', err => '', dead => 0, busy => 0 };
-	$c->{h} = IPC::Run::start(
-		[ 'psql', '-X', '-A', '-t', '-v', 'ON_ERROR_STOP=0', '-d', $node->connstr('postgres'),
-			'-f', '-' ],
-		'<', \$c->{in}, '>', \$c->{out}, '2>', \$c->{err});
+	my $c = nvm_client_start($node, { n => $n });
 	client_send($c);
 	return $c;
 }
@@ -68,7 +63,6 @@ sub client_send
 	my ($c) = @_;
 	my $u = ++$attempts;
 	my $n = $u % 13;
-	$c->{busy} = 1;
 	$c->{in} .= "INSERT INTO o (u, n, note) VALUES ($u, $n, 'client $c->{n}')"
 	  . " RETURNING 'I' || id || ':' || u || '|' || n;\n";
 	return;
@@ -79,26 +73,12 @@ sub pump_clients
 	my ($clients, $send) = @_;
 	foreach my $c (@$clients)
 	{
-		next if $c->{dead};
-		if ($c->{h}->pumpable)
+		foreach my $line (nvm_pump_client($c))
 		{
-			eval { $c->{h}->pump_nb; };
-		}
-		else
-		{
-			eval { $c->{h}->finish; };
-			$c->{dead} = 1;
-		}
-		while ($c->{out} =~ s/^([^\n]*)\n//)
-		{
-			my $line = $1;
-			if ($line =~ /^I(\d+):(\d+\|\d+)$/)
-			{
-				push @unexpected, "id $1 acknowledged twice" if exists $acked{$1};
-				$acked{$1} = $2;
-				$c->{busy} = 0;
-				client_send($c) if $send && !$c->{dead};
-			}
+			next unless $line =~ /^I(\d+):(\d+\|\d+)$/;
+			push @unexpected, "id $1 acknowledged twice" if exists $acked{$1};
+			$acked{$1} = $2;
+			client_send($c) if $send && !$c->{dead};
 		}
 		if ($c->{err} =~ /ERROR:[^\n]*/ && !$c->{dead})
 		{

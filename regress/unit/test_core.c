@@ -896,19 +896,6 @@ test_indoubt_reused_xid(void)
 	nvm_table_drop(&k);
 }
 
-/* in_repair_list says whether the repair list names version vno of table t */
-static bool
-in_repair_list(const NvmTable *t, uint64_t vno)
-{
-	uint64_t	got[64];
-	uint64_t	n = nvm_repair_versions_for(nvm_off_of(t->desc), got, 64);
-
-	for (uint64_t i = 0; i < n; i++)
-		if (got[i] == vno)
-			return true;
-	return false;
-}
-
 /*
  * test_indexlog: a slot's ring of index roots (appending, dropping what the
  * external log made durable, refusing what does not fit) and the repair
@@ -961,7 +948,7 @@ test_indexlog(void)
 	CHECK(nvm_indexlog_recover(false) == 4, "indexlog: recovery lists each root not known durable, once");
 	nvm_table_open(&k, &t);
 	CHECK(nvm_repair_list() != NULL && nvm_repair_count_for(nvm_off_of(t.desc)) == 4 &&
-		  in_repair_list(&t, v[5]) && in_repair_list(&t, v[8]) && !in_repair_list(&t, v[0]),
+		  nvm_repair_names(nvm_off_of(t.desc), v[5]) && nvm_repair_names(nvm_off_of(t.desc), v[8]) && !nvm_repair_names(nvm_off_of(t.desc), v[0]),
 		  "indexlog: the repair list names the roots whose log may be lost");
 	CHECK(nvm_indexlog_pending((uint32_t) slot) == 0, "indexlog: recovery empties the rings");
 
@@ -972,7 +959,7 @@ test_indexlog(void)
 	CHECK(nvm_indexlog_recover(true) == 4 && nvm_indexlog_pending((uint32_t) slot) == 0,
 		  "indexlog: after a clean stop the unrepaired list stays and the rings are emptied");
 	nvm_table_open(&k, &t);
-	CHECK(!in_repair_list(&t, v[0]), "indexlog: ... without the entries of the clean stop");
+	CHECK(!nvm_repair_names(nvm_off_of(t.desc), v[0]), "indexlog: ... without the entries of the clean stop");
 
 	CHECK(nvm_repair_done(nvm_off_of(t.desc)) == 4 && nvm_repair_count_for(nvm_off_of(t.desc)) == 0 &&
 		  nvm_repair_list() == NULL, "indexlog: repaired entries leave the list");

@@ -159,19 +159,6 @@ scan_rows(NvmTable *t, NvmTxn *txn, int64_t *got)
 	return NULL;
 }
 
-/* in_repair_list says whether the repair list names root of table t */
-static bool
-in_repair_list(const NvmTable *t, uint64_t root)
-{
-	static uint64_t got[4096];
-	uint64_t	n = nvm_repair_versions_for(nvm_off_of(t->desc), got, 4096);
-
-	for (uint64_t i = 0; i < n; i++)
-		if (got[i] == root)
-			return true;
-	return false;
-}
-
 /* the external log's answer, as it was at the crash */
 static int
 oracle_resolver(uint64_t xid)
@@ -245,7 +232,7 @@ check_recovered(void *arg)
 
 		if (got[k] < 0 || lsn <= oracle.flushed)
 			continue;
-		if (!in_repair_list(&t, root))
+		if (!nvm_repair_names(nvm_off_of(t.desc), root))
 			return "a committed row whose index entries may be lost is not in the repair list";
 	}
 

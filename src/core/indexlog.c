@@ -358,6 +358,19 @@ nvm_repair_versions_for(nvm_off desc, uint64_t *out, uint64_t max)
 	return n;
 }
 
+bool
+nvm_repair_names(nvm_off desc, uint64_t version_no)
+{
+	NvmIndexRepairList *list = nvm_repair_list();
+
+	if (list == NULL)
+		return false;
+	for (uint64_t i = 0; i < list->count; i++)
+		if (atomic_load(&list->entries[i].table) == desc && list->entries[i].version_no == version_no)
+			return true;
+	return false;
+}
+
 /*
  * nvm_repair_done: the cleared entries are durable (drain) before the
  * count of remaining ones goes down; a crash in between leaves the count

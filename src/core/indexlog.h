@@ -161,6 +161,9 @@ extern NvmIndexRepairList *nvm_repair_list(void);
 extern uint64_t nvm_repair_count_for(nvm_off desc);
 extern uint64_t nvm_repair_versions_for(nvm_off desc, uint64_t *out, uint64_t max);
 
+/* nvm_repair_names says whether the repair list names root version_no of table desc. */
+extern bool nvm_repair_names(nvm_off desc, uint64_t version_no);
+
 /*
  * nvm_repair_done clears the entries of the repair list that name table
  * desc (persisted), once the caller has made its repairs durable.

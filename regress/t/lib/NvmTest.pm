@@ -10,6 +10,7 @@ use strict;
 use warnings;
 
 use Exporter 'import';
+use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -17,7 +18,7 @@ use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(nvm_pool_path nvm_node nvm_scan_digests nvm_check_indexes
   nvm_server_pids nvm_crash nvm_wait_gone nvm_wait_ready nvm_fatal_text
-  nvm_log_crashes nvm_commit_and_crash);
+  nvm_log_crashes nvm_commit_and_crash nvm_client_start nvm_pump_client);
 
 my @pools;
 # other files a test makes next to its pools (copies), removed at exit too
@@ -218,6 +219,42 @@ sub nvm_commit_and_crash
 	  && !$node->log_contains(qr/database system is ready to accept connections/, $offset);
 	ok(nvm_wait_ready($node), "$point: the server is back after crash recovery");
 	return;
+}
+
+# nvm_client_start NODE C: starts a psql for client C (a hash) that reads
+# the statements appended to $C->{in} and whose output and errors collect
+# in $C->{out} and $C->{err}; returns C.
+sub nvm_client_start
+{
+	my ($node, $c) = @_;
+	$c->{$_} //= '' for qw(in out err);
+	$c->{dead} = 0;
+	$c->{h} = IPC::Run::start(
+		[ 'psql', '-X', '-A', '-t', '-v', 'ON_ERROR_STOP=0', '-d', $node->connstr('postgres'),
+			'-f', '-' ],
+		'<', \$c->{in}, '>', \$c->{out}, '2>', \$c->{err});
+	return $c;
+}
+
+# nvm_pump_client C: moves what is there to move between client C and its
+# psql, marks C dead when its psql has exited, and returns the complete
+# lines of output that came since the last call.
+sub nvm_pump_client
+{
+	my ($c) = @_;
+	my @lines;
+	return @lines if $c->{dead};
+	if ($c->{h}->pumpable)
+	{
+		eval { $c->{h}->pump_nb; };
+	}
+	else
+	{
+		eval { $c->{h}->finish; };
+		$c->{dead} = 1;
+	}
+	push @lines, $1 while $c->{out} =~ s/^([^\n]*)\n//;
+	return @lines;
 }
 
 1;
