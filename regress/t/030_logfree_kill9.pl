@@ -106,6 +106,8 @@ sub drain_clients
 {
 	my ($clients) = @_;
 	my $deadline = time + 60;
+	# a client waiting for its next statement would wait forever
+	$_->{in} .= "\\q\n" for @$clients;
 	while (grep { !$_->{dead} } @$clients)
 	{
 		pump_clients($clients, 0);

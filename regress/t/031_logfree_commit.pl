@@ -9,7 +9,8 @@
 #	   - a crash right after a log-free commit, before its WAL is flushed
 #	     (nvm.debug_crash_point = after_nvm_commit): the row is found
 #	     through every index after the restart, its index entries having
-#	     been put back from the pool;
+#	     been put back from the pool; a table of another database is
+#	     repaired when that database first uses it, after a clean restart;
 #	   - the sequence of an identity column never hands a committed value
 #	     out again, also when the crash comes right after the insert that
 #	     made it log ahead;
@@ -78,6 +79,18 @@ sub run_counted
 		syncs => wal_syncs() - $before };
 }
 
+# wal_writer_just_flushed: the WAL writer flushes asynchronous commits at
+# most every wal_writer_delay (10 s here): one asynchronous commit and a
+# moment's wait, and the WAL of the next commits stays in memory for a while
+my $async_n = 0;
+sub wal_writer_just_flushed
+{
+	$async_n++;
+	$node->safe_psql('postgres',
+		"SET synchronous_commit = off; INSERT INTO h VALUES (-$async_n, 'async'); SELECT pg_sleep(0.3);");
+	return;
+}
+
 # found_everywhere U: the row of o with u = U, through every index and a
 # sequential scan ("id|n" four times when all agree)
 sub found_everywhere
@@ -126,6 +139,7 @@ is($r->{tied}, 1, 'a row with TOAST values (heap rows) is tied to the commit rec
 # 2. a crash right after a log-free commit
 # ---------------------------------------------------------------------------
 
+wal_writer_just_flushed();
 my $offset = -s $node->logfile;
 nvm_commit_and_crash($node, 'after_nvm_commit', 'INSERT INTO o (u, n) VALUES (777777, 3);');
 is(found_everywhere(777777) =~ tr/,//, 3, 'the row committed just before the crash is there');
@@ -135,6 +149,33 @@ is(scalar(grep { $_ eq $f[0] } @f), 4,
 ok($node->log_contains(qr/re-inserted [1-9]\d* index entries of table "o"/, $offset),
 	'its index entries, lost with the WAL, were put back from the pool');
 nvm_check_indexes($node, 'o', 'after a crash after a log-free commit');
+
+# a table of another database is repaired when that database first uses
+# it, also after a clean restart in between
+$node->safe_psql('postgres', 'CREATE DATABASE other');
+$node->safe_psql('other', q{
+	CREATE EXTENSION nvmam;
+	CREATE TABLE p (id int PRIMARY KEY, v text) USING nvm;
+});
+$node->safe_psql('other', "INSERT INTO p VALUES (0, 'first')");
+wal_writer_just_flushed();
+$offset = -s $node->logfile;
+$node->safe_psql('other', join("\n", map { "INSERT INTO p VALUES ($_, 'v$_');" } 1 .. 50));
+nvm_crash($node);
+$node->start;
+is($node->safe_psql('postgres', 'SELECT count(*) FROM o WHERE u = 777777'), '1',
+	'after a crash, a table of this database is used first');
+$node->restart;
+ok(!$node->log_contains(qr/index entries of table "p"/, $offset),
+	'the other database\'s table is not repaired before it is used');
+is( $node->safe_psql('other',
+		'SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM p WHERE id >= 0'),
+	'51', 'every row of a table of another database is found through its index after a clean restart');
+ok($node->log_contains(qr/re-inserted [1-9]\d* index entries of table "p"/, $offset),
+	'... whose entries were put back when the database first used the table');
+$node->safe_psql('other', 'CREATE EXTENSION amcheck');
+is($node->safe_psql('other', "SELECT bt_index_check('p_pkey', true)"), '',
+	'... and amcheck finds every row in the index');
 
 # ---------------------------------------------------------------------------
 # 3. identity values are not handed out again
@@ -149,6 +190,7 @@ for (1 .. 40)
 }
 is($node->safe_psql('postgres', 'SELECT log_cnt FROM o_id_seq'), '0',
 	'the sequence has used up its logged values');
+wal_writer_just_flushed();
 nvm_commit_and_crash($node, 'after_nvm_commit', 'INSERT INTO o (u, n) VALUES (888888, 4);');
 my ($crash_id) = split /\|/, found_everywhere(888888);
 ok(defined $crash_id && $crash_id ne '', 'the row that made the sequence log ahead is there');
@@ -198,12 +240,9 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM h WHERE id = 5000'), '0',
 # 5. synchronous_commit = off
 # ---------------------------------------------------------------------------
 
-# The WAL writer flushes asynchronous commits at most every
-# wal_writer_delay: one asynchronous commit first, so that the next ones
-# wait for it.  The log-free commit comes before the tied one, whose
-# commit record would otherwise wait for the WAL writer.
-$node->safe_psql('postgres',
-	"SET synchronous_commit = off; INSERT INTO h VALUES (5999, 'async'); SELECT pg_sleep(0.2);");
+# The log-free commit comes before the tied one, whose commit record
+# would otherwise wait for the WAL writer.
+wal_writer_just_flushed();
 $node->safe_psql('postgres', q{
 	SET synchronous_commit = off;
 	INSERT INTO o (u, n) VALUES (6000001, 6);
