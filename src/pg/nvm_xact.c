@@ -744,6 +744,7 @@ nvm_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PARALLEL_ABORT:
 		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+			nvm_commit_end();
 			nvm_xact_reset();
 			break;
 	}
