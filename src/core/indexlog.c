@@ -333,17 +333,10 @@ nvm_repair_list(void)
 uint64_t
 nvm_repair_count_for(nvm_off desc)
 {
-	NvmIndexRepairList *list = nvm_repair_list();
-	uint64_t	n = 0;
-
-	if (list == NULL)
-		return 0;
-	for (uint64_t i = 0; i < list->count; i++)
-		if (atomic_load(&list->entries[i].table) == desc)
-			n++;
-	return n;
+	return nvm_repair_versions_for(desc, NULL, UINT64_MAX);
 }
 
+/* (out NULL: only count them) */
 uint64_t
 nvm_repair_versions_for(nvm_off desc, uint64_t *out, uint64_t max)
 {
@@ -353,8 +346,13 @@ nvm_repair_versions_for(nvm_off desc, uint64_t *out, uint64_t max)
 	if (list == NULL)
 		return 0;
 	for (uint64_t i = 0; i < list->count && n < max; i++)
-		if (atomic_load(&list->entries[i].table) == desc)
-			out[n++] = list->entries[i].version_no;
+	{
+		if (atomic_load(&list->entries[i].table) != desc)
+			continue;
+		if (out != NULL)
+			out[n] = list->entries[i].version_no;
+		n++;
+	}
 	return n;
 }
 
