@@ -19,6 +19,7 @@ extern void nvm_relation_key(Relation rel, const RelFileNode *rnode,
 							 char persistence, NvmTableKey *key);
 extern NvmTable nvm_relation_table(Relation rel);
 extern NvmTable nvm_relation_table_for_size(Relation rel);
+extern bool nvm_relation_indexes_repairable(Relation rel);
 extern NvmTable nvm_relation_create_storage(Relation rel, const RelFileNode *rnode,
 											char persistence);
 extern void nvm_report_storage_full(Relation rel) pg_attribute_noreturn();
