@@ -5,7 +5,11 @@
 #	  TPC-C New-Order + Payment at 1, 4 and one warehouse per client, Fig. 10,
 #	  12, 13 and Tables 4-6) through SQL with pgbench, plus pgbench's TPC-B and
 #	  the engine-level benchmark (bench/engine/nvm_engine_bench.c) that drives
-#	  the core with threads the way the paper did.
+#	  the core with threads the way the paper did; and two row-level
+#	  workloads, single-row INSERTs with an identity primary key and
+#	  single-row UPDATEs of a non-indexed column.  Every run records the
+#	  server's WAL fsyncs (pg_stat_wal), so the report shows fsyncs per
+#	  transaction for every contender.
 #
 #	  bench/run.sh [--quick | --full] [--out DIR] [options]
 #
@@ -63,7 +67,10 @@
 #	--clients "1 4 16"		client counts
 #	--time S				seconds per pgbench run
 #	--workloads "..."		among ycsb-a ycsb-b ycsb-c tpcc-1wh tpcc-4wh
-#							tpcc-uncontended tpcb (default: all)
+#							tpcc-uncontended tpcb insert update (default: all)
+#	--reps N				run every point N times (interleaved with the other
+#							contenders'); the report takes the median and shows
+#							the spread (default 1)
 #	--contenders "..."		among heap heap-tmpfs nvm-mcsi nvm-n2db heap-async
 #							nvm-mcsi-tmpfs nvm-n2db-tmpfs heap-logical
 #							nvm-mcsi-logical nvm-n2db-logical (default: quick
@@ -87,6 +94,7 @@
 #	NVM_BENCH_YCSB_ROWS [50000 / 1000000]	NVM_BENCH_TPCB_SCALE [10 / 32]
 #	NVM_BENCH_TPCC_ITEMS [2000 / 100000]	NVM_BENCH_TPCC_CUSTOMERS [100 / 3000]
 #	NVM_BENCH_TPCC_ORDERS [100 / 300] (initial orders per district)
+#	NVM_BENCH_ROWS [10000 / 100000] (rows of u, updated by the update workload)
 #	NVM_BENCH_POOL_SIZE [1GB / YCSB 3GB, TPC-C 7GB, TPC-B 2GB] (room to spare:
 #		updates prune old versions, and autovacuum is off during the runs)
 #	NVM_BENCH_SHARED_BUFFERS [256MB / 1GB]	NVM_BENCH_MAX_WAL_SIZE [1GB / 2GB]
@@ -129,6 +137,7 @@ OPT_WORKLOADS=
 OPT_CONTENDERS=
 ORDER=
 DRAIN_DELAYS=
+REPS=1
 PROFILE=
 PROFILE_POINTS=
 RUN_ENGINE=1
@@ -142,6 +151,7 @@ while [ $# -gt 0 ]; do
 		--out=*) OUT=${1#--out=} ;;
 		--clients) OPT_CLIENTS=${2:?}; shift ;;
 		--time) OPT_TIME=${2:?}; shift ;;
+		--reps) REPS=${2:?}; shift ;;
 		--workloads) OPT_WORKLOADS=${2:?}; shift ;;
 		--contenders) OPT_CONTENDERS=${2:?}; shift ;;
 		--order) ORDER=${2:?}; shift ;;
@@ -166,7 +176,9 @@ if [ "$MODE" = quick ]; then
 	TPCC_CUSTOMERS=${NVM_BENCH_TPCC_CUSTOMERS:-100}
 	TPCC_ORDERS=${NVM_BENCH_TPCC_ORDERS:-100}
 	TPCB_SCALE=${NVM_BENCH_TPCB_SCALE:-10}
+	ROWS_U=${NVM_BENCH_ROWS:-10000}
 	POOL_YCSB=${NVM_BENCH_POOL_SIZE:-1GB} POOL_TPCC=${NVM_BENCH_POOL_SIZE:-1GB} POOL_TPCB=${NVM_BENCH_POOL_SIZE:-1GB}
+	POOL_ROWS=${NVM_BENCH_POOL_SIZE:-1GB}
 	SHARED_BUFFERS=${NVM_BENCH_SHARED_BUFFERS:-256MB}
 	MAX_WAL_SIZE=${NVM_BENCH_MAX_WAL_SIZE:-1GB}
 	ORDER=${ORDER:-interleaved}
@@ -186,7 +198,9 @@ else
 	TPCC_CUSTOMERS=${NVM_BENCH_TPCC_CUSTOMERS:-3000}
 	TPCC_ORDERS=${NVM_BENCH_TPCC_ORDERS:-300}
 	TPCB_SCALE=${NVM_BENCH_TPCB_SCALE:-32}
+	ROWS_U=${NVM_BENCH_ROWS:-100000}
 	POOL_YCSB=${NVM_BENCH_POOL_SIZE:-3GB} POOL_TPCC=${NVM_BENCH_POOL_SIZE:-7GB} POOL_TPCB=${NVM_BENCH_POOL_SIZE:-2GB}
+	POOL_ROWS=${NVM_BENCH_POOL_SIZE:-3GB}
 	SHARED_BUFFERS=${NVM_BENCH_SHARED_BUFFERS:-1GB}
 	MAX_WAL_SIZE=${NVM_BENCH_MAX_WAL_SIZE:-2GB}
 	ORDER=${ORDER:-serial}
@@ -199,7 +213,8 @@ else
 	PROFILE=${PROFILE:-1}
 	PROFILE_POINTS=${PROFILE_POINTS:-tpcc-1wh:8 tpcc-4wh:8 ycsb-a:8}
 fi
-WORKLOADS=${OPT_WORKLOADS:-ycsb-a ycsb-b ycsb-c tpcc-1wh tpcc-4wh tpcc-uncontended tpcb}
+WORKLOADS=${OPT_WORKLOADS:-ycsb-a ycsb-b ycsb-c tpcc-1wh tpcc-4wh tpcc-uncontended tpcb insert update}
+[[ $REPS =~ ^[1-9][0-9]*$ ]] || nvm_die "--reps takes a positive count, not $REPS"
 CONTENDERS=${OPT_CONTENDERS:-$DEFAULT_CONTENDERS}
 for d in $DRAIN_DELAYS; do
 	[[ $d =~ ^[0-9]+$ ]] || nvm_die "--drain-delay takes nanoseconds: $d"
@@ -216,7 +231,7 @@ NPROC=$(nproc)
 
 for w in $WORKLOADS; do
 	case "$w" in
-		ycsb-a | ycsb-b | ycsb-c | tpcc-1wh | tpcc-4wh | tpcc-uncontended | tpcb) ;;
+		ycsb-a | ycsb-b | ycsb-c | tpcc-1wh | tpcc-4wh | tpcc-uncontended | tpcb | insert | update) ;;
 		*) nvm_die "unknown workload $w" ;;
 	esac
 done
@@ -321,6 +336,7 @@ family_of()
 		ycsb-*) echo ycsb ;;
 		tpcc-*) echo tpcc ;;
 		tpcb) echo tpcb ;;
+		insert | update) echo rows ;;
 	esac
 }
 
@@ -338,7 +354,7 @@ warehouses_of()
 # execution order within a family: the read-only YCSB first, on an unchanged
 # table; the most contended TPC-C last
 ORDERED=()
-for w in ycsb-c ycsb-b ycsb-a tpcc-uncontended tpcc-4wh tpcc-1wh tpcb; do
+for w in ycsb-c ycsb-b ycsb-a tpcc-uncontended tpcc-4wh tpcc-1wh tpcb update insert; do
 	if [[ " $WORKLOADS " == *" $w "* ]]; then ORDERED+=("$w"); fi
 done
 FAMILIES=()
@@ -349,7 +365,7 @@ done
 
 NCONT=$(wc -w <<<"$CONTENDERS")
 NCLIENTS=$(wc -w <<<"$CLIENTS")
-TOTAL_RUNS=$((${#ORDERED[@]} * NCLIENTS * NCONT))
+TOTAL_RUNS=$((${#ORDERED[@]} * NCLIENTS * NCONT * REPS))
 DONE_RUNS=0
 RUN_SECS=0			# wall time spent in runs so far (with their overhead)
 # first guesses, replaced by measurements as they come
@@ -410,6 +426,7 @@ pool_size_of()
 		ycsb) echo "$POOL_YCSB" ;;
 		tpcc) echo "$POOL_TPCC" ;;
 		tpcb) echo "$POOL_TPCB" ;;
+		rows) echo "$POOL_ROWS" ;;
 	esac
 }
 
@@ -559,6 +576,9 @@ load()
 		tpcb)
 			create_db "$c" tpcb &&
 				pg "$c" pgbench -i -q -s "$TPCB_SCALE" tpcb ;;
+		rows)
+			create_db "$c" rows &&
+				psql_c "$c" rows -v rows="$ROWS_U" -f "$WL/rows_schema.sql" ;;
 	esac >"$log" 2>&1 || { tail -n 20 "$log" >&2; return 1; }
 	check_am "$c" "$fam" || return 1
 	# read every row once, so no measured run pays for first touches after
@@ -596,13 +616,22 @@ workload_args()
 				-D a_item="$A_ITEM" -D a_cust="$A_CUST" -D a_last="$A_LAST"
 				-D last_max="$LAST_MAX") ;;
 		tpcb) ARGS=(-b tpcb-like) ;;
+		insert) ARGS=(-f "$WL/insert.sql") ;;
+		update) ARGS=(-f "$WL/update.sql" -D rows="$ROWS_U") ;;
 	esac
 }
 
-# run_point CONTENDER WORKLOAD CLIENTS
+# wal_syncs CONTENDER: the WAL fsyncs of the contender's server so far
+# (pg_stat_wal; processes report theirs within a second)
+wal_syncs()
+{
+	pg "$1" psql -X -At -d postgres -c "SELECT wal_sync FROM pg_stat_wal" 2>/dev/null || echo ''
+}
+
+# run_point CONTENDER WORKLOAD CLIENTS [REP]
 run_point()
 {
-	local c=$1 w=$2 n=$3 fam db args=() nwh='' j key t1 out summary
+	local c=$1 w=$2 n=$3 r=${4:-1} fam db args=() nwh='' j key t1 out summary s0 s1 fsyncs=''
 	fam=$(family_of "$w")
 	db=$fam
 	j=$((n < NPROC ? n : NPROC))
@@ -613,7 +642,7 @@ run_point()
 	local meta=(mode="$MODE" family="$fam" workload="$w" contender="$c" clients="$n"
 		threads="$j" warehouses="${nwh:-$([ "$fam" = tpcb ] && echo "$TPCB_SCALE")}"
 		duration_s="$DURATION" isolation="$ISOLATION" synchronous_commit="${CSYNC[$c]}"
-		drain_delay_ns="${CDELAY[$c]}" run_id="$RUN_ID" started_utc="$(date -u +%FT%TZ)")
+		drain_delay_ns="${CDELAY[$c]}" run_id="$RUN_ID" rep="$r" started_utc="$(date -u +%FT%TZ)")
 
 	if [ -n "${FAILED_CONT[$c]:-}" ]; then
 		"$PYTHON" "$BENCH/lib/pgbench_summary.py" --csv "$OUT/results.csv" \
@@ -625,7 +654,7 @@ run_point()
 	# the same TPC-C configuration under another name (1 warehouse at 1
 	# client, 4 at 4): measured once
 	if [ -n "$nwh" ]; then
-		key="$c $n $nwh"
+		key="$c $n $nwh $r"
 		if [ -n "${DONE_KEY[$key]:-}" ]; then
 			"$PYTHON" "$BENCH/lib/pgbench_summary.py" --csv "$OUT/results.csv" \
 				--duplicate-of "${DONE_KEY[$key]}" "${meta[@]}" >/dev/null
@@ -638,8 +667,11 @@ run_point()
 
 	t1=$(date +%s)
 	out=$OUT/logs/run-$(printf %03d "$RUN_ID")-$w-${c//@/-}-c$n.txt
-	progress "$c $w clients=$n${nwh:+ warehouses=$nwh} (${DURATION}s)"
+	local label=''
+	if [ "$REPS" -gt 1 ]; then label=", repetition $r of $REPS"; fi
+	progress "$c $w clients=$n${nwh:+ warehouses=$nwh} (${DURATION}s$label)"
 	psql_c "$c" postgres -c CHECKPOINT >/dev/null 2>&1 || true
+	s0=$(wal_syncs "$c")
 	{
 		echo "# $c $w clients=$n: pgbench ${args[*]} -n -M prepared -c $n -j $j -T $DURATION" \
 			"--max-tries=$MAX_TRIES --failures-detailed -l ($ISOLATION)"
@@ -652,6 +684,12 @@ run_point()
 		-l --log-prefix="$RAW/r$RUN_ID" "$db" >/dev/null 2>&1 || true
 	cat "$out.tmp" >>"$out" 2>/dev/null
 	rm -f "$out.tmp" "$out.tmp.timeout"
+	# the WAL fsyncs of the run: its backends reported theirs when they
+	# exited, the WAL writer and checkpointer within a second
+	sleep 1.2
+	s1=$(wal_syncs "$c")
+	if [ -n "$s0" ] && [ -n "$s1" ]; then fsyncs=$((s1 - s0)); fi
+	meta+=(wal_fsyncs="$fsyncs")
 	local del=(--delete-logs)
 	if [ "$KEEP_LOGS" = 1 ]; then del=(); fi
 	summary=$("$PYTHON" "$BENCH/lib/pgbench_summary.py" --csv "$OUT/results.csv" \
@@ -771,7 +809,9 @@ profile_workload()
 	echo "- YCSB: $YCSB_ROWS rows of a key + 10 x 100-byte text fields; 1-5 uniform random records per transaction; A/B/C = 50/5/0 % updates"
 	echo "- TPC-C: $TPCC_WAREHOUSES warehouses loaded; $TPCC_ITEMS items (stock per warehouse), $TPCC_CUSTOMERS customers and $TPCC_ORDERS initial orders per district; NURand A: item $A_ITEM, customer $A_CUST, last name $A_LAST (0..$LAST_MAX); New-Order 45% / Payment 55%, home warehouse client_id % warehouses + 1; 1% New-Order rollbacks; remote: 1% per order line (~10% of New-Orders), 15% of Payments"
 	echo "- TPC-B: pgbench -i -s $TPCB_SCALE, builtin tpcb-like"
-	echo "- per cluster: shared_buffers = $SHARED_BUFFERS, max_wal_size = $MAX_WAL_SIZE, checkpoint_timeout = 1d, autovacuum = off, deadlock_timeout = 50ms (YCSB transactions update their rows in random order and can deadlock: detected after 50 ms instead of 1 s, then retried; TPC-C New-Orders update stock rows in item order and do not deadlock on them); after the load every table is read once (count(*)) and CHECKPOINTed; CHECKPOINT before each run; nvm.pool_size = $POOL_YCSB (YCSB), $POOL_TPCC (TPC-C), $POOL_TPCB (TPC-B); a fresh cluster per contender and workload family"
+	echo "- rows: insert = one single-row INSERT per transaction into o (identity bigint primary key, three more columns); update = one single-row UPDATE of a non-indexed column of u ($ROWS_U rows, integer primary key), autocommit"
+	echo "- repetitions: $REPS per point (the report takes the median); WAL fsyncs from pg_stat_wal.wal_sync around each run (all server processes)"
+	echo "- per cluster: shared_buffers = $SHARED_BUFFERS, max_wal_size = $MAX_WAL_SIZE, checkpoint_timeout = 1d, autovacuum = off, deadlock_timeout = 50ms (YCSB transactions update their rows in random order and can deadlock: detected after 50 ms instead of 1 s, then retried; TPC-C New-Orders update stock rows in item order and do not deadlock on them); after the load every table is read once (count(*)) and CHECKPOINTed; CHECKPOINT before each run; nvm.pool_size = $POOL_YCSB (YCSB), $POOL_TPCC (TPC-C), $POOL_TPCB (TPC-B), $POOL_ROWS (rows); a fresh cluster per contender and workload family"
 	if [ "$ORDER" = interleaved ]; then
 		echo "- order: interleaved (all contenders' clusters up at once; for each workload and client count the contenders run back to back, in rotating order)"
 	else
@@ -845,7 +885,9 @@ for fam in "${FAMILIES[@]}"; do
 			for w in "${ORDERED[@]}"; do
 				[ "$(family_of "$w")" = "$fam" ] || continue
 				for n in $CLIENTS; do
-					run_point "$c" "$w" "$n"
+					for r in $(seq 1 "$REPS"); do
+						run_point "$c" "$w" "$n" "$r"
+					done
 				done
 				PW=$w profile_workload "$c"
 			done
@@ -860,13 +902,15 @@ for fam in "${FAMILIES[@]}"; do
 	for w in "${ORDERED[@]}"; do
 		[ "$(family_of "$w")" = "$fam" ] || continue
 		for n in $CLIENTS; do
-			# the contenders' order rotates from point to point, so none of
-			# them always runs first or right after another
-			read -r -a order <<<"$CONTENDERS"
-			k=$((POINT % ${#order[@]}))
-			POINT=$((POINT + 1))
-			for c in "${order[@]:k}" "${order[@]:0:k}"; do
-				run_point "$c" "$w" "$n"
+			for r in $(seq 1 "$REPS"); do
+				# the contenders' order rotates from point to point, so none
+				# of them always runs first or right after another
+				read -r -a order <<<"$CONTENDERS"
+				k=$((POINT % ${#order[@]}))
+				POINT=$((POINT + 1))
+				for c in "${order[@]:k}" "${order[@]:0:k}"; do
+					run_point "$c" "$w" "$n" "$r"
+				done
 			done
 		done
 		# shellcheck disable=SC2086 # a list of names

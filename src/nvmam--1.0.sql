@@ -83,13 +83,17 @@ CREATE FUNCTION nvm_backend_stats(
     OUT flushes bigint,
     OUT cache_lines_flushed bigint,
     OUT bytes_flushed bigint,
-    OUT fences bigint)
+    OUT fences bigint,
+    OUT log_free_commits bigint,
+    OUT tied_commits bigint,
+    OUT index_log_entries bigint,
+    OUT commit_wal_flushes bigint)
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT;
 
 COMMENT ON FUNCTION nvm_backend_stats() IS
-'this backend''s concurrency-control and persist counters: snapshots and their cost, completed nvm transactions and the cost of completing them, flushes, cache lines, bytes and fences';
+'this backend''s concurrency-control and persist counters: snapshots and their cost, completed nvm transactions and the cost of completing them, flushes, cache lines, bytes and fences; commits on the pool alone (log-free) and tied to PostgreSQL''s commit record, index roots logged in the pool, and WAL flushes log-free commits needed';
 
 -- Integrity checks (src/pg/nvm_verify.c), as amcheck's verify_heapam is for
 -- heap.  Like amcheck's functions they are not for PUBLIC: a superuser may

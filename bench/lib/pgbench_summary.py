@@ -14,7 +14,9 @@ usage: pgbench_summary.py --csv FILE --output PGBENCH_OUTPUT --logs PREFIX
                           [--delete-logs] [--error MESSAGE] KEY=VALUE...
        pgbench_summary.py --csv FILE --duplicate-of RUN_ID KEY=VALUE...
 
-KEY=VALUE pairs become leading columns (mode, workload, contender, clients, ...).
+KEY=VALUE pairs become leading columns (mode, workload, contender, clients, ...,
+rep = the repetition of the point, wal_fsyncs = the server's WAL fsyncs during
+the run, from pg_stat_wal).
 --error records a run that did not take place (status "skipped").
 --duplicate-of appends a copy of the row of run RUN_ID with the given keys
 replaced: a configuration reached under two workload names is measured once.
@@ -39,7 +41,7 @@ VALUE_COLUMNS = [
 META_COLUMNS = [
     "mode", "family", "workload", "contender", "clients", "threads", "warehouses",
     "duration_s", "isolation", "synchronous_commit", "drain_delay_ns", "run_id",
-    "started_utc",
+    "started_utc", "rep", "wal_fsyncs",
 ]
 
 

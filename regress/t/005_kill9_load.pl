@@ -18,7 +18,6 @@
 use strict;
 use warnings;
 
-use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -96,11 +95,7 @@ sub new_transfer
 sub client_start
 {
 	my ($n) = @_;
-	my $c = { n => $n, in => '', out => '', err => '', pid => undef, dead => 0, quit => 0 };
-	$c->{h} = IPC::Run::start(
-		[ 'psql', '-X', '-A', '-t', '-v', 'ON_ERROR_STOP=0', '-d', $node->connstr('postgres'),
-			'-f', '-' ],
-		'<', \$c->{in}, '>', \$c->{out}, '2>', \$c->{err});
+	my $c = nvm_client_start($node, { n => $n, pid => undef, quit => 0 });
 	$c->{in} .= "SELECT 'P' || pg_backend_pid();\n";
 	return $c;
 }
@@ -219,19 +214,7 @@ sub pump_clients
 	foreach my $c (@$clients)
 	{
 		next if $c->{dead};
-		if ($c->{h}->pumpable)
-		{
-			eval { $c->{h}->pump_nb; };
-		}
-		else
-		{
-			eval { $c->{h}->finish; };
-			$c->{dead} = 1;
-		}
-		while ($c->{out} =~ s/^([^\n]*)\n//)
-		{
-			client_line($c, $1);
-		}
+		client_line($c, $_) for nvm_pump_client($c);
 		if ($c->{dead} && $c->{commit_sent} && !$c->{committed})
 		{
 			# the connection was lost before the outcome was known

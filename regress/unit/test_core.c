@@ -5,8 +5,9 @@
  *	  version chains, MCSI visibility and conflicts, subtransactions,
  *	  recovery of transactions in flight, garbage collection (pins, pruning,
  *	  retired records, reuse of numbers), cloning a table (SET TABLESPACE),
- *	  the start-up sweep of temporary and unlogged tables, row-lock words,
- *	  and the status rings wrapping.
+ *	  the start-up sweep of temporary and unlogged tables, row-lock words, the status
+ *	  rings wrapping, the index log of log-free commits and its repair
+ *	  list, and in-doubt transactions whose external xid is reused.
  *
  * Each test prints "ok" or "not ok" lines; the last line is
  * "N passed, N failed" and the exit code is non-zero on any failure.
@@ -14,6 +15,7 @@
 #include "alloc.h"
 #include "core.h"
 #include "gc.h"
+#include "indexlog.h"
 #include "mcsi.h"
 #include "persist.h"
 #include "pool.h"
@@ -893,6 +895,120 @@ test_indoubt(void)
 }
 
 /*
+ * test_indoubt_reused_xid: the external log hands an in-doubt
+ * transaction's xid out again (a crash lost every record carrying it) and
+ * aborts the marker before it commits the new owner
+ * (nvm_indoubt_abort_external); the marker's transaction is then aborted,
+ * whatever the external log says about the xid afterwards.
+ */
+static void
+test_indoubt_reused_xid(void)
+{
+	NvmTableKey k = {1663, 5, 903, 0};
+	NvmTable	t;
+	NvmTxn		a;
+	uint64_t	n,
+				txid;
+	uint64_t	xids[2] = {554, 555};
+	int			slot = nvm_slot_acquire(9);
+
+	nvm_txn_init(&a, slot);
+	nvm_table_create(&k, 0, &t);
+	nvm_record_insert(&t, &a, 1, 0, "reused", 7, &n);
+	txid = a.txid;
+	nvm_txn_mark_indoubt(&a, 555);
+	crash_and_restart();
+	CHECK(nvm_indoubt_pending(), "reused xid: the transaction is in doubt after the crash");
+	CHECK(nvm_indoubt_abort_external(xids, 1) == 0 && nvm_indoubt_pending(),
+		  "reused xid: a commit of another xid leaves it in doubt");
+	CHECK(nvm_indoubt_abort_external(xids, 2) == 1 && !nvm_indoubt_pending(),
+		  "reused xid: a commit of its xid resolves it first");
+	CHECK(nvm_status_get(txid) == NVM_STATUS_ABORTED, "reused xid: as aborted");
+	resolver_answer = 1;
+	CHECK(nvm_indoubt_resolve_all(test_resolver) == 0, "reused xid: nothing left to resolve");
+	nvm_table_open(&k, &t);
+	CHECK(count_rows(&t, "reused") == 0, "reused xid: its rows stay invisible although the xid committed later");
+	crash_and_restart();
+	nvm_table_open(&k, &t);
+	CHECK(count_rows(&t, "reused") == 0, "reused xid: also after the next restart");
+	nvm_table_drop(&k);
+}
+
+/*
+ * test_indexlog: a slot's ring of index roots (appending, dropping what the
+ * external log made durable, refusing what does not fit) and the repair
+ * list that recovery builds from the rings.
+ */
+static void
+test_indexlog(void)
+{
+	NvmTableKey k = {1663, 5, 904, 0};
+	NvmTableKey gone = {1663, 5, 905, 0};
+	NvmTable	t,
+				g;
+	NvmTxn		a;
+	NvmIndexLogEntry e[10];
+	uint64_t	v[10];
+	int			slot = nvm_slot_acquire(9);
+	char		data[16];
+
+	nvm_indexlog_set_capacity(8);
+	nvm_txn_init(&a, slot);
+	nvm_table_create(&k, 0, &t);
+	nvm_table_create(&gone, 0, &g);
+	for (int i = 0; i < 10; i++)
+	{
+		snprintf(data, sizeof(data), "root%d", i);
+		nvm_record_insert(&t, &a, 1, 0, data, (uint32_t) strlen(data) + 1, &v[i]);
+		e[i].table = nvm_off_of(t.desc);
+		e[i].version_no = v[i];
+		e[i].lsn = i < 5 ? 100 : 200;
+	}
+	nvm_txn_commit(&a);
+
+	CHECK(nvm_indexlog_pending((uint32_t) slot) == 0, "indexlog: a slot has no entries at first");
+	CHECK(nvm_indexlog_append((uint32_t) slot, e, 5, 0) && nvm_indexlog_pending((uint32_t) slot) == 5,
+		  "indexlog: entries are appended");
+	CHECK(!nvm_indexlog_append((uint32_t) slot, e + 5, 4, 99) && nvm_indexlog_pending((uint32_t) slot) == 5,
+		  "indexlog: a full ring of entries not yet durable refuses more");
+	CHECK(nvm_indexlog_append((uint32_t) slot, e + 5, 4, 100) && nvm_indexlog_pending((uint32_t) slot) == 4,
+		  "indexlog: entries made durable by the external log are dropped for new ones");
+	CHECK(!nvm_indexlog_append((uint32_t) slot, e, 9, 1000),
+		  "indexlog: more entries than the ring holds are refused");
+	CHECK(nvm_indexlog_room((uint32_t) slot) == 8, "indexlog: the ring keeps its capacity");
+
+	/* an entry of a table dropped before the crash, and a duplicate */
+	e[9].table = nvm_off_of(g.desc);
+	CHECK(nvm_indexlog_append((uint32_t) slot, e + 8, 2, 0), "indexlog: a duplicate and another table's entry");
+	nvm_table_drop(&gone);
+
+	crash_and_restart();
+	CHECK(nvm_indexlog_recover(false) == 4, "indexlog: recovery lists each root not known durable, once");
+	nvm_table_open(&k, &t);
+	CHECK(nvm_repair_list() != NULL && nvm_repair_count_for(nvm_off_of(t.desc)) == 4 &&
+		  nvm_repair_names(nvm_off_of(t.desc), v[5]) && nvm_repair_names(nvm_off_of(t.desc), v[8]) && !nvm_repair_names(nvm_off_of(t.desc), v[0]),
+		  "indexlog: the repair list names the roots whose log may be lost");
+	CHECK(nvm_indexlog_pending((uint32_t) slot) == 0, "indexlog: recovery empties the rings");
+
+	/* new entries after the restart; a clean stop keeps the list, not them */
+	slot = nvm_slot_acquire(9);
+	CHECK(nvm_indexlog_append((uint32_t) slot, e, 2, 0), "indexlog: the ring is used again after recovery");
+	crash_and_restart();
+	CHECK(nvm_indexlog_recover(true) == 4 && nvm_indexlog_pending((uint32_t) slot) == 0,
+		  "indexlog: after a clean stop the unrepaired list stays and the rings are emptied");
+	nvm_table_open(&k, &t);
+	CHECK(!nvm_repair_names(nvm_off_of(t.desc), v[0]), "indexlog: ... without the entries of the clean stop");
+
+	CHECK(nvm_repair_done(nvm_off_of(t.desc)) == 4 && nvm_repair_count_for(nvm_off_of(t.desc)) == 0 &&
+		  nvm_repair_list() == NULL, "indexlog: repaired entries leave the list");
+	crash_and_restart();
+	CHECK(nvm_indexlog_recover(false) == 0 && nvm_pool_root()->index_repair_off == 0,
+		  "indexlog: a list with nothing left is freed at the next start");
+	nvm_indexlog_set_capacity(0);
+	nvm_table_drop(&k);
+}
+
+/*
  * test_inlined_status_wins: recovery never reclaims a version whose own
  * inlined status says committed, whatever the status store says (here the
  * status-array entry is damaged to RUNNING after the commit).
@@ -1351,6 +1467,8 @@ main(void)
 		test_lock_words();
 		test_clone();
 		test_indoubt();
+		test_indoubt_reused_xid();
+		test_indexlog();
 		test_gc();
 		test_gc_rolled_back();
 		test_index_root_dead();

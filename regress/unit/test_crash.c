@@ -25,7 +25,11 @@
  *	   checker, which now also compares every reached block with the
  *	   allocator's rebuilt state, still finds nothing);
  *	 - a transaction in doubt (marked for an external log, as PostgreSQL's
- *	   WAL) ends as the external log decided once it is resolved.
+ *	   WAL) ends as the external log decided once it is resolved;
+ *	 - every live row whose index entries the external log may have lost
+ *	   (log-free commits log their index roots in the pool, indexlog.h, and
+ *	   the simulated log is durable only up to its last flush) is in the
+ *	   repair list recovery builds from the index log.
  * Garbage collection runs throughout: every update prunes its chain (no
  * snapshot is pinned, so everything below the newest committed version
  * goes), and every tenth transaction is followed by a VACUUM-like pass that
@@ -54,6 +58,7 @@
 #include "core.h"
 #include "crashsim.h"
 #include "gc.h"
+#include "indexlog.h"
 #include "mcsi.h"
 #include "persist.h"
 #include "pool.h"
@@ -81,6 +86,9 @@ typedef struct Oracle
 {
 	int64_t		committed[KEYS];	/* value, -1 = absent */
 	uint64_t	committed_vno[KEYS];
+	uint64_t	committed_root[KEYS];	/* index root of the committed version */
+	uint64_t	committed_lsn[KEYS];	/* external log position of its index entries */
+	uint64_t	pending_root[KEYS];
 	int64_t		pending[KEYS];	/* -2 untouched, -1 deleted, else value */
 	int			commit_in_progress;
 	int			marked;			/* the committing transaction is in doubt */
@@ -88,6 +96,10 @@ typedef struct Oracle
 	uint64_t	ext_xid;
 	uint32_t	tables_created;
 	nvm_off		ballast[BALLAST_MAX];	/* durable ballast blocks, 0 = none */
+	/* the external log of index entries: written up to lsn, durable up to flushed */
+	uint64_t	lsn;
+	uint64_t	flushed;
+	uint64_t	pending_lsn;	/* position of the committing transaction's entries */
 } Oracle;
 
 static Oracle oracle;
@@ -263,6 +275,26 @@ check_recovered(void *arg)
 	else if (!match_committed && !(oracle.commit_in_progress && match_new))
 		return match_new ? "an uncommitted transaction is visible" : "an acknowledged commit is lost";
 
+	/*
+	 * Index entries: every live row's index root whose entries the external
+	 * log may have lost (written past the durable position) is in the
+	 * repair list that recovery builds from the index log.
+	 */
+	if (nvm_indexlog_recover(false) < 0)
+		return "no room for the repair list";
+	for (int k = 0; k < KEYS; k++)
+	{
+		bool		is_new = match_new && !match_committed && oracle.pending[k] != -2 &&
+			oracle.pending_root[k] != oracle.committed_root[k];
+		uint64_t	root = is_new ? oracle.pending_root[k] : oracle.committed_root[k];
+		uint64_t	lsn = is_new ? oracle.pending_lsn : oracle.committed_lsn[k];
+
+		if (got[k] < 0 || lsn <= oracle.flushed)
+			continue;
+		if (!nvm_repair_names(nvm_off_of(t.desc), root))
+			return "a committed row whose index entries may be lost is not in the repair list";
+	}
+
 	/* the allocator must not hand out blocks that are still in use */
 	{
 		Row			row;
@@ -301,11 +333,15 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 	int			sub = rnd(10) == 0;
 	int64_t		saved_pending[KEYS];
 	uint64_t	saved_vno[KEYS];
+	uint64_t	saved_root[KEYS];
+	NvmIndexLogEntry roots[64];
+	int			nroots = 0;
 	uint32_t	cid = 0;
 
 	for (int k = 0; k < KEYS; k++)
 	{
 		oracle.pending[k] = -2;
+		oracle.pending_root[k] = oracle.committed_root[k];
 		vno[k] = oracle.committed_vno[k];
 	}
 	for (int i = 0; i < ops + (sub ? 2 : 0); i++)
@@ -315,6 +351,7 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 		int64_t		cur = oracle.pending[key] != -2 ? oracle.pending[key] : oracle.committed[key];
 		Row			row;
 		uint64_t	n;
+		uint64_t	new_root = 0;
 		NvmConflict cf;
 		NvmWriteResult res;
 
@@ -322,6 +359,7 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 		{
 			memcpy(saved_pending, oracle.pending, sizeof(saved_pending));
 			memcpy(saved_vno, vno, sizeof(saved_vno));
+			memcpy(saved_root, oracle.pending_root, sizeof(saved_root));
 		}
 		if (sub && i >= ops)
 			level = 2;
@@ -334,7 +372,9 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 			if (res == NVM_WRITE_OK)
 			{
 				oracle.pending[key] = row.value;
+				oracle.pending_root[key] = n;
 				vno[key] = n;
+				new_root = n;
 			}
 		}
 		else if (rnd(3) == 0)
@@ -345,10 +385,14 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 		}
 		else
 		{
-			res = nvm_record_update(t, txn, level, cid, vno[key], &row, sizeof(row), rnd(2), &n, &cf);
+			bool		new_run = rnd(2);
+
+			res = nvm_record_update(t, txn, level, cid, vno[key], &row, sizeof(row), new_run, &n, &cf);
 			if (res == NVM_WRITE_OK)
 			{
 				oracle.pending[key] = row.value;
+				if (new_run)
+					oracle.pending_root[key] = new_root = n;
 				vno[key] = n;
 			}
 		}
@@ -357,6 +401,14 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 			fprintf(stderr, "unexpected write result %d\n", res);
 			exit(2);
 		}
+		if (new_root != 0 && nroots < 64)
+		{
+			/* its index entries go to the external log */
+			roots[nroots].table = nvm_off_of(t->desc);
+			roots[nroots].version_no = new_root;
+			nroots++;
+			oracle.lsn++;
+		}
 		cid++;
 	}
 	if (sub)
@@ -364,6 +416,7 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 		nvm_txn_subxact_abort(txn, 2);
 		memcpy(oracle.pending, saved_pending, sizeof(saved_pending));
 		memcpy(vno, saved_vno, sizeof(saved_vno));
+		memcpy(oracle.pending_root, saved_root, sizeof(saved_root));
 	}
 	if (rnd(10) == 0)
 	{
@@ -372,13 +425,38 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 			oracle.pending[k] = -2;
 		return;
 	}
+	oracle.pending_lsn = oracle.lsn;
 	if (rnd(3) == 0)
 	{
-		/* commit through an external log too: mark, then its commit record */
+		/*
+		 * commit through an external log too (a tied commit): mark, then
+		 * its commit record, whose flush makes the index entries durable
+		 */
 		oracle.ext_xid++;
 		oracle.marked = 1;
 		nvm_txn_mark_indoubt(txn, oracle.ext_xid);
 		oracle.ext_committed = 1;
+		oracle.flushed = oracle.lsn;
+	}
+	else if (nroots > 0)
+	{
+		/*
+		 * a log-free commit: its index roots go to the slot's ring before
+		 * the status; a full ring makes it flush the external log
+		 */
+		for (int i = 0; i < nroots; i++)
+			roots[i].lsn = oracle.lsn;
+		if (rnd(8) == 0)
+			oracle.flushed = oracle.lsn;	/* the log writer got there first */
+		else if (!nvm_indexlog_append((uint32_t) txn->slot, roots, nroots, oracle.flushed))
+		{
+			oracle.flushed = oracle.lsn;
+			if (!nvm_indexlog_append((uint32_t) txn->slot, roots, nroots, oracle.flushed))
+			{
+				fprintf(stderr, "index log refuses entries after a flush\n");
+				exit(2);
+			}
+		}
 	}
 	oracle.commit_in_progress = 1;
 	nvm_txn_commit(txn);
@@ -391,6 +469,11 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 		{
 			oracle.committed[k] = oracle.pending[k];
 			oracle.committed_vno[k] = oracle.pending[k] >= 0 ? vno[k] : 0;
+			if (oracle.pending_root[k] != oracle.committed_root[k])
+			{
+				oracle.committed_root[k] = oracle.pending_root[k];
+				oracle.committed_lsn[k] = oracle.pending_lsn;
+			}
 		}
 		oracle.pending[k] = -2;
 	}
@@ -430,6 +513,8 @@ run_mode(uint32_t mode, int ntx, unsigned seed, bool grow)
 	o.ring_words = 16;
 	/* a table is created every 50 transactions and a clone made every 40 */
 	o.max_tables = 32 + (uint32_t) (ntx / 50 + ntx / 40);
+	/* a small ring, so that full rings and their flushes are exercised */
+	nvm_indexlog_set_capacity(6);
 	if (nvm_pool_open(&o, err, sizeof(err)) != NVM_POOL_CREATED)
 	{
 		fprintf(stderr, "%s\n", err);
@@ -458,7 +543,11 @@ run_mode(uint32_t mode, int ntx, unsigned seed, bool grow)
 			ballast_step(rnd(1000));
 		run_transaction(&t, &txn);
 		if (i % 10 == 9)
+		{
+			/* VACUUM's WAL flush, before numbers are given back (covers every older entry) */
+			oracle.flushed = oracle.lsn;
 			vacuum_pass(&t);
+		}
 		if (i % 40 == 30)
 		{
 			/*
@@ -472,6 +561,7 @@ run_mode(uint32_t mode, int ntx, unsigned seed, bool grow)
 			NvmTable	copy;
 
 			new_key.rel = 7000 + (uint32_t) i;
+			oracle.flushed = oracle.lsn;	/* a tied commit, with a flush */
 			if (!nvm_table_clone(&t, &new_key, 0, NULL, 0, &copy))
 			{
 				fprintf(stderr, "clone failed\n");

@@ -1127,6 +1127,48 @@ nvm_indoubt_resolve_all(NvmIndoubtResolver resolver)
 }
 
 /*
+ * nvm_indoubt_abort_external resolves as aborted every unresolved in-doubt
+ * transaction whose external xid is one of the n in xids, and returns how
+ * many it resolved.  The external log calls it before it commits a
+ * transaction with those xids: an xid named by a marker is handed out again
+ * only if the marker's transaction never committed (its commit record, and
+ * every record carrying the xid, were lost in a crash), so the marker's
+ * transaction is certainly aborted, and once it is resolved the new
+ * commit of the same xid cannot be taken for its.
+ */
+uint32_t
+nvm_indoubt_abort_external(const uint64_t *xids, size_t n)
+{
+	NvmMcsiShared *ms = nvm_mcsi;
+	uint32_t	aborted = 0;
+	uint32_t	nslots = atomic_load(&ms->slots_high_water);
+
+	if (!nvm_indoubt_pending())
+		return 0;
+	for (uint32_t c = 0; c < nslots; c++)
+	{
+		NvmSlotShared *ss = &ms->slots[c];
+		uint64_t	t = atomic_load(&ss->indoubt_txid);
+		bool		match = false;
+
+		if (t == NVM_INVALID_TXID)
+			continue;
+		for (size_t i = 0; i < n && !match; i++)
+			match = ss->indoubt_xid == xids[i];
+		if (!match)
+			continue;
+		nvm_spin_lock(&ms->indoubt_lock);
+		if (atomic_load(&ss->indoubt_txid) == t)
+		{
+			finish_indoubt(c, t, false);
+			aborted++;
+		}
+		nvm_spin_unlock(&ms->indoubt_lock);
+	}
+	return aborted;
+}
+
+/*
  * nvm_indoubt_xid_of returns the external xid of txid if txid is an
  * unresolved in-doubt transaction, else 0.
  */

@@ -49,9 +49,12 @@
  *	   drained and the slot's in-doubt marker (txid, external xid) is
  *	   persisted.  Recovery leaves such a transaction RUNNING instead of
  *	   aborting it; it is resolved by asking the external log
- *	   (nvm_indoubt_resolve_all) before any snapshot is used.  The caller
- *	   guarantees the external xid can never be handed out again (a record
- *	   carrying it is durable in the external log).
+ *	   (nvm_indoubt_resolve_all) before any snapshot is used.  The
+ *	   external log may hand the xid out again if a crash lost every record
+ *	   carrying it (the transaction then never committed): before it
+ *	   commits the xid's new owner, it resolves the marker as aborted
+ *	   (nvm_indoubt_abort_external), so an answer "committed" for a marker
+ *	   still unresolved is always its own transaction's.
  *	 - Prepared (two-phase commit): the marker is persisted the same way
  *	   before the external prepare record; then the running transaction is
  *	   handed over (nvm_txn_hand_over_indoubt) and is in doubt exactly as
@@ -231,6 +234,7 @@ extern void nvm_txn_subxact_commit(NvmTxn *txn, int level);
  */
 typedef int (*NvmIndoubtResolver) (uint64_t external_xid);
 extern uint32_t nvm_indoubt_resolve_all(NvmIndoubtResolver resolver);
+extern uint32_t nvm_indoubt_abort_external(const uint64_t *xids, size_t n);
 extern uint64_t nvm_indoubt_xid_of(uint64_t txid);
 
 static inline bool

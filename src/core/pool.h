@@ -138,6 +138,7 @@ typedef struct NvmPoolRoot
 	_Alignas(NVM_CACHELINE) uint64_t n2db_reserved; /* N2DB: all handed-out txids are below this */
 	_Alignas(NVM_CACHELINE) NvmPoolBinding binding;
 	_Alignas(NVM_CACHELINE) uint64_t pool_end;	/* end of the last growth segment; 0 = none */
+	_Alignas(NVM_CACHELINE) uint64_t index_repair_off;	/* index entries to repair (indexlog.h), 0 = none */
 } NvmPoolRoot;
 
 /*
@@ -171,6 +172,7 @@ typedef struct NvmSlotPersist
 	uint64_t	indoubt_xid;	/* external (PostgreSQL) xid the in-doubt txid follows */
 	uint64_t	indoubt_txid;	/* transaction whose outcome is the external xid's, 0 = none */
 	_Atomic uint64_t wal_lsn;	/* WAL position the slot's commits depend on (NvmPoolBinding) */
+	nvm_off		indexlog_off;	/* ring of index roots committed without a log flush (indexlog.h), 0 = none */
 } NvmSlotPersist;
 
 _Static_assert(sizeof(NvmSlotPersist) == NVM_CACHELINE,

@@ -15,6 +15,7 @@
 #include "verify.h"
 
 #include "alloc.h"
+#include "indexlog.h"
 #include "mcsi.h"
 #include "pool.h"
 #include "segarray.h"
@@ -308,6 +309,20 @@ block_of(nvm_off off, size_t need, NvmBlockInfo *bi, char *why, size_t whylen)
 		return false;
 	}
 	return true;
+}
+
+/*
+ * block_of_fits says whether the allocated block at off holds a header of
+ * head bytes and n entries of size bytes each.
+ */
+static bool
+block_of_fits(nvm_off off, size_t head, uint64_t n, size_t size)
+{
+	NvmBlockInfo bi;
+
+	if (nvm_alloc_check_block(off, &bi) != NVM_BLOCK_OK || bi.size < head)
+		return false;
+	return n <= (bi.size - head) / size;
 }
 
 /* ---------------------------------------------------------------------
@@ -1114,6 +1129,81 @@ nvm_verify_check_table(const NvmTableKey *key, const NvmVerifyOptions *opts, Nvm
  */
 
 /*
+ * claim_block checks that off is an allocated block of at least need bytes
+ * reached from nowhere else, reporting what it is otherwise (as `what` of
+ * kind, the link being the word at `link`); true if it may be read.
+ */
+static bool
+claim_block(Verifier *v, NvmVerifyKind kind, nvm_off link, nvm_off off, size_t need,
+			const char *what)
+{
+	NvmBlockInfo bi;
+	char		why[96];
+
+	if (!block_of(off, need, &bi, why, sizeof(why)))
+	{
+		problem(v, kind, 0, 0, link, "%s names offset %llu, %s",
+				what, (unsigned long long) off, why);
+		return false;
+	}
+	if (set_add(v, &v->reached, bi.id))
+	{
+		problem(v, NVM_VERIFY_OWNERSHIP, 0, 0, off, "%s was already reached from elsewhere", what);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * walk_index_logs checks the index log (indexlog.h): each slot's ring and
+ * the repair list are allocated blocks reached nowhere else, big enough
+ * for their capacity, with their counters in range.  Their entries may
+ * name anything (a stale entry is validated before it is used).
+ */
+static void
+walk_index_logs(Verifier *v)
+{
+	NvmPoolHeader *hdr = nvm_pool_header;
+	nvm_off		list = nvm_pool_root()->index_repair_off;
+
+	for (uint32_t c = 0; c < hdr->max_slots && !v->stop; c++)
+	{
+		NvmSlotPersist *sp = nvm_pool_slot(c);
+		NvmIndexLogRing *ring;
+		char		what[64];
+
+		if (sp->indexlog_off == 0)
+			continue;
+		snprintf(what, sizeof(what), "the index log of clock slot %u", c);
+		if (!claim_block(v, NVM_VERIFY_SLOT, nvm_off_of(&sp->indexlog_off), sp->indexlog_off,
+						 sizeof(NvmIndexLogRing), what))
+			continue;
+		ring = nvm_ptr(sp->indexlog_off);
+		if (!block_of_fits(sp->indexlog_off, sizeof(NvmIndexLogRing),
+						   ring->capacity, sizeof(NvmIndexLogEntry)) ||
+			ring->tail > ring->head || ring->head - ring->tail > ring->capacity)
+			problem(v, NVM_VERIFY_SLOT, 0, 0, sp->indexlog_off,
+					"%s has capacity %llu, head %llu and tail %llu, which do not fit its block",
+					what, (unsigned long long) ring->capacity,
+					(unsigned long long) ring->head, (unsigned long long) ring->tail);
+	}
+	if (list != 0 && !v->stop &&
+		claim_block(v, NVM_VERIFY_SLOT, nvm_off_of(&nvm_pool_root()->index_repair_off), list,
+					sizeof(NvmIndexRepairList), "the index repair list"))
+	{
+		NvmIndexRepairList *l = nvm_ptr(list);
+
+		if (!block_of_fits(list, sizeof(NvmIndexRepairList), l->count,
+						   sizeof(NvmIndexRepairEntry)) ||
+			atomic_load(&l->remaining) > l->count)
+			problem(v, NVM_VERIFY_SLOT, 0, 0, list,
+					"the index repair list has %llu entries, %llu remaining, which do not fit its block",
+					(unsigned long long) l->count,
+					(unsigned long long) atomic_load(&l->remaining));
+	}
+}
+
+/*
  * walk_slots checks the persistent part of every clock slot: its status
  * ring is where the layout puts it (or, in a pool whose rings are
  * allocated at first use, an allocated block reached nowhere else), its
@@ -1293,6 +1383,7 @@ nvm_verify_check_pool(const NvmVerifyOptions *opts, NvmVerifyResult *result)
 	}
 	(void) nvm_alloc_check_chunk_table(chunk_problem, &v);
 	walk_slots(&v);
+	walk_index_logs(&v);
 	walk_directory(&v);
 	if (v.opts->leaks)
 		walk_leaks(&v);

@@ -614,7 +614,13 @@ check_wal_and_claim(int elevel)
 	uint64		required = nvm_pool_required_wal();
 	XLogRecPtr	replay = GetXLogReplayRecPtr(NULL);
 
-	if (required <= replay)
+	/*
+	 * The positions the pool records are flush positions, which end either
+	 * at a record or at the end of a whole page written (XLogWrite): the
+	 * rest of that page can hold no complete record beyond the one replay
+	 * ended at, so replay covers up to the end of its last page.
+	 */
+	if (required <= replay + (XLOG_BLCKSZ - replay % XLOG_BLCKSZ) % XLOG_BLCKSZ)
 	{
 		if (claim_pool(elevel))
 			pg_atomic_write_u32(&binding_shared->state, NVM_BINDING_ATTACHED);

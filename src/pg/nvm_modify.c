@@ -64,6 +64,7 @@
 
 #include "gc.h"
 #include "nvm_am.h"
+#include "nvm_commit.h"
 #include "nvm_relation.h"
 #include "nvm_rowlock.h"
 #include "nvm_ssi.h"
@@ -131,6 +132,8 @@ nvm_insert_one(Relation rel, NvmTable *table, NvmTxn *txn, TupleTableSlot *slot,
 	nvm_storage_cover_version(rel, version_no);
 	nvm_store_version(rel, nvm_version_by_no(table, version_no), slot);
 	nvm_wal_log_insert(rel, tuple, options);
+	if (rel->rd_rel->relhasindex)
+		nvm_commit_note_index_root(rel, table, version_no);
 }
 
 /*
@@ -151,6 +154,7 @@ insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 	table = nvm_relation_table(rel);
 	txn = nvm_xact_begin_write(rel->rd_rel->relhasindex || nvm_wal_logs_changes(rel));
 	nvm_insert_one(rel, &table, txn, slot, cid, options, spec_token);
+	nvm_commit_note_write(rel);
 	pgstat_count_heap_insert(rel, 1);
 }
 
@@ -230,6 +234,7 @@ nvm_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	txn = nvm_xact_begin_write(rel->rd_rel->relhasindex || nvm_wal_logs_changes(rel));
 	for (int i = 0; i < nslots; i++)
 		nvm_insert_one(rel, &table, txn, slots[i], cid, options, 0);
+	nvm_commit_note_write(rel);
 	pgstat_count_heap_insert(rel, nslots);
 }
 
@@ -552,6 +557,7 @@ nvm_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 		nvm_version_tuple(rel, oldv, &oldtup);
 		nvm_wal_log_delete(rel, &oldtup);
 		nvm_toast_forget(rel, &oldtup, NULL, false);
+		nvm_commit_note_write(rel);
 		pgstat_count_heap_delete(rel);
 	}
 	return nvm_write_result(rel, res, tid, &conflict, tmfd);
@@ -609,6 +615,9 @@ nvm_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		/* the old row's values that the new one does not carry on go */
 		nvm_toast_forget(rel, &oldtup, newtup, false);
 		nvm_store_version(rel, nvm_version_by_no(&table, new_no), slot);
+		if (*update_indexes)
+			nvm_commit_note_index_root(rel, &table, new_no);
+		nvm_commit_note_write(rel);
 		pgstat_count_heap_update(rel, !*update_indexes);
 	}
 	else if (res != NVM_WRITE_NO_SPACE)

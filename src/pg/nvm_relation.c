@@ -23,6 +23,11 @@
  * As on heap, the rows of another session's temporary table cannot be
  * read or written (its sizes can be).
  *
+ * Every access to a table's rows comes through nvm_relation_table, which
+ * is where index entries a crash lost are put back (nvm_repair.c) before
+ * the table is used, once per backend and relcache entry while the pool's
+ * repair list has entries.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -34,15 +39,18 @@
 #include "optimizer/plancat.h"
 #include "utils/inval.h"
 #include "utils/memutils.h"
+#include "utils/relcache.h"
 #include "utils/syscache.h"
 
+#include "indexlog.h"
 #include "mcsi.h"
 #include "nvm_binding.h"
 #include "nvm_growth.h"
 #include "nvm_relation.h"
+#include "nvm_repair.h"
+#include "nvm_xact.h"
 #include "nvmam.h"
 #include "pool.h"
-#include "nvm_xact.h"
 
 /*
  * What rd_amcache points to: one chunk (the relcache frees it with one
@@ -52,6 +60,8 @@ typedef struct NvmRelCache
 {
 	NvmTableKey key;
 	NvmTable	table;
+	int8		repairable;		/* every index is a btree: 1, not: 0, unknown: -1 */
+	uint64		repair_checked; /* repair list the table was checked against */
 	int32		data_width;		/* nvm_relation_data_width's answer, 0 = not yet */
 	uint64		width_generation;	/* stats_generation it was computed in */
 	int			natts;			/* entries of attr_widths, after [0] */
@@ -133,6 +143,8 @@ nvm_relation_key(Relation rel, const RelFileNode *rnode, char persistence,
 	}
 }
 
+static void nvm_relation_check_repair(Relation rel, const NvmTable *table);
+
 static bool
 nvm_key_equal(const NvmTableKey *a, const NvmTableKey *b)
 {
@@ -162,6 +174,8 @@ nvm_cache_table(Relation rel, const NvmTableKey *key, NvmTable table)
 	cache->key = *key;
 	cache->table = table;
 	cache->data_width = 0;
+	cache->repairable = -1;
+	cache->repair_checked = 0;
 }
 
 /*
@@ -204,11 +218,73 @@ nvm_relation_table_for_size(Relation rel)
 NvmTable
 nvm_relation_table(Relation rel)
 {
+	NvmTable	table;
+
 	if (RELATION_IS_OTHER_TEMP(rel))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot access temporary tables of other sessions")));
-	return nvm_relation_table_for_size(rel);
+	table = nvm_relation_table_for_size(rel);
+	if (unlikely(nvm_repair_list() != NULL))
+		nvm_relation_check_repair(rel, &table);
+	return table;
+}
+
+/*
+ * nvm_relation_check_repair puts back rel's index entries that a crash lost
+ * (nvm_repair.c), the first time this backend uses rel's storage while
+ * the repair list has entries; the relcache entry remembers the list it
+ * was checked against.
+ */
+static void
+nvm_relation_check_repair(Relation rel, const NvmTable *table)
+{
+	NvmRelCache *cache = (NvmRelCache *) rel->rd_amcache;
+	uint64		list = nvm_pool_root()->index_repair_off;
+
+	if (cache != NULL && cache->repair_checked == list)
+		return;
+	nvm_repair_table(rel, table);
+	/* the repair may have run invalidations: look the cache up again */
+	cache = (NvmRelCache *) rel->rd_amcache;
+	if (cache != NULL && cache->table.desc == table->desc)
+		cache->repair_checked = list;
+}
+
+/*
+ * nvm_relation_indexes_repairable says whether every index of rel is a
+ * btree, so that index entries lost in a crash can be checked for and put
+ * back (nvm_repair.c); cached in the relcache entry, which every index
+ * creation or drop invalidates.
+ */
+bool
+nvm_relation_indexes_repairable(Relation rel)
+{
+	NvmRelCache *cache;
+	List	   *indexoids;
+	ListCell   *lc;
+	bool		repairable = true;
+
+	(void) nvm_relation_table_for_size(rel);
+	cache = (NvmRelCache *) rel->rd_amcache;
+	if (cache->repairable >= 0)
+		return cache->repairable != 0;
+	indexoids = RelationGetIndexList(rel);
+	foreach(lc, indexoids)
+	{
+		HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(lfirst_oid(lc)));
+
+		if (!HeapTupleIsValid(tuple))
+			continue;
+		if (((Form_pg_class) GETSTRUCT(tuple))->relam != BTREE_AM_OID)
+			repairable = false;
+		ReleaseSysCache(tuple);
+	}
+	list_free(indexoids);
+	cache = (NvmRelCache *) rel->rd_amcache;
+	if (cache != NULL)
+		cache->repairable = repairable ? 1 : 0;
+	return repairable;
 }
 
 /*

@@ -20,6 +20,7 @@ extern void nvm_relation_key(Relation rel, const RelFileNode *rnode,
 extern NvmTable nvm_relation_table(Relation rel);
 extern NvmTable nvm_relation_table_for_size(Relation rel);
 extern int32 nvm_relation_data_width(Relation rel, int32 *attr_widths);
+extern bool nvm_relation_indexes_repairable(Relation rel);
 extern NvmTable nvm_relation_create_storage(Relation rel, const RelFileNode *rnode,
 											char persistence);
 extern void nvm_report_storage_full(Relation rel) pg_attribute_noreturn();

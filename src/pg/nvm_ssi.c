@@ -26,6 +26,7 @@
 #include "postgres.h"
 
 #include "access/transam.h"
+#include "access/xact.h"
 #include "storage/predicate.h"
 #include "utils/snapmgr.h"
 #include "utils/rel.h"
@@ -89,8 +90,17 @@ nvm_ssi_read_row(Relation rel, const NvmTable *t, uint64 record_no, NvmVersion *
 	{
 		ItemPointerData tid;
 
+		/*
+		 * PredicateLockTID takes no lock on a version the reader wrote
+		 * itself (it holds a write lock on it).  That is told by the
+		 * reader's own txid, not by the stored xid: the xid of a log-free
+		 * commit that a crash made PostgreSQL forget may belong to the
+		 * reader now (nvm_commit.c).
+		 */
 		nvm_version_to_tid(read->version_no, &tid);
-		PredicateLockTID(rel, &tid, snapshot, (TransactionId) read->external_id);
+		PredicateLockTID(rel, &tid, snapshot,
+						 view->my_txid != 0 && read->txid == view->my_txid ?
+						 GetTopTransactionIdIfAny() : InvalidTransactionId);
 	}
 }
 

@@ -190,14 +190,17 @@ nvm_table_stats(PG_FUNCTION_ARGS)
  * nvm_backend_stats returns this backend's counters since it started: nvm
  * snapshots taken and their average cost, nvm write transactions committed
  * and aborted and the average cost of completing one (the status write),
- * and what the core persisted: flushes, cache lines, bytes and fences.
+ * what the core persisted (flushes, cache lines, bytes and fences), and
+ * how commits went (nvm_commit.c): on the pool alone or tied to
+ * PostgreSQL's commit record, the index roots logged in the pool, and the
+ * WAL flushes log-free commits needed.
  */
 Datum
 nvm_backend_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[9];
-	bool		nulls[9] = {0};
+	Datum		values[13];
+	bool		nulls[13] = {0};
 	NvmBackendStats st;
 	uint64		completed;
 
@@ -216,6 +219,10 @@ nvm_backend_stats(PG_FUNCTION_ARGS)
 	values[6] = Int64GetDatum((int64) st.lines);
 	values[7] = Int64GetDatum((int64) st.bytes);
 	values[8] = Int64GetDatum((int64) st.drains);
+	values[9] = Int64GetDatum((int64) st.log_free_commits);
+	values[10] = Int64GetDatum((int64) st.tied_commits);
+	values[11] = Int64GetDatum((int64) st.index_log_entries);
+	values[12] = Int64GetDatum((int64) st.commit_wal_flushes);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

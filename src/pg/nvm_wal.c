@@ -13,8 +13,9 @@
  * TOAST pointers fetched inline), chosen exactly as heap chooses it
  * (ExtractReplicaIdentity in heapam.c).  nvm_decode.c turns these records
  * into the reorder buffer's changes.  Below wal_level = logical nothing is
- * written here except what carries the xid in the commit protocol
- * (nvm_wal_log_xid), and nothing with this resource manager's id.
+ * written here.  (The record type XLOG_NVM_XID, once the carrier of an
+ * xid in the commit protocol, is no longer written; replay and decoding
+ * still accept it.)
  *
  * A decodable change belongs to a PostgreSQL transaction: the writer takes
  * its top-level xid before the row is written (nvm_modify.c asks
@@ -31,9 +32,10 @@
  * them before it knows whether the write succeeds (nvm_toast.c): after a
  * failed update nvm_wal_log_toast_discard tells decoding to forget them.
  *
- * Crash ordering (the commit protocol is nvm_xact.c's):
+ * Crash ordering (the commit protocol is nvm_xact.c's and nvm_commit.c's:
+ * a transaction whose changes are decoded never commits log-free, it is
+ * tied to its xid):
  *	 change records (written after each row, before commit)
- *	 -> the xid record, flushed (with everything before it)
  *	 -> in-doubt marker persisted in the pool
  *	 -> PostgreSQL's commit record
  *	 -> commit record flushed (nvm_logical_must_flush: also with
@@ -129,30 +131,6 @@ nvm_logical_must_flush(void)
 	TransactionId xid = GetTopTransactionIdIfAny();
 
 	return TransactionIdIsValid(xid) && TransactionIdEquals(xid, logged_xid);
-}
-
-/*
- * nvm_wal_log_xid writes a record that carries the current transaction's
- * xid and nothing else, and returns its end.  The commit protocol flushes
- * it before it persists the in-doubt marker (nvm_xact.c): replay then moves
- * the next xid past this one.  With wal_level = logical it is a record of
- * this resource manager, which decoding ignores; below, where nothing else
- * of this resource manager is written, it is an empty non-transactional
- * logical message of PostgreSQL's own, so that a server that replays this
- * WAL need not load nvmam to replay it (a physical standby, a restored
- * backup), as before this resource manager existed.  Output plugins would
- * show that message, hence the record.
- */
-XLogRecPtr
-nvm_wal_log_xid(void)
-{
-	uint8		zero = 0;
-
-	if (!XLogLogicalInfoActive())
-		return LogLogicalMessage("nvmam", "", 0, false);
-	XLogBeginInsert();
-	XLogRegisterData((char *) &zero, sizeof(zero));
-	return XLogInsert(RM_NVM_ID, XLOG_NVM_XID);
 }
 
 /*

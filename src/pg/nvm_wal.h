@@ -31,7 +31,7 @@
  * redo does nothing for them.  New record types take the next free value;
  * nvm_redo, nvm_identify and nvm_decode dispatch on the type.
  */
-#define XLOG_NVM_XID			0x00	/* carries its transaction's xid, nothing else */
+#define XLOG_NVM_XID			0x00	/* an xid, nothing else (no longer written) */
 #define XLOG_NVM_INSERT			0x10	/* new row */
 #define XLOG_NVM_UPDATE			0x20	/* new row, and the old key if needed */
 #define XLOG_NVM_DELETE			0x30	/* old key, if the table has one */
@@ -73,7 +73,6 @@ typedef struct xl_nvm_tuple
 /* nvm_wal.c */
 extern void nvm_wal_init(void);
 extern bool nvm_wal_logs_changes(Relation rel);
-extern XLogRecPtr nvm_wal_log_xid(void);
 extern void nvm_wal_log_insert(Relation rel, HeapTuple tuple, int options);
 extern void nvm_wal_log_update(Relation rel, HeapTuple oldtup, HeapTuple newtup);
 extern void nvm_wal_log_delete(Relation rel, HeapTuple oldtup);

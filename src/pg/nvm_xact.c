@@ -27,10 +27,16 @@
  * (an insert into an indexed table, an update that changes an indexed
  * column) or deletes from an indexed table takes its top-level xid and
  * publishes it in its clock slot, together with its virtual transaction id,
- * so that others can find whom to wait for.  Such a transaction also wrote
- * index WAL; that WAL is flushed before the nvm commit point, so that no
- * committed row can be missing from an index after a crash.  Transactions
- * that only change non-indexed columns get no xid and pay no WAL flush.
+ * so that others can find whom to wait for.  Transactions that only change
+ * non-indexed columns get no xid.
+ *
+ * Committing.  A transaction that wrote nothing but nvm rows and their
+ * index entries commits on its nvm status alone, without a WAL flush: its
+ * index entries are logged in the pool and put back after a crash that
+ * lost their WAL.  One that also wrote WAL-logged data its outcome
+ * depends on (heap rows, catalog changes) is tied to PostgreSQL's commit
+ * record through an in-doubt marker.  nvm_commit.c decides and prepares
+ * both (nvm_commit_decide).
  *
  * Two-phase commit.  PREPARE TRANSACTION marks the nvm transaction in
  * doubt under its xid before the prepare record (prepare_prepare), and
@@ -49,6 +55,7 @@
 #include "postgres.h"
 
 #include "access/parallel.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
@@ -60,6 +67,7 @@
 
 #include "gc.h"
 #include "nvm_binding.h"
+#include "nvm_commit.h"
 #include "nvm_drop.h"
 #include "nvm_imported_snapshot.h"
 #include "nvm_parallel.h"
@@ -75,6 +83,9 @@ static NvmTxn nvm_txn;
 
 /* Whether this transaction's xid is published in the slot. */
 static bool nvm_xid_published = false;
+
+/* Whether the committing transaction commits log-free (prepare_commit). */
+static bool nvm_log_free_commit = false;
 
 /* Whether nvm_xact_backend_exit is registered. */
 static bool nvm_exit_registered = false;
@@ -118,22 +129,46 @@ static void nvm_xact_reset(void);
 /*
  * resolve_indoubt answers for an in-doubt transaction (one a crash left
  * between its marker and its nvm status, or a prepared one): did
- * PostgreSQL commit its xid?  Not while WAL is being replayed, nor while
- * the xid is in progress (a prepared transaction is, until COMMIT or
- * ROLLBACK PREPARED, also after a restart).  PostgreSQL marks the commit
- * log before the xid stops being in progress (heap's order of checks), so
- * an xid no longer in progress has its final answer.  The xid is below the
- * next xid after replay (a WAL record carrying it was flushed before the
- * marker was written), so it has not been handed out again.
+ * PostgreSQL commit its xid?  1 yes, 0 no, -1 not known yet.
+ *
+ * Not while WAL is being replayed.  The marker is persisted before the
+ * commit or prepare record, with no flush of its own, so a crash may have
+ * lost every record carrying the xid; PostgreSQL then hands the xid out
+ * again.  The answers:
+ *	 - an xid at or above the next xid has not been handed out since the
+ *	   crash: no record carrying it survived, so it never committed (a
+ *	   transaction prepared since the start has an xid below);
+ *	 - an xid a live backend runs under was handed out again: the marker's
+ *	   transaction never committed (a prepared transaction's xid belongs to
+ *	   no backend, PostgreSQL moves it to a dummy process before the
+ *	   PREPARE callbacks run);
+ *	 - another xid in progress is a prepared transaction's (until COMMIT or
+ *	   ROLLBACK PREPARED, also after a restart), or a subtransaction's that
+ *	   took the xid again: not known yet (the owner's commit resolves the
+ *	   marker first, nvm_commit_abort_reused_xids);
+ *	 - otherwise PostgreSQL's commit log has the final answer (it is marked
+ *	   before the xid stops being in progress, heap's order of checks), and
+ *	   a "committed" is the marker's own transaction's: a new owner of the
+ *	   xid resolves the marker as aborted before its commit record.  A
+ *	   commit record written asynchronously (COMMIT PREPARED with
+ *	   synchronous_commit off) is flushed first, so that the nvm status
+ *	   never gets ahead of it.
  */
 static int
-resolve_indoubt(uint64 xid)
+resolve_indoubt(uint64 xid64)
 {
+	TransactionId xid = (TransactionId) xid64;
+
 	if (RecoveryInProgress())
 		return -1;
-	if (TransactionIdIsInProgress((TransactionId) xid))
-		return -1;
-	return TransactionIdDidCommit((TransactionId) xid) ? 1 : 0;
+	if (!TransactionIdPrecedes(xid, ReadNextTransactionId()))
+		return 0;
+	if (TransactionIdIsInProgress(xid))
+		return BackendXidGetPid(xid) != 0 ? 0 : -1;
+	if (!TransactionIdDidCommit(xid))
+		return 0;
+	XLogFlush(TransactionIdGetCommitLSN(xid));
+	return 1;
 }
 
 /*
@@ -257,6 +292,10 @@ nvm_xact_get_stats(NvmBackendStats *out)
 	out->lines = nvm_persist_stats.lines;
 	out->bytes = nvm_persist_stats.bytes;
 	out->drains = nvm_persist_stats.drains;
+	out->log_free_commits = nvm_commit_stats.log_free;
+	out->tied_commits = nvm_commit_stats.tied;
+	out->index_log_entries = nvm_commit_stats.index_log_entries;
+	out->commit_wal_flushes = nvm_commit_stats.wal_flushes;
 }
 
 /*
@@ -655,16 +694,17 @@ nvm_xact_reset(void)
 /*
  * tie_outcome_to_xid ties the nvm transaction's outcome to PostgreSQL's
  * xid before PostgreSQL writes its commit or prepare record (named by
- * record, for the debug crash point): a small WAL record carrying the xid
- * is written and flushed (with the transaction's index WAL before it), then
- * the in-doubt marker is persisted.  The flushed record guarantees that WAL
- * replay moves the next xid past this one, so the xid cannot be handed out
- * again before recovery asks PostgreSQL's commit log about it.
+ * record, for the debug crash point): the in-doubt marker is persisted
+ * (after the drain that makes the versions durable).  No WAL is flushed
+ * for it: PostgreSQL's flush of the record itself is the only one.  If a
+ * crash loses the record, the xid may be handed out again; its new owner
+ * then resolves the marker as aborted before it commits
+ * (nvm_commit_abort_reused_xids), so resolve_indoubt never takes the new
+ * owner's commit for this transaction's.
  */
 static void
 tie_outcome_to_xid(TransactionId xid, const char *record)
 {
-	XLogFlush(nvm_wal_log_xid());
 	nvm_txn_mark_indoubt(&nvm_txn, (uint64) xid);
 	if (nvm_debug_crash_point == NVM_CRASH_AFTER_INDOUBT)
 		elog(PANIC, "nvm.debug_crash_point: crashing after the in-doubt marker, before the %s record",
@@ -672,39 +712,50 @@ tie_outcome_to_xid(TransactionId xid, const char *record)
 }
 
 /*
- * prepare_commit runs before PostgreSQL writes its commit record.
+ * prepare_commit runs before PostgreSQL writes its commit record and
+ * chooses how the transaction commits (nvm_commit_decide).
  *
- * The WAL the transaction wrote (its index entries) is flushed, so that
- * after a crash every committed nvm row is in every index.  A transaction
- * with a PostgreSQL xid may also have heap changes, which commit with
- * PostgreSQL's commit record, before the nvm status: so it ties its nvm
- * outcome to the xid's (tie_outcome_to_xid).  If the server crashes between
- * the commit record and the nvm status, recovery asks PostgreSQL's commit
- * log (resolve_indoubt): both parts are there, or neither.  Transactions
- * without an xid wrote no index entries and change no heap rows: they
- * commit on the nvm status alone and pay no flush.
+ * Log-free: nothing but nvm rows, their index entries and sequence
+ * advances.  Their index roots are logged in the pool and what the
+ * sequences need is flushed (nvm_commit_prepare_log_free); the nvm status
+ * is the commit point, and PostgreSQL writes its commit record (if the
+ * transaction has an xid) without waiting for it.
+ *
+ * Tied: the transaction also wrote heap rows, catalog changes or other
+ * WAL-logged data that commits with PostgreSQL's commit record, before the
+ * nvm status.  It ties its nvm outcome to the xid's (tie_outcome_to_xid),
+ * and PostgreSQL flushes the commit record, which also makes its index
+ * entries durable.  If the server crashes between the commit record and
+ * the nvm status, recovery asks PostgreSQL's commit log (resolve_indoubt):
+ * both parts are there, or neither.
  */
 static void
 prepare_commit(void)
 {
-	TransactionId xid = GetTopTransactionIdIfAny();
-
-	if (TransactionIdIsValid(xid))
-		tie_outcome_to_xid(xid, "commit");
-	else if (XactLastRecEnd != InvalidXLogRecPtr)
-		XLogFlush(XactLastRecEnd);
+	if (nvm_commit_decide() == NVM_COMMIT_TIED)
+	{
+		nvm_commit_prepare_tied();
+		tie_outcome_to_xid(GetTopTransactionId(), "commit");
+		nvm_log_free_commit = false;
+	}
+	else
+	{
+		nvm_commit_prepare_log_free(&nvm_txn);
+		nvm_log_free_commit = true;
+	}
 }
 
 /*
  * prepare_prepare runs before PostgreSQL writes the prepare record of a
  * transaction that wrote nvm rows (PREPARE TRANSACTION), and ties the nvm
- * outcome to the xid's exactly as prepare_commit does: the xid is
+ * outcome to the xid's exactly as a tied commit does: the xid is
  * published in the slot (others meeting its versions wait on it; the
- * prepared transaction keeps its xid lock), a WAL record carrying it is
- * flushed (with the transaction's index WAL), and the in-doubt marker is
- * persisted.  A crash before the prepare record is durable leaves an xid
- * that never committed: the transaction aborts; after it, PostgreSQL
- * restores the prepared transaction and the nvm one stays in doubt.
+ * prepared transaction keeps its xid lock) and the in-doubt marker is
+ * persisted.  PostgreSQL flushes the prepare record (always), and with it
+ * the transaction's index WAL.  A crash before the prepare record is
+ * durable leaves an xid that never committed: the transaction aborts;
+ * after it, PostgreSQL restores the prepared transaction and the nvm one
+ * stays in doubt.
  */
 static void
 prepare_prepare(void)
@@ -749,6 +800,8 @@ nvm_xact_callback(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
+			/* every transaction: an xid handed out again after a crash */
+			nvm_commit_abort_reused_xids();
 			if (nvm_txn.txid != NVM_INVALID_TXID)
 				prepare_commit();
 			break;
@@ -761,34 +814,43 @@ nvm_xact_callback(XactEvent event, void *arg)
 				/*
 				 * Changes logged for logical decoding: the commit record is
 				 * flushed before the nvm status, also with synchronous_commit
-				 * off, so that the nvm commit never outlives it (nvm_wal.c)
+				 * off (such a commit is tied, nvm_commit.c), so that the nvm
+				 * commit never outlives it (nvm_wal.c)
 				 */
 				if (nvm_logical_must_flush())
 					XLogFlush(XactLastCommitEnd);
 				finish_txn(true);
+				if (nvm_log_free_commit &&
+					nvm_debug_crash_point == NVM_CRASH_AFTER_NVM_COMMIT)
+					elog(PANIC, "nvm.debug_crash_point: crashing after a log-free nvm commit, before its WAL is flushed");
 			}
+			nvm_commit_end();
 			nvm_xact_reset();
 			nvm_drop_at_xact_end(true);
 			break;
 		case XACT_EVENT_ABORT:
 			if (nvm_txn.txid != NVM_INVALID_TXID)
 				finish_txn(false);
+			nvm_commit_end();
 			nvm_xact_reset();
 			nvm_drop_at_xact_end(false);
 			break;
 		case XACT_EVENT_PRE_PREPARE:
+			nvm_commit_abort_reused_xids();
 			if (nvm_txn.txid != NVM_INVALID_TXID)
 				prepare_prepare();
 			break;
 		case XACT_EVENT_PREPARE:
 			if (nvm_txn.txid != NVM_INVALID_TXID)
 				hand_over_prepared();
+			nvm_commit_end();
 			nvm_xact_reset();
 			nvm_drop_at_prepare();
 			break;
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PARALLEL_ABORT:
 		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+			nvm_commit_end();
 			nvm_xact_reset();
 			break;
 	}

@@ -28,6 +28,10 @@ typedef struct NvmBackendStats
 	uint64		lines;			/* cache lines flushed */
 	uint64		bytes;			/* bytes asked to be flushed */
 	uint64		drains;			/* fences */
+	uint64		log_free_commits;	/* commits on the pool alone (nvm_commit.c) */
+	uint64		tied_commits;	/* commits tied to PostgreSQL's commit record */
+	uint64		index_log_entries;	/* index roots logged in the pool */
+	uint64		commit_wal_flushes; /* WAL flushes log-free commits needed */
 } NvmBackendStats;
 
 extern void nvm_xact_init(void);

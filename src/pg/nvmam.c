@@ -18,7 +18,10 @@
  * sweeps its files at start: the storage of every temporary nvm table is
  * dropped (their sessions are gone), and after an unclean shutdown the
  * storage of every unlogged nvm table is emptied (PostgreSQL resets their
- * files and indexes from their init forks in the same case).
+ * files and indexes from their init forks in the same case).  Then, after
+ * an unclean shutdown, the index roots that log-free commits logged in the
+ * pool become the list of index entries to check and put back when their
+ * tables are first used (indexlog.h, nvm_repair.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -46,7 +49,9 @@
 
 #include "core.h"
 #include "gc.h"
+#include "indexlog.h"
 #include "mcsi.h"
+#include "nvm_commit.h"
 #include "nvm_rowlock.h"
 #include "nvm_wait.h"
 #include "nvm_xact.h"
@@ -98,10 +103,14 @@ static const struct config_enum_entry nvm_crash_point_options[] = {
 	{"none", NVM_CRASH_NONE, false},
 	{"after_indoubt", NVM_CRASH_AFTER_INDOUBT, false},
 	{"before_nvm_commit", NVM_CRASH_BEFORE_NVM_COMMIT, false},
+	{"after_nvm_commit", NVM_CRASH_AFTER_NVM_COMMIT, false},
 	{NULL, 0, false}
 };
 
 static bool nvm_prune_on_update = true;
+
+/* Whether the last stop was not a clean shutdown (set at shmem start-up). */
+static bool nvm_unclean_start = false;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -117,6 +126,7 @@ static void nvm_shmem_request(void);
 static void nvm_shmem_startup(void);
 static bool nvm_shutdown_was_unclean(void);
 static void nvm_sweep_pool(void);
+static void nvm_recover_index_log(void);
 static void nvm_executor_start(QueryDesc *queryDesc, int eflags);
 static void nvm_process_utility(PlannedStmt *pstmt, const char *queryString,
 								bool readOnlyTree, ProcessUtilityContext context,
@@ -151,6 +161,7 @@ _PG_init(void)
 
 	nvm_planner_init();
 	nvm_xact_init();
+	nvm_commit_init();
 	nvm_drop_init();
 	nvm_wal_init();
 	nvm_imported_snapshot_init();
@@ -202,7 +213,8 @@ nvm_define_settings(void)
 							 "Crashes the server at a point of the commit protocol (for tests).",
 							 "after_indoubt: after the in-doubt marker, before PostgreSQL's commit "
 							 "(or prepare) record; before_nvm_commit: after the commit record, before the nvm "
-							 "status.  Never set it on a server that matters.",
+							 "status; after_nvm_commit: after the nvm status of a log-free commit, before its "
+							 "WAL is flushed.  Never set it on a server that matters.",
 							 &nvm_debug_crash_point,
 							 NVM_CRASH_NONE,
 							 nvm_crash_point_options,
@@ -463,6 +475,7 @@ nvm_shmem_startup(void)
 			nvm_pool_pending_mode = 0;
 		}
 		nvm_sweep_pool();
+		nvm_recover_index_log();
 		nvm_snapshot_set_policy((NvmSnapshotPolicy) nvm_snapshot_buffering);
 	}
 	else
@@ -509,11 +522,40 @@ nvm_sweep_pool(void)
 {
 	NvmSweepResult r;
 
-	nvm_table_sweep(nvm_shutdown_was_unclean(), &r);
+	nvm_unclean_start = nvm_shutdown_was_unclean();
+	nvm_table_sweep(nvm_unclean_start, &r);
 	if (r.temp_dropped > 0 || r.unlogged_emptied > 0)
 		ereport(LOG,
 				(errmsg("nvm pool: dropped the storage of %u temporary tables, emptied %u unlogged tables",
 						r.temp_dropped, r.unlogged_emptied)));
+}
+
+/*
+ * nvm_recover_index_log turns the index roots that log-free commits logged
+ * in the pool into the list of index entries to repair, after a crash
+ * (indexlog.h; the repair itself is nvm_repair.c's); after a clean
+ * shutdown the WAL holds every entry and the log is emptied.  It runs in
+ * the postmaster after recovery and the sweep, before any backend can use
+ * the pool.  The list needs a little room in the pool; without it the
+ * server cannot guarantee that committed rows are found through their
+ * indexes, and does not start.
+ */
+static void
+nvm_recover_index_log(void)
+{
+	int64		pending = nvm_indexlog_recover(!nvm_unclean_start);
+
+	if (pending < 0)
+		ereport(FATAL,
+				(errcode(ERRCODE_DISK_FULL),
+				 errmsg("nvm pool \"%s\" has no room for the list of index entries to repair after a crash",
+						nvm_pool_path_resolved),
+				 errdetail("Index entries of rows committed just before the crash may have been lost with the WAL; they are put back from the pool when their tables are first used."),
+				 errhint("Move the pool file to a larger one with the server stopped (nvm.pool_path), or free space by restoring a dump into a new pool.")));
+	if (pending > 0)
+		ereport(LOG,
+				(errmsg("nvm pool: %lld index entries of transactions committed without a WAL flush are checked when their tables are first used",
+						(long long) pending)));
 }
 
 /*
@@ -528,6 +570,7 @@ nvm_executor_start(QueryDesc *queryDesc, int eflags)
 {
 	nvm_xact_statement_boundary();
 	nvm_xact_query_start();
+	nvm_commit_note_query(queryDesc);
 	if (queryDesc->crosscheck_snapshot != InvalidSnapshot)
 		nvm_xact_statement_sees_latest();
 	if (queryDesc->plannedstmt->parallelModeNeeded)
@@ -571,6 +614,7 @@ nvm_process_utility(PlannedStmt *pstmt, const char *queryString,
 	char	   *imported = imported_snapshot_id(pstmt);
 
 	nvm_xact_statement_boundary();
+	nvm_commit_note_utility(pstmt);
 	pstmt = nvm_ddl_utility(pstmt, &readOnlyTree);
 	if (prev_ProcessUtility)
 		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,

@@ -19,7 +19,8 @@ typedef enum NvmCrashPoint
 {
 	NVM_CRASH_NONE = 0,
 	NVM_CRASH_AFTER_INDOUBT,
-	NVM_CRASH_BEFORE_NVM_COMMIT
+	NVM_CRASH_BEFORE_NVM_COMMIT,
+	NVM_CRASH_AFTER_NVM_COMMIT
 } NvmCrashPoint;
 
 extern int	nvm_debug_crash_point;

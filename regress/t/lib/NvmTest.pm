@@ -11,6 +11,7 @@ use strict;
 use warnings;
 
 use Exporter 'import';
+use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -18,7 +19,7 @@ use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(nvm_pool_path nvm_node nvm_scan_digests nvm_check_indexes
   nvm_verify_clean nvm_server_pids nvm_crash nvm_wait_gone nvm_wait_ready nvm_fatal_text
-  nvm_log_crashes nvm_commit_and_crash);
+  nvm_log_crashes nvm_commit_and_crash nvm_client_start nvm_pump_client);
 
 my @pools;
 # other files a test makes next to its pools (copies), removed at exit too
@@ -249,14 +250,53 @@ sub nvm_wait_ready
 sub nvm_commit_and_crash
 {
 	my ($node, $point, $sql) = @_;
-	my $log_offset = -s $node->logfile;
+	my $offset = -s $node->logfile;
 	my ($ret, $stdout, $stderr) = $node->psql('postgres',
 		"SET nvm.debug_crash_point = '$point'; BEGIN; $sql COMMIT;");
 	isnt($ret, 0, "$point: the COMMIT does not return success");
-	# the postmaster may not have noticed the crash yet: wait until it has
-	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset);
+	# the postmaster may not have begun the restart yet: wait for its end
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	usleep(50_000)
+	  while time < $deadline
+	  && !$node->log_contains(qr/database system is ready to accept connections/, $offset);
 	ok(nvm_wait_ready($node), "$point: the server is back after crash recovery");
 	return;
+}
+
+# nvm_client_start NODE C: starts a psql for client C (a hash) that reads
+# the statements appended to $C->{in} and whose output and errors collect
+# in $C->{out} and $C->{err}; returns C.
+sub nvm_client_start
+{
+	my ($node, $c) = @_;
+	$c->{$_} //= '' for qw(in out err);
+	$c->{dead} = 0;
+	$c->{h} = IPC::Run::start(
+		[ 'psql', '-X', '-A', '-t', '-v', 'ON_ERROR_STOP=0', '-d', $node->connstr('postgres'),
+			'-f', '-' ],
+		'<', \$c->{in}, '>', \$c->{out}, '2>', \$c->{err});
+	return $c;
+}
+
+# nvm_pump_client C: moves what is there to move between client C and its
+# psql, marks C dead when its psql has exited, and returns the complete
+# lines of output that came since the last call.
+sub nvm_pump_client
+{
+	my ($c) = @_;
+	my @lines;
+	return @lines if $c->{dead};
+	if ($c->{h}->pumpable)
+	{
+		eval { $c->{h}->pump_nb; };
+	}
+	else
+	{
+		eval { $c->{h}->finish; };
+		$c->{dead} = 1;
+	}
+	push @lines, $1 while $c->{out} =~ s/^([^\n]*)\n//;
+	return @lines;
 }
 
 1;

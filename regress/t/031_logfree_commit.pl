@@ -1,0 +1,278 @@
+# regress/t/031_logfree_commit.pl
+#	  How transactions that wrote nvm rows commit, and what survives a crash
+#	  at each step:
+#	   - single-row inserts into an nvm table with an identity primary key
+#	     and secondary indexes commit on the pool alone: no WAL fsync but
+#	     the sequence's log-ahead record every 32 values;
+#	   - a transaction that also wrote a heap row is tied to PostgreSQL's
+#	     commit record and pays exactly one WAL flush (no tie record);
+#	   - a crash right after a log-free commit, before its WAL is flushed
+#	     (nvm.debug_crash_point = after_nvm_commit): the row is found
+#	     through every index after the restart, its index entries having
+#	     been put back from the pool; a table of another database is
+#	     repaired when that database first uses it, after a clean restart;
+#	   - the sequence of an identity column never hands a committed value
+#	     out again, also when the crash comes right after the insert that
+#	     made it log ahead;
+#	   - a tied transaction whose commit record a crash lost
+#	     (after_indoubt): its xid is handed out again after the restart,
+#	     and the new owner's commit does not make the lost transaction's
+#	     nvm row appear;
+#	   - synchronous_commit = off: a transaction that wrote heap and nvm
+#	     rows still waits for its commit record, so a crash right after the
+#	     COMMIT returned keeps both halves; a log-free one keeps its row;
+#	   - where a log-free commit cannot log its index entries (an index
+#	     that is not a btree) or does not know the sequence it used (a
+#	     serial column, nextval()), it flushes the WAL instead.
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use NvmTest;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my ($node) = nvm_node('logfree_commit');
+# fsync on (the test harness turns it off): pg_stat_wal counts WAL fsyncs
+$node->append_conf('postgresql.conf', qq{
+restart_after_crash = on
+wal_writer_delay = '10s'
+autovacuum = off
+fsync = on
+});
+$node->start;
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION nvmam;
+	CREATE EXTENSION amcheck;
+	CREATE TABLE o (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+					u bigint NOT NULL UNIQUE, n int NOT NULL) USING nvm;
+	CREATE INDEX o_n ON o (n);
+	CREATE TABLE h (id int PRIMARY KEY, note text);
+	CREATE TABLE s (id serial PRIMARY KEY, v int) USING nvm;
+	CREATE TABLE x (k int, v int) USING nvm;
+	CREATE INDEX x_k ON x USING hash (k);
+	CREATE TABLE w (id int PRIMARY KEY, t text) USING nvm;
+});
+
+# wal_syncs: WAL fsyncs of the whole server so far
+sub wal_syncs
+{
+	return $node->safe_psql('postgres', 'SELECT wal_sync FROM pg_stat_wal');
+}
+
+# run_counted SQL: runs SQL in one session and returns the session's nvm
+# commit counters and the server's WAL fsyncs during it
+sub run_counted
+{
+	my ($sql) = @_;
+	my $before = wal_syncs();
+	my $out = $node->safe_psql('postgres', qq{
+		$sql
+		SELECT pg_stat_force_next_flush();
+		SELECT log_free_commits || ' ' || tied_commits || ' ' || index_log_entries
+			   || ' ' || commit_wal_flushes FROM nvm_backend_stats();
+	});
+	my ($counters) = $out =~ /(\d+ \d+ \d+ \d+)\s*$/;
+	my ($lf, $tied, $entries, $flushes) = split / /, $counters;
+	return { log_free => $lf, tied => $tied, entries => $entries, flushes => $flushes,
+		syncs => wal_syncs() - $before };
+}
+
+# wal_writer_just_flushed: the WAL writer flushes asynchronous commits at
+# most every wal_writer_delay (10 s here): one asynchronous commit and a
+# moment's wait, and the WAL of the next commits stays in memory for a while
+my $async_n = 0;
+sub wal_writer_just_flushed
+{
+	$async_n++;
+	$node->safe_psql('postgres',
+		"SET synchronous_commit = off; INSERT INTO h VALUES (-$async_n, 'async'); SELECT pg_sleep(0.3);");
+	return;
+}
+
+# found_everywhere U: the row of o with u = U, through every index and a
+# sequential scan ("id|n" four times when all agree)
+sub found_everywhere
+{
+	my ($u) = @_;
+	my $q = "SELECT id || '|' || n FROM o";
+	my $idx = 'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;';
+	my $row = $node->safe_psql('postgres',
+		"SET enable_indexscan = off; SET enable_bitmapscan = off; $q WHERE u = $u");
+	return '' if $row eq '';
+	my ($id, $n) = split /\|/, $row;
+	return join(',',
+		$row,
+		$node->safe_psql('postgres', "$idx $q WHERE id = $id"),
+		$node->safe_psql('postgres', "$idx $q WHERE u = $u"),
+		$node->safe_psql('postgres', "$idx $q WHERE n = $n AND u = $u"));
+}
+
+# ---------------------------------------------------------------------------
+# 1. fsyncs of log-free and tied commits
+# ---------------------------------------------------------------------------
+
+my $inserts = join("\n", map { "INSERT INTO o (u, n) VALUES ($_, " . ($_ % 7) . ");" } 1 .. 200);
+my $r = run_counted($inserts);
+is($r->{log_free}, 200, 'single-row inserts into an nvm table commit on the pool alone');
+is($r->{tied}, 0, '... none is tied to the commit record');
+cmp_ok($r->{entries}, '>', 150, "... their index roots are logged in the pool ($r->{entries})");
+cmp_ok($r->{flushes}, '<=', 200 / 32 + 2,
+	"... they flush the WAL only for the sequence's log-ahead ($r->{flushes} flushes)");
+cmp_ok($r->{syncs}, '<=', 200 * 0.05,
+	"200 log-free inserts cost at most 0.05 WAL fsyncs each ($r->{syncs} fsyncs)");
+
+$r = run_counted(join("\n",
+	map { "BEGIN; INSERT INTO h VALUES ($_); INSERT INTO o (u, n) VALUES (" . (1000 + $_) . ", 1); COMMIT;" }
+	  1 .. 20));
+is($r->{tied}, 20, 'transactions that wrote heap and nvm rows are tied to the commit record');
+is($r->{log_free}, 0, '... none is log-free');
+cmp_ok($r->{syncs}, '>=', 20, "... each flushes the WAL ($r->{syncs} fsyncs for 20)");
+cmp_ok($r->{syncs}, '<=', 22, '... exactly once (no separate flush for the nvm part)');
+
+# a wide row: its out-of-line values are heap (TOAST) rows
+$r = run_counted("INSERT INTO w VALUES (1, (SELECT string_agg(md5(g::text), '') FROM generate_series(1, 2000) g));");
+is($r->{tied}, 1, 'a row with TOAST values (heap rows) is tied to the commit record');
+
+# ---------------------------------------------------------------------------
+# 2. a crash right after a log-free commit
+# ---------------------------------------------------------------------------
+
+wal_writer_just_flushed();
+my $offset = -s $node->logfile;
+nvm_commit_and_crash($node, 'after_nvm_commit', 'INSERT INTO o (u, n) VALUES (777777, 3);');
+is(found_everywhere(777777) =~ tr/,//, 3, 'the row committed just before the crash is there');
+my @f = split /,/, found_everywhere(777777);
+is(scalar(grep { $_ eq $f[0] } @f), 4,
+	'... and found through the primary key, the unique and the non-unique index');
+ok($node->log_contains(qr/re-inserted [1-9]\d* index entries of table "o"/, $offset),
+	'its index entries, lost with the WAL, were put back from the pool');
+nvm_check_indexes($node, 'o', 'after a crash after a log-free commit');
+
+# a table of another database is repaired when that database first uses
+# it, also after a clean restart in between
+$node->safe_psql('postgres', 'CREATE DATABASE other');
+$node->safe_psql('other', q{
+	CREATE EXTENSION nvmam;
+	CREATE TABLE p (id int PRIMARY KEY, v text) USING nvm;
+});
+$node->safe_psql('other', "INSERT INTO p VALUES (0, 'first')");
+wal_writer_just_flushed();
+$offset = -s $node->logfile;
+$node->safe_psql('other', join("\n", map { "INSERT INTO p VALUES ($_, 'v$_');" } 1 .. 50));
+nvm_crash($node);
+$node->start;
+is($node->safe_psql('postgres', 'SELECT count(*) FROM o WHERE u = 777777'), '1',
+	'after a crash, a table of this database is used first');
+$node->restart;
+ok(!$node->log_contains(qr/index entries of table "p"/, $offset),
+	'the other database\'s table is not repaired before it is used');
+is( $node->safe_psql('other',
+		'SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM p WHERE id >= 0'),
+	'51', 'every row of a table of another database is found through its index after a clean restart');
+ok($node->log_contains(qr/re-inserted [1-9]\d* index entries of table "p"/, $offset),
+	'... whose entries were put back when the database first used the table');
+$node->safe_psql('other', 'CREATE EXTENSION amcheck');
+is($node->safe_psql('other', "SELECT bt_index_check('p_pkey', true)"), '',
+	'... and amcheck finds every row in the index');
+
+# ---------------------------------------------------------------------------
+# 3. identity values are not handed out again
+# ---------------------------------------------------------------------------
+
+# insert until the sequence has used up its logged range, so that the
+# next insert makes it log ahead; then crash right after that insert
+for (1 .. 40)
+{
+	last if $node->safe_psql('postgres', 'SELECT log_cnt FROM o_id_seq') eq '0';
+	$node->safe_psql('postgres', "INSERT INTO o (u, n) VALUES (800000 + (SELECT count(*) FROM o), 1)");
+}
+is($node->safe_psql('postgres', 'SELECT log_cnt FROM o_id_seq'), '0',
+	'the sequence has used up its logged values');
+wal_writer_just_flushed();
+nvm_commit_and_crash($node, 'after_nvm_commit', 'INSERT INTO o (u, n) VALUES (888888, 4);');
+my ($crash_id) = split /\|/, found_everywhere(888888);
+ok(defined $crash_id && $crash_id ne '', 'the row that made the sequence log ahead is there');
+my ($rc, $out, $err) = $node->psql('postgres',
+	'INSERT INTO o (u, n) VALUES (888889, 4) RETURNING id');
+is($rc, 0, 'the next insert gets a new identity value') or diag($err);
+cmp_ok($out, '>', $crash_id // 0, '... above the one committed before the crash');
+
+# ---------------------------------------------------------------------------
+# 4. a tied transaction whose commit record was lost; its xid is reused
+# ---------------------------------------------------------------------------
+
+($rc, $out, $err) = $node->psql('postgres', q{
+	SET nvm.debug_crash_point = 'after_indoubt';
+	BEGIN;
+	SELECT 'X' || pg_current_xact_id();
+	INSERT INTO h VALUES (5000, 'lost');
+	INSERT INTO o (u, n) VALUES (5000000, 5);
+	COMMIT;
+});
+my ($lost_xid) = $out =~ /X(\d+)/;
+isnt($rc, 0, 'the tied transaction crashes before its commit record');
+ok(nvm_wait_ready($node), 'the server is back after crash recovery');
+$offset = -s $node->logfile;
+# without touching nvm tables, take xids until the lost one comes back
+my $reused = 0;
+for (1 .. 200)
+{
+	my $x = $node->safe_psql('postgres', 'SELECT pg_current_xact_id()');
+	if ($x == $lost_xid)
+	{
+		$reused = 1;
+		last;
+	}
+	last if $x > $lost_xid;
+}
+ok($reused, "the lost transaction's xid $lost_xid was handed out again and committed");
+ok($node->log_contains(qr/resolved an in-doubt transaction as aborted: its xid $lost_xid was handed out again/,
+		$offset), '... whose commit first resolved the lost transaction as aborted');
+is( $node->safe_psql('postgres',
+		'SET enable_indexscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM o WHERE u = 5000000'),
+	'0', 'the lost transaction\'s nvm row is not there');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM h WHERE id = 5000'), '0',
+	'nor its heap row');
+
+# ---------------------------------------------------------------------------
+# 5. synchronous_commit = off
+# ---------------------------------------------------------------------------
+
+# The log-free commit comes before the tied one, whose commit record
+# would otherwise wait for the WAL writer.
+wal_writer_just_flushed();
+$node->safe_psql('postgres', q{
+	SET synchronous_commit = off;
+	INSERT INTO o (u, n) VALUES (6000001, 6);
+	BEGIN; INSERT INTO h VALUES (6000, 'async'); INSERT INTO o (u, n) VALUES (6000000, 6); COMMIT;
+});
+nvm_crash($node);
+$node->start;
+is($node->safe_psql('postgres', 'SELECT count(*) FROM h WHERE id = 6000')
+	  . $node->safe_psql('postgres', 'SELECT count(*) FROM o WHERE u = 6000000'), '11',
+	'synchronous_commit = off: a transaction with heap and nvm rows keeps both halves across a crash');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM o WHERE u = 6000001'), '1',
+	'synchronous_commit = off: a log-free commit keeps its row');
+
+# ---------------------------------------------------------------------------
+# 6. what a log-free commit flushes for
+# ---------------------------------------------------------------------------
+
+$r = run_counted(join("\n", map { "INSERT INTO s (v) VALUES ($_);" } 1 .. 10));
+is($r->{log_free}, 10, 'inserts with a serial column are log-free');
+is($r->{flushes}, 10, '... but flush the WAL, as nextval() may have logged ahead');
+
+$r = run_counted(join("\n", map { "INSERT INTO x VALUES ($_, $_);" } 1 .. 10));
+is($r->{log_free} . ' ' . $r->{entries}, '10 0',
+	'inserts into a table with a hash index log no index roots');
+is($r->{flushes}, 10, '... and flush their index WAL instead');
+nvm_commit_and_crash($node, 'after_nvm_commit', 'INSERT INTO x VALUES (4242, 1);');
+is( $node->safe_psql('postgres',
+		'SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM x WHERE k = 4242'),
+	'1', '... so the row is found through the hash index after a crash');
+
+nvm_check_indexes($node, 'o', 'at the end');
+$node->stop;
+done_testing();
