@@ -378,7 +378,9 @@ extern NvmWriteResult nvm_record_move_out(NvmTable *t, NvmTxn *txn, int level, u
 
 /*
  * nvm_record_kill marks a version written by txn as aborted at once (for
- * a speculative insertion that lost its race); readers skip it from now on.
+ * a speculative insertion that lost its race, and for a writer that gives
+ * way to a row locker, step W4 of the PG layer's nvm_rowlock.c); readers
+ * skip it from now on.
  * Returns false if the version is not txn's.
  */
 extern bool nvm_record_kill(NvmTable *t, NvmTxn *txn, uint64_t version_no);

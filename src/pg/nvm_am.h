@@ -2,7 +2,9 @@
  *
  * nvm_am.h
  *	  The callbacks of the nvm table access method, grouped by the file
- *	  that implements them; nvm_handler.c wires them into a TableAmRoutine.
+ *	  that implements them (nvm_scan.c, nvm_fetch.c, nvm_modify.c,
+ *	  nvm_storage.c, nvm_vacuum.c, nvm_toast.c, nvm_index.c);
+ *	  nvm_handler.c wires them into a TableAmRoutine.
  *
  *-------------------------------------------------------------------------
  */
@@ -17,7 +19,7 @@
 
 #include "gc.h"
 
-/* nvm_scan.c: sequential, TID, ANALYZE, bitmap and sample scans */
+/* nvm_scan.c: sequential, parallel, TID range, ANALYZE, bitmap, sample scans */
 extern TableScanDesc nvm_scan_begin(Relation rel, Snapshot snapshot,
 									int nkeys, struct ScanKeyData *key,
 									ParallelTableScanDesc pscan, uint32 flags);
@@ -90,7 +92,7 @@ extern TM_Result nvm_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot
 								uint8 flags, TM_FailureData *tmfd);
 extern void nvm_finish_bulk_insert(Relation rel, int options);
 
-/* nvm_storage.c: storage life cycle and size */
+/* nvm_storage.c: storage life cycle and sizes */
 extern void nvm_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 										  char persistence,
 										  TransactionId *freezeXid,
@@ -105,15 +107,17 @@ extern void nvm_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 										  double *num_tuples,
 										  double *tups_vacuumed,
 										  double *tups_recently_dead);
-extern bool nvm_compute_horizon(NvmHorizon *h, int max_attempts);
-extern void nvm_relation_vacuum(Relation rel, struct VacuumParams *params,
-								BufferAccessStrategy bstrategy);
 extern uint64 nvm_relation_size(Relation rel, ForkNumber forkNumber);
 extern void nvm_relation_estimate_size(Relation rel, int32 *attr_widths,
 									   BlockNumber *pages, double *tuples,
 									   double *allvisfrac);
 
 extern void nvm_storage_cover_version(Relation rel, uint64 version_no);
+
+/* nvm_vacuum.c: VACUUM, and the horizon of garbage collection */
+extern bool nvm_compute_horizon(NvmHorizon *h, int max_attempts);
+extern void nvm_relation_vacuum(Relation rel, struct VacuumParams *params,
+								BufferAccessStrategy bstrategy);
 
 /* nvm_toast.c: TOAST tables */
 extern bool nvm_relation_needs_toast_table(Relation rel);

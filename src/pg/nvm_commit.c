@@ -62,12 +62,15 @@
  *	   that an INSERT reaches by routing.
  *	 - replication origins (a logical replication apply worker): its
  *	   progress is in the commit record, so the commit is tied.
- * Logical decoding of nvm rows, when it comes, belongs in
- * nvm_commit_decide too: a transaction being decoded will need its WAL
- * flushed before its nvm status.
+ *	 - change records for logical decoding (wal_level = logical,
+ *	   nvm_wal.c): a transaction that wrote them is tied, and its commit
+ *	   record is flushed before its nvm status also with synchronous_commit
+ *	   off (nvm_logical_must_flush), so the pool and the decoded stream
+ *	   agree after a crash.
  *
- * The xid of a log-free commit.  It has one when it inserted index entries
- * (btree's uniqueness check waits on a PostgreSQL xid) or is serializable.
+ * The xid of a log-free commit.  It has one when it created index entries
+ * or deleted rows of an indexed table (btree's uniqueness check waits on a
+ * PostgreSQL xid: nvm_xact_begin_write), or is serializable.
  * Its commit record may be lost in a crash, after which PostgreSQL treats
  * the xid as aborted and may hand it out again (when no record carrying it
  * survived).  What stores or trusts such an xid:
@@ -85,9 +88,10 @@
  *	 - SSI conflict reporting: running transactions' xids only.
  *	 - in-doubt markers (tied commits and PREPARE): see
  *	   nvm_commit_abort_reused_xids.
- *	 - xmin shown to users: nvm rows show a frozen xmin (nvm_tuple.c); an
- *	   xid shown there must not be taken from external_id for rows older
- *	   than the last start, whose xid PostgreSQL may not know as committed.
+ *	 - xmin shown to users: nvm rows show a row-version token, never an
+ *	   xid (nvm_token.c); an xid shown there could not be taken from
+ *	   external_id for rows older than the last start, whose xid
+ *	   PostgreSQL may not know as committed.
  *
  *-------------------------------------------------------------------------
  */

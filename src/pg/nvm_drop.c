@@ -21,9 +21,10 @@
  * which tells temporary tables of different backends apart.  Temporary
  * tables are dropped like any other table when their session ends (or by
  * whoever cleans up after a session that could not); after a crash, the
- * start-up sweep (nvmam.c) drops their storage.  If the server crashes between PostgreSQL's commit
- * and the free, the storage stays behind unreachable (see the README's
- * limitations); a later relation that reuses the relfilenode replaces it.
+ * start-up sweep (nvmam.c) drops their storage.  If the server crashes
+ * between PostgreSQL's commit and the free, the storage stays behind
+ * unreachable (see the README's limitations); a later relation that
+ * reuses the relfilenode replaces it.
  *
  *-------------------------------------------------------------------------
  */

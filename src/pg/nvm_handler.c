@@ -6,17 +6,21 @@
  * This file only wires the callbacks, in the order of TableAmRoutine in
  * access/tableam.h, to the files that implement them (declared in
  * nvm_am.h):
- *	 nvm_scan.c		sequential, TID, ANALYZE, bitmap and sample scans
+ *	 nvm_scan.c		sequential (also parallel and TID range), ANALYZE,
+ *					bitmap and sample scans; TID helpers
  *	 nvm_fetch.c	fetching rows by index TID and by version TID
  *	 nvm_modify.c	inserts, updates, deletes, row locks
  *	 nvm_storage.c	storage life cycle and sizes
+ *	 nvm_vacuum.c	VACUUM
  *	 nvm_index.c	index builds and index maintenance
  *	 nvm_toast.c	TOAST tables (heap tables)
+ * and the handler refuses to run without the pool (nvm_relation.c).
  * Every callback that PostgreSQL requires is set (in a release build a
- * missing one is a crash, not an error).  The optional TID-range scan
- * callbacks are not: without them the planner makes no TID range scans.
- * relation_fetch_toast_slice is for tables that are TOAST tables, which
- * nvm tables never are (their TOAST tables use heap).
+ * missing one is a crash, not an error), and so are the optional TID-range
+ * scan callbacks: a TID range scan is a sequential scan whose version
+ * numbers are bounded by the range (nvm_scan_set_tidrange).  Only
+ * relation_fetch_toast_slice is left NULL: it is for tables that are TOAST
+ * tables, which nvm tables never are (their TOAST tables use heap).
  *
  *-------------------------------------------------------------------------
  */

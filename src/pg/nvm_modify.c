@@ -77,7 +77,6 @@
 #include "nvm_wal.h"
 #include "nvm_xact.h"
 
-/* Scratch memory for forming one row image; reset at every write. */
 /*
  * How old a row this backend updated must be before its replaced version
  * is pruned (gc.c, deferred pruning): by then the snapshots that were
@@ -85,6 +84,7 @@
  */
 #define NVM_DEFERRED_PRUNE_AGE_NS	(20 * 1000 * 1000)
 
+/* Scratch memory for forming one row image; reset at every write. */
 static MemoryContext nvm_write_cxt = NULL;
 
 /*

@@ -2,8 +2,8 @@
  *
  * nvm_scan.c
  *	  Scans of nvm tables: sequential (forwards and backwards, and
- *	  parallel), TID range scans, TID helpers, ANALYZE sampling, bitmap heap scans and
- *	  sample scans (TABLESAMPLE).
+ *	  parallel), TID range scans, TID helpers, ANALYZE sampling, bitmap
+ *	  heap scans and sample scans (TABLESAMPLE).
  *
  * A sequential scan walks version numbers 1 .. n-1, where n is the table's
  * version limit when the scan (re)starts, and returns each version that is

@@ -10,8 +10,9 @@
  * Npgsql / Entity Framework Core's UseXminAsConcurrencyToken does) relies
  * on it changing whenever another transaction writes the row.  Most nvm
  * writers have no PostgreSQL xid (nvm_xact.c assigns one only for index
- * entries), and one they have may not be durable (a crash could hand it
- * out again), so showing it is neither always possible nor safe.  Instead
+ * entries, SERIALIZABLE and logical decoding), and one they have may not
+ * be durable (a crash could hand it out again), so showing it is neither
+ * always possible nor safe.  Instead
  * every (sub)transaction, at its first nvm write, gets a token, and every
  * version it writes carries that token as its xmin, in the stored image
  * (nvm_tuple.c): so xmin is the same for all rows one (sub)transaction

@@ -13,10 +13,12 @@
  * The wait goes through PostgreSQL's lock manager, so the deadlock detector
  * sees it, lock_timeout and statement_timeout apply, and pg_locks and
  * pg_stat_activity show it.  Most nvm transactions have no PostgreSQL xid
- * (nvm_xact.c assigns one only for index entries), so the waiter cannot
- * use XactLockTableWait; it waits for X's virtual transaction id, which X
- * publishes in its clock slot when it first writes (as OrioleDB does):
- * VirtualXactLock(vxid, true).  X's nvm status is final before that lock
+ * (nvm_xact.c assigns one only for index entries, SERIALIZABLE and
+ * logical decoding), so the waiter cannot use XactLockTableWait; it waits
+ * for X's virtual transaction id, which X publishes in its clock slot when
+ * it first writes (as OrioleDB does): VirtualXactLock(vxid, true).  (The
+ * slot's vxid and xid words are fields of the core's NvmSlotShared that
+ * nvm_xact.c writes.)  X's nvm status is final before that lock
  * goes: the transaction callbacks that commit or abort the nvm transaction
  * run before PostgreSQL releases a transaction's locks.  The slot's running
  * txid is read before and after the vxid, so a vxid of a later transaction

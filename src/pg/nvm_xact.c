@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * nvm_xact.c
- *	  Transaction glue between PostgreSQL and the MCSI core.
+ *	  Transaction glue between PostgreSQL and the concurrency control of
+ *	  the core (MCSI, or the N2DB baseline behind the same interface).
  *
  * Every backend that writes nvm rows owns a clock slot, claimed at its
  * first write and given back when the backend exits; read-only backends
@@ -27,8 +28,10 @@
  * (an insert into an indexed table, an update that changes an indexed
  * column) or deletes from an indexed table takes its top-level xid and
  * publishes it in its clock slot, together with its virtual transaction id,
- * so that others can find whom to wait for.  Transactions that only change
- * non-indexed columns get no xid.
+ * so that others can find whom to wait for.  So does a SERIALIZABLE
+ * transaction (its versions name it for nvm_ssi.c) and, with wal_level =
+ * logical, one that writes a table PostgreSQL decodes (nvm_wal.c).  Other
+ * transactions that only change non-indexed columns get no xid.
  *
  * Committing.  A transaction that wrote nothing but nvm rows and their
  * index entries commits on its nvm status alone, without a WAL flush: its
@@ -379,8 +382,8 @@ nvm_xact_my_txid(void)
 /*
  * nvm_xact_statement_snapshot returns the vector of the current statement
  * (or transaction, with a transaction snapshot), taking it if there is
- * none yet; a parallel worker gets its leader's.  The result stays valid until the next boundary; callers that
- * live longer copy it.
+ * none yet; a parallel worker gets its leader's.  The result stays valid
+ * until the next boundary; callers that live longer copy it.
  */
 const NvmSnapshot *
 nvm_xact_statement_snapshot(void)

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * nvm_xact.h
- *	  Transaction glue between PostgreSQL and the MCSI core: clock slots,
- *	  per-statement snapshots, views, and the write life cycle.
+ *	  Transaction glue between PostgreSQL and the core's concurrency
+ *	  control (MCSI or N2DB): clock slots, per-statement snapshots, views,
+ *	  and the write life cycle.
  *
  *-------------------------------------------------------------------------
  */

@@ -7,12 +7,24 @@
  * The module must be loaded through shared_preload_libraries.  _PG_init
  * runs in the postmaster before it forks: it opens (or creates) the pool
  * file and maps it, so every backend inherits the mapping at the same
- * address.  shmem_request_hook reserves the core's volatile state, and
- * shmem_startup_hook builds it from the pool and runs recovery.  After a
- * backend crash the postmaster reinitialises shared memory: _PG_init and
- * shmem_request_hook do not run again, but shmem_startup_hook does (with a
- * fresh, not yet initialised area) while the pool mapping survives, and
- * that is when crash recovery runs.
+ * address.  shmem_request_hook reserves the PG layer's shared memory (the
+ * binding's, the row locks' with the wait tokens and the xmin-token
+ * counter, the parallel leaders' views); the core's volatile state lives
+ * in an area of its own that grows with the pool (nvm_growth.c).
+ * shmem_startup_hook builds that state from the pool and runs recovery.
+ * After a backend crash the postmaster reinitialises shared memory:
+ * _PG_init and shmem_request_hook do not run again, but shmem_startup_hook
+ * does (with a fresh, not yet initialised area) while the pool mapping
+ * survives, and that is when crash recovery runs.
+ *
+ * Settings.  This file defines most nvm.* settings; nvm_wait.c defines
+ * nvm.write_conflict and nvm_growth.c the pool's growth settings.  Those
+ * that shape the pool or shared memory need a server restart
+ * (nvm.pool_path, nvm.pool_size, nvm.concurrency_control,
+ * nvm.snapshot_buffering, nvm.pool_max_size); nvm.emulated_drain_delay_ns
+ * and nvm.pool_grow_step take effect at a reload; nvm.prune_on_update and
+ * nvm.debug_crash_point can be set by a superuser in any session, and
+ * nvm.write_conflict by any user.
  *
  * Right after recovery, shmem start-up sweeps the pool as PostgreSQL
  * sweeps its files at start: the storage of every temporary nvm table is
@@ -171,8 +183,9 @@ _PG_init(void)
 }
 
 /*
- * nvm_define_settings defines the nvm.* settings; all of them need a
- * server restart.
+ * nvm_define_settings defines the nvm.* settings, each with the context it
+ * can be changed in (see the file header), and has nvm_wait.c and
+ * nvm_growth.c define theirs.
  */
 static void
 nvm_define_settings(void)
@@ -420,10 +433,11 @@ nvm_open_pool(void)
 }
 
 /*
- * nvm_shmem_request reserves the shared memory of the row locks and
- * parallel scans, and a marker that says when shared memory is new.  The
- * core's volatile state (allocator, clock slots, table directory lock)
- * lives in shared memory of its own, which grows with the pool
+ * nvm_shmem_request reserves the shared memory of the binding, of the row
+ * locks (with the wait tokens and the xmin-token counter) and of the
+ * parallel leaders' views, and a marker that says when shared memory is
+ * new.  The core's volatile state (allocator, clock slots, table directory
+ * lock) lives in shared memory of its own, which grows with the pool
  * (nvm_growth_core_area).
  */
 static void
