@@ -152,7 +152,6 @@
 #include "nvm_rowlock.h"
 #include "nvm_token.h"
 #include "nvm_visibility.h"
-#include "nvm_wait.h"
 #include "persist.h"
 #include "pool.h"
 
@@ -267,15 +266,13 @@ register_callbacks(void)
 }
 
 /*
- * nvm_rowlock_shmem_size says how much shared memory the decision words,
- * the wait tokens (nvm_wait.c) and the xmin-token counter (nvm_token.c)
- * take.
+ * nvm_rowlock_shmem_size says how much shared memory the decision words
+ * and the xmin-token counter (nvm_token.c) take.
  */
 Size
 nvm_rowlock_shmem_size(void)
 {
-	return add_size(add_size(MAXALIGN(sizeof(NvmRowlockShared)), MAXALIGN(nvm_wait_shmem_size())),
-					nvm_token_shmem_size());
+	return add_size(MAXALIGN(sizeof(NvmRowlockShared)), nvm_token_shmem_size());
 }
 
 /*
@@ -294,9 +291,7 @@ nvm_rowlock_shmem_startup(void)
 		for (int i = 0; i < NVM_MAX_SLOTS; i++)
 			pg_atomic_init_u64(&rowlock_shared->deciding[i].tag, 0);
 	}
-	nvm_wait_shmem_init((char *) rowlock_shared + MAXALIGN(sizeof(NvmRowlockShared)), found);
-	nvm_token_shmem_init((char *) rowlock_shared + MAXALIGN(sizeof(NvmRowlockShared)) +
-						 MAXALIGN(nvm_wait_shmem_size()), found);
+	nvm_token_shmem_init((char *) rowlock_shared + MAXALIGN(sizeof(NvmRowlockShared)), found);
 	LWLockRelease(AddinShmemInitLock);
 }
 

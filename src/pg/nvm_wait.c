@@ -64,7 +64,9 @@
 #include "port/atomics.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
+#include "storage/lwlock.h"
 #include "storage/proc.h"
+#include "storage/shmem.h"
 #include "utils/guc.h"
 #include "utils/resowner.h"
 
@@ -124,8 +126,9 @@ nvm_report_write_conflict(Relation rel)
 }
 
 /*
- * nvm_wait_shmem_size and nvm_wait_shmem_init size and set up the wait
- * tokens (part of nvm_rowlock.c's shared memory).
+ * nvm_wait_shmem_size says how much shared memory the wait tokens take;
+ * nvm_wait_shmem_startup finds or creates them (both from nvmam.c's
+ * shared-memory hooks).
  */
 Size
 nvm_wait_shmem_size(void)
@@ -134,14 +137,18 @@ nvm_wait_shmem_size(void)
 }
 
 void
-nvm_wait_shmem_init(void *ptr, bool found)
+nvm_wait_shmem_startup(void)
 {
-	wait_tokens = ptr;
+	bool		found;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	wait_tokens = ShmemInitStruct("nvmam wait tokens", nvm_wait_shmem_size(), &found);
 	if (!found)
 	{
 		for (int i = 0; i <= MaxBackends; i++)
 			pg_atomic_init_u64(&wait_tokens[i], 0);
 	}
+	LWLockRelease(AddinShmemInitLock);
 }
 
 static void

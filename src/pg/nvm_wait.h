@@ -24,7 +24,7 @@ extern int	nvm_write_conflict;
 
 extern void nvm_wait_define_settings(void);
 extern Size nvm_wait_shmem_size(void);
-extern void nvm_wait_shmem_init(void *ptr, bool found);
+extern void nvm_wait_shmem_startup(void);
 extern void nvm_wait_before_subxact_change(void);
 extern void nvm_wait_for_vxid(VirtualTransactionId vxid);
 extern void nvm_wait_for_writer(Relation rel, NvmVersion *v);

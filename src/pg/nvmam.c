@@ -8,8 +8,8 @@
  * runs in the postmaster before it forks: it opens (or creates) the pool
  * file and maps it, so every backend inherits the mapping at the same
  * address.  shmem_request_hook reserves the PG layer's shared memory (the
- * binding's, the row locks' with the wait tokens and the xmin-token
- * counter, the parallel leaders' views); the core's volatile state lives
+ * binding's, the row locks' with the xmin-token counter, the wait tokens,
+ * the parallel leaders' views); the core's volatile state lives
  * in an area of its own that grows with the pool (nvm_growth.c).
  * shmem_startup_hook builds that state from the pool and runs recovery.
  * After a backend crash the postmaster reinitialises shared memory:
@@ -434,7 +434,7 @@ nvm_open_pool(void)
 
 /*
  * nvm_shmem_request reserves the shared memory of the binding, of the row
- * locks (with the wait tokens and the xmin-token counter) and of the
+ * locks (with the xmin-token counter), of the wait tokens and of the
  * parallel leaders' views, and a marker that says when shared memory is
  * new.  The core's volatile state (allocator, clock slots, table directory
  * lock) lives in shared memory of its own, which grows with the pool
@@ -449,6 +449,7 @@ nvm_shmem_request(void)
 	RequestAddinShmemSpace(sizeof(int));
 	nvm_binding_shmem_request();
 	RequestAddinShmemSpace(nvm_rowlock_shmem_size());
+	RequestAddinShmemSpace(nvm_wait_shmem_size());
 	RequestAddinShmemSpace(nvm_parallel_shmem_size());
 }
 
@@ -496,6 +497,7 @@ nvm_shmem_startup(void)
 		nvm_core_attach(ptr);
 	LWLockRelease(AddinShmemInitLock);
 	nvm_rowlock_shmem_startup();
+	nvm_wait_shmem_startup();
 	nvm_parallel_shmem_startup();
 }
 
