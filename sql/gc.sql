@@ -94,6 +94,21 @@ SELECT pg_sleep(0.05);
 UPDATE g SET v = 'p2';
 SELECT longest_chain FROM nvm_table_stats('g');
 
+-- an update prunes its own row's chain at once, also the versions that
+-- earlier updates (made with pruning off) left behind
+SET nvm.prune_on_update = off;
+CREATE TABLE gp (id int PRIMARY KEY, v text) USING nvm;
+INSERT INTO gp VALUES (1, 'a');
+UPDATE gp SET v = 'b';
+UPDATE gp SET v = 'c';
+UPDATE gp SET v = 'd';
+SELECT longest_chain FROM nvm_table_stats('gp');
+SET nvm.prune_on_update = on;
+SELECT pg_sleep(0.05);
+UPDATE gp SET v = 'e';
+SELECT longest_chain FROM nvm_table_stats('gp');
+DROP TABLE gp;
+
 -- VACUUM VERBOSE reports what it did
 CREATE TABLE gv (id int, v text) USING nvm;
 INSERT INTO gv SELECT i, 'a' FROM generate_series(1, 10) i;

@@ -381,7 +381,10 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 		{
 			res = nvm_record_update(t, txn, level, cid, vno[key], NULL, 0, false, &n, &cf);
 			if (res == NVM_WRITE_OK)
+			{
 				oracle.pending[key] = -1;
+				nvm_gc_after_update(t, nvm_version_record_no(t, n));
+			}
 		}
 		else
 		{
@@ -390,6 +393,7 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 			res = nvm_record_update(t, txn, level, cid, vno[key], &row, sizeof(row), new_run, &n, &cf);
 			if (res == NVM_WRITE_OK)
 			{
+				nvm_gc_after_update(t, nvm_version_record_no(t, n));
 				oracle.pending[key] = row.value;
 				if (new_run)
 					oracle.pending_root[key] = new_root = n;

@@ -182,6 +182,8 @@ worker_main(void *arg)
 				}
 				if (res != NVM_WRITE_OK)
 					conflict = true;
+				else
+					nvm_gc_after_update(&sh->table, sh->record[ends[i]]);
 			}
 			if (conflict)
 			{
@@ -435,7 +437,8 @@ vacuum_while_checking(uint32_t mode, const char *path)
 				int64_t		b = u;
 				NvmConflict cf;
 
-				nvm_record_update(&sh->table, &txn, 1, 0, vno[a], &b, sizeof(b), u % 5 == 0, &vno[a], &cf);
+				if (nvm_record_update(&sh->table, &txn, 1, 0, vno[a], &b, sizeof(b), u % 5 == 0, &vno[a], &cf) == NVM_WRITE_OK)
+					nvm_gc_after_update(&sh->table, nvm_version_record_no(&sh->table, vno[a]));
 			}
 			nvm_txn_commit(&txn);
 		}

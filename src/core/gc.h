@@ -163,10 +163,14 @@ extern bool nvm_gc_prune_chain(NvmTable *t, uint64_t record_no, const NvmHorizon
 							   NvmGcCounts *counts);
 
 /*
- * Automatic pruning by writers: after an update pushes a version, its
- * chain is pruned with a horizon cached for at most refresh_ms.  Off by
- * default: a process turns it on only when every reader it shares the pool
- * with pins its snapshots.
+ * Automatic pruning by writers: after an update has pushed a version (and
+ * the writer is done with the row), the writer calls nvm_gc_after_update,
+ * which prunes the row's chain with a horizon cached for at most
+ * refresh_ms.  The store never calls into collection itself: the write
+ * path (src/pg/nvm_modify.c) triggers it beside the deferred pruning, so
+ * data flows one way, store <- gc <- writer.  Off by default: a process
+ * turns it on only when every reader it shares the pool with pins its
+ * snapshots.
  */
 extern void nvm_gc_set_auto_prune(bool on, uint32_t refresh_ms);
 extern void nvm_gc_after_update(NvmTable *t, uint64_t record_no);

@@ -10,7 +10,6 @@
 #include "store.h"
 
 #include "alloc.h"
-#include "gc.h"
 #include "persist.h"
 #include "pool.h"
 
@@ -1262,7 +1261,6 @@ push_version(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
 			break;
 	}
 	nvm_flush(head, sizeof(uint64_t));
-	nvm_gc_after_update(t, old->record_no);
 	return NVM_WRITE_OK;
 }
 

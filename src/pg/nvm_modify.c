@@ -397,7 +397,11 @@ nvm_write_row(Relation rel, NvmTable *table, NvmVersion *oldv, CommandId cid,
 		}
 		nvm_rowlock_decided();	/* W5 */
 		if (res == NVM_WRITE_OK)
+		{
+			/* prune the row's chain now, and again a little later */
+			nvm_gc_after_update(table, record);
 			nvm_gc_defer(table, record);
+		}
 
 		if (res != NVM_WRITE_BEING_MODIFIED || !wait)
 		{
