@@ -36,11 +36,11 @@ nvm_planner_init(void)
 }
 
 /*
- * nvm_relid_is_nvm says whether the relation relid (already locked by the
+ * planned_rel_is_nvm says whether the relation relid (already locked by the
  * planner) uses the nvm access method.
  */
 static bool
-nvm_relid_is_nvm(Oid relid)
+planned_rel_is_nvm(Oid relid)
 {
 	Relation	rel = table_open(relid, NoLock);
 	bool		result = (rel->rd_tableam == nvm_table_am_routine());
@@ -60,6 +60,6 @@ nvm_get_relation_info(PlannerInfo *root, Oid relationObjectId,
 	if (prev_get_relation_info_hook)
 		prev_get_relation_info_hook(root, relationObjectId, inhparent, rel);
 
-	if (root->parse->jointree == NULL && nvm_relid_is_nvm(relationObjectId))
+	if (root->parse->jointree == NULL && planned_rel_is_nvm(relationObjectId))
 		rel->rel_parallel_workers = 0;
 }

@@ -150,7 +150,6 @@
 #include "mcsi.h"
 #include "nvm_relation.h"
 #include "nvm_rowlock.h"
-#include "nvm_token.h"
 #include "nvm_visibility.h"
 #include "persist.h"
 #include "pool.h"
@@ -267,17 +266,16 @@ register_callbacks(void)
 
 /*
  * nvm_rowlock_shmem_size says how much shared memory the decision words
- * and the xmin-token counter (nvm_token.c) take.
+ * take.
  */
 Size
 nvm_rowlock_shmem_size(void)
 {
-	return add_size(MAXALIGN(sizeof(NvmRowlockShared)), nvm_token_shmem_size());
+	return MAXALIGN(sizeof(NvmRowlockShared));
 }
 
 /*
- * nvm_rowlock_shmem_startup finds or creates the shared state (the core is
- * started: nvm_token_shmem_init reads the table directory).
+ * nvm_rowlock_shmem_startup finds or creates the decision words.
  */
 void
 nvm_rowlock_shmem_startup(void)
@@ -291,7 +289,6 @@ nvm_rowlock_shmem_startup(void)
 		for (int i = 0; i < NVM_MAX_SLOTS; i++)
 			pg_atomic_init_u64(&rowlock_shared->deciding[i].tag, 0);
 	}
-	nvm_token_shmem_init((char *) rowlock_shared + MAXALIGN(sizeof(NvmRowlockShared)), found);
 	LWLockRelease(AddinShmemInitLock);
 }
 

@@ -58,6 +58,7 @@
 
 #include "access/transam.h"
 #include "access/xact.h"
+#include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "utils/memutils.h"
@@ -97,6 +98,7 @@ static NvmLevelToken *level_tokens = NULL;
 static int	max_level_tokens = 0;
 
 static void nvm_token_xact_callback(XactEvent event, void *arg);
+static void nvm_token_counter_init(void);
 
 Size
 nvm_token_shmem_size(void)
@@ -105,21 +107,36 @@ nvm_token_shmem_size(void)
 }
 
 /*
- * nvm_token_shmem_init sets up the shared counter when shared memory is
- * new: it goes on below the last reservation any table records (the
- * highest mark, reservation numbers compared modulo 2^32).
+ * nvm_token_shmem_startup finds or creates the shared counter (from
+ * nvmam.c's shmem_startup_hook, after the core has started: it reads the
+ * table directory).  New shared memory goes on below the last reservation
+ * any table records (the highest mark, reservation numbers compared modulo
+ * 2^32).
  */
 void
-nvm_token_shmem_init(void *ptr, bool found)
+nvm_token_shmem_startup(void)
+{
+	bool		found;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	token_shared = ShmemInitStruct("nvmam xmin tokens", nvm_token_shmem_size(), &found);
+	if (!found)
+		nvm_token_counter_init();
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * nvm_token_counter_init starts the counter of new shared memory below the
+ * highest reservation mark of any table.
+ */
+static void
+nvm_token_counter_init(void)
 {
 	NvmTableDirEntry *dir;
 	size_t		n;
 	bool		any = false;
 	uint64		best = 0;
 
-	token_shared = ptr;
-	if (found)
-		return;
 	SpinLockInit(&token_shared->mutex);
 	dir = nvm_table_dir();
 	n = nvm_table_dir_count();

@@ -12,7 +12,7 @@
 #include "store.h"
 
 extern Size nvm_token_shmem_size(void);
-extern void nvm_token_shmem_init(void *ptr, bool found);
+extern void nvm_token_shmem_startup(void);
 extern TransactionId nvm_token_for_write(NvmTableDesc *desc);
 
 #endif							/* NVM_TOKEN_H */

@@ -8,7 +8,7 @@
  * runs in the postmaster before it forks: it opens (or creates) the pool
  * file and maps it, so every backend inherits the mapping at the same
  * address.  shmem_request_hook reserves the PG layer's shared memory (the
- * binding's, the row locks' with the xmin-token counter, the wait tokens,
+ * binding's, the row locks', the wait tokens, the xmin-token counter,
  * the parallel leaders' views); the core's volatile state lives
  * in an area of its own that grows with the pool (nvm_growth.c).
  * shmem_startup_hook builds that state from the pool and runs recovery.
@@ -65,6 +65,7 @@
 #include "mcsi.h"
 #include "nvm_commit.h"
 #include "nvm_rowlock.h"
+#include "nvm_token.h"
 #include "nvm_wait.h"
 #include "nvm_xact.h"
 #include "nvm_binding.h"
@@ -434,7 +435,7 @@ nvm_open_pool(void)
 
 /*
  * nvm_shmem_request reserves the shared memory of the binding, of the row
- * locks (with the xmin-token counter), of the wait tokens and of the
+ * locks, of the wait tokens, of the xmin-token counter and of the
  * parallel leaders' views, and a marker that says when shared memory is
  * new.  The core's volatile state (allocator, clock slots, table directory
  * lock) lives in shared memory of its own, which grows with the pool
@@ -450,6 +451,7 @@ nvm_shmem_request(void)
 	nvm_binding_shmem_request();
 	RequestAddinShmemSpace(nvm_rowlock_shmem_size());
 	RequestAddinShmemSpace(nvm_wait_shmem_size());
+	RequestAddinShmemSpace(nvm_token_shmem_size());
 	RequestAddinShmemSpace(nvm_parallel_shmem_size());
 }
 
@@ -498,6 +500,7 @@ nvm_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 	nvm_rowlock_shmem_startup();
 	nvm_wait_shmem_startup();
+	nvm_token_shmem_startup();
 	nvm_parallel_shmem_startup();
 }
 
