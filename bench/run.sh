@@ -40,14 +40,12 @@
 #	  retries serialization failures and deadlocks (--max-tries) and counts
 #	  commits, retries and failures apart.
 #
-#	  Repetitions run in rounds: a round runs every workload and client
-#	  count of a family once, and --reps N runs N rounds, so the repetitions
-#	  of a point lie spread over the family's whole time on the machine and
-#	  their spread shows how much the machine moved.  Quick mode interleaves
-#	  the contenders: all their clusters are up at once, and at every point
-#	  of a round each contender runs once, back to back (in a rotating
-#	  order), so the noise of a shared machine falls on all of them alike and
-#	  the ratio of two contenders within one round is measured seconds
+#	  Repetitions run in rounds: --reps N runs every point (workload and
+#	  client count) N times in a row.  Quick mode interleaves the contenders:
+#	  all their clusters are up at once, and in every round of a point each
+#	  contender runs once, back to back (in an order that rotates from round
+#	  to round), so the noise of a shared machine falls on all of them alike
+#	  and the ratio of two contenders within one round is measured seconds
 #	  apart.  Full mode runs one contender after the other (its cluster alone
 #	  in memory and /dev/shm: paper-sized data of four clusters does not fit
 #	  at once on a small machine).  Autovacuum is off everywhere and each run
@@ -777,7 +775,7 @@ profile_family()
 		[ -z "${FAM_SETTINGS[$fam]}" ] || echo "- ${FAM_SETTINGS[$fam]}"
 	done
 	if [ "$ORDER" = interleaved ]; then
-		echo "- repetitions: $REPS rounds (each round runs every point of a family once, every contender back to back; the report takes the median and judges the targets by the spread of the per-round ratios); WAL fsyncs from pg_stat_wal.wal_sync around each run (all server processes)"
+		echo "- repetitions: $REPS rounds per point, in a row (in each round every contender runs once, back to back, in rotating order; the report takes the median and judges the targets by the spread of the per-round ratios); WAL fsyncs from pg_stat_wal.wal_sync around each run (all server processes)"
 	else
 		echo "- repetitions: $REPS rounds per contender (serial order: contenders are not measured side by side); WAL fsyncs from pg_stat_wal.wal_sync around each run (all server processes)"
 	fi
@@ -864,20 +862,22 @@ record_pool()
 	fi
 }
 
-# rounds FAMILY CONTENDERS...: REPS rounds of every workload and client
-# count of the family; at each point the contenders run back to back, their
-# order rotating from point to point, so none of them always runs first or
-# right after another
+# rounds FAMILY CONTENDERS...: every workload and client count of the
+# family, REPS rounds each; in a round the contenders run back to back, their
+# order rotating from round to round, so none of them always runs first or
+# right after another.  The rounds of a point follow one another, so every
+# round of a workload sees its table in the state the workloads before it
+# left (the read-only YCSB-C an unchanged one).
 POINT=0
 rounds()
 {
 	local fam=$1 r w n k c
 	local -a order
 	shift
-	for r in $(seq 1 "$REPS"); do
-		for w in "${WL_RUN[@]}"; do
-			[ "${WL_FAMILY[$w]}" = "$fam" ] || continue
-			for n in $CLIENTS; do
+	for w in "${WL_RUN[@]}"; do
+		[ "${WL_FAMILY[$w]}" = "$fam" ] || continue
+		for n in $CLIENTS; do
+			for r in $(seq 1 "$REPS"); do
 				order=("$@")
 				k=$((POINT % ${#order[@]}))
 				POINT=$((POINT + 1))
