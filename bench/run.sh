@@ -69,21 +69,21 @@
 #	  stderr; the main comparison table and the verdicts to stdout at the end.
 #
 # Options:
-#	--quick					small data, 4 clients, 3 rounds of 2 s runs (default;
+#	--quick					small data, 4 clients, 5 rounds of 1 s runs (default;
 #							about 5 minutes on 2 cores once built)
 #	--full					paper sizes (YCSB 1M rows, TPC-C with standard items and
 #							customers), clients 1 2 4 8 16 32, 10 s runs (~45 min)
 #	--order interleaved|serial	run order (default: quick interleaved, full serial)
 #	--out DIR				output directory
 #	--clients "1 4 16"		client counts (default: quick 4, full 1 2 4 8 16 32)
-#	--time S				seconds per pgbench run (default: quick 2, full 10)
+#	--time S				seconds per pgbench run (default: quick 1, full 10)
 #	--workloads "..."		among those of bench/workloads/*.toml (default: all;
 #							--list-workloads)
 #	--reps N				rounds: run every point N times in a row, each time
 #							interleaved with the other contenders; the report
 #							takes the median and judges the targets by the
 #							noise interval of the per-round ratios (default:
-#							quick 3, full 1)
+#							quick 5, full 1)
 #	--contenders "..."		among heap heap-tmpfs nvm-mcsi nvm-n2db heap-async
 #							nvm-mcsi-tmpfs nvm-n2db-tmpfs heap-logical
 #							nvm-mcsi-logical nvm-n2db-logical (default: quick
@@ -183,8 +183,8 @@ done
 
 if [ "$MODE" = quick ]; then
 	CLIENTS=${OPT_CLIENTS:-4}
-	DURATION=${OPT_TIME:-2}
-	REPS=${OPT_REPS:-3}
+	DURATION=${OPT_TIME:-1}
+	REPS=${OPT_REPS:-5}
 	SHARED_BUFFERS=${NVM_BENCH_SHARED_BUFFERS:-256MB}
 	MAX_WAL_SIZE=${NVM_BENCH_MAX_WAL_SIZE:-1GB}
 	ORDER=${ORDER:-interleaved}

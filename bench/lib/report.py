@@ -4,6 +4,8 @@
      on stdout.
 
 usage: report.py OUTDIR
+       report.py --compare OUTDIR1 OUTDIR2 ...   (the verdicts of several runs
+                                                  side by side, line by line)
 
 Reads OUTDIR/results.csv (pgbench runs), OUTDIR/engine.csv (engine level),
 OUTDIR/settings.md, and when present OUTDIR/pool-usage.csv,
@@ -521,16 +523,17 @@ def spread_table(res, wls):
 # "Reading the report"): a target "A >= k x B" takes the ratio of A and B in
 # each round of the point, rho_r = tps_A / tps_B (in a round the contenders
 # run back to back, seconds apart, so load that hits both alike cancels).
-# Its spread is the noise interval around the median of the R ratios,
-#     median(rho) x/÷ exp(m),   m = Z_MARGIN x s / sqrt(R),
+# Its spread, the verdict interval, covers every round's ratio and the noise
+# margin around their median:
+#     from min(lowest rho_r, median(rho) / exp(m))
+#     to   max(highest rho_r, median(rho) x exp(m)),   m = Z_MARGIN x s / sqrt(R),
 # where s, the run's noise, is how far one round's log ratio of two
 # contenders strays from the median of its point: pooled over every pair of
 # contenders and every point of the run, robustly (1.4826 x the median
 # absolute deviation, corrected for the few rounds of a point), and at
-# least MIN_NOISE.  PASS: the interval lies at or above k; MISS: it lies
-# below k; within noise: k lies inside it.  The lowest and highest rho_r are
-# shown beside it, not used: one round hit by a burst of other load would
-# otherwise decide the verdict.
+# least MIN_NOISE.  PASS: the interval lies at or above k (every round, and
+# the median with its margin); MISS: it lies below k; within noise: k lies
+# inside it, so the spread of the measurement and the target overlap.
 
 # how many noise units (s / sqrt(R)) the margin spans on either side: wide,
 # because run-to-run differences on a shared machine (other sessions' load
@@ -601,7 +604,7 @@ def run_noise(res):
 
 
 class Spread:
-    """The per-round values of a ratio and its noise interval (see the
+    """The per-round values of a ratio and its verdict interval (see the
     rule above); noise is the run's s, or None when it could not be
     measured."""
 
@@ -613,8 +616,8 @@ class Spread:
         self.measured = noise is not None
         self.noise = max(noise, MIN_NOISE) if noise is not None else ASSUMED_NOISE
         self.margin = Z_MARGIN * self.noise / math.sqrt(self.n)
-        self.low = self.median * math.exp(-self.margin)
-        self.high = self.median * math.exp(self.margin)
+        self.low = min(self.lo, self.median * math.exp(-self.margin))
+        self.high = max(self.hi, self.median * math.exp(self.margin))
 
     def verdict(self, need):
         if self.low >= need:
@@ -626,9 +629,9 @@ class Spread:
     def text(self, digits=2):
         f = "%%.%df" % digits
         if self.n == 1:
-            return (f + " (1 round; noise interval " + f + "–" + f + ", noise %s)") % (
+            return (f + " (1 round; verdict interval " + f + "–" + f + ", noise %s)") % (
                 self.median, self.low, self.high, "measured" if self.measured else "assumed")
-        return (f + " (rounds " + f + "–" + f + ", %d rounds; noise interval " + f + "–" + f + ")") % (
+        return (f + " (rounds " + f + "–" + f + ", %d rounds; verdict interval " + f + "–" + f + ")") % (
             self.median, self.lo, self.hi, self.n, self.low, self.high)
 
 
@@ -734,29 +737,29 @@ def verdict_rule_text(res):
     L = ["**How to read the spread.** Every point ran %d round(s); in a round the contenders "
          "ran back to back, seconds apart, so a target takes the ratio of its two contenders "
          "in each round, rho_r = tps_A / tps_B, and load that hit both alike cancels. A target "
-         "line shows the median of the rho_r, their lowest and highest value (how far the "
-         "rounds strayed), and the **noise interval**: median(rho) ×/÷ exp(m), with "
-         "m = %.1f × s / sqrt(R) for R rounds, where s is this run's noise, how far one "
-         "round's log ratio of two contenders strays from the median of its point, pooled over "
-         "every pair of contenders and every point of the run (robustly: 1.4826 × the median "
-         "absolute deviation, corrected for the few rounds of a point) and at least %.2f. "
-         "The rule: **PASS** when the whole noise interval is at or above the target factor k; "
-         "**MISS** when it is wholly below k; **within noise** when k lies inside it, i.e. the "
-         "spread of the measured ratio and the target overlap, so this run cannot tell the "
-         "difference from the target apart from the machine's noise. The margin is wide on "
-         "purpose (%.1f noise units): two runs on a shared machine differ by more than the "
-         "rounds of one run do, and a verdict should not flip from one run to the next "
-         "(bench/results/quick-repeat-*). A busier machine raises s, which turns verdicts into "
-         "\"within noise\", never into the opposite verdict. The lowest and highest round are "
-         "shown, not used: one round hit by a burst of other load would otherwise decide the "
-         "verdict." % (reps, Z_MARGIN, MIN_NOISE, Z_MARGIN)]
+         "line shows the median of the rho_r, their lowest and highest value (how far single "
+         "rounds strayed), and the **verdict interval**, the spread the verdict uses: from the "
+         "lower of the lowest round and median(rho) / exp(m) to the higher of the highest round "
+         "and median(rho) × exp(m), with m = %.1f × s / sqrt(R) for R rounds. s is this run's "
+         "noise: how far one round's log ratio of two contenders strays from the median of its "
+         "point, pooled over every pair of contenders and every point of the run (robustly: "
+         "1.4826 × the median absolute deviation, corrected for the few rounds of a point), and "
+         "at least %.2f. The rule: **PASS** when the whole verdict interval is at or above the "
+         "target factor k (every round, and the median with its margin); **MISS** when it is "
+         "wholly below k; **within noise** when k lies inside it, i.e. the spread of the "
+         "measured ratio and the target overlap, so this run cannot tell the difference from the "
+         "target apart from the machine's noise. The margin is wide on purpose (%.1f noise "
+         "units): two runs on a shared machine differ by more than the rounds of one run do, and "
+         "a verdict should not flip from one run to the next (bench/results/quick-repeat-*). A "
+         "busier machine raises s and spreads the rounds, which turns verdicts into \"within "
+         "noise\", never into the opposite verdict." % (reps, Z_MARGIN, MIN_NOISE, Z_MARGIN)]
     if s is None:
         L.append(" This run has too few rounds to measure its noise; the interval assumes "
                  "s = %.2f." % ASSUMED_NOISE)
     else:
         eff = max(s, MIN_NOISE)
         L.append(" In this run s = %.3f (one round's ratio strays by about ±%.0f%%), so with "
-                 "%d rounds a ratio's noise interval is its median ×/÷ %.2f (−%.0f%% / +%.0f%%)."
+                 "%d rounds the margin around a ratio's median is ×/÷ %.2f (−%.0f%% / +%.0f%%)."
                  % (s, 100 * (math.exp(s) - 1), reps, math.exp(Z_MARGIN * eff / math.sqrt(reps)),
                     100 * (1 - math.exp(-Z_MARGIN * eff / math.sqrt(reps))),
                     100 * (math.exp(Z_MARGIN * eff / math.sqrt(reps)) - 1)))
@@ -1242,7 +1245,7 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
         "WAL: against heap (`synchronous_commit = on`, WAL on disk) the nvm contender is "
         "`nvm-mcsi`, whose indexes and catalog log to a WAL on the same disk; against "
         "heap-tmpfs it is `nvm-mcsi-tmpfs`, everything in /dev/shm, when that ran.\n")
-    add(md_table(["target", "verdict", "measured: median of the per-round ratios (range; verdict interval)",
+    add(md_table(["target", "verdict", "measured: median of the per-round ratios (lowest–highest round; verdict interval)",
                   "comparison"],
                  [[t[0], "**%s**" % t[1], t[2], comparison(t)] for t in tg]) + "\n")
     add(noise_table(res, tg) + "\n")
@@ -1432,7 +1435,34 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
     return tg
 
 
+
+def compare(dirs):
+    """A Markdown table of the verdicts of several runs, target by target,
+    and whether they agree (report.py --compare DIR1 DIR2 ...)."""
+    runs = []
+    for d in dirs:
+        res = Results(load_results(d))
+        runs.append({t[0]: t for t in targets(res)})
+    names = []
+    for r in runs:
+        names += [n for n in r if n not in names]
+    rows, same = [], 0
+    for n in names:
+        ts = [r.get(n) for r in runs]
+        vs = [t[1] if t else "–" for t in ts]
+        agree = len(set(vs)) == 1
+        same += agree
+        rows.append([n] + ["%s: %s" % (v, t.spread.text() if t and t.spread else (t[2] if t else ""))
+                           for v, t in zip(vs, ts)] + ["yes" if agree else "**no**"])
+    header = ["target"] + ["run %d (%s)" % (i + 1, os.path.basename(os.path.normpath(d)))
+                           for i, d in enumerate(dirs)] + ["same verdict"]
+    return md_table(header, rows) + "\n\n%d of %d target lines give the same verdict in every run.\n" % (
+        same, len(names))
+
 def main():
+    if len(sys.argv) >= 4 and sys.argv[1] == "--compare":
+        print(compare(sys.argv[2:]), end="")
+        return 0
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
@@ -1454,7 +1484,7 @@ def main():
     print()
     print(main_table(res))
     print()
-    print("Targets (PASS / MISS when the ratio's noise interval lies wholly above / below the "
+    print("Targets (PASS / MISS when the ratio's verdict interval lies wholly above / below the "
           "target, within noise when the target lies inside it; report.md, \"How to read the "
           "spread\"):")
     print()
