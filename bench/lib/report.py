@@ -523,24 +523,23 @@ def spread_table(res, wls):
 # "Reading the report"): a target "A >= k x B" takes the ratio of A and B in
 # each round of the point, rho_r = tps_A / tps_B (in a round the contenders
 # run back to back, seconds apart, so load that hits both alike cancels).
-# Its spread, the verdict interval, covers every round's ratio and the noise
-# margin around their median:
-#     from min(lowest rho_r, median(rho) / exp(m))
-#     to   max(highest rho_r, median(rho) x exp(m)),   m = Z_MARGIN x s / sqrt(R),
+# Its spread, the verdict interval, reaches from the lowest round's ratio
+# less the noise margin to the highest round's plus the margin:
+#     from lowest rho_r / exp(m)  to  highest rho_r x exp(m),   m = Z_MARGIN x s / sqrt(R),
 # where s, the run's noise, is how far one round's log ratio of two
 # contenders strays from the median of its point: pooled over every pair of
 # contenders and every point of the run, robustly (1.4826 x the median
 # absolute deviation, corrected for the few rounds of a point), and at
-# least MIN_NOISE.  PASS: the interval lies at or above k (every round, and
-# the median with its margin); MISS: it lies below k; within noise: k lies
+# least MIN_NOISE.  PASS: the interval lies at or above k (every round
+# clears k by the margin); MISS: it lies below k; within noise: k lies
 # inside it, so the spread of the measurement and the target overlap.
 
-# how many noise units (s / sqrt(R)) the margin spans on either side: wide,
-# because run-to-run differences on a shared machine (other sessions' load
-# shifting between runs, fresh clusters) exceed what the rounds of one run
-# show; chosen so that two consecutive quick runs agree on every target
-# (bench/results/quick-repeat-*)
-Z_MARGIN = 4.0
+# how many noise units (s / sqrt(R)) the margin adds beyond the extreme
+# rounds: run-to-run differences on a shared machine (other sessions' load
+# shifting between runs, a disk other work shares) exceed what the rounds of
+# one run show; chosen so that two consecutive quick runs agree on every
+# target (bench/results/quick-repeat-*)
+Z_MARGIN = 3.0
 # the least noise a run is credited with: a quiet run's rounds agree more
 # closely than two runs do
 MIN_NOISE = 0.05
@@ -616,8 +615,8 @@ class Spread:
         self.measured = noise is not None
         self.noise = max(noise, MIN_NOISE) if noise is not None else ASSUMED_NOISE
         self.margin = Z_MARGIN * self.noise / math.sqrt(self.n)
-        self.low = min(self.lo, self.median * math.exp(-self.margin))
-        self.high = max(self.hi, self.median * math.exp(self.margin))
+        self.low = self.lo * math.exp(-self.margin)
+        self.high = self.hi * math.exp(self.margin)
 
     def verdict(self, need):
         if self.low >= need:
@@ -739,27 +738,28 @@ def verdict_rule_text(res):
          "in each round, rho_r = tps_A / tps_B, and load that hit both alike cancels. A target "
          "line shows the median of the rho_r, their lowest and highest value (how far single "
          "rounds strayed), and the **verdict interval**, the spread the verdict uses: from the "
-         "lower of the lowest round and median(rho) / exp(m) to the higher of the highest round "
-         "and median(rho) × exp(m), with m = %.1f × s / sqrt(R) for R rounds. s is this run's "
-         "noise: how far one round's log ratio of two contenders strays from the median of its "
-         "point, pooled over every pair of contenders and every point of the run (robustly: "
-         "1.4826 × the median absolute deviation, corrected for the few rounds of a point), and "
-         "at least %.2f. The rule: **PASS** when the whole verdict interval is at or above the "
-         "target factor k (every round, and the median with its margin); **MISS** when it is "
-         "wholly below k; **within noise** when k lies inside it, i.e. the spread of the "
-         "measured ratio and the target overlap, so this run cannot tell the difference from the "
-         "target apart from the machine's noise. The margin is wide on purpose (%.1f noise "
-         "units): two runs on a shared machine differ by more than the rounds of one run do, and "
-         "a verdict should not flip from one run to the next (bench/results/quick-repeat-*). A "
-         "busier machine raises s and spreads the rounds, which turns verdicts into \"within "
-         "noise\", never into the opposite verdict." % (reps, Z_MARGIN, MIN_NOISE, Z_MARGIN)]
+         "lowest round / exp(m) to the highest round × exp(m), with m = %.1f × s / sqrt(R) for "
+         "R rounds. s is this run's noise: how far one round's log ratio of two contenders "
+         "strays from the median of its point, pooled over every pair of contenders and every "
+         "point of the run (robustly: 1.4826 × the median absolute deviation, corrected for the "
+         "few rounds of a point), and at least %.2f. The rule: **PASS** when the whole verdict "
+         "interval is at or above the target factor k (every round clears k by the margin); "
+         "**MISS** when it is wholly below k; **within noise** when k lies inside it, i.e. the "
+         "spread of the measured ratio and the target overlap, so this run cannot tell the "
+         "difference from the target apart from the machine's noise. The interval is wide on "
+         "purpose: two runs on a shared machine differ by more than the rounds of one run do "
+         "(other sessions' load moves between runs; heap's commits wait for a disk other work "
+         "shares), and a verdict should not flip from one run to the next "
+         "(bench/results/quick-repeat-*). A busier machine raises s and spreads the rounds, "
+         "which turns verdicts into \"within noise\", never into the opposite verdict; a quiet "
+         "one narrows the interval." % (reps, Z_MARGIN, MIN_NOISE)]
     if s is None:
         L.append(" This run has too few rounds to measure its noise; the interval assumes "
                  "s = %.2f." % ASSUMED_NOISE)
     else:
         eff = max(s, MIN_NOISE)
         L.append(" In this run s = %.3f (one round's ratio strays by about ±%.0f%%), so with "
-                 "%d rounds the margin around a ratio's median is ×/÷ %.2f (−%.0f%% / +%.0f%%)."
+                 "%d rounds the margin beyond the extreme rounds is ×/÷ %.2f (−%.0f%% / +%.0f%%)."
                  % (s, 100 * (math.exp(s) - 1), reps, math.exp(Z_MARGIN * eff / math.sqrt(reps)),
                     100 * (1 - math.exp(-Z_MARGIN * eff / math.sqrt(reps))),
                     100 * (math.exp(Z_MARGIN * eff / math.sqrt(reps)) - 1)))
