@@ -155,6 +155,7 @@ PROFILE_POINTS=
 RUN_ENGINE=1
 DO_BUILD=1
 KEEP_LOGS=0
+LIST=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--quick) MODE=quick ;;
@@ -174,12 +175,15 @@ while [ $# -gt 0 ]; do
 		--no-engine) RUN_ENGINE=0 ;;
 		--no-build) DO_BUILD=0 ;;
 		--keep-logs) KEEP_LOGS=1 ;;
-		--list-workloads) exec "$PYTHON" "$BENCH/lib/workloads.py" list --mode "$MODE" ;;
+		--list-workloads) LIST=1 ;;
 		-h | --help) usage 0 ;;
 		*) echo "unknown option: $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
 done
+if [ "$LIST" = 1 ]; then
+	exec "$PYTHON" "$BENCH/lib/workloads.py" list --mode "$MODE"
+fi
 
 if [ "$MODE" = quick ]; then
 	CLIENTS=${OPT_CLIENTS:-4}
