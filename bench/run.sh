@@ -11,6 +11,12 @@
 #	  server's WAL fsyncs (pg_stat_wal), so the report shows fsyncs per
 #	  transaction for every contender.
 #
+#	  The workloads are described in bench/workloads/*.toml, one file per
+#	  family (the workloads that share a database and its load): scripts,
+#	  pgbench arguments, sizes per mode, what the report shows and the
+#	  targets.  bench/lib/workloads.py reads them for this script and for
+#	  bench/lib/report.py; --list-workloads prints them.
+#
 #	  bench/run.sh [--quick | --full] [--out DIR] [options]
 #
 #	  Contenders, each on a fresh cluster of its own (made per workload
@@ -34,14 +40,17 @@
 #	  retries serialization failures and deadlocks (--max-tries) and counts
 #	  commits, retries and failures apart.
 #
-#	  Quick mode interleaves the runs: all contenders' clusters are up at
-#	  once, and for each workload and client count every contender runs once,
-#	  back to back (in a rotating order), so the noise of a shared machine
-#	  falls on all of them alike.  Full mode runs one contender after the
-#	  other (its cluster alone in memory and /dev/shm: paper-sized data of
-#	  four clusters does not fit at once on a small machine).  Autovacuum is
-#	  off everywhere and each run starts right after a CHECKPOINT of its own
-#	  cluster, so no background work lands in another run's measurement.
+#	  Repetitions run in rounds: --reps N runs every point (workload and
+#	  client count) N times in a row.  Quick mode interleaves the contenders:
+#	  all their clusters are up at once, and in every round of a point each
+#	  contender runs once, back to back (in an order that rotates from round
+#	  to round), so the noise of a shared machine falls on all of them alike
+#	  and the ratio of two contenders within one round is measured seconds
+#	  apart.  Full mode runs one contender after the other (its cluster alone
+#	  in memory and /dev/shm: paper-sized data of four clusters does not fit
+#	  at once on a small machine).  Autovacuum is off everywhere and each run
+#	  starts right after a CHECKPOINT of its own cluster, so no background
+#	  work lands in another run's measurement.
 #
 #	  Output directory (default build-bench/bench-MODE-TIMESTAMP, and
 #	  build-bench/bench-latest points to it):
@@ -50,27 +59,31 @@
 #		results.csv		one line per pgbench run
 #		engine.csv		one line per engine-level point (header added here)
 #		engine.md		the engine benchmark's own tables
-#		report.md		Tables 4/5/6 shapes, ratios, paper numbers, targets, model
+#		report.md		verdicts with their spread, Tables 4/5/6 shapes, ratios,
+#						paper numbers, profile, model
 #		fig10_ycsb_throughput.png, fig12_tpcc_throughput.png,
-#		fig13_latency.png, tpcb.png
+#		fig13_latency.png, tpcb.png, rows.png, engine.png
 #		profile/		with --profile: wait events and perf top symbols
 #		logs/			pgbench output of every run, server logs, load logs
 #	  Progress (contender, workload, clients, estimated time left) goes to
-#	  stderr; the main comparison table to stdout at the end.
+#	  stderr; the main comparison table and the verdicts to stdout at the end.
 #
 # Options:
-#	--quick					small data, clients 1 4 16, 2 s runs (default; < 5 min)
+#	--quick					small data, 4 clients, 5 rounds of 1 s runs (default;
+#							about 5 minutes on 2 cores once built)
 #	--full					paper sizes (YCSB 1M rows, TPC-C with standard items and
 #							customers), clients 1 2 4 8 16 32, 10 s runs (~45 min)
 #	--order interleaved|serial	run order (default: quick interleaved, full serial)
 #	--out DIR				output directory
-#	--clients "1 4 16"		client counts
-#	--time S				seconds per pgbench run
-#	--workloads "..."		among ycsb-a ycsb-b ycsb-c tpcc-1wh tpcc-4wh
-#							tpcc-uncontended tpcb insert update (default: all)
-#	--reps N				run every point N times (interleaved with the other
-#							contenders'); the report takes the median and shows
-#							the spread (default 1)
+#	--clients "1 4 16"		client counts (default: quick 4, full 1 2 4 8 16 32)
+#	--time S				seconds per pgbench run (default: quick 1, full 10)
+#	--workloads "..."		among those of bench/workloads/*.toml (default: all;
+#							--list-workloads)
+#	--reps N				rounds: run every point N times in a row, each time
+#							interleaved with the other contenders; the report
+#							takes the median and judges the targets by the
+#							noise interval of the per-round ratios (default:
+#							quick 5, full 1)
 #	--contenders "..."		among heap heap-tmpfs nvm-mcsi nvm-n2db heap-async
 #							nvm-mcsi-tmpfs nvm-n2db-tmpfs heap-logical
 #							nvm-mcsi-logical nvm-n2db-logical (default: quick
@@ -78,9 +91,9 @@
 #							and nvm-mcsi-tmpfs)
 #	--drain-delay "NS ..."	sensitivity: also run nvm-mcsi and nvm-n2db with
 #							nvm.emulated_drain_delay_ns = NS (off by default)
-#	--profile, --no-profile	after the measured runs of a workload, profile it at
-#							given client counts on every contender (extra runs,
-#							not in results.csv): wait events sampled from
+#	--profile, --no-profile	after the measured runs of a family, profile given
+#							points on every contender (extra runs, not in
+#							results.csv): wait events sampled from
 #							pg_stat_activity every 10 ms, and the backends' top
 #							symbols with perf when it works; the report explains
 #							missed targets with them (default: on)
@@ -89,17 +102,16 @@
 #	--no-engine				skip the engine-level benchmark
 #	--no-build				use the installed module and build-bench as they are
 #	--keep-logs				keep pgbench's per-transaction logs
+#	--list-workloads		print the workloads, their families' sizes and targets
 #
 # Environment overrides (mode defaults in brackets, quick / full):
-#	NVM_BENCH_YCSB_ROWS [50000 / 1000000]	NVM_BENCH_TPCB_SCALE [10 / 32]
-#	NVM_BENCH_TPCC_ITEMS [2000 / 100000]	NVM_BENCH_TPCC_CUSTOMERS [100 / 3000]
-#	NVM_BENCH_TPCC_ORDERS [100 / 300] (initial orders per district)
-#	NVM_BENCH_ROWS [10000 / 100000] (rows of u, updated by the update workload)
-#	NVM_BENCH_POOL_SIZE [1GB / YCSB 3GB, TPC-C 7GB, TPC-B 2GB] (room to spare:
-#		updates prune old versions, and autovacuum is off during the runs)
+#	the data sizes of each family: see --list-workloads (e.g.
+#	NVM_BENCH_YCSB_ROWS [50000 / 1000000], NVM_BENCH_TPCC_ITEMS [2000 / 100000])
+#	NVM_BENCH_POOL_SIZE [1GB / per family, up to 7GB] (room to spare: updates
+#		prune old versions, and autovacuum is off during the runs)
 #	NVM_BENCH_SHARED_BUFFERS [256MB / 1GB]	NVM_BENCH_MAX_WAL_SIZE [1GB / 2GB]
 #	NVM_BENCH_MAX_TRIES [1000]				NVM_BENCH_DATA_DIR [/var/tmp] (disk)
-#	NVM_BENCH_ENGINE_THREADS [1,2,4 / 1,2,4,8,16]
+#	NVM_BENCH_ENGINE_THREADS [1,2 / 1,2,4,8,16]
 #	NVM_BENCH_ENGINE_SECONDS [0.2 / 0.5]	NVM_BENCH_ENGINE_ROWS [20000 / 1000000]
 #	NVM_BENCH_ENGINE_REPS [1 / 2] (repetitions; the report keeps each point's best)
 #	NVM_BENCH_NVM_CONF="a = 1; b = 2"		extra postgresql.conf lines for nvm clusters
@@ -111,7 +123,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH=$ROOT/bench
-WL=$BENCH/workloads
+PYTHON=/usr/bin/python3
 # shellcheck source=regress/lib/common.sh
 . "$ROOT/regress/lib/common.sh"
 # shellcheck source=regress/lib/cluster.sh
@@ -135,14 +147,15 @@ OPT_CLIENTS=
 OPT_TIME=
 OPT_WORKLOADS=
 OPT_CONTENDERS=
+OPT_REPS=
 ORDER=
 DRAIN_DELAYS=
-REPS=1
 PROFILE=
 PROFILE_POINTS=
 RUN_ENGINE=1
 DO_BUILD=1
 KEEP_LOGS=0
+LIST=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--quick) MODE=quick ;;
@@ -151,7 +164,7 @@ while [ $# -gt 0 ]; do
 		--out=*) OUT=${1#--out=} ;;
 		--clients) OPT_CLIENTS=${2:?}; shift ;;
 		--time) OPT_TIME=${2:?}; shift ;;
-		--reps) REPS=${2:?}; shift ;;
+		--reps) OPT_REPS=${2:?}; shift ;;
 		--workloads) OPT_WORKLOADS=${2:?}; shift ;;
 		--contenders) OPT_CONTENDERS=${2:?}; shift ;;
 		--order) ORDER=${2:?}; shift ;;
@@ -162,27 +175,24 @@ while [ $# -gt 0 ]; do
 		--no-engine) RUN_ENGINE=0 ;;
 		--no-build) DO_BUILD=0 ;;
 		--keep-logs) KEEP_LOGS=1 ;;
+		--list-workloads) LIST=1 ;;
 		-h | --help) usage 0 ;;
 		*) echo "unknown option: $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
 done
+if [ "$LIST" = 1 ]; then
+	exec "$PYTHON" "$BENCH/lib/workloads.py" list --mode "$MODE"
+fi
 
 if [ "$MODE" = quick ]; then
-	CLIENTS=${OPT_CLIENTS:-1 4 16}
-	DURATION=${OPT_TIME:-2}
-	YCSB_ROWS=${NVM_BENCH_YCSB_ROWS:-50000}
-	TPCC_ITEMS=${NVM_BENCH_TPCC_ITEMS:-2000}
-	TPCC_CUSTOMERS=${NVM_BENCH_TPCC_CUSTOMERS:-100}
-	TPCC_ORDERS=${NVM_BENCH_TPCC_ORDERS:-100}
-	TPCB_SCALE=${NVM_BENCH_TPCB_SCALE:-10}
-	ROWS_U=${NVM_BENCH_ROWS:-10000}
-	POOL_YCSB=${NVM_BENCH_POOL_SIZE:-1GB} POOL_TPCC=${NVM_BENCH_POOL_SIZE:-1GB} POOL_TPCB=${NVM_BENCH_POOL_SIZE:-1GB}
-	POOL_ROWS=${NVM_BENCH_POOL_SIZE:-1GB}
+	CLIENTS=${OPT_CLIENTS:-4}
+	DURATION=${OPT_TIME:-1}
+	REPS=${OPT_REPS:-5}
 	SHARED_BUFFERS=${NVM_BENCH_SHARED_BUFFERS:-256MB}
 	MAX_WAL_SIZE=${NVM_BENCH_MAX_WAL_SIZE:-1GB}
 	ORDER=${ORDER:-interleaved}
-	ENGINE_THREADS=${NVM_BENCH_ENGINE_THREADS:-1,2,4}
+	ENGINE_THREADS=${NVM_BENCH_ENGINE_THREADS:-1,2}
 	ENGINE_SECONDS=${NVM_BENCH_ENGINE_SECONDS:-0.2}
 	ENGINE_WARMUP=0.05
 	ENGINE_ROWS=${NVM_BENCH_ENGINE_ROWS:-20000}
@@ -193,14 +203,7 @@ if [ "$MODE" = quick ]; then
 else
 	CLIENTS=${OPT_CLIENTS:-1 2 4 8 16 32}
 	DURATION=${OPT_TIME:-10}
-	YCSB_ROWS=${NVM_BENCH_YCSB_ROWS:-1000000}
-	TPCC_ITEMS=${NVM_BENCH_TPCC_ITEMS:-100000}
-	TPCC_CUSTOMERS=${NVM_BENCH_TPCC_CUSTOMERS:-3000}
-	TPCC_ORDERS=${NVM_BENCH_TPCC_ORDERS:-300}
-	TPCB_SCALE=${NVM_BENCH_TPCB_SCALE:-32}
-	ROWS_U=${NVM_BENCH_ROWS:-100000}
-	POOL_YCSB=${NVM_BENCH_POOL_SIZE:-3GB} POOL_TPCC=${NVM_BENCH_POOL_SIZE:-7GB} POOL_TPCB=${NVM_BENCH_POOL_SIZE:-2GB}
-	POOL_ROWS=${NVM_BENCH_POOL_SIZE:-3GB}
+	REPS=${OPT_REPS:-1}
 	SHARED_BUFFERS=${NVM_BENCH_SHARED_BUFFERS:-1GB}
 	MAX_WAL_SIZE=${NVM_BENCH_MAX_WAL_SIZE:-2GB}
 	ORDER=${ORDER:-serial}
@@ -213,8 +216,8 @@ else
 	PROFILE=${PROFILE:-1}
 	PROFILE_POINTS=${PROFILE_POINTS:-tpcc-1wh:8 tpcc-4wh:8 ycsb-a:8}
 fi
-WORKLOADS=${OPT_WORKLOADS:-ycsb-a ycsb-b ycsb-c tpcc-1wh tpcc-4wh tpcc-uncontended tpcb insert update}
 [[ $REPS =~ ^[1-9][0-9]*$ ]] || nvm_die "--reps takes a positive count, not $REPS"
+[[ $DURATION =~ ^[1-9][0-9]*$ ]] || nvm_die "--time takes whole seconds, not $DURATION"
 CONTENDERS=${OPT_CONTENDERS:-$DEFAULT_CONTENDERS}
 for d in $DRAIN_DELAYS; do
 	[[ $d =~ ^[0-9]+$ ]] || nvm_die "--drain-delay takes nanoseconds: $d"
@@ -229,12 +232,6 @@ DISK_BASE=${NVM_BENCH_DATA_DIR:-/var/tmp}
 ISOLATION="repeatable read"
 NPROC=$(nproc)
 
-for w in $WORKLOADS; do
-	case "$w" in
-		ycsb-a | ycsb-b | ycsb-c | tpcc-1wh | tpcc-4wh | tpcc-uncontended | tpcb | insert | update) ;;
-		*) nvm_die "unknown workload $w" ;;
-	esac
-done
 for c in $CONTENDERS; do
 	case "${c%@*}" in
 		heap | heap-tmpfs | heap-async | nvm-mcsi | nvm-n2db | nvm-mcsi-tmpfs | nvm-n2db-tmpfs) ;;
@@ -247,19 +244,7 @@ for n in $CLIENTS; do
 	[[ $n =~ ^[1-9][0-9]*$ ]] || nvm_die "bad client count $n"
 	if [ "$n" -gt "$MAX_CLIENTS" ]; then MAX_CLIENTS=$n; fi
 done
-# profile points (workload:clients) among the workloads that run
-PROFILES=()
-if [ "$PROFILE" = 1 ]; then
-	for p in $PROFILE_POINTS; do
-		[[ $p =~ ^([a-z0-9-]+):([1-9][0-9]*)$ ]] || nvm_die "--profile-points takes workload:clients, not $p"
-		[[ " $WORKLOADS " == *" ${p%:*} "* ]] && PROFILES+=("$p")
-	done
-fi
-# most connections a run opens (the measured ones, or a profile run)
-MAX_CONN=$MAX_CLIENTS
-for p in "${PROFILES[@]}"; do
-	if [ "${p#*:}" -gt "$MAX_CONN" ]; then MAX_CONN=${p#*:}; fi
-done
+if [ "$PROFILE" != 1 ]; then PROFILE_POINTS=; fi
 
 BUILD_DIR=$ROOT/build-bench
 STAMP=$(date -u +%Y%m%d-%H%M%S)
@@ -268,6 +253,7 @@ mkdir -p "$OUT/logs"
 OUT=$(cd "$OUT" && pwd)
 rm -f "$OUT/results.csv" "$OUT/engine.csv" "$OUT/modules.csv" "$OUT/pool-usage.csv"
 T0=$(date +%s)
+LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # progress and messages go to stderr; stdout gets the final table only
 say()
@@ -294,7 +280,6 @@ trap 'nvm_kill_group; exit 130' INT TERM
 if ! nvm_truthy "${NVM_SKIP_PACKAGES:-}"; then
 	nvm_install_packages >&2 || nvm_die "cannot install the packages nvmam needs"
 fi
-PYTHON=/usr/bin/python3
 if ! "$PYTHON" -c 'import matplotlib' 2>/dev/null; then
 	say "==> installing python3-matplotlib (for the plots)"
 	sudo=()
@@ -303,6 +288,26 @@ if ! "$PYTHON" -c 'import matplotlib' 2>/dev/null; then
 		python3-matplotlib </dev/null >"$OUT/logs/matplotlib-install.log" 2>&1 ||
 		nvm_warn "python3-matplotlib could not be installed: no plots"
 fi
+# the plan from the workload descriptors (python3 comes with the packages) (bench/workloads/*.toml): WL_RUN
+# (the workloads in run order), FAMILIES, and per workload its family
+# (WL_FAMILY), per "workload clients" pgbench's arguments (WL_ARGS) and the
+# warehouses column (WL_WH), per family its pool size, load and settings line
+plan=$("$PYTHON" "$BENCH/lib/workloads.py" shell --mode "$MODE" --clients "$CLIENTS" \
+	--workloads "$OPT_WORKLOADS" --profile-points "$PROFILE_POINTS") || exit 2
+eval "$plan"
+WORKLOADS=" ${WL_RUN[*]} "
+# profile points (workload:clients) among the workloads that run
+PROFILES=()
+for p in $PROFILE_POINTS; do
+	[[ $p =~ ^([a-z0-9-]+):([1-9][0-9]*)$ ]] || nvm_die "--profile-points takes workload:clients, not $p"
+	[[ $WORKLOADS == *" ${p%:*} "* ]] && PROFILES+=("$p")
+done
+# most connections a run opens (the measured ones, or a profile run)
+MAX_CONN=$MAX_CLIENTS
+for p in "${PROFILES[@]}"; do
+	if [ "${p#*:}" -gt "$MAX_CONN" ]; then MAX_CONN=${p#*:}; fi
+done
+
 nvm_find_pg
 if [ "$DO_BUILD" = 1 ]; then
 	say "==> building a release build in ${BUILD_DIR#"$ROOT"/}"
@@ -327,47 +332,15 @@ fi
 RAW=$(nvm_pg_tmpdir "$DISK_BASE" "nvmam-bench-txlogs")
 
 # ---------------------------------------------------------------------------
-# the plan: families, workloads, client counts, and a time estimate
+# time estimate
 # ---------------------------------------------------------------------------
-
-family_of()
-{
-	case "$1" in
-		ycsb-*) echo ycsb ;;
-		tpcc-*) echo tpcc ;;
-		tpcb) echo tpcb ;;
-		insert | update) echo rows ;;
-	esac
-}
-
-# warehouses a TPC-C workload uses at N clients
-warehouses_of()
-{
-	case "$1" in
-		tpcc-1wh) echo 1 ;;
-		tpcc-4wh) echo 4 ;;
-		tpcc-uncontended) echo "$2" ;;
-		*) echo "" ;;
-	esac
-}
-
-# execution order within a family: the read-only YCSB first, on an unchanged
-# table; the most contended TPC-C last
-ORDERED=()
-for w in ycsb-c ycsb-b ycsb-a tpcc-uncontended tpcc-4wh tpcc-1wh tpcb update insert; do
-	if [[ " $WORKLOADS " == *" $w "* ]]; then ORDERED+=("$w"); fi
-done
-FAMILIES=()
-for w in "${ORDERED[@]}"; do
-	f=$(family_of "$w")
-	[[ " ${FAMILIES[*]:-} " == *" $f "* ]] || FAMILIES+=("$f")
-done
 
 NCONT=$(wc -w <<<"$CONTENDERS")
 NCLIENTS=$(wc -w <<<"$CLIENTS")
-TOTAL_RUNS=$((${#ORDERED[@]} * NCLIENTS * NCONT * REPS))
+TOTAL_RUNS=$((${#WL_RUN[@]} * NCLIENTS * NCONT * REPS))
 DONE_RUNS=0
-RUN_SECS=0			# wall time spent in runs so far (with their overhead)
+RUN_US=0			# wall time spent in the runs measured so far (RUNS_TIMED)
+RUNS_TIMED=0
 # first guesses, replaced by measurements as they come
 EST_RUN=$((DURATION + 1))
 if [ "$MODE" = quick ]; then EST_LOAD=4; else EST_LOAD=50; fi
@@ -394,11 +367,12 @@ ENGINE_STEP_EST=$(awk -v t="$(tr ',' ' ' <<<"$ENGINE_THREADS" | wc -w)" -v s="$E
 
 eta()
 {
-	local per_run=$EST_RUN per_load=$EST_LOAD per_step=$ENGINE_STEP_EST left
-	if [ "$DONE_RUNS" -gt 0 ]; then per_run=$((RUN_SECS / DONE_RUNS)); fi
+	local per_run=$((EST_RUN * 1000000)) per_load=$EST_LOAD per_step=$ENGINE_STEP_EST left
+	# µs per run, and about 0.3 s to summarise each
+	if [ "$RUNS_TIMED" -gt 0 ]; then per_run=$((RUN_US / RUNS_TIMED + 300000)); fi
 	if [ "$LOADS_DONE" -gt 0 ]; then per_load=$((LOAD_SECS / LOADS_DONE)); fi
 	if [ "$ENGINE_STEPS_DONE" -gt 0 ]; then per_step=$((ENGINE_SECS / ENGINE_STEPS_DONE)); fi
-	left=$(((TOTAL_RUNS - DONE_RUNS) * per_run + LOADS_LEFT * per_load + ENGINE_STEPS_LEFT * per_step +
+	left=$(((TOTAL_RUNS - DONE_RUNS) * per_run / 1000000 + LOADS_LEFT * per_load + ENGINE_STEPS_LEFT * per_step +
 		PROFILE_RUNS_LEFT * (PROFILE_SECS + 3)))
 	printf '%dm%02ds' $((left / 60)) $((left % 60))
 }
@@ -413,21 +387,11 @@ progress()
 # clusters
 # ---------------------------------------------------------------------------
 
-declare -A CDIR CAM CSYNC CDELAY
+declare -A CDIR CAM CSYNC CDELAY CWAL CCC CSHM
 
 fs_of()
 {
 	printf '%s (%s)' "$1" "$(stat -f -c %T "$1" 2>/dev/null || echo '?')"
-}
-
-pool_size_of()
-{
-	case "$1" in
-		ycsb) echo "$POOL_YCSB" ;;
-		tpcc) echo "$POOL_TPCC" ;;
-		tpcb) echo "$POOL_TPCB" ;;
-		rows) echo "$POOL_ROWS" ;;
-	esac
 }
 
 # pg CONTENDER PROG ARGS...: a client program against the contender's cluster
@@ -446,10 +410,11 @@ psql_c()
 	pg "$c" psql -X -q -v ON_ERROR_STOP=1 -d "$db" "$@"
 }
 
-# setup_contender NAME FAMILY: a fresh cluster for NAME, started
-setup_contender()
+# prepare_contender NAME FAMILY: the directories and settings of a fresh
+# cluster for NAME (nothing started yet; cleaned up by nvm_cleanup)
+prepare_contender()
 {
-	local c=$1 fam=$2 base=$DISK_BASE sync=on am=heap cc='' delay=0 wal=replica dir shm
+	local c=$1 fam=$2 base=$DISK_BASE sync=on am=heap cc='' delay=0 wal=replica dir shm=''
 	case "${c%@*}" in
 		heap) ;;
 		heap-logical) wal=logical ;;
@@ -464,43 +429,52 @@ setup_contender()
 	esac
 	if [[ $c == *@* ]]; then delay=${c#*@}; fi
 	dir=$(nvm_pg_tmpdir "$base" "nvmam-bench-${c//@/-}") || return 1
-	CDIR[$c]=$dir CAM[$c]=$am CSYNC[$c]=$sync CDELAY[$c]=$delay
 	nvm_cleanup_add "nvm_cluster_stop '$dir'; cp -f '$dir/server.log' '$OUT/logs/server-$fam-${c//@/-}.log' 2>/dev/null; rm -rf '$dir'"
+	if [ "$am" = nvm ]; then
+		shm=$(nvm_pg_tmpdir /dev/shm "nvmam-bench-pool") || return 1
+		nvm_cleanup_add "rm -rf '$shm'"
+	fi
+	CDIR[$c]=$dir CAM[$c]=$am CSYNC[$c]=$sync CDELAY[$c]=$delay CWAL[$c]=$wal CCC[$c]=$cc CSHM[$c]=$shm
+}
+
+# start_contender NAME FAMILY: initdb, settings and start of NAME's cluster
+# (prepared by prepare_contender)
+start_contender()
+{
+	local c=$1 fam=$2 dir=${CDIR[$1]} cc=${CCC[$1]} delay=${CDELAY[$1]}
 	nvm_cluster_init "$dir" "$(nvm_free_port)" || return 1
 	nvm_cluster_conf "$dir" \
 		"shared_buffers = '$SHARED_BUFFERS'" \
 		"max_connections = $((MAX_CONN + 20))" \
-		"synchronous_commit = $sync" \
-		"wal_level = $wal" \
+		"synchronous_commit = ${CSYNC[$c]}" \
+		"wal_level = ${CWAL[$c]}" \
 		"max_wal_size = '$MAX_WAL_SIZE'" \
 		"checkpoint_timeout = '1d'" \
 		"autovacuum = off" \
 		"deadlock_timeout = '50ms'" \
 		"default_transaction_isolation = 'read committed'"
-	if [ "$am" = nvm ]; then
-		shm=$(nvm_pg_tmpdir /dev/shm "nvmam-bench-pool") || return 1
-		nvm_cleanup_add "rm -rf '$shm'"
+	if [ "${CAM[$c]}" = nvm ]; then
 		nvm_cluster_conf "$dir" \
 			"shared_preload_libraries = 'nvmam'" \
-			"nvm.pool_path = '$shm/pool'" \
-			"nvm.pool_size = '$(pool_size_of "$fam")'" \
+			"nvm.pool_path = '${CSHM[$c]}/pool'" \
+			"nvm.pool_size = '${FAM_POOL[$fam]}'" \
 			"nvm.concurrency_control = '$cc'"
 		if [ "$delay" != 0 ]; then
 			nvm_cluster_conf "$dir" "nvm.emulated_drain_delay_ns = $delay"
 		fi
-	fi
-	if [ "$am" = nvm ] && [ -n "${NVM_BENCH_NVM_CONF:-}" ]; then
-		local line
-		IFS=';' read -r -a extra <<<"$NVM_BENCH_NVM_CONF"
-		for line in "${extra[@]}"; do
-			nvm_cluster_conf "$dir" "$line"
-		done
+		if [ -n "${NVM_BENCH_NVM_CONF:-}" ]; then
+			local line extra
+			IFS=';' read -r -a extra <<<"$NVM_BENCH_NVM_CONF"
+			for line in "${extra[@]}"; do
+				nvm_cluster_conf "$dir" "$line"
+			done
+		fi
 	fi
 	nvm_cluster_start "$dir" || return 1
 	# the module this cluster preloaded (others may install new builds meanwhile)
 	printf '%s,%s,%s,%s\n' "$fam" "$c" "$(date -u +%FT%TZ)" \
 		"$(md5sum "$PG_PKGLIBDIR/nvmam.so" 2>/dev/null | cut -c1-12)" >>"$OUT/modules.csv"
-	if [ "$am" = nvm ]; then
+	if [ "${CAM[$c]}" = nvm ]; then
 		local mode
 		mode=$(pg "$c" psql -X -At -d postgres -c "SHOW nvm.concurrency_control") || return 1
 		[ "$mode" = "$cc" ] || { nvm_warn "$c: server runs nvm.concurrency_control = $mode"; return 1; }
@@ -540,46 +514,22 @@ check_am()
 	fi
 }
 
-# NURand's A scaled to a range of N values, where the standard has A_STD for
-# N_STD: 2^round(log2(N * (A_STD + 1) / N_STD)) - 1, at least 1
-nurand_a()
-{
-	awk -v n="$1" -v a="$2" -v ns="$3" 'BEGIN {
-		x = n * (a + 1) / ns; k = int(log(x) / log(2) + 0.5); if (k < 1) k = 1; printf "%d", 2 ^ k - 1 }'
-}
-TPCC_WAREHOUSES=$MAX_CLIENTS
-for p in "${PROFILES[@]}"; do
-	if [ "${p%:*}" = tpcc-uncontended ] && [ "${p#*:}" -gt "$TPCC_WAREHOUSES" ]; then
-		TPCC_WAREHOUSES=${p#*:}
-	fi
-done
-if [ "$TPCC_WAREHOUSES" -lt 4 ]; then TPCC_WAREHOUSES=4; fi
-A_ITEM=$(nurand_a "$TPCC_ITEMS" 8191 100000)
-A_CUST=$(nurand_a "$TPCC_CUSTOMERS" 1023 3000)
-LAST_MAX=$((TPCC_CUSTOMERS < 1000 ? TPCC_CUSTOMERS - 1 : 999))
-A_LAST=$(nurand_a "$((LAST_MAX + 1))" 255 1000)
-
-# load CONTENDER FAMILY: the family's database and data
+# load CONTENDER FAMILY: the family's database and data, by the load steps
+# of its descriptor (psql scripts, or pgbench -i)
 load()
 {
-	local c=$1 fam=$2 log=$OUT/logs/load-$1-$2.log
-	case "$fam" in
-		ycsb)
-			create_db "$c" ycsb &&
-				psql_c "$c" ycsb -v rows="$YCSB_ROWS" -f "$WL/ycsb_schema.sql" \
-					-f "$WL/ycsb_load.sql" ;;
-		tpcc)
-			create_db "$c" tpcc &&
-				psql_c "$c" tpcc -v warehouses="$TPCC_WAREHOUSES" -v items="$TPCC_ITEMS" \
-					-v customers="$TPCC_CUSTOMERS" -v orders="$TPCC_ORDERS" \
-					-f "$WL/tpcc_schema.sql" -f "$WL/tpcc_load.sql" ;;
-		tpcb)
-			create_db "$c" tpcb &&
-				pg "$c" pgbench -i -q -s "$TPCB_SCALE" tpcb ;;
-		rows)
-			create_db "$c" rows &&
-				psql_c "$c" rows -v rows="$ROWS_U" -f "$WL/rows_schema.sql" ;;
-	esac >"$log" 2>&1 || { tail -n 20 "$log" >&2; return 1; }
+	local c=$1 fam=$2 log=$OUT/logs/load-$1-$2.log step args
+	{
+		create_db "$c" "$fam" || exit 1
+		while IFS= read -r step; do
+			eval "args=($step)"
+			case "${args[0]}" in
+				psql) psql_c "$c" "$fam" "${args[@]:1}" || exit 1 ;;
+				pgbench) pg "$c" pgbench "${args[@]:1}" "$fam" || exit 1 ;;
+				*) echo "unknown load step: $step"; exit 1 ;;
+			esac
+		done <<<"${FAM_LOAD[$fam]}"
+	} >"$log" 2>&1 || { tail -n 20 "$log" >&2; return 1; }
 	check_am "$c" "$fam" || return 1
 	# read every row once, so no measured run pays for first touches after
 	# the load (heap: hint bits; nvm: version status look-ups)
@@ -596,29 +546,19 @@ load()
 # ---------------------------------------------------------------------------
 
 RUN_ID=0
-declare -A DONE_KEY		# "contender clients warehouses" of TPC-C runs -> run id
+declare -A DONE_KEY		# "contender clients arguments round" -> run id
 declare -A FAILED_CONT	# contender -> reason it is skipped in this family
+# a run's summary waits until the server reported its WAL fsyncs (within a
+# second of the run's end); meanwhile the other contenders run.  Per
+# contender: the finished run awaiting its summary.
+declare -A PEND_END PEND_S0 PEND_OUT PEND_META PEND_RUN
 
-# workload_args WORKLOAD CLIENTS: pgbench's script arguments in ARGS, the
-# warehouses in play (TPC-C) in NWH
+# workload_args WORKLOAD CLIENTS: pgbench's arguments in ARGS, the
+# warehouses column (TPC-C: warehouses in play; TPC-B: scale) in NWH
 workload_args()
 {
-	local w=$1 n=$2
-	NWH=
-	case "$w" in
-		ycsb-a) ARGS=(-f "$WL/ycsb.sql" -D rows="$YCSB_ROWS" -D update_pct=50) ;;
-		ycsb-b) ARGS=(-f "$WL/ycsb.sql" -D rows="$YCSB_ROWS" -D update_pct=5) ;;
-		ycsb-c) ARGS=(-f "$WL/ycsb.sql" -D rows="$YCSB_ROWS" -D update_pct=0) ;;
-		tpcc-*)
-			NWH=$(warehouses_of "$w" "$n")
-			ARGS=(-f "$WL/tpcc_neworder.sql@45" -f "$WL/tpcc_payment.sql@55"
-				-D nwh="$NWH" -D items="$TPCC_ITEMS" -D customers="$TPCC_CUSTOMERS"
-				-D a_item="$A_ITEM" -D a_cust="$A_CUST" -D a_last="$A_LAST"
-				-D last_max="$LAST_MAX") ;;
-		tpcb) ARGS=(-b tpcb-like) ;;
-		insert) ARGS=(-f "$WL/insert.sql") ;;
-		update) ARGS=(-f "$WL/update.sql" -D rows="$ROWS_U") ;;
-	esac
+	eval "ARGS=(${WL_ARGS[$1 $2]})"
+	NWH=${WL_WH[$1 $2]}
 }
 
 # wal_syncs CONTENDER: the WAL fsyncs of the contender's server so far
@@ -628,11 +568,56 @@ wal_syncs()
 	pg "$1" psql -X -At -d postgres -c "SELECT wal_sync FROM pg_stat_wal" 2>/dev/null || echo ''
 }
 
-# run_point CONTENDER WORKLOAD CLIENTS [REP]
+now_us()
+{
+	echo "${EPOCHREALTIME/./}"
+}
+
+# finish_run CONTENDER: the summary of the contender's last run, once its
+# server has reported the run's WAL fsyncs (1.2 s after its end)
+finish_run()
+{
+	local c=$1 left s1 fsyncs='' summary meta del=(--delete-logs) id
+	[ -n "${PEND_END[$c]:-}" ] || return 0
+	left=$((PEND_END[$c] + 1200000 - $(now_us)))
+	if [ "$left" -gt 0 ]; then sleep "$(printf '%d.%06d' $((left / 1000000)) $((left % 1000000)))"; fi
+	s1=$(wal_syncs "$c")
+	if [ -n "${PEND_S0[$c]}" ] && [ -n "$s1" ]; then fsyncs=$((s1 - PEND_S0[$c])); fi
+	eval "meta=(${PEND_META[$c]})"
+	meta+=(wal_fsyncs="$fsyncs")
+	id=${PEND_RUN[$c]}
+	if [ "$KEEP_LOGS" = 1 ]; then del=(); fi
+	summary=$("$PYTHON" "$BENCH/lib/pgbench_summary.py" --csv "$OUT/results.csv" \
+		--output "${PEND_OUT[$c]}" --logs "$RAW/r$id" "${del[@]}" "${meta[@]}") ||
+		summary="(summary failed)"
+	if [ "$KEEP_LOGS" = 1 ]; then
+		mkdir -p "$OUT/txlogs"
+		mv "$RAW"/r"$id".* "$OUT/txlogs/" 2>/dev/null || true
+	fi
+	say "      $c run $id: $summary"
+	DONE_RUNS=$((DONE_RUNS + 1))
+	unset "PEND_END[$c]"
+	# a server that died takes the contender out of this family
+	if [ -z "$s1" ] && ! pg "$c" psql -X -At -d postgres -c "SELECT 1" >/dev/null 2>&1; then
+		FAILED_CONT[$c]="server not answering after run $id"
+		nvm_warn "$c: ${FAILED_CONT[$c]}; its remaining runs in this family are skipped"
+	fi
+}
+
+finish_all()
+{
+	local c
+	for c in $CONTENDERS; do
+		finish_run "$c"
+	done
+}
+
+# run_point CONTENDER WORKLOAD CLIENTS ROUND
 run_point()
 {
-	local c=$1 w=$2 n=$3 r=${4:-1} fam db args=() nwh='' j key t1 out summary s0 s1 fsyncs=''
-	fam=$(family_of "$w")
+	local c=$1 w=$2 n=$3 r=$4 fam db args=() nwh='' j key t1 out s0
+	finish_run "$c"
+	fam=${WL_FAMILY[$w]}
 	db=$fam
 	j=$((n < NPROC ? n : NPROC))
 	workload_args "$w" "$n"
@@ -640,9 +625,10 @@ run_point()
 	nwh=$NWH
 	RUN_ID=$((RUN_ID + 1))
 	local meta=(mode="$MODE" family="$fam" workload="$w" contender="$c" clients="$n"
-		threads="$j" warehouses="${nwh:-$([ "$fam" = tpcb ] && echo "$TPCB_SCALE")}"
-		duration_s="$DURATION" isolation="$ISOLATION" synchronous_commit="${CSYNC[$c]}"
-		drain_delay_ns="${CDELAY[$c]}" run_id="$RUN_ID" rep="$r" started_utc="$(date -u +%FT%TZ)")
+		threads="$j" warehouses="$nwh" duration_s="$DURATION" isolation="$ISOLATION"
+		synchronous_commit="${CSYNC[$c]}" drain_delay_ns="${CDELAY[$c]}"
+		started_utc="$(date -u +%FT%TZ)" rep="$r" load1="$(cut -d' ' -f1 /proc/loadavg)"
+		run_id="$RUN_ID")
 
 	if [ -n "${FAILED_CONT[$c]:-}" ]; then
 		"$PYTHON" "$BENCH/lib/pgbench_summary.py" --csv "$OUT/results.csv" \
@@ -651,25 +637,23 @@ run_point()
 		progress "$c $w clients=$n: skipped (${FAILED_CONT[$c]})"
 		return 0
 	fi
-	# the same TPC-C configuration under another name (1 warehouse at 1
-	# client, 4 at 4): measured once
-	if [ -n "$nwh" ]; then
-		key="$c $n $nwh $r"
-		if [ -n "${DONE_KEY[$key]:-}" ]; then
-			"$PYTHON" "$BENCH/lib/pgbench_summary.py" --csv "$OUT/results.csv" \
-				--duplicate-of "${DONE_KEY[$key]}" "${meta[@]}" >/dev/null
-			DONE_RUNS=$((DONE_RUNS + 1))
-			progress "$c $w clients=$n: same configuration as run ${DONE_KEY[$key]} (not rerun)"
-			return 0
-		fi
-		DONE_KEY[$key]=$RUN_ID
+	# the same configuration under another name (TPC-C with 1 warehouse at
+	# 1 client, or 4 at 4, is also the uncontended one): measured once
+	key="$c $n ${WL_ARGS[$w $n]} $r"
+	if [ -n "${DONE_KEY[$key]:-}" ]; then
+		"$PYTHON" "$BENCH/lib/pgbench_summary.py" --csv "$OUT/results.csv" \
+			--duplicate-of "${DONE_KEY[$key]}" "${meta[@]}" >/dev/null
+		DONE_RUNS=$((DONE_RUNS + 1))
+		progress "$c $w clients=$n: same configuration as run ${DONE_KEY[$key]} (not rerun)"
+		return 0
 	fi
+	DONE_KEY[$key]=$RUN_ID
 
-	t1=$(date +%s)
+	t1=$(now_us)
 	out=$OUT/logs/run-$(printf %03d "$RUN_ID")-$w-${c//@/-}-c$n.txt
 	local label=''
-	if [ "$REPS" -gt 1 ]; then label=", repetition $r of $REPS"; fi
-	progress "$c $w clients=$n${nwh:+ warehouses=$nwh} (${DURATION}s$label)"
+	if [ "$REPS" -gt 1 ]; then label=", round $r of $REPS"; fi
+	progress "$c $w clients=$n${nwh:+ wh=$nwh} (${DURATION}s$label)"
 	psql_c "$c" postgres -c CHECKPOINT >/dev/null 2>&1 || true
 	s0=$(wal_syncs "$c")
 	{
@@ -684,34 +668,18 @@ run_point()
 		-l --log-prefix="$RAW/r$RUN_ID" "$db" >/dev/null 2>&1 || true
 	cat "$out.tmp" >>"$out" 2>/dev/null
 	rm -f "$out.tmp" "$out.tmp.timeout"
-	# the WAL fsyncs of the run: its backends reported theirs when they
-	# exited, the WAL writer and checkpointer within a second
-	sleep 1.2
-	s1=$(wal_syncs "$c")
-	if [ -n "$s0" ] && [ -n "$s1" ]; then fsyncs=$((s1 - s0)); fi
-	meta+=(wal_fsyncs="$fsyncs")
-	local del=(--delete-logs)
-	if [ "$KEEP_LOGS" = 1 ]; then del=(); fi
-	summary=$("$PYTHON" "$BENCH/lib/pgbench_summary.py" --csv "$OUT/results.csv" \
-		--output "$out" --logs "$RAW/r$RUN_ID" "${del[@]}" "${meta[@]}") ||
-		summary="(summary failed)"
-	if [ "$KEEP_LOGS" = 1 ]; then
-		mkdir -p "$OUT/txlogs"
-		mv "$RAW"/r"$RUN_ID".* "$OUT/txlogs/" 2>/dev/null || true
-	fi
-	DONE_RUNS=$((DONE_RUNS + 1))
-	RUN_SECS=$((RUN_SECS + $(date +%s) - t1))
-	say "      $summary"
-	# a server that died takes the contender out of this family
-	if ! pg "$c" psql -X -At -d postgres -c "SELECT 1" >/dev/null 2>&1; then
-		FAILED_CONT[$c]="server not answering after run $RUN_ID"
-		nvm_warn "$c: ${FAILED_CONT[$c]}; its remaining runs in this family are skipped"
-	fi
+	PEND_END[$c]=$(now_us)
+	PEND_S0[$c]=$s0
+	PEND_OUT[$c]=$out
+	RUN_US=$((RUN_US + $(now_us) - t1))
+	RUNS_TIMED=$((RUNS_TIMED + 1))
+	PEND_META[$c]=$(printf '%q ' "${meta[@]}")
+	PEND_RUN[$c]=$RUN_ID
 }
 
 # ---------------------------------------------------------------------------
 # profile (--profile): one extra run per contender and profile point, not
-# counted in results.csv.  During PROFILE_SECS of it, from 1 s in, the wait
+# counted in results.csv, after the rounds of its family.  During PROFILE_SECS of it, from 1 s in, the wait
 # events of the run's backends are sampled from pg_stat_activity every 10 ms
 # (bench/lib/wait_sample.sql) and, when perf works, perf records their
 # on-CPU samples; report.py summarises both.
@@ -740,7 +708,7 @@ profile_point()
 		PROFILE_RUNS_LEFT=$((PROFILE_RUNS_LEFT - 1))
 		return 0
 	fi
-	fam=$(family_of "$w")
+	fam=${WL_FAMILY[$w]}
 	j=$((n < NPROC ? n : NPROC))
 	base=$OUT/profile/$w-c$n-${c//@/-}
 	workload_args "$w" "$n"
@@ -779,14 +747,16 @@ profile_point()
 	say "      $(grep -m1 '^tps' "$base.pgbench.txt" || echo 'pgbench failed: see '"$base.pgbench.txt")"
 }
 
-# profile_workload CONTENDERS... : the profile points of workload $PW
-profile_workload()
+# profile_family FAMILY CONTENDERS... : the profile points of the family's
+# workloads
+profile_family()
 {
-	local p c
+	local fam=$1 p c
+	shift
 	for p in "${PROFILES[@]}"; do
-		[ "${p%:*}" = "$PW" ] || continue
+		[ "${WL_FAMILY[${p%:*}]}" = "$fam" ] || continue
 		for c in "$@"; do
-			[[ $c == *@* ]] || profile_point "$c" "$PW" "${p#*:}"
+			[[ $c == *@* ]] || profile_point "$c" "${p%:*}" "${p#*:}"
 		done
 	done
 }
@@ -805,18 +775,24 @@ profile_workload()
 	echo "- clients: $CLIENTS (pgbench threads: min(clients, $NPROC)); $DURATION s per run; -M prepared; -n"
 	echo "- isolation: REPEATABLE READ (PGOPTIONS default_transaction_isolation), i.e. snapshot isolation"
 	echo "- retries: --max-tries=$MAX_TRIES --failures-detailed (serialization failures and deadlocks are retried; commits, retries and failures counted apart)"
-	echo "- workloads: ${ORDERED[*]}"
-	echo "- YCSB: $YCSB_ROWS rows of a key + 10 x 100-byte text fields; 1-5 uniform random records per transaction; A/B/C = 50/5/0 % updates"
-	echo "- TPC-C: $TPCC_WAREHOUSES warehouses loaded; $TPCC_ITEMS items (stock per warehouse), $TPCC_CUSTOMERS customers and $TPCC_ORDERS initial orders per district; NURand A: item $A_ITEM, customer $A_CUST, last name $A_LAST (0..$LAST_MAX); New-Order 45% / Payment 55%, home warehouse client_id % warehouses + 1; 1% New-Order rollbacks; remote: 1% per order line (~10% of New-Orders), 15% of Payments"
-	echo "- TPC-B: pgbench -i -s $TPCB_SCALE, builtin tpcb-like"
-	echo "- rows: insert = one single-row INSERT per transaction into o (identity bigint primary key, three more columns); update = one single-row UPDATE of a non-indexed column of u ($ROWS_U rows, integer primary key), autocommit"
-	echo "- repetitions: $REPS per point (the report takes the median); WAL fsyncs from pg_stat_wal.wal_sync around each run (all server processes)"
-	echo "- per cluster: shared_buffers = $SHARED_BUFFERS, max_wal_size = $MAX_WAL_SIZE, checkpoint_timeout = 1d, autovacuum = off, deadlock_timeout = 50ms (YCSB transactions update their rows in random order and can deadlock: detected after 50 ms instead of 1 s, then retried; TPC-C New-Orders update stock rows in item order and do not deadlock on them); after the load every table is read once (count(*)) and CHECKPOINTed; CHECKPOINT before each run; nvm.pool_size = $POOL_YCSB (YCSB), $POOL_TPCC (TPC-C), $POOL_TPCB (TPC-B), $POOL_ROWS (rows); a fresh cluster per contender and workload family"
+	echo "- workloads: ${WL_RUN[*]} (bench/workloads/*.toml)"
+	for fam in "${FAMILIES[@]}"; do
+		[ -z "${FAM_SETTINGS[$fam]}" ] || echo "- ${FAM_SETTINGS[$fam]}"
+	done
 	if [ "$ORDER" = interleaved ]; then
-		echo "- order: interleaved (all contenders' clusters up at once; for each workload and client count the contenders run back to back, in rotating order)"
+		echo "- repetitions: $REPS rounds per point, in a row (in each round every contender runs once, back to back, in rotating order; the report takes the median and judges the targets by the spread of the per-round ratios); WAL fsyncs from pg_stat_wal.wal_sync around each run (all server processes)"
+	else
+		echo "- repetitions: $REPS rounds per contender (serial order: contenders are not measured side by side); WAL fsyncs from pg_stat_wal.wal_sync around each run (all server processes)"
+	fi
+	pools=
+	for fam in "${FAMILIES[@]}"; do pools+="${pools:+, }${FAM_POOL[$fam]} ($fam)"; done
+	echo "- per cluster: shared_buffers = $SHARED_BUFFERS, max_wal_size = $MAX_WAL_SIZE, checkpoint_timeout = 1d, autovacuum = off, deadlock_timeout = 50ms (YCSB transactions update their rows in random order and can deadlock: detected after 50 ms instead of 1 s, then retried; TPC-C New-Orders update stock rows in item order and do not deadlock on them); after the load every table is read once (count(*)) and CHECKPOINTed; CHECKPOINT before each run; nvm.pool_size = $pools; a fresh cluster per contender and workload family"
+	if [ "$ORDER" = interleaved ]; then
+		echo "- order: interleaved (all contenders' clusters up at once, loaded side by side; at each point of a round the contenders run back to back, in rotating order)"
 	else
 		echo "- order: serial (one contender's cluster at a time: it loads, runs every workload and client count of the family, and is removed)"
 	fi
+	echo "- machine load (load average 1, 5, 15 min) at the start: $LOAD_AT_START"
 	echo "- drain delay (emulated NVM write latency) runs: ${DRAIN_DELAYS:-none}"
 	if [ "${#PROFILES[@]}" -gt 0 ]; then
 		echo "- profile (extra runs, not in the results): ${PROFILES[*]} (workload:clients), ${PROFILE_SECS} s each; wait events sampled from pg_stat_activity every 10 ms; perf: $([ -n "$PERF" ] && echo "perf record -F 499 of the same backends" || echo "not available")"
@@ -842,26 +818,41 @@ profile_workload()
 	done
 } >"$OUT/settings.md"
 
-say "==> $MODE benchmark: ${ORDERED[*]}; clients $CLIENTS; contenders $CONTENDERS; output $OUT"
+say "==> $MODE benchmark: ${WL_RUN[*]}; clients $CLIENTS; $REPS round(s); contenders $CONTENDERS; output $OUT"
 
 # ---------------------------------------------------------------------------
 # the runs
 # ---------------------------------------------------------------------------
 
-# setup_and_load CONTENDER FAMILY: fresh cluster and data (a failure takes
-# the contender out of the family)
+# setup_and_load FAMILY CONTENDERS...: fresh clusters and data, made side by
+# side (a failure takes the contender out of the family)
 setup_and_load()
 {
-	local c=$1 fam=$2 t1
+	local fam=$1 c t1 rc
+	local -A pid=()
+	shift
 	t1=$(date +%s)
-	progress "$c: fresh cluster, loading $fam"
-	if ! setup_contender "$c" "$fam" || ! load "$c" "$fam"; then
-		FAILED_CONT[$c]="setup or load failed"
-		nvm_warn "$c: setup or load of $fam failed (logs in $OUT/logs); its $fam runs are skipped"
-	fi
+	for c in "$@"; do
+		prepare_contender "$c" "$fam" || FAILED_CONT[$c]="setup failed"
+	done
+	progress "$* : fresh clusters, loading $fam"
+	for c in "$@"; do
+		[ -z "${FAILED_CONT[$c]:-}" ] || continue
+		{ start_contender "$c" "$fam" && load "$c" "$fam"; } &
+		pid[$c]=$!
+	done
+	for c in "$@"; do
+		[ -n "${pid[$c]:-}" ] || continue
+		rc=0
+		wait "${pid[$c]}" || rc=$?
+		if [ "$rc" != 0 ]; then
+			FAILED_CONT[$c]="setup or load failed"
+			nvm_warn "$c: setup or load of $fam failed (logs in $OUT/logs); its $fam runs are skipped"
+		fi
+	done
 	LOAD_SECS=$((LOAD_SECS + $(date +%s) - t1))
-	LOADS_DONE=$((LOADS_DONE + 1))
-	LOADS_LEFT=$((LOADS_LEFT - 1))
+	LOADS_DONE=$((LOADS_DONE + $#))
+	LOADS_LEFT=$((LOADS_LEFT - $#))
 }
 
 # record_pool CONTENDER FAMILY: pool use at the end of the family (a sizing
@@ -876,36 +867,23 @@ record_pool()
 	fi
 }
 
+# rounds FAMILY CONTENDERS...: every workload and client count of the
+# family, REPS rounds each; in a round the contenders run back to back, their
+# order rotating from round to round, so none of them always runs first or
+# right after another.  The rounds of a point follow one another, so every
+# round of a workload sees its table in the state the workloads before it
+# left (the read-only YCSB-C an unchanged one).
 POINT=0
-for fam in "${FAMILIES[@]}"; do
-	FAILED_CONT=()
-	if [ "$ORDER" = serial ]; then
-		for c in $CONTENDERS; do
-			setup_and_load "$c" "$fam"
-			for w in "${ORDERED[@]}"; do
-				[ "$(family_of "$w")" = "$fam" ] || continue
-				for n in $CLIENTS; do
-					for r in $(seq 1 "$REPS"); do
-						run_point "$c" "$w" "$n" "$r"
-					done
-				done
-				PW=$w profile_workload "$c"
-			done
-			record_pool "$c" "$fam"
-			nvm_cleanup
-		done
-		continue
-	fi
-	for c in $CONTENDERS; do
-		setup_and_load "$c" "$fam"
-	done
-	for w in "${ORDERED[@]}"; do
-		[ "$(family_of "$w")" = "$fam" ] || continue
+rounds()
+{
+	local fam=$1 r w n k c
+	local -a order
+	shift
+	for w in "${WL_RUN[@]}"; do
+		[ "${WL_FAMILY[$w]}" = "$fam" ] || continue
 		for n in $CLIENTS; do
 			for r in $(seq 1 "$REPS"); do
-				# the contenders' order rotates from point to point, so none
-				# of them always runs first or right after another
-				read -r -a order <<<"$CONTENDERS"
+				order=("$@")
 				k=$((POINT % ${#order[@]}))
 				POINT=$((POINT + 1))
 				for c in "${order[@]:k}" "${order[@]:0:k}"; do
@@ -913,9 +891,28 @@ for fam in "${FAMILIES[@]}"; do
 				done
 			done
 		done
-		# shellcheck disable=SC2086 # a list of names
-		PW=$w profile_workload $CONTENDERS
 	done
+	finish_all
+}
+
+for fam in "${FAMILIES[@]}"; do
+	FAILED_CONT=()
+	if [ "$ORDER" = serial ]; then
+		for c in $CONTENDERS; do
+			setup_and_load "$fam" "$c"
+			rounds "$fam" "$c"
+			profile_family "$fam" "$c"
+			record_pool "$c" "$fam"
+			nvm_cleanup
+		done
+		continue
+	fi
+	# shellcheck disable=SC2086 # a list of names
+	setup_and_load "$fam" $CONTENDERS
+	# shellcheck disable=SC2086
+	rounds "$fam" $CONTENDERS
+	# shellcheck disable=SC2086
+	profile_family "$fam" $CONTENDERS
 	for c in $CONTENDERS; do
 		record_pool "$c" "$fam"
 	done
@@ -991,7 +988,8 @@ fi
 # ---------------------------------------------------------------------------
 
 ELAPSED=$(($(date +%s) - T0))
-printf '\nTotal time of the run: %d s.\n' "$ELAPSED" >>"$OUT/settings.md"
+printf '\nTotal time of the run: %d s; machine load (load average 1, 5, 15 min) at the end: %s.\n' \
+	"$ELAPSED" "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/settings.md"
 ln -sfn "$OUT" "$BUILD_DIR/bench-latest" 2>/dev/null || true
 say "==> writing the report ($OUT/report.md)"
 "$PYTHON" "$BENCH/lib/report.py" "$OUT"
