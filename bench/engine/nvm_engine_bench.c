@@ -19,10 +19,10 @@
  * quote them.
  */
 #include "core.h"
-#include "mcsi.h"
 #include "persist.h"
 #include "pool.h"
 #include "store.h"
+#include "txn.h"
 
 #include <pthread.h>
 #include <stdio.h>

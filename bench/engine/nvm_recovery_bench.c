@@ -20,10 +20,10 @@
  */
 #include "alloc.h"
 #include "core.h"
-#include "mcsi.h"
 #include "persist.h"
 #include "pool.h"
 #include "store.h"
+#include "txn.h"
 
 #include <stdio.h>
 #include <stdlib.h>

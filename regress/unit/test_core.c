@@ -20,6 +20,7 @@
 #include "persist.h"
 #include "pool.h"
 #include "store.h"
+#include "txn.h"
 
 #include <fcntl.h>
 #include <pthread.h>

@@ -59,10 +59,10 @@
 #include "crashsim.h"
 #include "gc.h"
 #include "indexlog.h"
-#include "mcsi.h"
 #include "persist.h"
 #include "pool.h"
 #include "store.h"
+#include "txn.h"
 #include "vacuum_pass.h"
 #include "verify.h"
 

@@ -36,10 +36,11 @@
  */
 #include "core.h"
 #include "gc.h"
-#include "mcsi.h"
+#include "n2db.h"
 #include "persist.h"
 #include "pool.h"
 #include "store.h"
+#include "txn.h"
 #include "verify.h"
 
 #include <pthread.h>
@@ -242,10 +243,10 @@ contained(const NvmSnapshot *a, const NvmSnapshot *b)
 	{
 		for (uint32_t c = 0; c < NVM_MAX_SLOTS; c++)
 		{
-			uint64_t	av = c < a->nslots ? a->ts[c] : nvm_mcsi->slots[c < nvm_mcsi->max_slots ? c : 0].boot_last_completed;
-			uint64_t	bv = c < b->nslots ? b->ts[c] : nvm_mcsi->slots[c < nvm_mcsi->max_slots ? c : 0].boot_last_completed;
+			uint64_t	av = c < a->nslots ? a->ts[c] : nvm_cc->slots[c < nvm_cc->max_slots ? c : 0].boot_last_completed;
+			uint64_t	bv = c < b->nslots ? b->ts[c] : nvm_cc->slots[c < nvm_cc->max_slots ? c : 0].boot_last_completed;
 
-			if (c >= nvm_mcsi->max_slots)
+			if (c >= nvm_cc->max_slots)
 				break;
 			if (av > bv)
 				return false;
@@ -491,12 +492,12 @@ hold_lock(void *arg)
 	Holder	   *h = arg;
 
 	/* play a generation that started before the caller arrived */
-	nvm_spin_lock(&nvm_mcsi->snapshot_lock);
-	atomic_fetch_add(&nvm_mcsi->snapshot_gen, 1);
+	nvm_spin_lock(&nvm_cc->snapshot_lock);
+	atomic_fetch_add(&nvm_cc->snapshot_gen, 1);
 	while (!h->release)
 		usleep(100);
-	atomic_fetch_add(&nvm_mcsi->snapshot_gen, 1);
-	nvm_spin_unlock(&nvm_mcsi->snapshot_lock);
+	atomic_fetch_add(&nvm_cc->snapshot_gen, 1);
+	nvm_spin_unlock(&nvm_cc->snapshot_lock);
 	return NULL;
 }
 
@@ -530,7 +531,7 @@ buffering_anomaly(const char *path)
 		nvm_snapshot_take(snap);	/* buffered: before the commit */
 
 		pthread_create(&th, NULL, hold_lock, &h);
-		while (atomic_load(&nvm_mcsi->snapshot_gen) % 2 == 0)
+		while (atomic_load(&nvm_cc->snapshot_gen) % 2 == 0)
 			usleep(100);
 		nvm_record_insert(&t, &txn, 1, 0, &v, sizeof(v), &n);
 		mine = txn.txid;

@@ -30,10 +30,10 @@
 #include "alloc.h"
 #include "core.h"
 #include "gc.h"
-#include "mcsi.h"
 #include "persist.h"
 #include "pool.h"
 #include "store.h"
+#include "txn.h"
 #include "vacuum_pass.h"
 #include "verify.h"
 

@@ -15,10 +15,10 @@
 #include "alloc.h"
 #include "gc.h"
 #include "grow.h"
-#include "mcsi.h"
 #include "persist.h"
 #include "pool.h"
 #include "store.h"
+#include "txn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +32,7 @@
 typedef struct CoreLayout
 {
 	size_t		store_off;
-	size_t		mcsi_off;
+	size_t		cc_off;
 	size_t		gc_off;
 	size_t		grow_off;
 	size_t		alloc_off;		/* last: grows with the pool */
@@ -60,8 +60,8 @@ core_layout(CoreLayout *l)
 
 	l->store_off = off;
 	off = NVM_ALIGN_UP(off + nvm_store_shmem_size(), SHMEM_ALIGN);
-	l->mcsi_off = off;
-	off = NVM_ALIGN_UP(off + nvm_mcsi_shmem_size(nvm_pool_header->max_slots), SHMEM_ALIGN);
+	l->cc_off = off;
+	off = NVM_ALIGN_UP(off + nvm_cc_shmem_size(nvm_pool_header->max_slots), SHMEM_ALIGN);
 	l->gc_off = off;
 	off = NVM_ALIGN_UP(off + nvm_gc_shmem_size(core_max_pins, nvm_pool_header->max_slots), SHMEM_ALIGN);
 	l->grow_off = off;
@@ -113,7 +113,7 @@ nvm_core_startup(void *shmem)
 	nvm_store_startup(base + l.store_off);
 	nvm_grow_startup(base + l.grow_off);
 	nvm_alloc_rebuild(base + l.alloc_off);
-	nvm_mcsi_recover(base + l.mcsi_off, nvm_pool_header->max_slots);
+	nvm_cc_recover(base + l.cc_off, nvm_pool_header->max_slots);
 	nvm_gc_startup(base + l.gc_off, core_max_pins, nvm_pool_header->max_slots,
 				   root->start_count + 1);
 	/*
@@ -143,7 +143,7 @@ nvm_core_attach(void *shmem)
 	nvm_store_attach(base + l.store_off);
 	nvm_grow_attach(base + l.grow_off);
 	nvm_alloc_attach(base + l.alloc_off);
-	nvm_mcsi_attach(base + l.mcsi_off);
+	nvm_cc_attach(base + l.cc_off);
 	nvm_gc_attach(base + l.gc_off);
 }
 

@@ -8,6 +8,7 @@
 #include "gc.h"
 
 #include "alloc.h"
+#include "n2db.h"
 #include "persist.h"
 #include "pool.h"
 
@@ -144,7 +145,7 @@ nvm_snapshot_adopt_pinned(int pin, int from, NvmSnapshot *snap)
 		atomic_store(&p->state, NVM_PIN_IDLE);
 		return false;
 	}
-	snap->mode = nvm_mcsi->cc_mode;
+	snap->mode = nvm_cc->cc_mode;
 	snap->nslots = f->nslots;
 	if (snap->nslots > gc_shared->max_slots)
 		snap->nslots = gc_shared->max_slots;
@@ -207,7 +208,7 @@ wait_pin_taken(NvmPin *p)
 static bool
 horizon_compute(NvmHorizon *h, bool wait)
 {
-	NvmMcsiShared *ms = nvm_mcsi;
+	NvmCcShared *ms = nvm_cc;
 	uint32_t	max_pins = gc_shared->max_pins;
 
 	/* the floor only rises: reading it first errs on the safe side */
@@ -309,7 +310,7 @@ nvm_gc_all_visible(const NvmHorizon *h, NvmVersion *v)
 	else
 	{
 		uint32_t	c = nvm_txid_clock_id(v->txid);
-		uint64_t	limit = c < h->nslots ? h->ts[c] : nvm_mcsi->slots[c].boot_last_completed;
+		uint64_t	limit = c < h->nslots ? h->ts[c] : nvm_cc->slots[c].boot_last_completed;
 
 		if (ts > limit)
 			return false;

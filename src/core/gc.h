@@ -53,8 +53,8 @@
 #define NVM_GC_H
 
 #include "nvm_types.h"
-#include "mcsi.h"
 #include "store.h"
+#include "txn.h"
 
 #define NVM_PIN_IDLE		0
 #define NVM_PIN_ACQUIRING	1

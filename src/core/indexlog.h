@@ -31,7 +31,7 @@
  *
  * Persist order (append): the new entries and the header's head and tail
  * are written and flushed, not drained; the drain that precedes the
- * transaction's commit status (mcsi.h) makes them durable before the status
+ * transaction's commit status (txn.h) makes them durable before the status
  * says committed.  A crash before that drain may leave any subset of these
  * lines durable: a head that names entries that did not reach the media
  * names entries of an earlier lap (or zeroes), and a tail moved too far

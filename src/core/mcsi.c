@@ -1,37 +1,22 @@
 /*
  * mcsi.c
- *	  Multi-clock snapshot isolation: clock slots, status rings with the
- *	  dirty-bit helping protocol (MCSI paper Algorithm 1), the last-completed
- *	  array, vector snapshots, the transaction life cycle and recovery.
+ *	  Multi-clock snapshot isolation, MCSI's own design behind the
+ *	  transaction interface (txn.c calls it; see mcsi.h): status rings with
+ *	  the dirty-bit helping protocol (MCSI paper Algorithm 1), per-slot
+ *	  clocks and their reservation, the last-completed array, and vector
+ *	  snapshots generated under a try-lock with buffering (§4.3).  Its
+ *	  sibling n2db.c is the N2DB baseline.
  *
- * The persist orders are written in mcsi.h; each step below says which of
- * them it implements.
+ * The persist orders are written in mcsi.h and txn.h; each step below says
+ * which of them it implements.
  */
 #include "mcsi.h"
 
+#include "alloc.h"
 #include "persist.h"
 #include "pool.h"
-#include "store.h"
-
-#include "alloc.h"
 
 #include <sched.h>
-#include <stdlib.h>
-#include <string.h>
-
-NvmMcsiShared *nvm_mcsi = NULL;
-
-size_t
-nvm_mcsi_shmem_size(uint32_t max_slots)
-{
-	return sizeof(NvmMcsiShared) + (size_t) max_slots * sizeof(NvmSlotShared);
-}
-
-void
-nvm_mcsi_attach(void *shmem)
-{
-	nvm_mcsi = shmem;
-}
 
 /* ---------------------------------------------------------------------
  * Status words (Algorithm 1)
@@ -75,6 +60,7 @@ nvm_status_word_get(_Atomic uint64_t *word, int index)
 	return (NvmTxnStatus) ((res >> (2 * index)) & 3);
 }
 
+/* status_word finds the word and position of clock value ts in slot's ring. */
 static inline _Atomic uint64_t *
 status_word(uint32_t slot, uint64_t ts, int *index)
 {
@@ -86,491 +72,195 @@ status_word(uint32_t slot, uint64_t ts, int *index)
 	return ((_Atomic uint64_t *) nvm_ptr(sp->ring_off)) + i / NVM_STATUS_PER_WORD;
 }
 
-static inline bool
-mode_is_n2db(void)
-{
-	return nvm_mcsi->cc_mode == NVM_CC_N2DB;
-}
-
+/*
+ * nvm_mcsi_get_status reads txid's entry in its slot's status ring, with
+ * the helping protocol (never dirty).
+ */
 NvmTxnStatus
-nvm_status_get(uint64_t txid)
+nvm_mcsi_get_status(uint64_t txid)
 {
 	int			index;
 	_Atomic uint64_t *word;
 
-	if (mode_is_n2db())
-		return nvm_n2db_get_status(nvm_txid_clock_ts(txid));
 	word = status_word(nvm_txid_clock_id(txid), nvm_txid_clock_ts(txid), &index);
 	return nvm_status_word_get(word, index);
 }
 
-bool
-nvm_txid_is_running(uint64_t txid)
-{
-	uint32_t	c = nvm_txid_clock_id(txid);
-	uint64_t	ts = nvm_txid_clock_ts(txid);
-
-	if (!mode_is_n2db() &&
-		ts <= atomic_load_explicit(&nvm_mcsi->slots[c].last_completed, memory_order_acquire))
-		return false;
-	return nvm_status_get(txid) == NVM_STATUS_RUNNING;
-}
-
 /*
- * handed_out_limit returns a value that every clock value of slot c (MCSI)
- * or every counter value (N2DB) handed out so far is below: the next value
- * to hand out, which is below the persisted reservation (the reservation
- * before start-up has built the shared state).  It only grows.
+ * nvm_mcsi_set_status stores a status for txid durably in its slot's status
+ * ring (Algorithm 1).
  */
-static uint64_t
-handed_out_limit(uint32_t c)
-{
-	atomic_thread_fence(memory_order_acquire);
-	if (mode_is_n2db())
-	{
-		if (nvm_mcsi != NULL)
-			return *(volatile uint64_t *) &nvm_mcsi->n2db.next;
-		return atomic_load((_Atomic uint64_t *) &nvm_pool_root()->n2db_reserved);
-	}
-	if (nvm_mcsi != NULL && c < nvm_mcsi->max_slots)
-		return *(volatile uint64_t *) &nvm_mcsi->slots[c].next_ts;
-	return atomic_load((_Atomic uint64_t *) &nvm_pool_slot(c)->clock_reserved);
-}
-
-/*
- * nvm_txid_handed_out: see mcsi.h.  A value is taken (the next value
- * raised) before any version carries it, so reading the limit after the
- * version is safe; a mode change restarts every clock and the counter
- * above every value handed out before.
- */
-bool
-nvm_txid_handed_out(uint64_t txid)
-{
-	uint32_t	c = nvm_txid_clock_id(txid);
-	uint64_t	ts = nvm_txid_clock_ts(txid);
-
-	if (c >= nvm_pool_header->max_slots || ts == 0)
-		return false;
-	return ts < handed_out_limit(c);
-}
-
-/*
- * nvm_status_entry: see mcsi.h.  MCSI: the clocks restarted at the N2DB
- * counter's reservation when the pool last became an MCSI pool (a pool
- * created in MCSI mode keeps that word at 1), and the ring entry of value
- * ts is reused only by ts + one ring, which has not been handed out while
- * it is not below the slot's limit, read after the entry.
- */
-bool
-nvm_status_entry(uint64_t txid, NvmTxnStatus *status)
-{
-	uint32_t	c = nvm_txid_clock_id(txid);
-	uint64_t	ts = nvm_txid_clock_ts(txid);
-	uint64_t	ring_txns = (uint64_t) nvm_pool_header->ring_words * NVM_STATUS_PER_WORD;
-	int			index;
-	_Atomic uint64_t *word;
-
-	if (c >= nvm_pool_header->max_slots || ts == 0)
-		return false;
-	if (mode_is_n2db())
-	{
-		if (!nvm_n2db_status_entry(txid, status) ||
-			ts + nvm_n2db_ring_size() < handed_out_limit(c))
-			return false;
-	}
-	else
-	{
-		nvm_off		ring = nvm_pool_slot(c)->ring_off;
-		size_t		ring_bytes = (size_t) nvm_pool_header->ring_words * sizeof(uint64_t);
-
-		if (ts < atomic_load((_Atomic uint64_t *) &nvm_pool_root()->n2db_reserved))
-			return false;
-		/* a damaged slot must not make the checker read outside the pool */
-		if ((nvm_pool_header->flags & NVM_POOL_LAZY_RINGS) ?
-			!nvm_alloc_contains(ring, ring_bytes) :
-			ring != nvm_pool_header->rings_off + (uint64_t) c * ring_bytes)
-			return false;
-		word = status_word(c, ts, &index);
-		*status = (NvmTxnStatus) ((atomic_load_explicit(word, memory_order_acquire) >> (2 * index)) & 3);
-		if (ts + ring_txns < handed_out_limit(c))
-			return false;
-	}
-	return true;
-}
-
-bool
-nvm_txid_unfinished(uint64_t txid)
-{
-	NvmSlotShared *ss;
-	uint32_t	c = nvm_txid_clock_id(txid);
-
-	if (txid == NVM_INVALID_TXID || c >= nvm_mcsi->max_slots)
-		return false;
-	ss = &nvm_mcsi->slots[c];
-	return atomic_load(&ss->running_txid) == txid || atomic_load(&ss->indoubt_txid) == txid;
-}
-
-/*
- * set_status stores a status for txid durably, in the status store of the
- * current mode.
- */
-static void
-set_status(uint64_t txid, NvmTxnStatus status)
+void
+nvm_mcsi_set_status(uint64_t txid, NvmTxnStatus status)
 {
 	int			index;
 	_Atomic uint64_t *word;
 
-	if (mode_is_n2db())
-	{
-		nvm_n2db_set_status(nvm_txid_clock_ts(txid), status, true);
-		return;
-	}
 	word = status_word(nvm_txid_clock_id(txid), nvm_txid_clock_ts(txid), &index);
 	nvm_status_word_set(word, index, status);
 }
 
+/*
+ * nvm_mcsi_status_entry reads the status-ring entry of txid as it is (no
+ * helping) for nvm_status_entry, and says whether txid is from the current
+ * MCSI era: the clocks restarted at the N2DB counter's reservation when the
+ * pool last became an MCSI pool (a pool created in MCSI mode keeps that
+ * word at 1).  The caller checks that no later value has reused the entry:
+ * the ring entry of value ts is reused only by ts + one ring, which has not
+ * been handed out while it is not below the slot's limit, read after the
+ * entry.
+ */
+bool
+nvm_mcsi_status_entry(uint64_t txid, NvmTxnStatus *status)
+{
+	uint32_t	c = nvm_txid_clock_id(txid);
+	uint64_t	ts = nvm_txid_clock_ts(txid);
+	nvm_off		ring = nvm_pool_slot(c)->ring_off;
+	size_t		ring_bytes = (size_t) nvm_pool_header->ring_words * sizeof(uint64_t);
+	int			index;
+	_Atomic uint64_t *word;
+
+	if (ts < atomic_load((_Atomic uint64_t *) &nvm_pool_root()->n2db_reserved))
+		return false;
+	/* a damaged slot must not make the checker read outside the pool */
+	if ((nvm_pool_header->flags & NVM_POOL_LAZY_RINGS) ?
+		!nvm_alloc_contains(ring, ring_bytes) :
+		ring != nvm_pool_header->rings_off + (uint64_t) c * ring_bytes)
+		return false;
+	word = status_word(c, ts, &index);
+	*status = (NvmTxnStatus) ((atomic_load_explicit(word, memory_order_acquire) >> (2 * index)) & 3);
+	return true;
+}
+
+/* nvm_mcsi_ring_size is the number of entries of a slot's status ring. */
+uint64_t
+nvm_mcsi_ring_size(void)
+{
+	return (uint64_t) nvm_pool_header->ring_words * NVM_STATUS_PER_WORD;
+}
+
+/*
+ * nvm_mcsi_recover makes every non-final status-ring entry ABORTED and
+ * clears dirty bits (their values were flushed before the bit was ever
+ * cleared, and a dirty word is exactly a flushed one); the caller drains.
+ * It reads the status rings only: its cost depends on the number of slots,
+ * not on the amount of data.
+ */
+void
+nvm_mcsi_recover(uint32_t max_slots)
+{
+	uint32_t	ring_words = nvm_pool_header->ring_words;
+
+	for (uint32_t c = 0; c < max_slots; c++)
+	{
+		_Atomic uint64_t *ring = nvm_ptr(nvm_pool_slot(c)->ring_off);
+
+		if (ring == NULL)
+			continue;		/* never ran a transaction (lazy rings) */
+		for (uint32_t w = 0; w < ring_words; w++)
+		{
+			uint64_t	val = atomic_load(&ring[w]);
+			uint64_t	fixed = val & ~NVM_STATUS_DIRTY_BIT;
+
+			for (int i = 0; i < NVM_STATUS_PER_WORD; i++)
+			{
+				if (((fixed >> (2 * i)) & 3) == NVM_STATUS_RUNNING)
+					fixed |= (uint64_t) NVM_STATUS_ABORTED << (2 * i);
+			}
+			if (fixed != val)
+			{
+				atomic_store(&ring[w], fixed);
+				nvm_flush((const void *) &ring[w], sizeof(uint64_t));
+			}
+		}
+	}
+}
+
+/*
+ * nvm_mcsi_recover_indoubt keeps the recovered in-doubt transaction with
+ * clock value ts of slot c out of every snapshot until it is resolved: the
+ * slot's last completed value stays below ts (every older transaction of
+ * the slot has a smaller one; none ran after it), and the slot is scanned
+ * by every snapshot (the caller raises the high-water mark).
+ */
+void
+nvm_mcsi_recover_indoubt(uint32_t c, uint64_t ts)
+{
+	NvmSlotShared *ss = &nvm_cc->slots[c];
+
+	atomic_store(&ss->last_completed, ts - 1);
+	ss->boot_last_completed = ts - 1;
+}
+
 /* ---------------------------------------------------------------------
- * Recovery and slots
+ * Clocks and the last-completed array
  * ---------------------------------------------------------------------
  */
 
 /*
- * valid_version_offset says whether off can be the offset of a version
- * inside the chunk area (write-log entries may be stale).
+ * nvm_mcsi_handed_out_limit returns a value that every clock value of slot
+ * c handed out so far is below: the next value to hand out, which is below
+ * the persisted reservation (the reservation before start-up has built the
+ * shared state).  It only grows.
  */
-static bool
-valid_version_offset(nvm_off off)
+uint64_t
+nvm_mcsi_handed_out_limit(uint32_t c)
 {
-	return off % 8 == 0 && off >= NVM_BLOCK_HEADER_SIZE &&
-		nvm_alloc_contains(off - NVM_BLOCK_HEADER_SIZE, NVM_BLOCK_HEADER_SIZE + sizeof(NvmVersion));
+	if (nvm_cc != NULL && c < nvm_cc->max_slots)
+		return *(volatile uint64_t *) &nvm_cc->slots[c].next_ts;
+	return atomic_load((_Atomic uint64_t *) &nvm_pool_slot(c)->clock_reserved);
 }
 
 /*
- * valid_log_pair says whether a write-log entry names an allocated version
- * of transaction txid in a valid table.
+ * nvm_mcsi_assign takes the next clock value of the slot (raising and
+ * persisting the slot's clock reservation first when needed: the Clock
+ * persist order) and stores RUNNING in its status-ring entry, flushed but
+ * not drained (see nvm_txn_begin_write).  Returns the txid.
  */
-static bool
-valid_log_pair(const NvmWriteLogEntryPair *e, uint64_t txid)
+uint64_t
+nvm_mcsi_assign(uint32_t slot)
 {
-	NvmVersion *v;
+	NvmSlotShared *ss = &nvm_cc->slots[slot];
+	NvmSlotPersist *sp = nvm_pool_slot(slot);
+	uint64_t	ts;
+	int			index;
+	_Atomic uint64_t *word;
+	uint64_t	mask,
+				val;
 
-	if (!valid_version_offset(e->version) || !valid_version_offset(e->table))
-		return false;
-	if (!(*(uint64_t *) (nvm_pool_base + e->version - NVM_BLOCK_HEADER_SIZE) & NVM_BLOCK_ALLOCATED))
-		return false;
-	v = nvm_ptr(e->version);
-	return v->txid == txid &&
-		((NvmTableDesc *) nvm_ptr(e->table))->magic == NVM_TABLE_MAGIC;
-}
-
-/*
- * reclaim_version unlinks an aborted version from the head of its chain and
- * frees it, when it is the head (a version below another one stays, for
- * garbage collection).  Only at start-up, when nobody reads the chains.
- * Persist order: head and version slot durable before the block is freed.
- */
-static void
-reclaim_version(const NvmWriteLogEntryPair *e)
-{
-	NvmTableDesc *desc = nvm_ptr(e->table);
-	NvmVersion *v = nvm_ptr(e->version);
-	_Atomic uint64_t *head = nvm_segarray_slot(&desc->records, v->record_no, false);
-	_Atomic uint64_t *vslot = nvm_segarray_slot(&desc->versions, v->version_no, false);
-
-	if (head == NULL || atomic_load(head) != e->version)
-		return;
-	atomic_store(head, v->prev);
-	nvm_flush((const void *) head, sizeof(uint64_t));
-	if (vslot != NULL && atomic_load(vslot) == e->version)
+	ts = ss->next_ts++;
+	if (ts >= sp->clock_reserved)
 	{
-		atomic_store(vslot, 0);
-		nvm_flush((const void *) vslot, sizeof(uint64_t));
+		sp->clock_reserved = ts + NVM_CLOCK_RESERVE_STEP;
+		nvm_persist(&sp->clock_reserved, sizeof(uint64_t));
 	}
-	nvm_drain();
-	nvm_free(e->version);
+	word = status_word(slot, ts, &index);
+	mask = UINT64_C(3) << (2 * index);
+	val = atomic_load(word) & ~NVM_STATUS_DIRTY_BIT;
+	atomic_store(word, (val & ~mask) | ((uint64_t) NVM_STATUS_RUNNING << (2 * index)));
+	nvm_flush((const void *) word, sizeof(uint64_t));
+	return nvm_make_txid(slot, ts);
 }
 
 /*
- * replay_write_log inlines the final status of the slot's last writing
- * transaction into every version it logged (its status entry was made
- * final just before).  Stale entries of older transactions end the scan.
- * With reclaim (start-up only), an aborted transaction's versions are then
- * unlinked and freed, newest first: its space comes back.
- */
-static void
-replay_write_log(NvmSlotPersist *sp, bool reclaim)
-{
-	uint64_t	txid = sp->log_txid;
-	NvmTxnStatus st;
-	nvm_off		block = sp->log_head;
-	NvmWriteLogEntryPair *found = NULL;
-	size_t		nfound = 0,
-				cap = 0;
-	bool		done = false;
-
-	if (txid == NVM_INVALID_TXID || block == 0)
-		return;
-	st = nvm_status_get(txid);
-	if (st != NVM_STATUS_COMMITTED)
-		st = NVM_STATUS_ABORTED;
-	while (!done && block != 0 && valid_version_offset(block))
-	{
-		NvmWriteLogBlock *b = nvm_ptr(block);
-
-		for (int i = 0; i < NVM_WRITE_LOG_ENTRIES; i++)
-		{
-			NvmVersion *v;
-			uint64_t	info;
-
-			if (!valid_log_pair(&b->entries[i], txid))
-			{
-				done = true;
-				break;
-			}
-			v = nvm_ptr(b->entries[i].version);
-			info = atomic_load(&v->info);
-			if ((info & NVM_VINFO_STATUS_MASK) == 0)
-			{
-				info |= (uint64_t) st;
-				atomic_store(&v->info, info);
-				nvm_flush(&v->info, sizeof(uint64_t));
-			}
-			/* a version's own inlined status wins over the status store */
-			if (reclaim && (info & NVM_VINFO_STATUS_MASK) == NVM_STATUS_ABORTED)
-			{
-				if (nfound == cap)
-				{
-					cap = cap ? cap * 2 : 64;
-					found = realloc(found, cap * sizeof(*found));
-					if (found == NULL)
-						abort();
-				}
-				found[nfound++] = b->entries[i];
-			}
-		}
-		block = b->next;
-	}
-	nvm_drain();				/* inlined statuses durable before anything is unlinked */
-	while (nfound > 0)
-		reclaim_version(&found[--nfound]);
-	free(found);
-}
-
-/*
- * nvm_mcsi_recover makes every non-final status entry ABORTED, clears dirty
- * bits (their values were flushed before the bit was ever cleared, and a
- * dirty word is exactly a flushed one), and resumes every clock at its
- * persisted reservation.  It reads the status rings and the slot array only:
- * its cost depends on the number of slots, not on the amount of data.
+ * nvm_mcsi_complete publishes the completion of slot c's transaction with
+ * clock value ts: the slot's last completed value is raised to ts (never
+ * lowered; at a commit it is always below ts), and snapshots taken from now
+ * on include it.
  */
 void
-nvm_mcsi_recover(void *shmem, uint32_t max_slots)
+nvm_mcsi_complete(uint32_t c, uint64_t ts)
 {
-	NvmMcsiShared *ms = shmem;
-	uint32_t	ring_words = nvm_pool_header->ring_words;
+	NvmSlotShared *ss = &nvm_cc->slots[c];
 
-	nvm_mcsi = ms;
-	memset(ms, 0, nvm_mcsi_shmem_size(max_slots));
-	ms->cc_mode = nvm_pool_header->cc_mode;
-	ms->max_slots = max_slots;
-	nvm_spin_init(&ms->snapshot_lock);
-	nvm_spin_init(&ms->slot_alloc_lock);
-	nvm_spin_init(&ms->indoubt_lock);
-
-	/*
-	 * In-doubt transactions (see mcsi.h) are kept RUNNING for resolution;
-	 * a marker whose transaction has a final status is stale.
-	 */
-	for (uint32_t c = 0; c < max_slots; c++)
-	{
-		NvmSlotPersist *sp = nvm_pool_slot(c);
-		uint64_t	t = sp->indoubt_txid;
-
-		if (t == NVM_INVALID_TXID)
-			continue;
-		if (nvm_txid_clock_id(t) == c && t == sp->log_txid &&
-			nvm_status_get(t) == NVM_STATUS_RUNNING)
-		{
-			atomic_store(&ms->slots[c].indoubt_txid, t);
-			ms->slots[c].indoubt_xid = sp->indoubt_xid;
-		}
-		else
-		{
-			sp->indoubt_txid = NVM_INVALID_TXID;
-			nvm_flush(&sp->indoubt_txid, sizeof(uint64_t));
-		}
-	}
-
-	/* the status store of the pool's mode: every non-final entry aborts */
-	if (ms->cc_mode == NVM_CC_MCSI)
-	{
-		for (uint32_t c = 0; c < max_slots; c++)
-		{
-			_Atomic uint64_t *ring = nvm_ptr(nvm_pool_slot(c)->ring_off);
-
-			if (ring == NULL)
-				continue;		/* never ran a transaction (lazy rings) */
-			for (uint32_t w = 0; w < ring_words; w++)
-			{
-				uint64_t	val = atomic_load(&ring[w]);
-				uint64_t	fixed = val & ~NVM_STATUS_DIRTY_BIT;
-
-				for (int i = 0; i < NVM_STATUS_PER_WORD; i++)
-				{
-					if (((fixed >> (2 * i)) & 3) == NVM_STATUS_RUNNING)
-						fixed |= (uint64_t) NVM_STATUS_ABORTED << (2 * i);
-				}
-				if (fixed != val)
-				{
-					atomic_store(&ring[w], fixed);
-					nvm_flush((const void *) &ring[w], sizeof(uint64_t));
-				}
-			}
-		}
-	}
-	nvm_n2db_recover(&ms->n2db);
-	nvm_drain();
-
-	for (uint32_t c = 0; c < max_slots; c++)
-	{
-		NvmSlotPersist *sp = nvm_pool_slot(c);
-		NvmSlotShared *ss = &ms->slots[c];
-		uint64_t	reserved = sp->clock_reserved;
-		uint64_t	indoubt = atomic_load(&ss->indoubt_txid);
-
-		if (reserved == 0)
-			reserved = 1;
-		atomic_store(&ss->last_completed, reserved - 1);
-		ss->boot_last_completed = reserved - 1;
-		ss->next_ts = reserved;
-		if (indoubt != NVM_INVALID_TXID)
-		{
-			uint64_t	ts = nvm_txid_clock_ts(indoubt);
-
-			/* undo the abort above: its outcome is the external log's */
-			set_status(indoubt, NVM_STATUS_RUNNING);
-			atomic_fetch_add(&ms->indoubt_count, 1);
-
-			/*
-			 * Until it is resolved, no snapshot may count it as completed
-			 * (it may stay in doubt while snapshots are taken: a prepared
-			 * transaction).  MCSI: the slot's last completed value stays
-			 * below its clock value (every older transaction of the slot
-			 * has a smaller one; none ran after it) and the slot is
-			 * scanned by every snapshot; N2DB: it is on the active list.
-			 * Resolution publishes its completion.  Waiters find it
-			 * running under its external xid.
-			 */
-			if (ms->cc_mode == NVM_CC_N2DB)
-				ms->n2db.active[ms->n2db.nactive++] = ts;
-			else
-			{
-				atomic_store(&ss->last_completed, ts - 1);
-				ss->boot_last_completed = ts - 1;
-			}
-			if (atomic_load(&ms->slots_high_water) <= c)
-				atomic_store(&ms->slots_high_water, c + 1);
-			atomic_store(&ss->running_txid, indoubt);
-			atomic_store(&ss->pg_xid, (uint32_t) ss->indoubt_xid);
-		}
-		else
-			replay_write_log(sp, true);
-	}
-	nvm_drain();
-}
-
-/*
- * nvm_cc_convert switches a recovered pool to new_mode.  After recovery
- * every version carries its final status inlined, so old transactions need
- * neither status store; it only remains that every old txid counts as
- * completed in the new mode: all clocks and the global counter restart
- * above the highest value either ever handed out.
- */
-void
-nvm_cc_convert(uint32_t new_mode)
-{
-	NvmMcsiShared *ms = nvm_mcsi;
-	NvmPoolRoot *root = nvm_pool_root();
-	uint64_t	start = root->n2db_reserved;
-	NvmPoolHeader hdr;
-
-	for (uint32_t c = 0; c < nvm_pool_header->max_slots; c++)
-		if (nvm_pool_slot(c)->clock_reserved > start)
-			start = nvm_pool_slot(c)->clock_reserved;
-	for (uint32_t c = 0; c < nvm_pool_header->max_slots; c++)
-	{
-		NvmSlotPersist *sp = nvm_pool_slot(c);
-
-		sp->clock_reserved = start;
-		nvm_flush(&sp->clock_reserved, sizeof(uint64_t));
-		if (c < ms->max_slots)
-		{
-			atomic_store(&ms->slots[c].last_completed, start - 1);
-			ms->slots[c].boot_last_completed = start - 1;
-			ms->slots[c].next_ts = start;
-		}
-	}
-	root->n2db_reserved = start;
-	nvm_flush(&root->n2db_reserved, sizeof(uint64_t));
-	ms->n2db.next = start;
-	ms->n2db.reserved = start;
-	nvm_drain();
-
-	/* last: the header says which mode the pool is in */
-	hdr = *nvm_pool_header;
-	hdr.cc_mode = new_mode;
-	nvm_pool_header_rewrite(&hdr);
-	ms->cc_mode = new_mode;
-}
-
-/*
- * nvm_slot_acquire claims the lowest free clock slot for the calling
- * process and returns it, or -1 when every slot is taken.  The high-water
- * mark is raised before the slot can run a transaction, so snapshots taken
- * afterwards scan it.
- */
-int
-nvm_slot_acquire(uint32_t owner_pid)
-{
-	NvmMcsiShared *ms = nvm_mcsi;
-	int			found = -1;
-
-	nvm_spin_lock(&ms->slot_alloc_lock);
-	for (uint32_t c = 0; c < ms->max_slots; c++)
-	{
-		/* a slot with an unresolved in-doubt transaction keeps its write log */
-		if (atomic_load(&ms->slots[c].in_use) == 0 &&
-			atomic_load(&ms->slots[c].indoubt_txid) == NVM_INVALID_TXID)
-		{
-			atomic_store(&ms->slots[c].in_use, 1);
-			ms->slots[c].owner_pid = owner_pid;
-			if (atomic_load(&ms->slots_high_water) <= c)
-				atomic_store(&ms->slots_high_water, c + 1);
-			found = (int) c;
-			break;
-		}
-	}
-	nvm_spin_unlock(&ms->slot_alloc_lock);
-	return found;
-}
-
-void
-nvm_slot_release(int slot)
-{
-	NvmSlotShared *ss = &nvm_mcsi->slots[slot];
-
-	atomic_store(&ss->running_txid, 0);
-	atomic_store(&ss->pg_xid, 0);
-	ss->owner_pid = 0;
-	atomic_store_explicit(&ss->in_use, 0, memory_order_release);
+	if (atomic_load(&ss->last_completed) < ts)
+		atomic_store_explicit(&ss->last_completed, ts, memory_order_release);
 }
 
 /* ---------------------------------------------------------------------
  * Snapshots
  * ---------------------------------------------------------------------
  */
-
-static void snapshot_take(NvmSnapshot *snap, NvmSnapshotPolicy policy);
 
 /*
  * generate scans the last-completed array into snap and a shared buffer;
@@ -579,7 +269,7 @@ static void snapshot_take(NvmSnapshot *snap, NvmSnapshotPolicy policy);
  * previous generation's result stays readable while this one runs.
  */
 static void
-generate(NvmMcsiShared *ms, NvmSnapshot *snap)
+generate(NvmCcShared *ms, NvmSnapshot *snap)
 {
 	uint64_t	start = atomic_fetch_add_explicit(&ms->snapshot_gen, 1, memory_order_acq_rel) + 1;
 	int			b = (int) (((start + 1) / 2) % 2);
@@ -601,7 +291,7 @@ generate(NvmMcsiShared *ms, NvmSnapshot *snap)
  * generation after next has begun).
  */
 static bool
-copy_buffered(NvmMcsiShared *ms, uint64_t end, NvmSnapshot *snap)
+copy_buffered(NvmCcShared *ms, uint64_t end, NvmSnapshot *snap)
 {
 	int			b = (int) ((end / 2) % 2);
 	uint32_t	n = ms->buffered_nslots[b];
@@ -615,52 +305,22 @@ copy_buffered(NvmMcsiShared *ms, uint64_t end, NvmSnapshot *snap)
 	return atomic_load_explicit(&ms->snapshot_gen, memory_order_relaxed) < end + 3;
 }
 
-void
-nvm_snapshot_set_policy(NvmSnapshotPolicy policy)
-{
-	nvm_mcsi->snapshot_policy = (uint32_t) policy;
-}
-
 /*
- * nvm_snapshot_take gives the caller a snapshot.  MCSI: generation (a scan
- * of the last-completed array) is serialised by a try-lock, so any two
- * snapshots are ordered by containment (paper Eq. 1), and scanning never
- * blocks transactions from starting or completing; a caller that finds a
+ * nvm_mcsi_snapshot takes a vector snapshot.  Generation (a scan of the
+ * last-completed array) is serialised by a try-lock, so any two snapshots
+ * are ordered by containment (paper Eq. 1), and scanning never blocks
+ * transactions from starting or completing; a caller that finds a
  * generation running uses a buffered result as its policy allows (see
- * NvmSnapshotPolicy).  N2DB: the PostgreSQL-style lock-and-scan.
+ * NvmSnapshotPolicy).
  */
 void
-nvm_snapshot_take(NvmSnapshot *snap)
+nvm_mcsi_snapshot(NvmSnapshot *snap, NvmSnapshotPolicy policy)
 {
-	snapshot_take(snap, (NvmSnapshotPolicy) nvm_mcsi->snapshot_policy);
-}
-
-/*
- * nvm_snapshot_take_fresh takes a snapshot that contains every transaction
- * completed before the call, whatever the buffering policy (PAPER falls
- * back to JOIN): what a snapshot pinned for garbage collection needs.
- */
-void
-nvm_snapshot_take_fresh(NvmSnapshot *snap)
-{
-	NvmSnapshotPolicy policy = (NvmSnapshotPolicy) nvm_mcsi->snapshot_policy;
-
-	snapshot_take(snap, policy == NVM_SNAPSHOT_PAPER ? NVM_SNAPSHOT_JOIN : policy);
-}
-
-static void
-snapshot_take(NvmSnapshot *snap, NvmSnapshotPolicy policy)
-{
-	NvmMcsiShared *ms = nvm_mcsi;
+	NvmCcShared *ms = nvm_cc;
 	uint64_t	arrival;
 	uint64_t	target;
 	unsigned	spins = 0;
 
-	if (mode_is_n2db())
-	{
-		nvm_n2db_snapshot(&ms->n2db, snap);
-		return;
-	}
 	snap->mode = NVM_CC_MCSI;
 	arrival = atomic_load_explicit(&ms->snapshot_gen, memory_order_acquire);
 
@@ -696,563 +356,4 @@ snapshot_take(NvmSnapshot *snap, NvmSnapshotPolicy policy)
 		if (++spins % 64 == 0)
 			sched_yield();
 	}
-}
-
-size_t
-nvm_snapshot_size(const NvmSnapshot *snap)
-{
-	return offsetof(NvmSnapshot, ts) + (size_t) snap->nslots * sizeof(uint64_t);
-}
-
-/*
- * nvm_snapshot_contains says whether the transaction txid had completed when
- * the snapshot was taken (committed or aborted: the caller checks which).
- */
-bool
-nvm_snapshot_contains(const NvmSnapshot *snap, uint64_t txid)
-{
-	uint32_t	c = nvm_txid_clock_id(txid);
-	uint64_t	ts = nvm_txid_clock_ts(txid);
-	uint64_t	limit;
-
-	if (snap->mode == NVM_CC_N2DB)
-		return nvm_n2db_snapshot_contains(snap, ts);
-	if (c < snap->nslots)
-		limit = snap->ts[c];
-	else
-		limit = nvm_mcsi->slots[c].boot_last_completed;
-	return ts <= limit;
-}
-
-/* ---------------------------------------------------------------------
- * Transactions
- * ---------------------------------------------------------------------
- */
-
-void
-nvm_txn_init(NvmTxn *txn, int slot)
-{
-	memset(txn, 0, sizeof(*txn));
-	txn->slot = slot;
-}
-
-/* why nvm_txn_begin_write last failed in this thread */
-static _Thread_local NvmBeginFailure begin_failure = NVM_BEGIN_OK;
-
-NvmBeginFailure
-nvm_txn_begin_failure(void)
-{
-	return begin_failure;
-}
-
-/*
- * ensure_ring gives the slot its status ring at its first write, in a pool
- * whose rings are allocated at first use (in both modes, so that every
- * slot that has handed out a txid has a ring whatever mode the pool is
- * converted to).  Persist order: the zeroed ring is drained before the
- * slot names it, and the slot's ring_off is persisted before the ring is
- * used; a crash in between leaks the ring.  False if the pool is full.
- */
-static bool
-ensure_ring(NvmSlotPersist *sp)
-{
-	nvm_off		ring;
-
-	if (sp->ring_off != 0)
-		return true;
-	ring = nvm_alloc_zeroed((size_t) nvm_pool_header->ring_words * sizeof(uint64_t));
-	if (ring == 0)
-		return false;
-	nvm_drain();
-	sp->ring_off = ring;
-	nvm_persist(&sp->ring_off, sizeof(uint64_t));
-	return true;
-}
-
-/*
- * nvm_txn_begin_write gives the transaction its txid at its first write:
- * the next clock value of its slot (raising and persisting the slot's clock
- * reservation first when needed), and stores RUNNING in its status entry.
- * That store is flushed but not drained: the drain that publishes the
- * transaction's first version makes it durable, and before that no version
- * carries this txid.  NVM_INVALID_TXID if the slot's ring found no room
- * or (N2DB) the commit log is full; nvm_txn_begin_failure says which.
- */
-uint64_t
-nvm_txn_begin_write(NvmTxn *txn)
-{
-	NvmSlotShared *ss;
-	NvmSlotPersist *sp;
-	uint64_t	ts;
-	int			index;
-	_Atomic uint64_t *word;
-	uint64_t	mask,
-				val;
-
-	if (txn->txid != NVM_INVALID_TXID)
-		return txn->txid;
-
-	ss = &nvm_mcsi->slots[txn->slot];
-	sp = nvm_pool_slot((uint32_t) txn->slot);
-	if (!ensure_ring(sp))
-	{
-		begin_failure = NVM_BEGIN_NO_SPACE;
-		return NVM_INVALID_TXID;
-	}
-	/* the previous transaction's inlined statuses durable before its log is reused */
-	nvm_drain();
-	if (mode_is_n2db())
-	{
-		ts = nvm_n2db_assign(&nvm_mcsi->n2db);
-		if (ts == 0)
-		{
-			begin_failure = NVM_BEGIN_CLOG_FULL;
-			return NVM_INVALID_TXID;	/* the commit-log ring is full */
-		}
-		txn->txid = nvm_make_txid((uint32_t) txn->slot, ts);
-		nvm_n2db_set_status(ts, NVM_STATUS_RUNNING, false);
-	}
-	else
-	{
-		ts = ss->next_ts++;
-		if (ts >= sp->clock_reserved)
-		{
-			sp->clock_reserved = ts + NVM_CLOCK_RESERVE_STEP;
-			nvm_persist(&sp->clock_reserved, sizeof(uint64_t));
-		}
-		txn->txid = nvm_make_txid((uint32_t) txn->slot, ts);
-
-		word = status_word((uint32_t) txn->slot, ts, &index);
-		mask = UINT64_C(3) << (2 * index);
-		val = atomic_load(word) & ~NVM_STATUS_DIRTY_BIT;
-		atomic_store(word, (val & ~mask) | ((uint64_t) NVM_STATUS_RUNNING << (2 * index)));
-		nvm_flush((const void *) word, sizeof(uint64_t));
-	}
-
-	sp->log_txid = txn->txid;
-	nvm_flush(&sp->log_txid, sizeof(uint64_t));
-	txn->plog_block = sp->log_head;
-	txn->plog_count = 0;
-
-	atomic_store(&ss->running_txid, txn->txid);
-	return txn->txid;
-}
-
-/*
- * nvm_txn_log_version remembers a version the transaction created: in the
- * backend-local log (for status inlining at the end and subtransaction
- * rollback) and in the slot's persistent write log (for recovery), whose
- * entry is flushed; the caller's next drain makes it durable before the
- * version is published.  Returns false if the pool has no room for a new
- * log block.
- */
-bool
-nvm_txn_log_version(NvmTxn *txn, nvm_off table, nvm_off version, int level)
-{
-	NvmSlotPersist *sp = nvm_pool_slot((uint32_t) txn->slot);
-	size_t		pos = txn->plog_count % NVM_WRITE_LOG_ENTRIES;
-	NvmWriteLogBlock *b;
-
-	/* the persistent entry: find or chain the block it goes to */
-	if (txn->plog_block == 0 || (pos == 0 && txn->plog_count > 0))
-	{
-		_Atomic nvm_off *link = txn->plog_block == 0 ? (_Atomic nvm_off *) &sp->log_head :
-		(_Atomic nvm_off *) &((NvmWriteLogBlock *) nvm_ptr(txn->plog_block))->next;
-		nvm_off		next = atomic_load(link);
-
-		if (next == 0)
-		{
-			next = nvm_alloc_zeroed(sizeof(NvmWriteLogBlock));
-			if (next == 0)
-				return false;
-			nvm_drain();		/* the zeroed block durable before it is linked */
-			atomic_store(link, next);
-			nvm_flush((const void *) link, sizeof(nvm_off));
-		}
-		txn->plog_block = next;
-	}
-	b = nvm_ptr(txn->plog_block);
-	b->entries[pos].table = table;
-	b->entries[pos].version = version;
-	nvm_flush(&b->entries[pos], sizeof(NvmWriteLogEntryPair));
-	txn->plog_count++;
-
-	if (txn->nlog == txn->log_capacity)
-	{
-		size_t		cap = txn->log_capacity ? txn->log_capacity * 2 : 256;
-		NvmWriteLogEntry *log = realloc(txn->log, cap * sizeof(NvmWriteLogEntry));
-
-		if (log == NULL)
-			abort();			/* out of process memory: nothing sane to do */
-		txn->log = log;
-		txn->log_capacity = cap;
-	}
-	txn->log[txn->nlog].version = version;
-	txn->log[txn->nlog].level = level;
-	txn->nlog++;
-	return true;
-}
-
-/*
- * nvm_txn_unlog_last forgets the last logged version (it was never
- * published).  Its persistent entry stays behind as a stale entry: the
- * next append overwrites it, and until then it names a block that no
- * longer carries this txid, or a version of this very transaction.
- */
-void
-nvm_txn_unlog_last(NvmTxn *txn)
-{
-	if (txn->nlog > 0)
-		txn->nlog--;
-	if (txn->plog_count > 0)
-	{
-		size_t		k = --txn->plog_count;
-
-		if (k > 0 && k % NVM_WRITE_LOG_ENTRIES == 0)
-		{
-			/* entry k opened a block: the last entry is in the block before */
-			NvmSlotPersist *sp = nvm_pool_slot((uint32_t) txn->slot);
-			nvm_off		blk = sp->log_head;
-
-			for (size_t i = 0; i + 1 < k / NVM_WRITE_LOG_ENTRIES; i++)
-				blk = ((NvmWriteLogBlock *) nvm_ptr(blk))->next;
-			txn->plog_block = blk;
-		}
-	}
-}
-
-static void
-inline_status(nvm_off version, NvmTxnStatus status)
-{
-	NvmVersion *v = nvm_ptr(version);
-	uint64_t	info = atomic_load_explicit(&v->info, memory_order_relaxed);
-
-	if ((info & NVM_VINFO_STATUS_MASK) == 0)
-	{
-		atomic_fetch_or_explicit(&v->info, (uint64_t) status, memory_order_release);
-		nvm_flush(&v->info, sizeof(uint64_t));
-	}
-}
-
-static void
-finish(NvmTxn *txn, NvmTxnStatus status)
-{
-	NvmSlotShared *ss = &nvm_mcsi->slots[txn->slot];
-	uint64_t	ts = nvm_txid_clock_ts(txn->txid);
-	int			index;
-	_Atomic uint64_t *word;
-
-	if (txn->txid == NVM_INVALID_TXID)
-		return;					/* read-only: nothing was written */
-
-	/* versions and heads flushed by the writes become durable here ... */
-	nvm_drain();
-	/* ... before the status that makes them committed (or aborted) */
-	if (mode_is_n2db())
-		nvm_n2db_set_status(ts, status, true);
-	else
-	{
-		word = status_word((uint32_t) txn->slot, ts, &index);
-		nvm_status_word_set(word, index, status);
-	}
-
-	/* the in-doubt marker is stale once the status is final */
-	{
-		NvmSlotPersist *sp = nvm_pool_slot((uint32_t) txn->slot);
-
-		if (sp->indoubt_txid != NVM_INVALID_TXID)
-		{
-			sp->indoubt_txid = NVM_INVALID_TXID;
-			nvm_flush(&sp->indoubt_txid, sizeof(uint64_t));
-		}
-	}
-
-	/* inline the final status; flushed now, drained by the next fence */
-	for (size_t i = 0; i < txn->nlog; i++)
-		inline_status(txn->log[i].version, status);
-
-	/* publish the completion: snapshots taken from now on include it */
-	if (mode_is_n2db())
-		nvm_n2db_complete(&nvm_mcsi->n2db, ts);
-	else
-		atomic_store_explicit(&ss->last_completed, ts, memory_order_release);
-	atomic_store(&ss->running_txid, 0);
-	txn->txid = NVM_INVALID_TXID;
-	txn->external_id = 0;
-	txn->nlog = 0;
-}
-
-void
-nvm_txn_commit(NvmTxn *txn)
-{
-	finish(txn, NVM_STATUS_COMMITTED);
-}
-
-void
-nvm_txn_abort(NvmTxn *txn)
-{
-	finish(txn, NVM_STATUS_ABORTED);
-}
-
-/*
- * nvm_txn_mark_indoubt ties the outcome of the transaction to an external
- * xid, before the external log's commit record is written: its versions
- * and heads are made durable, then the slot's in-doubt marker (xid first,
- * then txid, one cache line) is persisted.  If the server crashes before
- * the nvm status is final, recovery asks the external log (see mcsi.h).
- */
-void
-nvm_txn_mark_indoubt(NvmTxn *txn, uint64_t external_xid)
-{
-	NvmSlotPersist *sp;
-
-	if (txn->txid == NVM_INVALID_TXID)
-		return;
-	sp = nvm_pool_slot((uint32_t) txn->slot);
-	nvm_drain();
-	sp->indoubt_xid = external_xid;
-	sp->indoubt_txid = txn->txid;
-	nvm_persist(&sp->indoubt_xid, 2 * sizeof(uint64_t));
-}
-
-/*
- * nvm_txn_hand_over_indoubt hands the running transaction, whose in-doubt
- * marker is persisted (nvm_txn_mark_indoubt) and whose external xid has
- * been prepared (PostgreSQL's PREPARE TRANSACTION), over to the in-doubt
- * machinery, exactly as if recovery had found it in doubt: the slot keeps
- * it running (running_txid, and the external xid for waiters), is not
- * claimed by anybody until it is resolved, and does not publish its
- * completion.  So its last completed value stays below the transaction's
- * clock value (MCSI), or the transaction stays on the active list (N2DB),
- * and no snapshot counts it as completed until nvm_indoubt_resolve_all
- * finishes it.  The caller's process is detached from the slot: txn is
- * reset, and its next write must claim a slot again.
- */
-void
-nvm_txn_hand_over_indoubt(NvmTxn *txn)
-{
-	NvmMcsiShared *ms = nvm_mcsi;
-	NvmSlotShared *ss;
-	NvmSlotPersist *sp;
-
-	if (txn->txid == NVM_INVALID_TXID)
-		return;
-	ss = &ms->slots[txn->slot];
-	sp = nvm_pool_slot((uint32_t) txn->slot);
-	/* the marker must be durable: after a crash, recovery finds it */
-	if (sp->indoubt_txid != txn->txid)
-		abort();
-	ss->indoubt_xid = sp->indoubt_xid;
-	atomic_store(&ss->pg_xid, (uint32_t) sp->indoubt_xid);
-	atomic_store(&ss->running_txid, txn->txid);
-	atomic_fetch_add(&ms->indoubt_count, 1);
-	/* in doubt before the slot is free: nvm_slot_acquire skips it */
-	atomic_store(&ss->indoubt_txid, txn->txid);
-	ss->owner_pid = 0;
-	atomic_store_explicit(&ss->in_use, 0, memory_order_release);
-
-	free(txn->log);
-	memset(txn, 0, sizeof(*txn));
-	txn->slot = -1;
-}
-
-/*
- * finish_indoubt makes the in-doubt transaction t of slot c final; the
- * caller holds indoubt_lock.  Persist order: the final status is durable,
- * then inlined into every version its write log names (drained), then the
- * marker is cleared durably; only then is the completion published (MCSI:
- * the slot's last completed value; N2DB: off the active list), so a
- * snapshot that counts it as completed finds its status final, and then
- * the slot is free to be claimed.
- */
-static void
-finish_indoubt(uint32_t c, uint64_t t, bool commit)
-{
-	NvmMcsiShared *ms = nvm_mcsi;
-	NvmSlotShared *ss = &ms->slots[c];
-	NvmSlotPersist *sp = nvm_pool_slot(c);
-	uint64_t	ts = nvm_txid_clock_ts(t);
-	uint64_t	running = t;
-
-	set_status(t, commit ? NVM_STATUS_COMMITTED : NVM_STATUS_ABORTED);
-	replay_write_log(sp, false);	/* others may be reading: no reclaim */
-	nvm_drain();
-	sp->indoubt_txid = NVM_INVALID_TXID;
-	nvm_persist(&sp->indoubt_txid, sizeof(uint64_t));
-	if (mode_is_n2db())
-		nvm_n2db_complete(&ms->n2db, ts);
-	else if (atomic_load(&ss->last_completed) < ts)
-		atomic_store_explicit(&ss->last_completed, ts, memory_order_release);
-	if (atomic_compare_exchange_strong(&ss->running_txid, &running, 0))
-		atomic_store(&ss->pg_xid, 0);
-	atomic_store(&ss->indoubt_txid, NVM_INVALID_TXID);
-	atomic_fetch_sub(&ms->indoubt_count, 1);
-}
-
-/*
- * nvm_indoubt_resolve_all decides every in-doubt transaction the resolver
- * can answer for (see finish_indoubt).  The resolver is asked without the
- * lock (it may take a while: PostgreSQL's procarray and commit log); the
- * decision is applied under it, if the slot still has that transaction.
- * Returns the number still unresolved.
- */
-uint32_t
-nvm_indoubt_resolve_all(NvmIndoubtResolver resolver)
-{
-	NvmMcsiShared *ms = nvm_mcsi;
-	uint32_t	remaining = 0;
-	uint32_t	n = atomic_load(&ms->slots_high_water);
-
-	/* every in-doubt slot is below the high-water mark (recovery, hand-over) */
-	for (uint32_t c = 0; c < n; c++)
-	{
-		NvmSlotShared *ss = &ms->slots[c];
-		uint64_t	t = atomic_load(&ss->indoubt_txid);
-		int			r;
-
-		if (t == NVM_INVALID_TXID)
-			continue;
-		r = resolver(ss->indoubt_xid);
-		if (r < 0)
-		{
-			remaining++;
-			continue;
-		}
-		nvm_spin_lock(&ms->indoubt_lock);
-		if (atomic_load(&ss->indoubt_txid) == t)
-			finish_indoubt(c, t, r != 0);
-		nvm_spin_unlock(&ms->indoubt_lock);
-	}
-	return remaining;
-}
-
-/*
- * nvm_indoubt_abort_external resolves as aborted every unresolved in-doubt
- * transaction whose external xid is one of the n in xids, and returns how
- * many it resolved.  The external log calls it before it commits a
- * transaction with those xids: an xid named by a marker is handed out again
- * only if the marker's transaction never committed (its commit record, and
- * every record carrying the xid, were lost in a crash), so the marker's
- * transaction is certainly aborted, and once it is resolved the new
- * commit of the same xid cannot be taken for its.
- */
-uint32_t
-nvm_indoubt_abort_external(const uint64_t *xids, size_t n)
-{
-	NvmMcsiShared *ms = nvm_mcsi;
-	uint32_t	aborted = 0;
-	uint32_t	nslots = atomic_load(&ms->slots_high_water);
-
-	if (!nvm_indoubt_pending())
-		return 0;
-	for (uint32_t c = 0; c < nslots; c++)
-	{
-		NvmSlotShared *ss = &ms->slots[c];
-		uint64_t	t = atomic_load(&ss->indoubt_txid);
-		bool		match = false;
-
-		if (t == NVM_INVALID_TXID)
-			continue;
-		for (size_t i = 0; i < n && !match; i++)
-			match = ss->indoubt_xid == xids[i];
-		if (!match)
-			continue;
-		nvm_spin_lock(&ms->indoubt_lock);
-		if (atomic_load(&ss->indoubt_txid) == t)
-		{
-			finish_indoubt(c, t, false);
-			aborted++;
-		}
-		nvm_spin_unlock(&ms->indoubt_lock);
-	}
-	return aborted;
-}
-
-/*
- * nvm_indoubt_xid_of returns the external xid of txid if txid is an
- * unresolved in-doubt transaction, else 0.
- */
-uint64_t
-nvm_indoubt_xid_of(uint64_t txid)
-{
-	NvmSlotShared *ss;
-	uint64_t	xid;
-
-	if (!nvm_indoubt_pending() || txid == NVM_INVALID_TXID)
-		return 0;
-	ss = &nvm_mcsi->slots[nvm_txid_clock_id(txid)];
-	if (atomic_load(&ss->indoubt_txid) != txid)
-		return 0;
-	xid = ss->indoubt_xid;
-	if (atomic_load(&ss->indoubt_txid) != txid)
-		return 0;
-	return xid;
-}
-
-bool
-nvm_indoubt_names_table(nvm_off table)
-{
-	NvmMcsiShared *ms = nvm_mcsi;
-
-	if (!nvm_indoubt_pending())
-		return false;
-	for (uint32_t c = 0; c < ms->max_slots; c++)
-	{
-		uint64_t	t = atomic_load(&ms->slots[c].indoubt_txid);
-		nvm_off		block;
-
-		if (t == NVM_INVALID_TXID)
-			continue;
-		block = nvm_pool_slot(c)->log_head;
-		while (block != 0 && valid_version_offset(block))
-		{
-			NvmWriteLogBlock *b = nvm_ptr(block);
-			int			i;
-
-			for (i = 0; i < NVM_WRITE_LOG_ENTRIES; i++)
-			{
-				if (!valid_log_pair(&b->entries[i], t))
-					break;
-				if (b->entries[i].table == table)
-					return true;
-			}
-			if (i < NVM_WRITE_LOG_ENTRIES)
-				break;
-			block = b->next;
-		}
-	}
-	return false;
-}
-
-/*
- * nvm_txn_subxact_commit hands the versions of a committed subtransaction
- * to its parent.
- */
-void
-nvm_txn_subxact_commit(NvmTxn *txn, int level)
-{
-	for (size_t i = 0; i < txn->nlog; i++)
-		if (txn->log[i].level >= level)
-			txn->log[i].level = level - 1;
-}
-
-/*
- * nvm_txn_subxact_abort marks every version created at nesting level
- * >= level as aborted (inlined, flushed; the commit's drain makes it
- * durable before the transaction's status can say committed) and forgets
- * them.
- */
-void
-nvm_txn_subxact_abort(NvmTxn *txn, int level)
-{
-	size_t		keep = 0;
-
-	for (size_t i = 0; i < txn->nlog; i++)
-	{
-		if (txn->log[i].level >= level)
-			inline_status(txn->log[i].version, NVM_STATUS_ABORTED);
-		else
-			txn->log[keep++] = txn->log[i];
-	}
-	txn->nlog = keep;
 }

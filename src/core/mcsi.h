@@ -1,307 +1,76 @@
 /*
  * mcsi.h
- *	  The transaction and snapshot interface of the core, with its two
- *	  concurrency-control modes: multi-clock snapshot isolation (MCSI paper
- *	  §4: clock slots, persistent per-slot status arrays, the last-completed
- *	  array, vector snapshots; mcsi.c) and the N2DB baseline (one global
- *	  counter, a global active-transaction list behind one lock, a shared
- *	  commit log; n2db.c).  The mode is the pool's (NvmPoolHeader.cc_mode)
- *	  and everything above this interface is the same for both.
- *
- * Every backend that touches nvm tables owns a clock slot.  A transaction
- * gets a txid (clock id, clock value) at its first write only: a read-only
- * transaction writes nothing to the pool.  Its status lives in its slot's
- * status ring in the pool (2 bits a transaction, 31 per 64-bit word, the
- * top bit a dirty bit: Algorithm 1).  When it completes, its status becomes
- * final, is inlined into the versions it wrote, and its clock value is
- * published as the slot's last completed value in shared memory.  A
- * snapshot is the vector of last completed values.
+ *	  Multi-clock snapshot isolation (MCSI paper §4), one of the two designs
+ *	  behind the transaction interface (txn.h), called by txn.c only (and
+ *	  the unit tests): per-slot clocks, persistent per-slot status rings
+ *	  with the dirty-bit helping protocol (Algorithm 1), the last-completed
+ *	  array, and vector snapshots generated under a try-lock with buffering.
+ *	  Its sibling n2db.h is the N2DB baseline.
  *
  * Persist orders:
  *	 - Clock: a clock value is handed out only if it is below the slot's
  *	   persisted clock_reserved; raising clock_reserved is persisted (flush +
  *	   drain) before the new values are used, so clocks never go back, even
  *	   across crashes.
- *	 - Start of the first write: a drain makes the previous transaction's
- *	   inlined statuses durable; then the slot's write log is taken over
- *	   (log_txid) and status RUNNING stored in the ring, both flushed and
- *	   made durable by the drain that publishes the first version.
- *	 - Every version's offset is appended to the slot's write log and
- *	   flushed before the drain that publishes the version.  So after a
- *	   crash, recovery finds every version of the slot's last transaction
- *	   and inlines its final status (ABORTED if it was running; such versions
- *	   are then unlinked from the head of their chains and freed), and every
- *	   older transaction's versions already carry theirs durably: no
- *	   version depends on its status-ring entry any more, which may then be
- *	   reused (clocks jump forward after a crash).
- *	 - Commit: every version and head written by the transaction has been
- *	   flushed; one drain makes them durable; then the status word is set to
- *	   COMMITTED|dirty, flushed, drained, and the dirty bit cleared.  Only
- *	   then is the final status inlined into the versions (flushed, drained
- *	   by the next commit) and the clock value published as last completed.
- *	   A crash before the status drain: the transaction is aborted; after it:
- *	   committed, and every version is durable.
- *	 - Abort: status ABORTED the same way (its durability is not required:
- *	   recovery turns every non-final entry into ABORTED).
- *	 - In doubt (a transaction that also commits through an external log,
- *	   PostgreSQL's WAL, whose commit record comes before the nvm status):
- *	   before the external commit record is written, the versions are
- *	   drained and the slot's in-doubt marker (txid, external xid) is
- *	   persisted.  Recovery leaves such a transaction RUNNING instead of
- *	   aborting it; it is resolved by asking the external log
- *	   (nvm_indoubt_resolve_all) before any snapshot is used.  The
- *	   external log may hand the xid out again if a crash lost every record
- *	   carrying it (the transaction then never committed): before it
- *	   commits the xid's new owner, it resolves the marker as aborted
- *	   (nvm_indoubt_abort_external), so an answer "committed" for a marker
- *	   still unresolved is always its own transaction's.
- *	 - Prepared (two-phase commit): the marker is persisted the same way
- *	   before the external prepare record; then the running transaction is
- *	   handed over (nvm_txn_hand_over_indoubt) and is in doubt exactly as
- *	   after a crash, while snapshots go on being taken.  So an in-doubt
- *	   transaction never counts as completed until it is resolved: its slot
- *	   is reserved and its last completed value stays below the
- *	   transaction's clock value (recovery sets it so too), or, in N2DB, it
- *	   stays on the active list; resolution makes the status final,
- *	   inlines it, clears the marker, and only then publishes the
- *	   completion.  A snapshot taken before that leaves the transaction
- *	   out whatever its outcome; one taken after includes it.
+ *	 - Status word: the new value is stored with the dirty bit set, flushed
+ *	   and drained, and only then is the dirty bit cleared
+ *	   (nvm_status_word_set); txn.h says where commit and abort use it.
  */
 #ifndef NVM_MCSI_H
 #define NVM_MCSI_H
 
-#include "nvm_types.h"
+#include "ccstate.h"
 
 #define NVM_STATUS_PER_WORD		31
 #define NVM_STATUS_DIRTY_BIT	(UINT64_C(1) << 63)
-#define NVM_CLOCK_RESERVE_STEP	4096
-
-/*
- * Volatile per-slot state in shared memory.  last_completed is on its own
- * cache line (the paper's global completed-timestamp array).
- */
-typedef struct NvmSlotShared
-{
-	_Alignas(NVM_CACHELINE) _Atomic uint64_t last_completed;
-	_Alignas(NVM_CACHELINE) atomic_uint in_use;	/* owned by a backend */
-	uint32_t	owner_pid;
-	_Atomic uint64_t running_txid;	/* txid being run, 0 if none */
-	/* Filled by the PG layer so that others can wait for this transaction. */
-	_Atomic uint32_t pg_xid;	/* PostgreSQL xid of the running txn, 0 if none */
-	_Atomic int32_t vxid_backend;
-	_Atomic uint32_t vxid_lxid;
-	uint64_t	next_ts;		/* owner-private: next clock value */
-	uint64_t	boot_last_completed;	/* last completed value at start-up */
-	_Atomic uint64_t indoubt_txid;	/* unresolved in-doubt transaction (recovered or prepared) */
-	uint64_t	indoubt_xid;	/* ... and the external xid that decides it */
-} NvmSlotShared;
-
-/*
- * N2DB's shared state: PostgreSQL-style.  One lock serialises assigning a
- * txid (which adds it to the active list), taking a snapshot (reading the
- * counter and scanning the list) and completing (removing it): a snapshot
- * being taken blocks transactions from starting and ending.
- */
-typedef struct NvmN2dbShared
-{
-	NvmSpinLock lock;
-	uint64_t	next;			/* next txid value to hand out */
-	uint64_t	reserved;		/* persisted reservation (root->n2db_reserved) */
-	uint32_t	nactive;
-	uint64_t	active[NVM_MAX_SLOTS];	/* txid values of running transactions */
-} NvmN2dbShared;
-
-/*
- * How MCSI hands out snapshots when another backend is generating one
- * (paper §4.3, snapshot buffering):
- *	 JOIN	(default) wait for a generation that began after the caller
- *			arrived and use its result, or generate one itself: a
- *			transaction always sees every transaction that completed before
- *			it asked, as in PostgreSQL;
- *	 PAPER	reuse the last buffered snapshot at once (the paper's plain
- *			buffering): it may predate commits that finished before the
- *			caller asked, even the caller's own previous commit;
- *	 LOCKED	no buffering: wait for the lock and scan.
- */
-typedef enum NvmSnapshotPolicy
-{
-	NVM_SNAPSHOT_JOIN = 0,
-	NVM_SNAPSHOT_PAPER,
-	NVM_SNAPSHOT_LOCKED
-} NvmSnapshotPolicy;
-
-typedef struct NvmMcsiShared
-{
-	uint32_t	cc_mode;		/* NVM_CC_MCSI or NVM_CC_N2DB */
-	uint32_t	snapshot_policy;	/* NvmSnapshotPolicy */
-	NvmN2dbShared n2db;
-	_Alignas(NVM_CACHELINE) _Atomic uint64_t snapshot_gen;	/* odd while a generation scans */
-	/* generation k (ending at counter 2k) writes buffer k % 2 */
-	uint32_t	buffered_nslots[2];
-	uint64_t	buffered_ts[2][NVM_MAX_SLOTS];
-	uint32_t	max_slots;
-	_Atomic uint32_t slots_high_water;	/* slots [0, hw) may have been used since start-up */
-	NvmSpinLock snapshot_lock;	/* serialises snapshot generation */
-	NvmSpinLock slot_alloc_lock;
-	NvmSpinLock indoubt_lock;	/* serialises resolving in-doubt transactions */
-	_Atomic uint32_t indoubt_count; /* unresolved in-doubt transactions */
-	NvmSlotShared slots[];		/* max_slots entries */
-} NvmMcsiShared;
-
-extern NvmMcsiShared *nvm_mcsi;
-
-/*
- * A snapshot.  MCSI: a vector, ts[c] is the last completed clock value of
- * slot c when the snapshot was taken; slots at or above nslots had not been
- * used since start-up, and for them the boot value applies.  N2DB: every
- * txid value below xmin has completed, none at or above xmax has, and in
- * between all but the nslots values listed in ts[] (the in-progress list).
- * Only the first nvm_snapshot_size() bytes are meaningful (copy those).
- */
-typedef struct NvmSnapshot
-{
-	uint32_t	mode;			/* NVM_CC_MCSI or NVM_CC_N2DB */
-	uint32_t	nslots;			/* entries of ts[] in use */
-	uint64_t	xmin;			/* N2DB */
-	uint64_t	xmax;			/* N2DB */
-	uint64_t	ts[NVM_MAX_SLOTS];
-} NvmSnapshot;
-
-/* An entry of a transaction's write log: a version it created. */
-typedef struct NvmWriteLogEntry
-{
-	nvm_off		version;
-	int			level;			/* subtransaction nesting level that wrote it */
-} NvmWriteLogEntry;
-
-/*
- * Backend-local state of the transaction running on this backend's slot.
- */
-typedef struct NvmTxn
-{
-	int			slot;			/* clock slot, -1 if none attached */
-	uint64_t	txid;			/* 0 until the first write */
-	NvmWriteLogEntry *log;		/* versions created, in order */
-	size_t		nlog;
-	size_t		log_capacity;
-	nvm_off		plog_block;		/* current block of the persistent write log */
-	size_t		plog_count;		/* entries in the persistent write log */
-	uint32_t	external_id;	/* stored in the versions it writes (PG: its xid), 0 = none */
-} NvmTxn;
-
-extern size_t nvm_mcsi_shmem_size(uint32_t max_slots);
-
-/*
- * nvm_mcsi_recover runs at start-up (also after a crash-restart): every
- * status entry that is not final becomes ABORTED (persisted), clocks resume
- * at the persisted reservation, and the last-completed array is set so that
- * every transaction from before the start counts as completed.
- */
-extern void nvm_mcsi_recover(void *shmem, uint32_t max_slots);
-
-/* Attach a process to the MCSI shmem (after fork: no-op). */
-extern void nvm_mcsi_attach(void *shmem);
-
-/* Claim a free clock slot for this process (-1 if none is free); release it. */
-extern int	nvm_slot_acquire(uint32_t owner_pid);
-extern void nvm_slot_release(int slot);
-
-/* Why nvm_txn_begin_write last failed in this thread. */
-typedef enum NvmBeginFailure
-{
-	NVM_BEGIN_OK = 0,
-	NVM_BEGIN_NO_SPACE,			/* the pool has no room for the slot's status ring */
-	NVM_BEGIN_CLOG_FULL			/* N2DB: the commit log is a ring ahead of the oldest running */
-} NvmBeginFailure;
-
-/* Transaction life cycle. */
-extern void nvm_txn_init(NvmTxn *txn, int slot);
-extern uint64_t nvm_txn_begin_write(NvmTxn *txn);	/* assigns txid if not yet */
-extern NvmBeginFailure nvm_txn_begin_failure(void);
-extern bool nvm_txn_log_version(NvmTxn *txn, nvm_off table, nvm_off version, int level);
-extern void nvm_txn_unlog_last(NvmTxn *txn);
-extern void nvm_txn_commit(NvmTxn *txn);
-extern void nvm_txn_abort(NvmTxn *txn);
-extern void nvm_txn_mark_indoubt(NvmTxn *txn, uint64_t external_xid);
-extern void nvm_txn_hand_over_indoubt(NvmTxn *txn);
-extern void nvm_txn_subxact_commit(NvmTxn *txn, int level);
-
-/*
- * Resolving recovered in-doubt transactions: the resolver returns 1 if the
- * external xid committed, 0 if it did not, -1 if it cannot tell yet (the
- * external log is still being replayed).  nvm_indoubt_resolve_all finalises
- * every transaction it can and returns how many remain.
- */
-typedef int (*NvmIndoubtResolver) (uint64_t external_xid);
-extern uint32_t nvm_indoubt_resolve_all(NvmIndoubtResolver resolver);
-extern uint32_t nvm_indoubt_abort_external(const uint64_t *xids, size_t n);
-extern uint64_t nvm_indoubt_xid_of(uint64_t txid);
-
-static inline bool
-nvm_indoubt_pending(void)
-{
-	return atomic_load_explicit(&nvm_mcsi->indoubt_count, memory_order_acquire) != 0;
-}
-extern void nvm_txn_subxact_abort(NvmTxn *txn, int level);
-
-/*
- * nvm_indoubt_names_table says whether the write log of a recovered,
- * unresolved in-doubt transaction names a version of the table whose
- * descriptor is at table (its resolution will write into those versions).
- */
-extern bool nvm_indoubt_names_table(nvm_off table);
-
-/* Snapshots. */
-extern void nvm_snapshot_set_policy(NvmSnapshotPolicy policy);
-extern void nvm_snapshot_take(NvmSnapshot *snap);
-extern void nvm_snapshot_take_fresh(NvmSnapshot *snap);	/* never an older buffered one */
-extern size_t nvm_snapshot_size(const NvmSnapshot *snap);	/* bytes to copy */
-extern bool nvm_snapshot_contains(const NvmSnapshot *snap, uint64_t txid);
-
-/* Status of a transaction, read with the helping protocol (never dirty). */
-extern NvmTxnStatus nvm_status_get(uint64_t txid);
-
-/* Is txid running right now (not yet completed)? */
-extern bool nvm_txid_is_running(uint64_t txid);
-
-/*
- * For the integrity checker (verify.h), which must not act on entries that
- * are not a transaction's own:
- *	 - nvm_txid_handed_out says whether txid can have been handed out: its
- *	   clock id names a slot of the pool and its value is below what that
- *	   slot's clock (MCSI) or the counter (N2DB) has reserved;
- *	 - nvm_status_entry reads the status store's entry for txid as it is
- *	   (no helping) into *status, and says whether the entry is still
- *	   txid's: false if txid is from before the pool last changed modes (the
- *	   store of the old mode is gone) or a later transaction may have reused
- *	   the entry (the stores are rings);
- *	 - nvm_txid_unfinished says whether txid is still running on its slot,
- *	   or is in doubt: its status may be final in the store while its
- *	   versions wait for it to be inlined.
- */
-extern bool nvm_txid_handed_out(uint64_t txid);
-extern bool nvm_status_entry(uint64_t txid, NvmTxnStatus *status);
-extern bool nvm_txid_unfinished(uint64_t txid);
-
-/* N2DB (n2db.c); called through the functions above in N2DB mode. */
-extern void nvm_n2db_recover(NvmN2dbShared *ns);
-extern uint64_t nvm_n2db_assign(NvmN2dbShared *ns);
-extern void nvm_n2db_set_status(uint64_t value, NvmTxnStatus status, bool durable);
-extern NvmTxnStatus nvm_n2db_get_status(uint64_t value);
-extern void nvm_n2db_complete(NvmN2dbShared *ns, uint64_t value);
-extern void nvm_n2db_snapshot(NvmN2dbShared *ns, NvmSnapshot *snap);
-extern bool nvm_n2db_snapshot_contains(const NvmSnapshot *snap, uint64_t value);
-extern bool nvm_n2db_status_entry(uint64_t txid, NvmTxnStatus *status);
-extern uint64_t nvm_n2db_ring_size(void);
-
-/*
- * nvm_cc_convert restarts every clock and the global counter above every
- * txid handed out so far and records the new mode (after recovery).
- */
-extern void nvm_cc_convert(uint32_t new_mode);
 
 /* Low-level status-word operations (Algorithm 1), exposed for unit tests. */
 extern void nvm_status_word_set(_Atomic uint64_t *word, int index, NvmTxnStatus status);
 extern NvmTxnStatus nvm_status_word_get(_Atomic uint64_t *word, int index);
+
+/* The status ring of txid's slot: read (helping), set durably, recover. */
+extern NvmTxnStatus nvm_mcsi_get_status(uint64_t txid);
+extern void nvm_mcsi_set_status(uint64_t txid, NvmTxnStatus status);
+extern bool nvm_mcsi_status_entry(uint64_t txid, NvmTxnStatus *status);
+extern uint64_t nvm_mcsi_ring_size(void);
+extern void nvm_mcsi_recover(uint32_t max_slots);
+extern void nvm_mcsi_recover_indoubt(uint32_t c, uint64_t ts);
+
+/* Clocks and the last-completed array. */
+extern uint64_t nvm_mcsi_handed_out_limit(uint32_t c);
+extern uint64_t nvm_mcsi_assign(uint32_t slot);
+extern void nvm_mcsi_complete(uint32_t c, uint64_t ts);
+
+/*
+ * nvm_mcsi_completed says whether txid's clock value is at or below its
+ * slot's last completed value: it has completed, whatever its status says.
+ */
+static inline bool
+nvm_mcsi_completed(uint64_t txid)
+{
+	return nvm_txid_clock_ts(txid) <=
+		atomic_load_explicit(&nvm_cc->slots[nvm_txid_clock_id(txid)].last_completed, memory_order_acquire);
+}
+
+/* Vector snapshots. */
+extern void nvm_mcsi_snapshot(NvmSnapshot *snap, NvmSnapshotPolicy policy);
+
+/*
+ * nvm_mcsi_snapshot_contains says whether the vector snapshot snap counts
+ * txid as completed.  Inline: every visibility check runs it.
+ */
+static inline bool
+nvm_mcsi_snapshot_contains(const NvmSnapshot *snap, uint64_t txid)
+{
+	uint32_t	c = nvm_txid_clock_id(txid);
+	uint64_t	ts = nvm_txid_clock_ts(txid);
+	uint64_t	limit;
+
+	if (c < snap->nslots)
+		limit = snap->ts[c];
+	else
+		limit = nvm_cc->slots[c].boot_last_completed;
+	return ts <= limit;
+}
 
 #endif							/* NVM_MCSI_H */

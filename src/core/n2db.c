@@ -1,7 +1,9 @@
 /*
  * n2db.c
  *	  The N2DB baseline: PostgreSQL-style snapshot isolation on the same
- *	  store, as the MCSI paper describes N2DB (§2.3, §4.3, Table 2).
+ *	  store, as the MCSI paper describes N2DB (§2.3, §4.3, Table 2); one of
+ *	  the two designs behind the transaction interface (txn.c calls it; see
+ *	  n2db.h), the sibling of MCSI's mcsi.c.
  *
  *	 - One global transaction counter hands out txid values.
  *	 - A global active-transaction list in shared memory.
@@ -26,7 +28,7 @@
  *	   transaction removed from the active list, so no snapshot counts it as
  *	   completed before its status is durable.
  */
-#include "mcsi.h"
+#include "n2db.h"
 
 #include "persist.h"
 #include "pool.h"
@@ -75,6 +77,31 @@ nvm_n2db_recover(NvmN2dbShared *ns)
 	ns->next = root->n2db_reserved;
 	ns->reserved = root->n2db_reserved;
 	ns->nactive = 0;
+}
+
+/*
+ * nvm_n2db_recover_indoubt keeps the recovered in-doubt transaction with
+ * counter value value out of every snapshot until it is resolved: it is
+ * on the active list.
+ */
+void
+nvm_n2db_recover_indoubt(NvmN2dbShared *ns, uint64_t value)
+{
+	ns->active[ns->nactive++] = value;
+}
+
+/*
+ * nvm_n2db_handed_out_limit returns a value that every counter value
+ * handed out so far is below: the next value to hand out (ns NULL: the
+ * persisted reservation, before start-up has built the shared state).  It
+ * only grows.
+ */
+uint64_t
+nvm_n2db_handed_out_limit(const NvmN2dbShared *ns)
+{
+	if (ns != NULL)
+		return *(volatile uint64_t *) &ns->next;
+	return atomic_load((_Atomic uint64_t *) &nvm_pool_root()->n2db_reserved);
 }
 
 /*

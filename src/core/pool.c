@@ -14,9 +14,9 @@
 #include "pool.h"
 
 #include "alloc.h"
-#include "mcsi.h"
 #include "persist.h"
 #include "store.h"
+#include "txn.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -69,7 +69,7 @@
 
 #include "nvm_types.h"
 #include "segarray.h"
-#include "mcsi.h"
+#include "txn.h"
 
 #define NVM_TUPLES_PER_BLOCK	291 /* MaxHeapTuplesPerPage: tidbitmap.c rejects more */
 #define NVM_TABLE_MAGIC			UINT64_C(0x3142544d564e)	/* "NVMTB1" */

@@ -16,9 +16,9 @@
 
 #include "alloc.h"
 #include "indexlog.h"
-#include "mcsi.h"
 #include "pool.h"
 #include "segarray.h"
+#include "txn.h"
 
 #include <stdarg.h>
 #include <stdio.h>

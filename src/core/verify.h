@@ -24,7 +24,7 @@
  *	 - statuses: the creator's txid was handed out (its clock id names a
  *	   slot, its value is below the reservation); an inlined COMMITTED
  *	   agrees with the status store wherever the store's entry is still the
- *	   transaction's (mcsi.h, nvm_status_entry); a version without a final
+ *	   transaction's (txn.h, nvm_status_entry); a version without a final
  *	   status belongs to a transaction that is running or in doubt;
  *	   "running" is never inlined;
  *	 - index roots and redirects: a version's index root names a version

@@ -447,7 +447,7 @@ nvm_commit_abort_reused_xids(void)
 	int			nchildren;
 	uint64	   *xids;
 
-	if (nvm_mcsi == NULL || !nvm_indoubt_pending())
+	if (nvm_cc == NULL || !nvm_indoubt_pending())
 		return;
 	xid = GetTopTransactionIdIfAny();
 	if (!TransactionIdIsValid(xid))

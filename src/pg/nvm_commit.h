@@ -13,8 +13,8 @@
 #include "nodes/plannodes.h"
 #include "utils/rel.h"
 
-#include "mcsi.h"
 #include "store.h"
+#include "txn.h"
 
 /* The two ways an nvm transaction commits (nvm_commit_decide). */
 typedef enum NvmCommitPath

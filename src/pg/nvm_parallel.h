@@ -8,7 +8,7 @@
 #ifndef NVM_PARALLEL_H
 #define NVM_PARALLEL_H
 
-#include "mcsi.h"
+#include "txn.h"
 
 extern Size nvm_parallel_shmem_size(void);
 extern void nvm_parallel_shmem_startup(void);

@@ -43,7 +43,6 @@
 #include "utils/syscache.h"
 
 #include "indexlog.h"
-#include "mcsi.h"
 #include "nvm_binding.h"
 #include "nvm_growth.h"
 #include "nvm_relation.h"
@@ -51,6 +50,7 @@
 #include "nvm_xact.h"
 #include "nvmam.h"
 #include "pool.h"
+#include "txn.h"
 
 /*
  * What rd_amcache points to: one chunk (the relcache frees it with one

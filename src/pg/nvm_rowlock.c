@@ -147,12 +147,12 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "mcsi.h"
 #include "nvm_relation.h"
 #include "nvm_rowlock.h"
 #include "nvm_visibility.h"
 #include "persist.h"
 #include "pool.h"
+#include "txn.h"
 
 /* Bits of a lock word (see the file header). */
 #define LW_XID_MASK			UINT64CONST(0xffffffff)

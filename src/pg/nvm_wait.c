@@ -70,10 +70,10 @@
 #include "utils/guc.h"
 #include "utils/resowner.h"
 
-#include "mcsi.h"
 #include "nvm_rowlock.h"
 #include "nvm_wait.h"
 #include "nvm_xact.h"
+#include "txn.h"
 
 int			nvm_write_conflict = NVM_WRITE_CONFLICT_WAIT;
 
@@ -313,7 +313,7 @@ void
 nvm_wait_for_writer(Relation rel, NvmVersion *v)
 {
 	uint64		txid = v->txid;
-	NvmSlotShared *ss = &nvm_mcsi->slots[nvm_txid_clock_id(txid)];
+	NvmSlotShared *ss = &nvm_cc->slots[nvm_txid_clock_id(txid)];
 	VirtualTransactionId vxid;
 	TransactionId xid;
 

@@ -221,7 +221,7 @@ nvm_xact_settle_indoubt(uint64 txid)
 void
 nvm_xact_resolve_prepared(void)
 {
-	if (nvm_mcsi != NULL)
+	if (nvm_cc != NULL)
 		resolve_all_indoubt();
 }
 
@@ -571,7 +571,7 @@ publish_xid(void)
 	if (nvm_xid_published)
 		return;
 	xid = GetTopTransactionId();
-	atomic_store(&nvm_mcsi->slots[nvm_slot].pg_xid, (uint32) xid);
+	atomic_store(&nvm_cc->slots[nvm_slot].pg_xid, (uint32) xid);
 	nvm_txn.external_id = (uint32) xid;
 	nvm_xid_published = true;
 }
@@ -597,7 +597,7 @@ nvm_xact_begin_write(bool needs_pg_xid)
 					(errcode(ERRCODE_TOO_MANY_CONNECTIONS),
 					 errmsg("too many backends are writing nvm tables"),
 					 errdetail("All %d clock slots of the nvm pool are in use.",
-							   (int) nvm_mcsi->max_slots),
+							   (int) nvm_cc->max_slots),
 					 errhint("Reduce the number of sessions that write nvm tables.")));
 		nvm_slot = slot;
 		nvm_txn_init(&nvm_txn, slot);
@@ -608,7 +608,7 @@ nvm_xact_begin_write(bool needs_pg_xid)
 		}
 	}
 
-	ss = &nvm_mcsi->slots[nvm_slot];
+	ss = &nvm_cc->slots[nvm_slot];
 	if (nvm_txn.txid == NVM_INVALID_TXID)
 	{
 		uint64		txid = nvm_txn_begin_write(&nvm_txn);
@@ -661,7 +661,7 @@ nvm_xact_level(void)
 TransactionId
 nvm_xact_published_xid(uint64 txid)
 {
-	NvmSlotShared *ss = &nvm_mcsi->slots[nvm_txid_clock_id(txid)];
+	NvmSlotShared *ss = &nvm_cc->slots[nvm_txid_clock_id(txid)];
 	TransactionId xid;
 
 	if (atomic_load(&ss->running_txid) != txid)
@@ -685,7 +685,7 @@ nvm_xact_reset(void)
 		nvm_gc_unpin(MyProc->pgprocno);
 	if (nvm_slot >= 0)
 	{
-		NvmSlotShared *ss = &nvm_mcsi->slots[nvm_slot];
+		NvmSlotShared *ss = &nvm_cc->slots[nvm_slot];
 
 		atomic_store(&ss->pg_xid, 0);
 		atomic_store(&ss->vxid_backend, 0);
@@ -774,13 +774,13 @@ prepare_prepare(void)
  * (nvm_txn_hand_over_indoubt), resolved from PostgreSQL's commit log once
  * COMMIT or ROLLBACK PREPARED has ended the xid.  Its slot stays reserved
  * and publishes no completion until then, so no snapshot taken before the
- * resolution sees its rows, and every one taken after does (mcsi.h).  The
+ * resolution sees its rows, and every one taken after does (txn.h).  The
  * backend lets the slot go; its next write claims one again.
  */
 static void
 hand_over_prepared(void)
 {
-	NvmSlotShared *ss = &nvm_mcsi->slots[nvm_slot];
+	NvmSlotShared *ss = &nvm_cc->slots[nvm_slot];
 
 	/* waiters stop waiting for this backend: they wait on the xid */
 	atomic_store(&ss->vxid_backend, 0);

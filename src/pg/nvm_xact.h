@@ -13,9 +13,9 @@
 #include "utils/rel.h"
 #include "utils/snapshot.h"
 
-#include "mcsi.h"
 #include "persist.h"
 #include "store.h"
+#include "txn.h"
 
 /* Counters of this backend (nvm_backend_stats()). */
 typedef struct NvmBackendStats

@@ -62,7 +62,6 @@
 #include "core.h"
 #include "gc.h"
 #include "indexlog.h"
-#include "mcsi.h"
 #include "nvm_commit.h"
 #include "nvm_rowlock.h"
 #include "nvm_token.h"
@@ -80,6 +79,7 @@
 #include "persist.h"
 #include "pool.h"
 #include "store.h"
+#include "txn.h"
 
 PG_MODULE_MAGIC;
 

@@ -1,0 +1,111 @@
+/*
+ * ccstate.h
+ *	  The concurrency-control state that the transaction interface (txn.c)
+ *	  shares with its two designs, MCSI (mcsi.c) and N2DB (n2db.c): the
+ *	  per-slot and global state in shared memory, and the snapshot.  All
+ *	  three include this header; only txn.c includes mcsi.h and n2db.h, so
+ *	  calls run one way: txn.c -> mcsi.c / n2db.c -> pool, persist.
+ */
+#ifndef NVM_CCSTATE_H
+#define NVM_CCSTATE_H
+
+#include "nvm_types.h"
+
+#define NVM_CLOCK_RESERVE_STEP	4096
+
+/*
+ * Volatile per-slot state in shared memory.  last_completed is on its own
+ * cache line (the paper's global completed-timestamp array).
+ */
+typedef struct NvmSlotShared
+{
+	_Alignas(NVM_CACHELINE) _Atomic uint64_t last_completed;
+	_Alignas(NVM_CACHELINE) atomic_uint in_use;	/* owned by a backend */
+	uint32_t	owner_pid;
+	_Atomic uint64_t running_txid;	/* txid being run, 0 if none */
+	/* Filled by the PG layer so that others can wait for this transaction. */
+	_Atomic uint32_t pg_xid;	/* PostgreSQL xid of the running txn, 0 if none */
+	_Atomic int32_t vxid_backend;
+	_Atomic uint32_t vxid_lxid;
+	uint64_t	next_ts;		/* owner-private: next clock value */
+	uint64_t	boot_last_completed;	/* last completed value at start-up */
+	_Atomic uint64_t indoubt_txid;	/* unresolved in-doubt transaction (recovered or prepared) */
+	uint64_t	indoubt_xid;	/* ... and the external xid that decides it */
+} NvmSlotShared;
+
+/*
+ * N2DB's shared state: PostgreSQL-style.  One lock serialises assigning a
+ * txid (which adds it to the active list), taking a snapshot (reading the
+ * counter and scanning the list) and completing (removing it): a snapshot
+ * being taken blocks transactions from starting and ending.
+ */
+typedef struct NvmN2dbShared
+{
+	NvmSpinLock lock;
+	uint64_t	next;			/* next txid value to hand out */
+	uint64_t	reserved;		/* persisted reservation (root->n2db_reserved) */
+	uint32_t	nactive;
+	uint64_t	active[NVM_MAX_SLOTS];	/* txid values of running transactions */
+} NvmN2dbShared;
+
+/*
+ * How MCSI hands out snapshots when another backend is generating one
+ * (paper §4.3, snapshot buffering):
+ *	 JOIN	(default) wait for a generation that began after the caller
+ *			arrived and use its result, or generate one itself: a
+ *			transaction always sees every transaction that completed before
+ *			it asked, as in PostgreSQL;
+ *	 PAPER	reuse the last buffered snapshot at once (the paper's plain
+ *			buffering): it may predate commits that finished before the
+ *			caller asked, even the caller's own previous commit;
+ *	 LOCKED	no buffering: wait for the lock and scan.
+ */
+typedef enum NvmSnapshotPolicy
+{
+	NVM_SNAPSHOT_JOIN = 0,
+	NVM_SNAPSHOT_PAPER,
+	NVM_SNAPSHOT_LOCKED
+} NvmSnapshotPolicy;
+
+/*
+ * The shared state of concurrency control, one for the server: the mode,
+ * N2DB's counter and list, MCSI's snapshot buffers, and the slots.
+ */
+typedef struct NvmCcShared
+{
+	uint32_t	cc_mode;		/* NVM_CC_MCSI or NVM_CC_N2DB */
+	uint32_t	snapshot_policy;	/* NvmSnapshotPolicy */
+	NvmN2dbShared n2db;
+	_Alignas(NVM_CACHELINE) _Atomic uint64_t snapshot_gen;	/* odd while a generation scans */
+	/* generation k (ending at counter 2k) writes buffer k % 2 */
+	uint32_t	buffered_nslots[2];
+	uint64_t	buffered_ts[2][NVM_MAX_SLOTS];
+	uint32_t	max_slots;
+	_Atomic uint32_t slots_high_water;	/* slots [0, hw) may have been used since start-up */
+	NvmSpinLock snapshot_lock;	/* serialises snapshot generation */
+	NvmSpinLock slot_alloc_lock;
+	NvmSpinLock indoubt_lock;	/* serialises resolving in-doubt transactions */
+	_Atomic uint32_t indoubt_count; /* unresolved in-doubt transactions */
+	NvmSlotShared slots[];		/* max_slots entries */
+} NvmCcShared;
+
+extern NvmCcShared *nvm_cc;
+
+/*
+ * A snapshot.  MCSI: a vector, ts[c] is the last completed clock value of
+ * slot c when the snapshot was taken; slots at or above nslots had not been
+ * used since start-up, and for them the boot value applies.  N2DB: every
+ * txid value below xmin has completed, none at or above xmax has, and in
+ * between all but the nslots values listed in ts[] (the in-progress list).
+ * Only the first nvm_snapshot_size() bytes are meaningful (copy those).
+ */
+typedef struct NvmSnapshot
+{
+	uint32_t	mode;			/* NVM_CC_MCSI or NVM_CC_N2DB */
+	uint32_t	nslots;			/* entries of ts[] in use */
+	uint64_t	xmin;			/* N2DB */
+	uint64_t	xmax;			/* N2DB */
+	uint64_t	ts[NVM_MAX_SLOTS];
+} NvmSnapshot;
+
+#endif							/* NVM_CCSTATE_H */
