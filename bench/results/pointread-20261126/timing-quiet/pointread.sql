@@ -1,0 +1,2 @@
+\set id random(1, :rows)
+SELECT v, pad FROM pr WHERE id = :id;
