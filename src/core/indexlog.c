@@ -205,6 +205,102 @@ empty_rings(void)
 	nvm_drain();
 }
 
+/*
+ * external_recover builds the external list after a crash: the uncleared
+ * entries of the old list, then every ring's external entries in
+ * [tail, head), in order (see indexlog.h for the persist order; the rings
+ * are emptied by the caller afterwards).  After a clean stop it only frees
+ * an old list whose entries are all cleared.  Returns false, changing
+ * nothing, if the pool has no room for the new list.
+ */
+static bool
+external_recover(bool wal_complete)
+{
+	NvmPoolRoot *root = nvm_pool_root();
+	NvmExternalList *old = nvm_ptr(root->external_off);
+	uint64_t	n = 0;
+	nvm_off		list_off = 0;
+	NvmExternalList *list = NULL;
+
+	if (wal_complete)
+	{
+		if (old != NULL && atomic_load(&old->remaining) == 0)
+		{
+			root->external_off = 0;
+			nvm_persist(&root->external_off, sizeof(uint64_t));
+			nvm_free(nvm_off_of(old));
+		}
+		return true;
+	}
+
+	/* two passes: count, then copy */
+	for (int pass = 0; pass < 2; pass++)
+	{
+		uint64_t	k = 0;
+
+		if (old != NULL)
+		{
+			for (uint64_t i = 0; i < old->count; i++)
+			{
+				uint64_t	w0 = atomic_load(&old->entries[i].word0);
+
+				if (w0 == 0)
+					continue;
+				if (list != NULL)
+				{
+					atomic_store(&list->entries[k].word0, w0);
+					list->entries[k].word1 = old->entries[i].word1;
+				}
+				k++;
+			}
+		}
+		for (uint32_t c = 0; c < nvm_pool_header->max_slots; c++)
+		{
+			NvmIndexLogRing *ring = ring_of(c);
+
+			if (ring == NULL)
+				continue;
+			for (uint64_t i = ring->tail; i < ring->head; i++)
+			{
+				NvmIndexLogEntry *e = &ring->entries[i % ring->capacity];
+
+				if (!(e->table & NVM_INDEXLOG_EXTERNAL))
+					continue;
+				if (list != NULL)
+				{
+					atomic_store(&list->entries[k].word0, e->table);
+					list->entries[k].word1 = e->version_no;
+				}
+				k++;
+			}
+		}
+		if (pass == 0)
+		{
+			n = k;
+			if (n == 0)
+				break;
+			list_off = nvm_alloc_zeroed(sizeof(NvmExternalList) + n * sizeof(NvmExternalEntry));
+			if (list_off == 0)
+				return false;
+			list = nvm_ptr(list_off);
+			list->count = n;
+			atomic_store(&list->remaining, n);
+		}
+	}
+	if (list != NULL)
+	{
+		nvm_flush(list, sizeof(NvmExternalList) + n * sizeof(NvmExternalEntry));
+		nvm_drain();			/* the list is durable before the root names it */
+	}
+	if (list_off == 0 && old == NULL)
+		return true;
+	root->external_off = list_off;
+	nvm_persist(&root->external_off, sizeof(uint64_t));	/* ... before the rings are emptied */
+	if (old != NULL)
+		nvm_free(nvm_off_of(old));
+	return true;
+}
+
 int64_t
 nvm_indexlog_recover(bool wal_complete)
 {
@@ -218,6 +314,8 @@ nvm_indexlog_recover(bool wal_complete)
 	nvm_off		list_off = 0;
 	NvmIndexRepairList *list = NULL;
 
+	if (!external_recover(wal_complete))
+		return -1;
 	if (wal_complete && old == NULL)
 	{
 		empty_rings();
@@ -319,6 +417,47 @@ nvm_indexlog_recover(bool wal_complete)
  * Repair
  * ---------------------------------------------------------------------
  */
+
+NvmExternalList *
+nvm_external_list(void)
+{
+	NvmExternalList *list = nvm_ptr(nvm_pool_root()->external_off);
+
+	if (list == NULL || atomic_load_explicit(&list->remaining, memory_order_acquire) == 0)
+		return NULL;
+	return list;
+}
+
+/*
+ * nvm_external_clear: the cleared entries are durable (drain) before the
+ * count of remaining ones goes down; a crash in between leaves the count
+ * too high, which the next start recomputes.
+ */
+uint64_t
+nvm_external_clear(uint64_t from, uint64_t n)
+{
+	NvmExternalList *list = nvm_external_list();
+	uint64_t	cleared = 0;
+
+	if (list == NULL)
+		return 0;
+	for (uint64_t i = from; i < from + n && i < list->count; i++)
+	{
+		uint64_t	w0 = atomic_load(&list->entries[i].word0);
+
+		if (w0 == 0 || !atomic_compare_exchange_strong(&list->entries[i].word0, &w0, 0))
+			continue;
+		nvm_flush(&list->entries[i].word0, sizeof(uint64_t));
+		cleared++;
+	}
+	nvm_drain();
+	if (cleared > 0)
+	{
+		atomic_fetch_sub(&list->remaining, cleared);
+		nvm_persist(&list->remaining, sizeof(uint64_t));
+	}
+	return cleared;
+}
 
 NvmIndexRepairList *
 nvm_repair_list(void)

@@ -62,6 +62,23 @@
  * external log, and then nvm_repair_done clears the entries (persisted).
  * When every entry is done the list stays in place (readers may still be
  * walking it) and is freed by the next start.
+ *
+ * External entries.  The ring also carries entries of the external layer's
+ * own that must outlive a crash that loses the external log (the PG layer
+ * logs the sequences a log-free commit used this way, nvm_seqlog.c): an
+ * entry whose table word has NVM_INDEXLOG_EXTERNAL set is not an index root
+ * but two opaque words (table and version_no; the layer may use several
+ * consecutive entries for one item, appended in one call with one
+ * position).  They are appended, dropped and made durable exactly as index
+ * roots, and recovery after a crash copies those in [tail, head), in ring
+ * order, with the entries a previous start left uncleared, into the
+ * external list (NvmPoolRoot.external_off), with the same persist order as
+ * the repair list's (the new list durable before the root names it, the
+ * root before the rings are emptied, then the old list freed).  After a
+ * clean stop the external list stays as it is.  The external layer clears
+ * its entries (nvm_external_clear, persisted) once it has made what they
+ * stand for durable in the external log; a torn append may leave entries of
+ * an earlier lap, which the layer must recognise (it checksums its items).
  */
 #ifndef NVM_INDEXLOG_H
 #define NVM_INDEXLOG_H
@@ -91,6 +108,25 @@ typedef struct NvmIndexLogRing
 	uint64_t	pad[5];
 	NvmIndexLogEntry entries[];
 } NvmIndexLogRing;
+
+/* Marks an external entry (table word): see "External entries" above. */
+#define NVM_INDEXLOG_EXTERNAL	(UINT64_C(1) << 63)
+
+/* An entry of the external list: both words 0 once cleared. */
+typedef struct NvmExternalEntry
+{
+	_Atomic uint64_t word0;		/* the ring entry's table, flag included */
+	uint64_t	word1;			/* the ring entry's version_no */
+} NvmExternalEntry;
+
+/* The external list (in the pool, NvmPoolRoot.external_off). */
+typedef struct NvmExternalList
+{
+	uint64_t	count;
+	_Atomic uint64_t remaining; /* entries not cleared yet */
+	uint64_t	pad[6];
+	NvmExternalEntry entries[];
+} NvmExternalList;
 
 /* An entry of the repair list: table 0 once repaired. */
 typedef struct NvmIndexRepairEntry
@@ -142,9 +178,22 @@ extern uint64_t nvm_indexlog_pending(uint32_t slot);
  * and the table sweep.  wal_complete says the external log holds every
  * record written before the stop (a clean shutdown).  Returns the number
  * of entries waiting for repair, or -1 if the pool had no room for the
- * repair list (nothing was changed; the rings stay as they are).
+ * repair list or the external list (the rings stay as they are).
  */
 extern int64_t nvm_indexlog_recover(bool wal_complete);
+
+/*
+ * nvm_external_list returns the external list if it holds entries not
+ * cleared yet, else NULL (a cheap test for the fast path).
+ */
+extern NvmExternalList *nvm_external_list(void);
+
+/*
+ * nvm_external_clear clears the entries [from, from + n) of the external
+ * list (persisted) and returns how many of them it cleared (entries
+ * cleared already do not count).
+ */
+extern uint64_t nvm_external_clear(uint64_t from, uint64_t n);
 
 /*
  * nvm_repair_list returns the repair list if entries wait for repair,

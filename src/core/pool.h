@@ -139,6 +139,7 @@ typedef struct NvmPoolRoot
 	_Alignas(NVM_CACHELINE) NvmPoolBinding binding;
 	_Alignas(NVM_CACHELINE) uint64_t pool_end;	/* end of the last growth segment; 0 = none */
 	_Alignas(NVM_CACHELINE) uint64_t index_repair_off;	/* index entries to repair (indexlog.h), 0 = none */
+	_Alignas(NVM_CACHELINE) uint64_t external_off;	/* external entries kept after a crash (indexlog.h), 0 = none */
 } NvmPoolRoot;
 
 /*

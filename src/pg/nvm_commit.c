@@ -125,6 +125,7 @@
 #include "indexlog.h"
 #include "nvm_commit.h"
 #include "nvm_relation.h"
+#include "nvm_seqlog.h"
 #include "nvm_wal.h"
 #include "pool.h"
 
@@ -533,36 +534,33 @@ inserted_wal_end(void)
 /*
  * sequence_flush_target returns the WAL position that must be durable
  * before the rows of a log-free commit are, for the sequences it used;
- * InvalidXLogRecPtr if none.
+ * InvalidXLogRecPtr if none.  The identity sequences whose log-ahead
+ * record is not durable yet go to the pool instead where they can
+ * (nvm_seqlog.c): their entries are added to roots[] (state.nroots stays
+ * the count of index roots) and their number returned in *nseq.
  */
 static XLogRecPtr
-sequence_flush_target(void)
+sequence_flush_target(int *nseq)
 {
-	XLogRecPtr	target = InvalidXLogRecPtr;
-	ListCell   *lc;
+	int			room = 2 * list_length(state.sequences);
 
+	*nseq = 0;
 	if (state.sequence_call)
 		return inserted_wal_end();
-	foreach(lc, state.sequences)
+	if (room == 0)
+		return InvalidXLogRecPtr;
+	if (state.nroots + room > roots_capacity)
 	{
-		Relation	seq = try_relation_open(lfirst_oid(lc), AccessShareLock);
-		Buffer		buf;
-		XLogRecPtr	lsn;
+		int			cap = state.nroots + room + 64;
 
-		if (seq == NULL)
-			continue;
-		if (seq->rd_rel->relkind == RELKIND_SEQUENCE && RelationNeedsWAL(seq))
-		{
-			buf = ReadBuffer(seq, 0);
-			LockBuffer(buf, BUFFER_LOCK_SHARE);
-			lsn = PageGetLSN(BufferGetPage(buf));
-			UnlockReleaseBuffer(buf);
-			if (lsn > target)
-				target = lsn;
-		}
-		relation_close(seq, AccessShareLock);
+		if (roots == NULL)
+			roots = MemoryContextAlloc(TopMemoryContext, cap * sizeof(NvmIndexLogEntry));
+		else
+			roots = repalloc(roots, cap * sizeof(NvmIndexLogEntry));
+		roots_capacity = cap;
 	}
-	return target;
+	return nvm_seqlog_collect(state.sequences, GetFlushRecPtr(NULL),
+							  roots + state.nroots, nseq);
 }
 
 /*
@@ -595,32 +593,47 @@ set_sync_commit(int value)
 void
 nvm_commit_prepare_log_free(NvmTxn *txn)
 {
-	XLogRecPtr	flush_to = sequence_flush_target();
+	int			nseq;
+	XLogRecPtr	flush_to = sequence_flush_target(&nseq);
 	XLogRecPtr	end = XactLastRecEnd;
+	XLogRecPtr	durable = GetFlushRecPtr(NULL);
+	XLogRecPtr	seq_lsn = InvalidXLogRecPtr;
+	bool		index_wal;
+	int			nroots = 0;
 
-	if (end != InvalidXLogRecPtr && (state.nroots > 0 || state.roots_overflow))
+	index_wal = end != InvalidXLogRecPtr && end > durable &&
+		(state.nroots > 0 || state.roots_overflow);
+	for (int i = 0; i < nseq; i++)
+		seq_lsn = Max(seq_lsn, roots[state.nroots + i].lsn);
+	if (index_wal && state.roots_overflow)
+		flush_to = Max(flush_to, end);
+	else if (index_wal)
+		nroots = state.nroots;
+
+	if (flush_to != InvalidXLogRecPtr)
 	{
-		XLogRecPtr	durable = GetFlushRecPtr(NULL);
-
-		if (end > durable)
+		/* a flush is due anyway: it covers the index and sequence WAL too */
+		flush_to = Max(flush_to, seq_lsn);
+		if (index_wal)
+			flush_to = Max(flush_to, end);
+	}
+	else if (nroots + nseq > 0)
+	{
+		for (int i = 0; i < nroots; i++)
+			roots[i].lsn = end;
+		/* the sequences' entries follow the roots that are logged */
+		if (nroots < state.nroots && nseq > 0)
+			memmove(roots + nroots, roots + state.nroots, nseq * sizeof(NvmIndexLogEntry));
+		if (nvm_indexlog_append((uint32) txn->slot, roots, nroots + nseq, durable))
+			nvm_commit_stats.index_log_entries += nroots;
+		else
 		{
-			bool		logged = false;
-
-			if (!state.roots_overflow)
-			{
-				for (int i = 0; i < state.nroots; i++)
-					roots[i].lsn = end;
-				logged = nvm_indexlog_append((uint32) txn->slot, roots, state.nroots, durable);
-				if (logged)
-					nvm_commit_stats.index_log_entries += state.nroots;
-			}
 			/*
-			 * Without a place in the ring (it is full of entries whose WAL
-			 * is not durable yet, which this flush makes durable too), the
-			 * index WAL is flushed.
+			 * No place in the ring (it is full of entries whose WAL is not
+			 * durable yet, which this flush makes durable too): the index
+			 * and sequence WAL is flushed.
 			 */
-			if (!logged && end > flush_to)
-				flush_to = end;
+			flush_to = Max(seq_lsn, index_wal ? end : InvalidXLogRecPtr);
 		}
 	}
 	if (flush_to != InvalidXLogRecPtr && flush_to > GetFlushRecPtr(NULL))

@@ -50,7 +50,10 @@
  * round.
  *
  * Redo does nothing for any record type: the pool is not rebuilt from WAL,
- * and a standby or crash recovery must never fail on these records.
+ * and a standby or crash recovery must never fail on these records.  The
+ * cleanup at the end of replay advances the sequences whose log-ahead
+ * records a crash lost while rows holding their values were committed
+ * (nvm_seqlog.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -72,6 +75,7 @@
 #include "utils/datum.h"
 #include "utils/relcache.h"
 
+#include "nvm_seqlog.h"
 #include "nvm_wal.h"
 
 /*
@@ -91,7 +95,7 @@ static RmgrData nvm_rmgr = {
 	.rm_desc = nvm_desc,
 	.rm_identify = nvm_identify,
 	.rm_startup = NULL,
-	.rm_cleanup = NULL,
+	.rm_cleanup = nvm_seqlog_redo_cleanup,
 	.rm_mask = NULL,
 	.rm_decode = nvm_decode
 };

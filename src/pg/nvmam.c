@@ -74,6 +74,7 @@
 #include "nvm_import.h"
 #include "nvm_imported_snapshot.h"
 #include "nvm_parallel.h"
+#include "nvm_seqlog.h"
 #include "nvm_wal.h"
 #include "nvmam.h"
 #include "persist.h"
@@ -435,8 +436,8 @@ nvm_open_pool(void)
 
 /*
  * nvm_shmem_request reserves the shared memory of the binding, of the row
- * locks, of the wait tokens, of the xmin-token counter and of the
- * parallel leaders' views, and a marker that says when shared memory is
+ * locks, of the wait tokens, of the xmin-token counter, of the
+ * parallel leaders' views and of the sequence log's anchor, and a marker that says when shared memory is
  * new.  The core's volatile state (allocator, clock slots, table directory
  * lock) lives in shared memory of its own, which grows with the pool
  * (nvm_growth_core_area).
@@ -453,6 +454,7 @@ nvm_shmem_request(void)
 	RequestAddinShmemSpace(nvm_wait_shmem_size());
 	RequestAddinShmemSpace(nvm_token_shmem_size());
 	RequestAddinShmemSpace(nvm_parallel_shmem_size());
+	RequestAddinShmemSpace(nvm_seqlog_shmem_size());
 }
 
 /*
@@ -502,6 +504,7 @@ nvm_shmem_startup(void)
 	nvm_wait_shmem_startup();
 	nvm_token_shmem_startup();
 	nvm_parallel_shmem_startup();
+	nvm_seqlog_shmem_startup();
 }
 
 /*
@@ -578,7 +581,8 @@ nvm_recover_index_log(void)
 }
 
 /*
- * nvm_executor_start marks a statement boundary (also for queries run by
+ * nvm_executor_start logs the sequence advances a crash left in the pool
+ * (nvm_seqlog.c), marks a statement boundary (also for queries run by
  * functions) before the executor creates its scans; a query with a
  * crosscheck snapshot (a foreign-key check in REPEATABLE READ) scans with
  * the latest snapshot; a query that may use parallel workers publishes
@@ -587,6 +591,7 @@ nvm_recover_index_log(void)
 static void
 nvm_executor_start(QueryDesc *queryDesc, int eflags)
 {
+	nvm_seqlog_finish();
 	nvm_xact_statement_boundary();
 	nvm_xact_query_start();
 	nvm_commit_note_query(queryDesc);
@@ -619,7 +624,8 @@ imported_snapshot_id(PlannedStmt *pstmt)
 }
 
 /*
- * nvm_process_utility marks a statement boundary for utility statements,
+ * nvm_process_utility logs the sequence advances a crash left in the pool
+ * (nvm_seqlog.c), marks a statement boundary for utility statements,
  * which read tables without the executor (COPY TO, for one), and lets
  * nvm_ddl.c check or adjust it (temporary and unlogged tables created
  * without USING are heap tables when nvm is the default access method).
@@ -632,6 +638,7 @@ nvm_process_utility(PlannedStmt *pstmt, const char *queryString,
 {
 	char	   *imported = imported_snapshot_id(pstmt);
 
+	nvm_seqlog_finish();
 	nvm_xact_statement_boundary();
 	nvm_commit_note_utility(pstmt);
 	pstmt = nvm_ddl_utility(pstmt, &readOnlyTree);
