@@ -235,10 +235,8 @@ ok(defined $crash_id && $crash_id ne '', 'a row committed right after a clean re
 	'INSERT INTO o (u, n) VALUES (888892, 4) RETURNING id');
 is($rc, 0, 'the next insert gets a new identity value') or diag($err);
 cmp_ok($out, '>', $crash_id // 0, '... above the one committed before the crash');
-ok($node->log_contains(qr/redo is not required/, $offset),
-	'... nothing after the shutdown checkpoint was durable: replay had nothing to do');
 ok(!$node->log_contains(qr/advanced sequence .* after recovery/, $offset),
-	'... and no statement had to advance the sequence after recovery');
+	'... and no statement had to advance the sequence after recovery (replay ran, or nothing was lost)');
 
 # ---------------------------------------------------------------------------
 # 4. a tied transaction whose commit record was lost; its xid is reused
