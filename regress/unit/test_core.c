@@ -1010,6 +1010,80 @@ test_indexlog(void)
 }
 
 /*
+ * test_indexlog_external: external entries ride in the rings with index
+ * roots, are dropped with them once the external log is durable, and
+ * recovery after a crash keeps those not known durable, in order, in the
+ * external list (not in the repair list) until they are cleared; after a
+ * clean stop the list stays as it is.
+ */
+static void
+test_indexlog_external(void)
+{
+	NvmTableKey k = {1663, 5, 906, 0};
+	NvmTable	t;
+	NvmTxn		a;
+	NvmIndexLogEntry e[4];
+	NvmExternalList *list;
+	uint64_t	v;
+	int			slot = nvm_slot_acquire(10);
+
+	nvm_indexlog_set_capacity(8);
+	nvm_txn_init(&a, slot);
+	nvm_table_create(&k, 0, &t);
+	nvm_record_insert(&t, &a, 1, 0, "x", 2, &v);
+	nvm_txn_commit(&a);
+	e[0].table = nvm_off_of(t.desc);
+	e[0].version_no = v;
+	e[0].lsn = 300;
+	for (int i = 1; i < 4; i++)
+	{
+		e[i].table = NVM_INDEXLOG_EXTERNAL | (uint64_t) (0x100 + i);
+		e[i].version_no = 1000 + (uint64_t) i;
+		e[i].lsn = i == 1 ? 100 : 300;
+	}
+
+	CHECK(nvm_indexlog_append((uint32_t) slot, e + 1, 1, 0), "external: an entry is appended");
+	CHECK(nvm_indexlog_append((uint32_t) slot, e, 1, 0) && nvm_indexlog_append((uint32_t) slot, e + 2, 2, 100) &&
+		  nvm_indexlog_pending((uint32_t) slot) == 3,
+		  "external: entries whose log is durable are dropped with the roots");
+	CHECK(nvm_external_list() == NULL, "external: no list before a crash");
+
+	crash_and_restart();
+	CHECK(nvm_indexlog_recover(false) == 1, "external: recovery lists the index root alone for repair");
+	list = nvm_external_list();
+	CHECK(list != NULL && list->count == 2 &&
+		  atomic_load(&list->entries[0].word0) == e[2].table && list->entries[0].word1 == e[2].version_no &&
+		  atomic_load(&list->entries[1].word0) == e[3].table && list->entries[1].word1 == e[3].version_no,
+		  "external: the external list holds the entries not known durable, in ring order");
+	CHECK(nvm_indexlog_pending((uint32_t) slot) == 0, "external: recovery empties the rings");
+
+	/* a crash before they are cleared: kept, with the new ones after */
+	slot = nvm_slot_acquire(10);
+	e[1].lsn = 400;
+	CHECK(nvm_indexlog_append((uint32_t) slot, e + 1, 1, 0), "external: the ring takes new entries");
+	crash_and_restart();
+	(void) nvm_indexlog_recover(false);
+	list = nvm_external_list();
+	CHECK(list != NULL && list->count == 3 && atomic_load(&list->entries[2].word0) == e[1].table,
+		  "external: a second crash keeps the uncleared entries and adds the new ones");
+
+	CHECK(nvm_external_clear(0, 2) == 2 && nvm_external_clear(0, 2) == 0 && nvm_external_list() != NULL,
+		  "external: entries are cleared once");
+	crash_and_restart();
+	(void) nvm_indexlog_recover(true);
+	list = nvm_external_list();
+	CHECK(list != NULL && list->count == 3 && atomic_load(&list->entries[2].word0) == e[1].table,
+		  "external: a clean stop keeps the list as it is");
+	CHECK(nvm_external_clear(2, 1) == 1 && nvm_external_list() == NULL, "external: a list with every entry cleared is empty");
+	crash_and_restart();
+	(void) nvm_indexlog_recover(true);
+	CHECK(nvm_pool_root()->external_off == 0, "external: ... and freed at the next start");
+	nvm_repair_done(nvm_off_of(t.desc));
+	nvm_indexlog_set_capacity(0);
+	nvm_table_drop(&k);
+}
+
+/*
  * test_inlined_status_wins: recovery never reclaims a version whose own
  * inlined status says committed, whatever the status store says (here the
  * status-array entry is damaged to RUNNING after the commit).
@@ -1470,6 +1544,7 @@ main(void)
 		test_indoubt();
 		test_indoubt_reused_xid();
 		test_indexlog();
+		test_indexlog_external();
 		test_gc();
 		test_gc_rolled_back();
 		test_index_root_dead();
