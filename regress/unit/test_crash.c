@@ -29,7 +29,9 @@
  *	 - every live row whose index entries the external log may have lost
  *	   (log-free commits log their index roots in the pool, indexlog.h, and
  *	   the simulated log is durable only up to its last flush) is in the
- *	   repair list recovery builds from the index log.
+ *	   repair list recovery builds from the index log, and the external
+ *	   entry a log-free commit logs with them (as a sequence's position)
+ *	   is in the external list.
  * Garbage collection runs throughout: every update prunes its chain (no
  * snapshot is pinned, so everything below the newest committed version
  * goes), and every tenth transaction is followed by a VACUUM-like pass that
@@ -100,6 +102,11 @@ typedef struct Oracle
 	uint64_t	lsn;
 	uint64_t	flushed;
 	uint64_t	pending_lsn;	/* position of the committing transaction's entries */
+	/* external entries of log-free commits: numbered, the latest committed */
+	uint64_t	ext_counter;
+	uint64_t	pending_ext;	/* the committing transaction's, 0 = none */
+	uint64_t	committed_ext;
+	uint64_t	committed_ext_lsn;
 } Oracle;
 
 static Oracle oracle;
@@ -295,6 +302,25 @@ check_recovered(void *arg)
 			return "a committed row whose index entries may be lost is not in the repair list";
 	}
 
+	/*
+	 * External entries: that of the latest log-free commit (the committing
+	 * one if its rows are there) is in the external list if the external
+	 * log may have lost its position.
+	 */
+	{
+		bool		is_new = match_new && !match_committed && oracle.pending_ext != 0;
+		uint64_t	ext = is_new ? oracle.pending_ext : oracle.committed_ext;
+		uint64_t	lsn = is_new ? oracle.pending_lsn : oracle.committed_ext_lsn;
+		NvmExternalList *list = nvm_external_list();
+		bool		found = false;
+
+		for (uint64_t i = 0; list != NULL && i < list->count && !found; i++)
+			found = atomic_load(&list->entries[i].word0) == (NVM_INDEXLOG_EXTERNAL | 7) &&
+				list->entries[i].word1 == ext;
+		if (ext != 0 && lsn > oracle.flushed && !found)
+			return "the external entry of a log-free commit whose log may be lost is not in the external list";
+	}
+
 	/* the allocator must not hand out blocks that are still in use */
 	{
 		Row			row;
@@ -334,7 +360,7 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 	int64_t		saved_pending[KEYS];
 	uint64_t	saved_vno[KEYS];
 	uint64_t	saved_root[KEYS];
-	NvmIndexLogEntry roots[64];
+	NvmIndexLogEntry roots[65];
 	int			nroots = 0;
 	uint32_t	cid = 0;
 
@@ -450,6 +476,12 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 		 */
 		for (int i = 0; i < nroots; i++)
 			roots[i].lsn = oracle.lsn;
+		/* an external entry (as a sequence's position) rides with them */
+		oracle.pending_ext = ++oracle.ext_counter;
+		roots[nroots].table = NVM_INDEXLOG_EXTERNAL | 7;
+		roots[nroots].version_no = oracle.pending_ext;
+		roots[nroots].lsn = oracle.lsn;
+		nroots++;
 		if (rnd(8) == 0)
 			oracle.flushed = oracle.lsn;	/* the log writer got there first */
 		else if (!nvm_indexlog_append((uint32_t) txn->slot, roots, nroots, oracle.flushed))
@@ -465,6 +497,12 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 	oracle.commit_in_progress = 1;
 	nvm_txn_commit(txn);
 	oracle.commit_in_progress = 0;
+	if (oracle.pending_ext != 0)
+	{
+		oracle.committed_ext = oracle.pending_ext;
+		oracle.committed_ext_lsn = oracle.pending_lsn;
+		oracle.pending_ext = 0;
+	}
 	oracle.marked = 0;
 	oracle.ext_committed = 0;
 	for (int k = 0; k < KEYS; k++)
