@@ -34,16 +34,20 @@
  *		   ring, or a table has an index repair cannot check (not btree),
  *		   the WAL is flushed instead.
  *		 - the sequence values it used: a sequence logs 32 values ahead and
- *		   its WAL record must be durable before a row holding such a value
- *		   is, or the sequence hands the value out again after a crash.
- *		   The sequences of identity columns of the tables the transaction
- *		   wrote are checked one by one (the page's LSN against the flushed
- *		   WAL, usually already flushed); a call of nextval() or setval()
- *		   anywhere in the transaction flushes the WAL written so far, as
- *		   the sequence it used is not known.  (Not covered: a value taken
- *		   by nextval in an earlier transaction that wrote no WAL of its
- *		   own, from a log-ahead record another transaction had not flushed
- *		   yet.)
+ *		   a row holding such a value must not outlive the record, or the
+ *		   sequence hands the value out again after a crash.  The sequences
+ *		   of identity columns of the tables the transaction wrote are
+ *		   checked one by one (the page's LSN against the flushed WAL);
+ *		   one whose record is not durable yet has its position (the
+ *		   page's last_value) logged in the slot's ring with the index
+ *		   roots, and the end of WAL replay after a crash advances it
+ *		   (nvm_seqlog.c); a cycling sequence, or the first such commit
+ *		   after a checkpoint began, flushes the record instead.  A call of
+ *		   nextval() or setval() anywhere in the transaction flushes the
+ *		   WAL written so far, as the sequence it used is not known.  (Not
+ *		   covered: a value taken by nextval in an earlier transaction that
+ *		   wrote no WAL of its own, from a log-ahead record another
+ *		   transaction had not flushed yet.)
  *
  * Knowing what the transaction wrote.  The table AM does not see index
  * inserts nor other AMs' WAL; the signals, each an over-approximation
@@ -543,6 +547,8 @@ static XLogRecPtr
 sequence_flush_target(int *nseq)
 {
 	int			room = 2 * list_length(state.sequences);
+	XLogRecPtr	target;
+	bool		flushed;
 
 	*nseq = 0;
 	if (state.sequence_call)
@@ -559,8 +565,11 @@ sequence_flush_target(int *nseq)
 			roots = repalloc(roots, cap * sizeof(NvmIndexLogEntry));
 		roots_capacity = cap;
 	}
-	return nvm_seqlog_collect(state.sequences, GetFlushRecPtr(NULL),
-							  roots + state.nroots, nseq);
+	target = nvm_seqlog_collect(state.sequences, GetFlushRecPtr(NULL),
+								roots + state.nroots, nseq, &flushed);
+	if (flushed)
+		nvm_commit_stats.wal_flushes++;
+	return target;
 }
 
 /*
@@ -585,10 +594,20 @@ set_sync_commit(int value)
 /*
  * nvm_commit_prepare_log_free makes a log-free commit safe, at PRE_COMMIT
  * (before the nvm status): the index roots go to the slot's ring in the
- * pool with the end of the transaction's WAL (persisted by the commit's
- * drain, before the status), or that WAL is flushed when the ring cannot
- * take them; the WAL of the sequences used is flushed if it is not yet.
- * PostgreSQL's commit record, if any, is then written without a flush.
+ * pool with the end of the transaction's WAL, and the positions of the
+ * identity sequences whose log-ahead record is not durable with that
+ * record's position, in one append (persisted by the commit's drain,
+ * before the status); when the ring cannot take them, or a flush is due
+ * anyway, that WAL is flushed instead.  PostgreSQL's commit record, if
+ * any, is then written without a flush.
+ *
+ * Persist order: ring entries (roots, sequence positions) flushed ->
+ * drain -> nvm status COMMITTED; the WAL they stand for is flushed later
+ * (WAL writer, next flush).  After a crash: start-up copies the ring into
+ * the repair list and the external list, the end of WAL replay advances
+ * the sequences, the end-of-recovery checkpoint writes them, the first
+ * statement of their database logs and flushes them as setval does, and
+ * only then are the items cleared from the pool (nvm_seqlog.c).
  */
 void
 nvm_commit_prepare_log_free(NvmTxn *txn)

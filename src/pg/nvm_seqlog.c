@@ -81,6 +81,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/parallel.h"
 #include "access/relation.h"
 #include "access/xact.h"
@@ -99,7 +100,6 @@
 #include "utils/syscache.h"
 
 #include "indexlog.h"
-#include "nvm_commit.h"
 #include "nvm_seqlog.h"
 #include "pool.h"
 
@@ -266,11 +266,12 @@ read_seq_page(const SeqItem *it)
  * whose page LSN is beyond it, it writes one item (two entries) to out
  * (room for 2 * list_length(seqs)) and counts them in *n; it returns the
  * WAL position to flush instead for those it cannot log (a cycle, a page
- * not called, the first such commit of this backend after a checkpoint
- * began), InvalidXLogRecPtr if none.
+ * not called), InvalidXLogRecPtr if none.  *flushed says whether it flushed
+ * the WAL itself (the first commit after a checkpoint began).
  */
 XLogRecPtr
-nvm_seqlog_collect(List *seqs, XLogRecPtr durable, NvmIndexLogEntry *out, int *n)
+nvm_seqlog_collect(List *seqs, XLogRecPtr durable, NvmIndexLogEntry *out, int *n,
+				   bool *flushed)
 {
 	XLogRecPtr	flush_to = InvalidXLogRecPtr;
 	XLogRecPtr	items_lsn = InvalidXLogRecPtr;
@@ -278,6 +279,7 @@ nvm_seqlog_collect(List *seqs, XLogRecPtr durable, NvmIndexLogEntry *out, int *n
 	ListCell   *lc;
 
 	*n = 0;
+	*flushed = false;
 	foreach(lc, seqs)
 	{
 		Oid			seqid = lfirst_oid(lc);
@@ -347,7 +349,7 @@ nvm_seqlog_collect(List *seqs, XLogRecPtr durable, NvmIndexLogEntry *out, int *n
 		noop = XLogInsert(RM_XLOG_ID, XLOG_NOOP);
 		flush_to = Max(flush_to, items_lsn);
 		XLogFlush(Max(flush_to, noop));
-		nvm_commit_stats.wal_flushes++;
+		*flushed = true;
 		pg_atomic_write_u64(anchor_redo, redo);
 		*n = 0;
 		return InvalidXLogRecPtr;	/* everything collected is durable now */

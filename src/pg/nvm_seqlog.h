@@ -16,7 +16,7 @@
 extern Size nvm_seqlog_shmem_size(void);
 extern void nvm_seqlog_shmem_startup(void);
 extern XLogRecPtr nvm_seqlog_collect(List *seqs, XLogRecPtr durable,
-									 NvmIndexLogEntry *out, int *n);
+									 NvmIndexLogEntry *out, int *n, bool *flushed);
 extern void nvm_seqlog_redo_cleanup(void);
 extern void nvm_seqlog_finish(void);
 
