@@ -224,7 +224,12 @@ external_recover(bool wal_complete)
 
 	if (wal_complete)
 	{
-		if (old != NULL && atomic_load(&old->remaining) == 0)
+		uint64_t	left = 0;
+
+		/* (the count may be too high after a crash in nvm_external_clear) */
+		for (uint64_t i = 0; old != NULL && i < old->count; i++)
+			left += atomic_load(&old->entries[i].word0) != 0;
+		if (old != NULL && left == 0)
 		{
 			root->external_off = 0;
 			nvm_persist(&root->external_off, sizeof(uint64_t));
@@ -414,7 +419,7 @@ nvm_indexlog_recover(bool wal_complete)
 }
 
 /* ---------------------------------------------------------------------
- * Repair
+ * External entries
  * ---------------------------------------------------------------------
  */
 
@@ -458,6 +463,11 @@ nvm_external_clear(uint64_t from, uint64_t n)
 	}
 	return cleared;
 }
+
+/* ---------------------------------------------------------------------
+ * Repair
+ * ---------------------------------------------------------------------
+ */
 
 NvmIndexRepairList *
 nvm_repair_list(void)

@@ -82,7 +82,6 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
-#include "access/parallel.h"
 #include "access/relation.h"
 #include "access/xact.h"
 #include "access/xlog.h"
@@ -358,6 +357,54 @@ nvm_seqlog_collect(List *seqs, XLogRecPtr durable, NvmIndexLogEntry *out, int *n
 }
 
 /*
+ * gather_items returns the items of the external list whose database is db
+ * (all if InvalidOid), one per sequence with the farthest value, their
+ * number in *nitems.  If clear is not NULL it also returns there the
+ * indexes of the list's entries that stand for them, and of entries that
+ * are no whole item (torn, of an earlier lap), their number in *nclear.
+ */
+static SeqItem *
+gather_items(NvmExternalList *list, Oid db, int *nitems, uint64 **clear, int *nclear)
+{
+	SeqItem    *items = palloc(Max(list->count / 2, 1) * sizeof(SeqItem));
+
+	*nitems = 0;
+	if (clear != NULL)
+	{
+		*clear = palloc(Max(list->count, 1) * sizeof(uint64));
+		*nclear = 0;
+	}
+	for (uint64 i = 0; i < list->count; i++)
+	{
+		SeqItem		it;
+		int			k;
+
+		if (!decode_item(list, i, &it))
+		{
+			if (clear != NULL && atomic_load(&list->entries[i].word0) != 0)
+				(*clear)[(*nclear)++] = i;
+			continue;
+		}
+		i++;
+		if (OidIsValid(db) && it.node.dbNode != db)
+			continue;
+		if (clear != NULL)
+		{
+			(*clear)[(*nclear)++] = i - 1;
+			(*clear)[(*nclear)++] = i;
+		}
+		for (k = 0; k < *nitems; k++)
+			if (RelFileNodeEquals(items[k].node, it.node))
+				break;
+		if (k == *nitems)
+			items[(*nitems)++] = it;
+		else if (it.descending ? it.value < items[k].value : it.value > items[k].value)
+			items[k].value = it.value;
+	}
+	return items;
+}
+
+/*
  * nvm_seqlog_redo_cleanup applies the pool's sequence items at the end of
  * WAL replay, in the startup process (see the file header).  The pages it
  * advances are written by the end-of-recovery checkpoint; the items stay
@@ -367,119 +414,117 @@ void
 nvm_seqlog_redo_cleanup(void)
 {
 	NvmExternalList *list;
+	SeqItem    *items;
+	int			nitems;
 
 	if (nvm_pool_header == NULL)
 		return;
 	list = nvm_external_list();
 	if (list == NULL)
 		return;
-	for (uint64 i = 0; i + 1 < list->count; i++)
+	items = gather_items(list, InvalidOid, &nitems, NULL, NULL);
+	for (int k = 0; k < nitems; k++)
 	{
-		SeqItem		it;
-		Buffer		buf;
+		SeqItem    *it = &items[k];
+		Buffer		buf = read_seq_page(it);
+		HeapTupleData tuple;
+		Form_pg_sequence_data seq;
 
-		if (!decode_item(list, i, &it))
+		if (!BufferIsValid(buf))
 			continue;
-		buf = read_seq_page(&it);
-		if (BufferIsValid(buf))
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		seq = seq_tuple(BufferGetPage(buf), &tuple);
+		if (seq != NULL && advance(seq, it))
 		{
-			HeapTupleData tuple;
-			Form_pg_sequence_data seq;
-
-			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-			seq = seq_tuple(BufferGetPage(buf), &tuple);
-			if (seq != NULL && advance(seq, &it))
-			{
-				MarkBufferDirty(buf);
-				ereport(LOG,
-						(errmsg("nvm: advanced sequence with relfilenode %u/%u/%u to %lld at the end of recovery",
-								it.node.spcNode, it.node.dbNode, it.node.relNode,
-								(long long) it.value),
-						 errdetail("A row committed without a WAL flush holds that value; the sequence's log-ahead record was lost.")));
-			}
-			UnlockReleaseBuffer(buf);
+			MarkBufferDirty(buf);
+			ereport(LOG,
+					(errmsg("nvm: advanced sequence with relfilenode %u/%u/%u to %lld at the end of recovery",
+							it->node.spcNode, it->node.dbNode, it->node.relNode,
+							(long long) it->value),
+					 errdetail("A row committed without a WAL flush holds that value; the sequence's log-ahead record was lost.")));
 		}
-		i++;
+		UnlockReleaseBuffer(buf);
 	}
+	pfree(items);
 }
 
 /*
  * nvm_seqlog_finish makes the sequence items of the current database
- * durable in the WAL and clears them from the pool: for each, the advance
- * (applied already by the startup process, or here if not), the tuple
- * logged as setval logs it, the record flushed, then the item cleared.
- * Called before statements (nvmam.c); cheap when the pool has no items.
+ * durable in the WAL and clears them from the pool: for each sequence, the
+ * advance (applied already by the startup process, or here if not), the
+ * tuple logged as setval logs it (log_cnt = 0), the records flushed, then
+ * the items cleared, with the entries that are no whole item.  Called
+ * before statements (nvmam.c); cheap when the pool has no items.
  */
 void
 nvm_seqlog_finish(void)
 {
 	NvmExternalList *list;
 	XLogRecPtr	flush_to = InvalidXLogRecPtr;
-	uint64	   *done;
-	int			ndone = 0;
+	SeqItem    *items;
+	int			nitems;
+	uint64	   *clear;
+	int			nclear;
 
 	if (nvm_pool_header == NULL)
 		return;
 	list = nvm_external_list();
-	if (list == NULL || RecoveryInProgress() || IsParallelWorker() ||
+	if (list == NULL || RecoveryInProgress() || IsInParallelMode() ||
 		!OidIsValid(MyDatabaseId) || !IsTransactionState())
 		return;
-	done = palloc(list->count * sizeof(uint64));
-	for (uint64 i = 0; i + 1 < list->count; i++)
+	items = gather_items(list, MyDatabaseId, &nitems, &clear, &nclear);
+	for (int k = 0; k < nitems; k++)
 	{
-		SeqItem		it;
-		Buffer		buf;
+		SeqItem    *it = &items[k];
+		Buffer		buf = read_seq_page(it);
+		HeapTupleData tuple;
+		Form_pg_sequence_data seq;
+		xl_seq_rec	xlrec;
+		XLogRecPtr	recptr;
+		bool		advanced;
 
-		if (!decode_item(list, i, &it))
-			continue;
-		if (it.node.dbNode != MyDatabaseId)
+		if (!BufferIsValid(buf))
+			continue;			/* the sequence is gone */
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		seq = seq_tuple(BufferGetPage(buf), &tuple);
+		if (seq == NULL)
 		{
-			i++;
-			continue;
-		}
-		buf = read_seq_page(&it);
-		if (BufferIsValid(buf))
-		{
-			HeapTupleData tuple;
-			Form_pg_sequence_data seq;
-
-			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-			seq = seq_tuple(BufferGetPage(buf), &tuple);
-			if (seq != NULL)
-			{
-				xl_seq_rec	xlrec;
-				XLogRecPtr	recptr;
-				bool		advanced;
-
-				START_CRIT_SECTION();
-				advanced = advance(seq, &it);
-				seq->log_cnt = 0;
-				MarkBufferDirty(buf);
-				XLogBeginInsert();
-				XLogRegisterBuffer(0, buf, REGBUF_WILL_INIT);
-				xlrec.node = it.node;
-				XLogRegisterData((char *) &xlrec, sizeof(xl_seq_rec));
-				XLogRegisterData((char *) tuple.t_data, tuple.t_len);
-				recptr = XLogInsert(RM_SEQ_ID, XLOG_SEQ_LOG);
-				PageSetLSN(BufferGetPage(buf), recptr);
-				END_CRIT_SECTION();
-				flush_to = Max(flush_to, recptr);
-				if (advanced)
-					ereport(LOG,
-							(errmsg("nvm: advanced sequence with relfilenode %u/%u/%u to %lld after recovery",
-									it.node.spcNode, it.node.dbNode, it.node.relNode,
-									(long long) it.value),
-							 errdetail("A row committed without a WAL flush holds that value; the sequence's log-ahead record was lost.")));
-			}
 			UnlockReleaseBuffer(buf);
+			continue;			/* not a sequence (any more) */
 		}
-		done[ndone++] = i;
-		i++;
+		START_CRIT_SECTION();
+		advanced = advance(seq, it);
+		seq->log_cnt = 0;
+		MarkBufferDirty(buf);
+		XLogBeginInsert();
+		XLogRegisterBuffer(0, buf, REGBUF_WILL_INIT);
+		xlrec.node = it->node;
+		XLogRegisterData((char *) &xlrec, sizeof(xl_seq_rec));
+		XLogRegisterData((char *) tuple.t_data, tuple.t_len);
+		recptr = XLogInsert(RM_SEQ_ID, XLOG_SEQ_LOG);
+		PageSetLSN(BufferGetPage(buf), recptr);
+		END_CRIT_SECTION();
+		UnlockReleaseBuffer(buf);
+		flush_to = Max(flush_to, recptr);
+		if (advanced)
+			ereport(LOG,
+					(errmsg("nvm: advanced sequence with relfilenode %u/%u/%u to %lld after recovery",
+							it->node.spcNode, it->node.dbNode, it->node.relNode,
+							(long long) it->value),
+					 errdetail("A row committed without a WAL flush holds that value; the sequence's log-ahead record was lost.")));
 	}
 	/* the advances are durable before the pool forgets them */
 	if (flush_to != InvalidXLogRecPtr)
 		XLogFlush(flush_to);
-	for (int k = 0; k < ndone; k++)
-		(void) nvm_external_clear(done[k], 2);
-	pfree(done);
+	for (int k = 0; k < nclear;)
+	{
+		int			run = 1;
+
+		while (k + run < nclear && clear[k + run] == clear[k] + run)
+			run++;
+		(void) nvm_external_clear(clear[k], run);
+		k += run;
+	}
+	pfree(items);
+	pfree(clear);
 }
