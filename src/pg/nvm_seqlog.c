@@ -137,6 +137,13 @@ nvm_seqlog_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
+/*
+ * The external list, and its count of remaining entries, when this backend
+ * last cleared the items of its database (nvm_seqlog_finish).
+ */
+static NvmExternalList *seen_list = NULL;
+static uint64 seen_remaining = 0;
+
 typedef struct SeqItem
 {
 	RelFileNode node;
@@ -472,6 +479,9 @@ nvm_seqlog_finish(void)
 	if (list == NULL || RecoveryInProgress() || IsInParallelMode() ||
 		!OidIsValid(MyDatabaseId) || !IsTransactionState())
 		return;
+	/* what is left belongs to other databases, as when this backend looked */
+	if (list == seen_list && atomic_load(&list->remaining) == seen_remaining)
+		return;
 	items = gather_items(list, MyDatabaseId, &nitems, &clear, &nclear);
 	for (int k = 0; k < nitems; k++)
 	{
@@ -525,6 +535,8 @@ nvm_seqlog_finish(void)
 		(void) nvm_external_clear(clear[k], run);
 		k += run;
 	}
+	seen_list = list;
+	seen_remaining = atomic_load(&list->remaining);
 	pfree(items);
 	pfree(clear);
 }
