@@ -423,6 +423,23 @@ nvm_indexlog_recover(bool wal_complete)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * lower_remaining ends a clearing of n entries (flushed by the caller) of
+ * the repair or the external list: they are durable (drain) before the
+ * list's count of remaining entries goes down (persisted); a crash in
+ * between leaves the count too high, which the next start recomputes.
+ */
+static void
+lower_remaining(_Atomic uint64_t *remaining, uint64_t n)
+{
+	nvm_drain();
+	if (n > 0)
+	{
+		atomic_fetch_sub(remaining, n);
+		nvm_persist(remaining, sizeof(uint64_t));
+	}
+}
+
 NvmExternalList *
 nvm_external_list(void)
 {
@@ -433,11 +450,7 @@ nvm_external_list(void)
 	return list;
 }
 
-/*
- * nvm_external_clear: the cleared entries are durable (drain) before the
- * count of remaining ones goes down; a crash in between leaves the count
- * too high, which the next start recomputes.
- */
+/* nvm_external_clear: the persist order is lower_remaining's. */
 uint64_t
 nvm_external_clear(uint64_t from, uint64_t n)
 {
@@ -455,12 +468,7 @@ nvm_external_clear(uint64_t from, uint64_t n)
 		nvm_flush(&list->entries[i].word0, sizeof(uint64_t));
 		cleared++;
 	}
-	nvm_drain();
-	if (cleared > 0)
-	{
-		atomic_fetch_sub(&list->remaining, cleared);
-		nvm_persist(&list->remaining, sizeof(uint64_t));
-	}
+	lower_remaining(&list->remaining, cleared);
 	return cleared;
 }
 
@@ -518,11 +526,7 @@ nvm_repair_names(nvm_off desc, uint64_t version_no)
 	return false;
 }
 
-/*
- * nvm_repair_done: the cleared entries are durable (drain) before the
- * count of remaining ones goes down; a crash in between leaves the count
- * too high, which the next start recomputes.
- */
+/* nvm_repair_done: the persist order is lower_remaining's. */
 uint64_t
 nvm_repair_done(nvm_off desc)
 {
@@ -541,11 +545,6 @@ nvm_repair_done(nvm_off desc)
 			n++;
 		}
 	}
-	nvm_drain();
-	if (n > 0)
-	{
-		atomic_fetch_sub(&list->remaining, n);
-		nvm_persist(&list->remaining, sizeof(uint64_t));
-	}
+	lower_remaining(&list->remaining, n);
 	return n;
 }
