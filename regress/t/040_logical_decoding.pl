@@ -13,8 +13,9 @@
 #	  ROLLBACK PREPARED); wal2json (format 2) for the same statements.  A
 #	  replication slot's exported snapshot, imported by another session
 #	  after updates and a VACUUM, shows the table as of the slot's start.
-#	  Finally, with wal_level = replica, nvm updates write no WAL for
-#	  decoding.
+#	  A snapshot whose xmin lies above its xmax (as a slot's can) shows
+#	  the rows of an xid between the two, as heap does.  Finally, with
+#	  wal_level = replica, nvm updates write no WAL for decoding.
 use strict;
 use warnings;
 
