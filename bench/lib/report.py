@@ -1319,7 +1319,9 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
     # ratios at every client count
     add("## Throughput and ratios at every client count\n")
     add("MCSI/N2DB and nvm/heap ratios per client count (the paper's Fig. 10/12 compare MCSI "
-        "and N2DB at each thread count; at 1 thread they were equal).\n")
+        "and N2DB at each thread count; at 1 thread they were equal): throughputs are the "
+        "medians of the rounds, ratios the median of the per-round ratios with the lowest and "
+        "highest round in brackets.\n")
     for w in res.workloads:
         add("### %s\n" % wtitle(w))
         cs = res.contenders
@@ -1338,7 +1340,7 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
             for c in cs:
                 row.append(fmt_tps(res.tps(w, c, n)))
             for a, b in pairs:
-                row.append(fmt_ratio(ratio(res.tps(w, a, n), res.tps(w, b, n))))
+                row.append(fmt_spread(res, w, a, n, b, n))
             ab = []
             for c in cs:
                 r = res.get(w, c, n)

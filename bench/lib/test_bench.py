@@ -275,8 +275,11 @@ class TargetsOfARun(unittest.TestCase):
         # lists the contenders that waited for the disk
         self.assertIn("with the disk's shift", text)
         self.assertRegex(text, r"\| insert \| heap \| 4 \| 0\.90 \|")
-        # every ratio of the main table has its spread
+        # every ratio of the main table has its spread, and so has every
+        # ratio at each client count
         self.assertRegex(text, r"\| insert \|.*\| \d\.\d\d \(\d\.\d\d–\d\.\d\d\) \|")
+        per_count = text[text.index("## Throughput and ratios at every client count"):]
+        self.assertRegex(per_count, r"\n\| 4 \|[^\n]*\| \d\.\d\d \(\d\.\d\d–\d\.\d\d\) \|")
 
 
 class SerialOrder(unittest.TestCase):
