@@ -76,7 +76,7 @@
 #							about 5 minutes on 2 cores once built)
 #	--full					paper sizes (YCSB 1M rows, TPC-C with standard items and
 #							customers), clients 1 2 4 8 16 32, 3 rounds of 5 s runs
-#							(about 1.5 to 2 hours on 2 cores)
+#							(about 2 hours on 2 cores, estimated)
 #	--order interleaved|serial	run order (default: quick interleaved, full serial)
 #	--out DIR				output directory
 #	--clients "1 4 16"		client counts (default: quick 4, full 1 2 4 8 16 32)
@@ -87,8 +87,8 @@
 #							interleaved with the other contenders; the report
 #							takes the median and judges the targets by the
 #							noise interval of the per-round ratios (default:
-#							quick 5, full 3; at least 3 for the report to
-#							measure the run's noise)
+#							quick 5, full 3; with 2 or more the report
+#							measures the run's noise)
 #	--contenders "..."		among heap heap-tmpfs nvm-mcsi nvm-n2db heap-async
 #							nvm-mcsi-tmpfs nvm-n2db-tmpfs heap-logical
 #							nvm-mcsi-logical nvm-n2db-logical (default: quick
