@@ -520,45 +520,6 @@ nvm_xact_fresh_snapshot(void)
 }
 
 /*
- * nvm_view_init sets up the view of the version chains that a PostgreSQL
- * snapshot asks for.  MVCC snapshots use snap, or the statement snapshot if
- * snap is NULL, with PostgreSQL's curcid for own changes.
- * SnapshotNonVacuumable (the planner's endpoint probes) is served by the
- * newest non-aborted version, which is never less than it needs.
- */
-void
-nvm_view_init(NvmView *view, Snapshot snapshot, const NvmSnapshot *snap)
-{
-	memset(view, 0, sizeof(*view));
-	switch (snapshot->snapshot_type)
-	{
-		case SNAPSHOT_MVCC:
-			view->kind = NVM_VIEW_SNAPSHOT;
-			view->snap = snap ? snap : nvm_xact_statement_snapshot();
-			view->curcid = snapshot->curcid;
-			/* a snapshot another process took (a replication slot's) */
-			nvm_imported_snapshot_view(view, snapshot);
-			break;
-		case SNAPSHOT_SELF:
-			view->kind = NVM_VIEW_SELF;
-			break;
-		case SNAPSHOT_DIRTY:
-			view->kind = NVM_VIEW_DIRTY;
-			break;
-		case SNAPSHOT_ANY:
-		case SNAPSHOT_NON_VACUUMABLE:
-			view->kind = NVM_VIEW_ANY;
-			break;
-		case SNAPSHOT_TOAST:
-		case SNAPSHOT_HISTORIC_MVCC:
-			elog(ERROR, "unexpected snapshot type %d for an nvm table",
-				 (int) snapshot->snapshot_type);
-			break;
-	}
-	view->my_txid = nvm_txn.txid;
-}
-
-/*
  * publish_xid assigns the transaction's top-level PostgreSQL xid, if it has
  * none yet, and publishes it in the clock slot, so that others meeting its
  * versions can wait on it; the versions it writes from now on carry it.
