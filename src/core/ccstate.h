@@ -23,10 +23,6 @@ typedef struct NvmSlotShared
 	_Alignas(NVM_CACHELINE) atomic_uint in_use;	/* owned by a backend */
 	uint32_t	owner_pid;
 	_Atomic uint64_t running_txid;	/* txid being run, 0 if none */
-	/* Filled by the PG layer so that others can wait for this transaction. */
-	_Atomic uint32_t pg_xid;	/* PostgreSQL xid of the running txn, 0 if none */
-	_Atomic int32_t vxid_backend;
-	_Atomic uint32_t vxid_lxid;
 	uint64_t	next_ts;		/* owner-private: next clock value */
 	uint64_t	boot_last_completed;	/* last completed value at start-up */
 	_Atomic uint64_t indoubt_txid;	/* unresolved in-doubt transaction (recovered or prepared) */

@@ -478,7 +478,6 @@ nvm_cc_recover(void *shmem, uint32_t max_slots)
 			if (atomic_load(&ms->slots_high_water) <= c)
 				atomic_store(&ms->slots_high_water, c + 1);
 			atomic_store(&ss->running_txid, indoubt);
-			atomic_store(&ss->pg_xid, (uint32_t) ss->indoubt_xid);
 		}
 		else
 			replay_write_log(sp, true);
@@ -567,7 +566,6 @@ nvm_slot_release(int slot)
 	NvmSlotShared *ss = &nvm_cc->slots[slot];
 
 	atomic_store(&ss->running_txid, 0);
-	atomic_store(&ss->pg_xid, 0);
 	ss->owner_pid = 0;
 	atomic_store_explicit(&ss->in_use, 0, memory_order_release);
 }
@@ -898,7 +896,6 @@ nvm_txn_hand_over_indoubt(NvmTxn *txn)
 	if (sp->indoubt_txid != txn->txid)
 		abort();
 	ss->indoubt_xid = sp->indoubt_xid;
-	atomic_store(&ss->pg_xid, (uint32_t) sp->indoubt_xid);
 	atomic_store(&ss->running_txid, txn->txid);
 	atomic_fetch_add(&ms->indoubt_count, 1);
 	/* in doubt before the slot is free: nvm_slot_acquire skips it */
@@ -935,8 +932,7 @@ finish_indoubt(uint32_t c, uint64_t t, bool commit)
 	sp->indoubt_txid = NVM_INVALID_TXID;
 	nvm_persist(&sp->indoubt_txid, sizeof(uint64_t));
 	publish_completion(c, ts);
-	if (atomic_compare_exchange_strong(&ss->running_txid, &running, 0))
-		atomic_store(&ss->pg_xid, 0);
+	(void) atomic_compare_exchange_strong(&ss->running_txid, &running, 0);
 	atomic_store(&ss->indoubt_txid, NVM_INVALID_TXID);
 	atomic_fetch_sub(&ms->indoubt_count, 1);
 }

@@ -74,6 +74,7 @@
 #include "nvm_drop.h"
 #include "nvm_imported_snapshot.h"
 #include "nvm_parallel.h"
+#include "nvm_published.h"
 #include "nvm_relation.h"
 #include "nvm_wal.h"
 #include "nvm_xact.h"
@@ -532,7 +533,7 @@ publish_xid(void)
 	if (nvm_xid_published)
 		return;
 	xid = GetTopTransactionId();
-	atomic_store(&nvm_cc->slots[nvm_slot].pg_xid, (uint32) xid);
+	nvm_published_set_xid(nvm_slot, xid);
 	nvm_txn.external_id = (uint32) xid;
 	nvm_xid_published = true;
 }
@@ -573,11 +574,13 @@ nvm_xact_begin_write(bool needs_pg_xid)
 	if (nvm_txn.txid == NVM_INVALID_TXID)
 	{
 		uint64		txid = nvm_txn_begin_write(&nvm_txn);
+		VirtualTransactionId vxid;
 
 		if (txid == NVM_INVALID_TXID)
 			nvm_report_write_start_failed();
-		atomic_store(&ss->vxid_backend, (int32) MyProc->backendId);
-		atomic_store(&ss->vxid_lxid, (uint32) MyProc->lxid);
+		vxid.backendId = MyProc->backendId;
+		vxid.localTransactionId = MyProc->lxid;
+		nvm_published_set_vxid(nvm_slot, vxid);
 		atomic_store(&ss->running_txid, txid);
 	}
 
@@ -614,20 +617,24 @@ nvm_xact_level(void)
 
 /*
  * nvm_xact_published_xid returns the PostgreSQL xid that the running nvm
- * transaction txid has published, or InvalidTransactionId if it has none or
- * is no longer running.  The slot's running txid is read before and after
- * the xid, so an xid of a later transaction on the same slot is never
- * returned.
+ * transaction txid has published (nvm_published.c), or the xid that
+ * decides it if it is in doubt (recovered, or prepared), or
+ * InvalidTransactionId if it has none or is no longer running.  The slot's
+ * running txid is read before and after the xid, so an xid of a later
+ * transaction on the same slot is never returned.
  */
 TransactionId
 nvm_xact_published_xid(uint64 txid)
 {
-	NvmSlotShared *ss = &nvm_cc->slots[nvm_txid_clock_id(txid)];
+	int			slot = (int) nvm_txid_clock_id(txid);
+	NvmSlotShared *ss = &nvm_cc->slots[slot];
 	TransactionId xid;
 
 	if (atomic_load(&ss->running_txid) != txid)
 		return InvalidTransactionId;
-	xid = (TransactionId) atomic_load(&ss->pg_xid);
+	xid = (TransactionId) nvm_indoubt_xid_of(txid);
+	if (!TransactionIdIsValid(xid))
+		xid = nvm_published_xid(slot);
 	if (atomic_load(&ss->running_txid) != txid)
 		return InvalidTransactionId;
 	return xid;
@@ -645,13 +652,7 @@ nvm_xact_reset(void)
 	if (MyProc != NULL)
 		nvm_gc_unpin(MyProc->pgprocno);
 	if (nvm_slot >= 0)
-	{
-		NvmSlotShared *ss = &nvm_cc->slots[nvm_slot];
-
-		atomic_store(&ss->pg_xid, 0);
-		atomic_store(&ss->vxid_backend, 0);
-		atomic_store(&ss->vxid_lxid, 0);
-	}
+		nvm_published_clear(nvm_slot);
 	nvm_xid_published = false;
 }
 
@@ -741,12 +742,14 @@ prepare_prepare(void)
 static void
 hand_over_prepared(void)
 {
-	NvmSlotShared *ss = &nvm_cc->slots[nvm_slot];
+	VirtualTransactionId none;
 
 	/* waiters stop waiting for this backend: they wait on the xid */
-	atomic_store(&ss->vxid_backend, 0);
-	atomic_store(&ss->vxid_lxid, 0);
+	SetInvalidVirtualTransactionId(none);
+	nvm_published_set_vxid(nvm_slot, none);
 	nvm_txn_hand_over_indoubt(&nvm_txn);
+	/* the core names its xid now (nvm_indoubt_xid_of) */
+	nvm_published_clear(nvm_slot);
 	nvm_slot = -1;
 }
 
