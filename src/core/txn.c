@@ -208,6 +208,42 @@ nvm_snapshot_contains(const NvmSnapshot *snap, uint64_t txid)
 	return nvm_mcsi_snapshot_contains(snap, txid);
 }
 
+/*
+ * nvm_horizon_start: see txn.h.
+ */
+bool
+nvm_horizon_start(NvmHorizon *h)
+{
+	h->mode = nvm_cc->cc_mode;
+	if (h->mode == NVM_CC_N2DB)
+		return nvm_n2db_horizon_start(&nvm_cc->n2db, h);
+	nvm_mcsi_horizon_start(h);
+	return true;
+}
+
+/*
+ * nvm_horizon_lower: see txn.h.
+ */
+void
+nvm_horizon_lower(NvmHorizon *h, _Atomic uint64_t *vec, uint32_t nvec, uint64_t xmin)
+{
+	if (h->mode == NVM_CC_N2DB)
+		nvm_n2db_horizon_lower(h, xmin);
+	else
+		nvm_mcsi_horizon_lower(h, vec, nvec);
+}
+
+/*
+ * nvm_horizon_contains: see txn.h.
+ */
+bool
+nvm_horizon_contains(const NvmHorizon *h, uint64_t txid)
+{
+	if (h->mode == NVM_CC_N2DB)
+		return nvm_n2db_horizon_contains(h, nvm_txid_clock_ts(txid));
+	return nvm_mcsi_horizon_contains(h, txid);
+}
+
 /* ---------------------------------------------------------------------
  * Transaction status
  * ---------------------------------------------------------------------

@@ -38,6 +38,8 @@
  *	 - All-visible (gc.c, nvm_gc_all_visible): a committed version inside
  *	   the collection horizon is seen by every snapshot, present and future;
  *	   everything below the newest such version of a chain may be pruned.
+ *	   The horizon is the mode's too (nvm_horizon_start/lower/contains in
+ *	   txn.c, over mcsi.c and n2db.c).
  *
  * The PG layer maps each PostgreSQL snapshot type onto one of these views
  * in one place: src/pg/nvm_visibility.c.
