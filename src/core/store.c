@@ -379,15 +379,7 @@ clone_block(CloneCtx *c, NvmVersion *ov)
 		len = sizeof(uint64_t);
 	len += sizeof(NvmVersion);
 	if (c->ncopies == c->cap)
-	{
-		size_t		cap = c->cap ? c->cap * 2 : 1024;
-		nvm_off    *copies = realloc(c->copies, cap * sizeof(nvm_off));
-
-		if (copies == NULL)
-			abort();			/* out of process memory: nothing sane to do */
-		c->copies = copies;
-		c->cap = cap;
-	}
+		c->copies = nvm_array_grow(c->copies, &c->cap, sizeof(nvm_off), 1024);
 	off = nvm_alloc(len);
 	if (off == 0)
 	{

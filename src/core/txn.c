@@ -415,12 +415,7 @@ replay_write_log(NvmSlotPersist *sp, bool reclaim)
 			if (reclaim && (info & NVM_VINFO_STATUS_MASK) == NVM_STATUS_ABORTED)
 			{
 				if (nfound == cap)
-				{
-					cap = cap ? cap * 2 : 64;
-					found = realloc(found, cap * sizeof(*found));
-					if (found == NULL)
-						abort();
-				}
+					found = nvm_array_grow(found, &cap, sizeof(*found), 64);
 				found[nfound++] = b->entries[i];
 			}
 		}
@@ -778,15 +773,8 @@ nvm_txn_log_version(NvmTxn *txn, nvm_off table, nvm_off version, int level)
 	txn->plog_count++;
 
 	if (txn->nlog == txn->log_capacity)
-	{
-		size_t		cap = txn->log_capacity ? txn->log_capacity * 2 : 256;
-		NvmWriteLogEntry *log = realloc(txn->log, cap * sizeof(NvmWriteLogEntry));
-
-		if (log == NULL)
-			abort();			/* out of process memory: nothing sane to do */
-		txn->log = log;
-		txn->log_capacity = cap;
-	}
+		txn->log = nvm_array_grow(txn->log, &txn->log_capacity,
+								  sizeof(NvmWriteLogEntry), 256);
 	txn->log[txn->nlog].version = version;
 	txn->log[txn->nlog].level = level;
 	txn->nlog++;
