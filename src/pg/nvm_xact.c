@@ -27,11 +27,12 @@
  * xid read from SnapshotDirty.  A transaction that creates index entries
  * (an insert into an indexed table, an update that changes an indexed
  * column) or deletes from an indexed table takes its top-level xid and
- * publishes it in its clock slot, together with its virtual transaction id,
- * so that others can find whom to wait for.  So does a SERIALIZABLE
- * transaction (its versions name it for nvm_ssi.c) and, with wal_level =
- * logical, one that writes a table PostgreSQL decodes (nvm_wal.c).  Other
- * transactions that only change non-indexed columns get no xid.
+ * publishes it for its clock slot, together with its virtual transaction
+ * id (nvm_published.c), so that others can find whom to wait for.  So
+ * does a SERIALIZABLE transaction (its versions name it for nvm_ssi.c)
+ * and, with wal_level = logical, one that writes a table PostgreSQL
+ * decodes (nvm_wal.c).  Other transactions that only change non-indexed
+ * columns get no xid.
  *
  * Committing.  A transaction that wrote nothing but nvm rows and their
  * index entries commits on its nvm status alone, without a WAL flush: its
