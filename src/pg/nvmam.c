@@ -74,6 +74,7 @@
 #include "nvm_import.h"
 #include "nvm_imported_snapshot.h"
 #include "nvm_parallel.h"
+#include "nvm_published.h"
 #include "nvm_wal.h"
 #include "nvmam.h"
 #include "persist.h"
@@ -453,6 +454,7 @@ nvm_shmem_request(void)
 	RequestAddinShmemSpace(nvm_wait_shmem_size());
 	RequestAddinShmemSpace(nvm_token_shmem_size());
 	RequestAddinShmemSpace(nvm_parallel_shmem_size());
+	RequestAddinShmemSpace(nvm_published_shmem_size());
 }
 
 /*
@@ -502,6 +504,7 @@ nvm_shmem_startup(void)
 	nvm_wait_shmem_startup();
 	nvm_token_shmem_startup();
 	nvm_parallel_shmem_startup();
+	nvm_published_shmem_startup();
 }
 
 /*
@@ -592,8 +595,14 @@ nvm_executor_start(QueryDesc *queryDesc, int eflags)
 	nvm_commit_note_query(queryDesc);
 	if (queryDesc->crosscheck_snapshot != InvalidSnapshot)
 		nvm_xact_statement_sees_latest();
-	if (queryDesc->plannedstmt->parallelModeNeeded)
-		nvm_parallel_publish();
+	if (queryDesc->plannedstmt->parallelModeNeeded && nvm_parallel_may_publish())
+	{
+		/* the vector first: taking it decides whether a snapshot is imported */
+		const NvmSnapshot *snap = nvm_xact_statement_snapshot();
+		uint64		txid = nvm_xact_my_txid();
+
+		nvm_parallel_publish(snap, txid, nvm_imported_snapshot_applies());
+	}
 	if (prev_ExecutorStart)
 		prev_ExecutorStart(queryDesc, eflags);
 	else
