@@ -48,7 +48,10 @@
 #	  and the ratio of two contenders within one round is measured seconds
 #	  apart.  Full mode runs one contender after the other (its cluster alone
 #	  in memory and /dev/shm: paper-sized data of four clusters does not fit
-#	  at once on a small machine).  Autovacuum is off everywhere and each run
+#	  at once on a small machine), each point in 3 rounds by default; the
+#	  report pairs round r of two contenders as in quick mode, though taken
+#	  minutes apart, so its noise also holds the machine's drift between
+#	  them, and shows and judges the spread the same way.  Autovacuum is off everywhere and each run
 #	  starts right after a CHECKPOINT of its own cluster, so no background
 #	  work lands in another run's measurement.
 #
@@ -72,18 +75,20 @@
 #	--quick					small data, 4 clients, 5 rounds of 1 s runs (default;
 #							about 5 minutes on 2 cores once built)
 #	--full					paper sizes (YCSB 1M rows, TPC-C with standard items and
-#							customers), clients 1 2 4 8 16 32, 10 s runs (~45 min)
+#							customers), clients 1 2 4 8 16 32, 3 rounds of 5 s runs
+#							(about 2 hours on 2 cores, estimated)
 #	--order interleaved|serial	run order (default: quick interleaved, full serial)
 #	--out DIR				output directory
 #	--clients "1 4 16"		client counts (default: quick 4, full 1 2 4 8 16 32)
-#	--time S				seconds per pgbench run (default: quick 1, full 10)
+#	--time S				seconds per pgbench run (default: quick 1, full 5)
 #	--workloads "..."		among those of bench/workloads/*.toml (default: all;
 #							--list-workloads)
 #	--reps N				rounds: run every point N times in a row, each time
 #							interleaved with the other contenders; the report
 #							takes the median and judges the targets by the
 #							noise interval of the per-round ratios (default:
-#							quick 5, full 1)
+#							quick 5, full 3; with 2 or more the report
+#							measures the run's noise)
 #	--contenders "..."		among heap heap-tmpfs nvm-mcsi nvm-n2db heap-async
 #							nvm-mcsi-tmpfs nvm-n2db-tmpfs heap-logical
 #							nvm-mcsi-logical nvm-n2db-logical (default: quick
@@ -202,8 +207,8 @@ if [ "$MODE" = quick ]; then
 	PROFILE_POINTS=${PROFILE_POINTS:-tpcc-1wh:8}
 else
 	CLIENTS=${OPT_CLIENTS:-1 2 4 8 16 32}
-	DURATION=${OPT_TIME:-10}
-	REPS=${OPT_REPS:-1}
+	DURATION=${OPT_TIME:-5}
+	REPS=${OPT_REPS:-3}
 	SHARED_BUFFERS=${NVM_BENCH_SHARED_BUFFERS:-1GB}
 	MAX_WAL_SIZE=${NVM_BENCH_MAX_WAL_SIZE:-2GB}
 	ORDER=${ORDER:-serial}
@@ -782,7 +787,7 @@ profile_family()
 	if [ "$ORDER" = interleaved ]; then
 		echo "- repetitions: $REPS rounds per point, in a row (in each round every contender runs once, back to back, in rotating order; the report takes the median and judges the targets by the spread of the per-round ratios); WAL fsyncs from pg_stat_wal.wal_sync around each run (all server processes)"
 	else
-		echo "- repetitions: $REPS rounds per contender (serial order: contenders are not measured side by side); WAL fsyncs from pg_stat_wal.wal_sync around each run (all server processes)"
+		echo "- repetitions: $REPS rounds per point and contender, in a row (serial order: contenders are not measured side by side; the report pairs round r of each contender, taken minutes apart, so the run's noise also holds the machine's drift between them); WAL fsyncs from pg_stat_wal.wal_sync around each run (all server processes)"
 	fi
 	pools=
 	for fam in "${FAMILIES[@]}"; do pools+="${pools:+, }${FAM_POOL[$fam]} ($fam)"; done

@@ -78,6 +78,14 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SELECT count(*), sum(id), count(DISTINCT id) FROM sc;
+-- ... and a parallel worker sees the leader's own changes not yet committed,
+-- as the leader does (the leader leaves the scan to the workers)
+BEGIN;
+INSERT INTO sc VALUES (5001, 1, 'new');
+DELETE FROM sc WHERE id = 1;
+SET LOCAL parallel_leader_participation = off;
+SELECT count(*), sum(id), count(DISTINCT id) FROM sc;
+ROLLBACK;
 RESET ALL;
 
 -- cursors: forward fetches in steps, and a scan that is read only in part

@@ -516,7 +516,7 @@ def spread_table(res, wls):
 
 
 # ---------------------------------------------------------------------------
-# verdicts: per-round ratios and the run's noise
+# verdicts: per-round ratios, the run's noise and the disk's shift
 # ---------------------------------------------------------------------------
 #
 # The rule (verdict_rule_text says it in the report, bench/README.md in
@@ -525,20 +525,22 @@ def spread_table(res, wls):
 # run back to back, seconds apart, so load that hits both alike cancels).
 # Its spread, the verdict interval, reaches from the lowest round's ratio
 # less the noise margin to the highest round's plus the margin:
-#     from lowest rho_r / exp(m)  to  highest rho_r x exp(m),   m = Z_MARGIN x s / sqrt(R),
+#     from lowest rho_r / exp(m)  to  highest rho_r x exp(m),
+#     m = Z_MARGIN x sqrt(s^2 / R + tau^2),
 # where s, the run's noise, is how far one round's log ratio of two
 # contenders strays from the median of its point: pooled over every pair of
 # contenders and every point of the run, robustly (1.4826 x the median
 # absolute deviation, corrected for the few rounds of a point), and at
-# least MIN_NOISE.  PASS: the interval lies at or above k (every round
-# clears k by the margin); MISS: it lies below k; within noise: k lies
-# inside it, so the spread of the measurement and the target overlap.
+# least MIN_NOISE; and tau, the disk's shift, is DISK_SHIFT when one of the
+# two contenders waits for the disk at commit (disk_bound) and 0 otherwise.
+# PASS: the interval lies at or above k (every round clears k by the
+# margin); MISS: it lies below k; within noise: k lies inside it, so the
+# spread of the measurement and the target overlap.
 
-# how many noise units (s / sqrt(R)) the margin adds beyond the extreme
-# rounds: run-to-run differences on a shared machine (other sessions' load
-# shifting between runs, a disk other work shares) exceed what the rounds of
-# one run show; chosen so that two consecutive quick runs agree on every
-# target (bench/results/quick-repeat-*)
+# how many noise units the margin adds beyond the extreme rounds: run-to-run
+# differences on a shared machine (other sessions' load shifting between
+# runs) exceed what the rounds of one run show; chosen so that two
+# consecutive quick runs agree on every target (bench/results/quick-repeat*)
 Z_MARGIN = 3.0
 # the least noise a run is credited with: a quiet run's rounds agree more
 # closely than two runs do
@@ -549,6 +551,23 @@ MIN_NOISE = 0.05
 ASSUMED_NOISE = 0.25
 # consistency constant of the median absolute deviation for normal noise
 MAD_TO_SIGMA = 1.4826
+# a contender waits for the disk at commit when its WAL is on disk (not in
+# /dev/shm), synchronous_commit is on, and its rounds at the point took at
+# least this many WAL fsyncs per transaction: heap takes one per commit
+# alone and, as concurrent commits share a flush, about 0.5 at 4 clients
+# and 0.3 at 8; nvm's log-free commits about 0.03 at most, read-only
+# transactions none
+DISK_BOUND_FSYNCS = 0.1
+# tau: how far the log ratio of a disk-bound contender and another one
+# moves from one run to the next on a disk shared with other work, beyond
+# the rounds of one run: a busier disk slows every commit of the run, for
+# minutes, so every round of the run moves alike and the run's own rounds
+# cannot see it.  Measured as the spread of heap / heap-tmpfs (the same
+# engine, only the WAL's disk differs) between consecutive quick runs of one
+# build: the standard deviation of its median's log was 0.33 for single-row
+# INSERT and UPDATE, 0.24 for TPC-C (bench/results/quick-repeat2-20261126/).
+# NVM_BENCH_DISK_SHIFT overrides it (0 on a disk no other work uses)
+DISK_SHIFT = float(os.environ.get("NVM_BENCH_DISK_SHIFT", "0.3"))
 
 
 def median(xs):
@@ -605,16 +624,18 @@ def run_noise(res):
 class Spread:
     """The per-round values of a ratio and its verdict interval (see the
     rule above); noise is the run's s, or None when it could not be
-    measured."""
+    measured; shift is tau, the disk's run-to-run shift when one of the two
+    contenders is disk-bound, else 0."""
 
-    def __init__(self, vals, noise):
+    def __init__(self, vals, noise, shift=0.0):
         self.vals = list(vals)
         self.n = len(self.vals)
         self.median = median(self.vals)
         self.lo, self.hi = min(self.vals), max(self.vals)
         self.measured = noise is not None
         self.noise = max(noise, MIN_NOISE) if noise is not None else ASSUMED_NOISE
-        self.margin = Z_MARGIN * self.noise / math.sqrt(self.n)
+        self.shift = shift
+        self.margin = Z_MARGIN * math.sqrt(self.noise ** 2 / self.n + shift ** 2)
         self.low = self.lo * math.exp(-self.margin)
         self.high = self.hi * math.exp(self.margin)
 
@@ -627,11 +648,12 @@ class Spread:
 
     def text(self, digits=2):
         f = "%%.%df" % digits
+        disk = ", with the disk's shift" if self.shift else ""
         if self.n == 1:
-            return (f + " (1 round; verdict interval " + f + "–" + f + ", noise %s)") % (
-                self.median, self.low, self.high, "measured" if self.measured else "assumed")
-        return (f + " (rounds " + f + "–" + f + ", %d rounds; verdict interval " + f + "–" + f + ")") % (
-            self.median, self.lo, self.hi, self.n, self.low, self.high)
+            return (f + " (1 round; verdict interval " + f + "–" + f + ", noise %s%s)") % (
+                self.median, self.low, self.high, "measured" if self.measured else "assumed", disk)
+        return (f + " (rounds " + f + "–" + f + ", %d rounds; verdict interval " + f + "–" + f + "%s)") % (
+            self.median, self.lo, self.hi, self.n, self.low, self.high, disk)
 
 
 class Target(tuple):
@@ -657,6 +679,35 @@ def noise_of(res):
     return res.noise
 
 
+def wal_on_disk(c):
+    """Whether contender c keeps its WAL on disk (every contender but the
+    -tmpfs ones, whose data directory is in /dev/shm)."""
+    return "tmpfs" not in c
+
+
+def fsyncs_per_txn(res, w, c, n):
+    """WAL fsyncs per transaction over the rounds of a point, or None."""
+    rs = [r for r in res.rounds(w, c, n).values() if r.get("wal_fsyncs") is not None and r.get("commits")]
+    if not rs:
+        return None
+    return sum(r["wal_fsyncs"] for r in rs) / sum(r["commits"] for r in rs)
+
+
+def disk_bound(res, w, c, n):
+    """Whether contender c waits for the disk at commit at this point: its
+    WAL is on disk, synchronous_commit is on, and its rounds took at least
+    DISK_BOUND_FSYNCS WAL fsyncs per transaction."""
+    f = fsyncs_per_txn(res, w, c, n)
+    sync = all(r.get("synchronous_commit", "on") != "off" for r in res.rounds(w, c, n).values())
+    return wal_on_disk(c) and sync and f is not None and f >= DISK_BOUND_FSYNCS
+
+
+def disk_shift(res, w, points):
+    """tau for a ratio of the points [(contender, clients)] of workload w:
+    DISK_SHIFT if any of them is disk-bound, else 0."""
+    return DISK_SHIFT if any(disk_bound(res, w, c, n) for c, n in points) else 0.0
+
+
 def targets(res):
     """[Target]: the suite's MCSI >= N2DB in every workload, then each
     workload's targets from its descriptor."""
@@ -678,7 +729,8 @@ def targets(res):
             if not vals:
                 out.append(Target(name, "NO DATA", "", w, "nvm-mcsi", "nvm-n2db"))
                 continue
-            sp = Spread(vals, noise)
+            sp = Spread(vals, noise, disk_shift(res, w, [(c, n) for c in ("nvm-mcsi", "nvm-n2db")
+                                                         for n in counts]))
             by = ", ".join("%d: %.2f" % (n, median(list(per_round(res, w, "nvm-mcsi", n, "nvm-n2db", n).values())))
                            for n in counts if per_round(res, w, "nvm-mcsi", n, "nvm-n2db", n))
             out.append(Target(name, sp.verdict(1.0),
@@ -703,7 +755,7 @@ def targets(res):
             if not vals:
                 out.append(Target(name, "NO DATA", "", w, mine, t.ref))
                 continue
-            sp = Spread(vals, noise_of(res))
+            sp = Spread(vals, noise_of(res), disk_shift(res, w, [(mine, mn), (t.ref, hn)]))
             out.append(Target(name, sp.verdict(t.factor), "%s/%s %s; medians %s %s (%d clients), %s %s (%d clients)" % (
                 mine, t.ref, sp.text(), mine, fmt_tps(m), mn, t.ref, fmt_tps(h), hn),
                 w, mine, t.ref, sp, t.factor))
@@ -729,41 +781,101 @@ def metric_target(res, w, t):
                    % (median(vals), len(vals), min(vals), max(vals), mn), w, c, None, kind="metric")]
 
 
+def interleaved(res):
+    """Whether the rounds were interleaved (every contender ran round r of
+    a point before any ran round r + 1; quick mode) rather than serial (one
+    contender's rounds after the other's; full mode), judged by the run ids
+    of the first point with two rounds of two contenders."""
+    points = {}
+    for r in res.rows:
+        # a run reported under a second name ("61=41", see run.sh) is left out
+        if str(r["run_id"]).isdigit():
+            points.setdefault((r["workload"], r["clients"]), {}).setdefault(r["rep"], []).append(int(r["run_id"]))
+    for ids in points.values():
+        if len(ids) >= 2 and len(ids[min(ids)]) >= 2:
+            first, second = sorted(ids)[:2]
+            return max(ids[first]) < min(ids[second])
+    return True
+
+
 def verdict_rule_text(res):
     """How to read the spread and the verdicts, for the report."""
     reps = max((r["rep"] for r in res.rows), default=1)
     s = noise_of(res)
-    L = ["**How to read the spread.** Every point ran %d round(s); in a round the contenders "
-         "ran back to back, seconds apart, so a target takes the ratio of its two contenders "
-         "in each round, rho_r = tps_A / tps_B, and load that hit both alike cancels. A target "
-         "line shows the median of the rho_r, their lowest and highest value (how far single "
-         "rounds strayed), and the **verdict interval**, the spread the verdict uses: from the "
-         "lowest round / exp(m) to the highest round × exp(m), with m = %.1f × s / sqrt(R) for "
-         "R rounds. s is this run's noise: how far one round's log ratio of two contenders "
-         "strays from the median of its point, pooled over every pair of contenders and every "
-         "point of the run (robustly: 1.4826 × the median absolute deviation, corrected for the "
-         "few rounds of a point), and at least %.2f. The rule: **PASS** when the whole verdict "
-         "interval is at or above the target factor k (every round clears k by the margin); "
-         "**MISS** when it is wholly below k; **within noise** when k lies inside it, i.e. the "
-         "spread of the measured ratio and the target overlap, so this run cannot tell the "
-         "difference from the target apart from the machine's noise. The interval is wide on "
-         "purpose: two runs on a shared machine differ by more than the rounds of one run do "
-         "(other sessions' load moves between runs; heap's commits wait for a disk other work "
-         "shares), and a verdict should not flip from one run to the next "
-         "(bench/results/quick-repeat-*). A busier machine raises s and spreads the rounds, "
-         "which turns verdicts into \"within noise\", never into the opposite verdict; a quiet "
-         "one narrows the interval." % (reps, Z_MARGIN, MIN_NOISE)]
+    if interleaved(res):
+        how = ("in a round the contenders ran back to back, seconds apart, so a target takes the "
+               "ratio of its two contenders in each round, rho_r = tps_A / tps_B, and load that "
+               "hit both alike cancels")
+    else:
+        how = ("the contenders ran one after the other (serial order: each on its own, paper-sized "
+               "data do not fit side by side), so round r of one contender and round r of the "
+               "other were minutes apart; a target still takes their ratio round by round, "
+               "rho_r = tps_A / tps_B, and the noise s below includes the machine's drift "
+               "between them")
+    L = ["**How to read the spread.** Every point ran %d round(s); %s. A target line shows the "
+         "median of the rho_r, their lowest and highest value (how far single rounds strayed), "
+         "and the **verdict interval**, the spread the verdict uses: from the lowest round / "
+         "exp(m) to the highest round × exp(m), with m = %.1f × sqrt(s² / R + tau²) for R "
+         "rounds. s is this run's noise: how far one round's log ratio of two contenders strays "
+         "from the median of its point, pooled over every pair of contenders and every point of "
+         "the run (robustly: 1.4826 × the median absolute deviation, corrected for the few "
+         "rounds of a point), and at least %.2f. tau is the disk's shift, %.2f, for a target "
+         "one of whose contenders waits for the disk at commit (its WAL on disk and at least "
+         "%.1f WAL fsyncs per transaction in the rounds, `synchronous_commit = on`: heap; "
+         "the line says \"with the disk's shift\"), else 0: a disk shared with other work "
+         "slows every commit of a whole run, for minutes, so all rounds of the run move alike "
+         "and the run cannot see it, while the next run, on a quieter or busier disk, measures "
+         "another ratio (tau is how far that moved between consecutive quick runs of one build, "
+         "bench/results/quick-repeat2-20261126/; `NVM_BENCH_DISK_SHIFT=0` for a disk no other "
+         "work uses). The rule: **PASS** when the whole verdict interval is at or above the "
+         "target factor k (every round clears k by the margin); **MISS** when it is wholly "
+         "below k; **within noise** when k lies inside it, i.e. the spread of the measured "
+         "ratio and the target overlap, so this run cannot tell the difference from the target "
+         "apart from the machine's noise. The interval is wide on purpose: two runs on a shared "
+         "machine differ by more than the rounds of one run do, and a verdict should not flip "
+         "from one run to the next. A busier machine raises s and spreads the rounds, which "
+         "turns verdicts into \"within noise\", never into the opposite verdict; a quiet one "
+         "narrows the interval." % (reps, how, Z_MARGIN, MIN_NOISE, DISK_SHIFT, DISK_BOUND_FSYNCS)]
     if s is None:
         L.append(" This run has too few rounds to measure its noise; the interval assumes "
                  "s = %.2f." % ASSUMED_NOISE)
     else:
         eff = max(s, MIN_NOISE)
+        m0 = Z_MARGIN * eff / math.sqrt(reps)
+        m1 = Z_MARGIN * math.sqrt(eff ** 2 / reps + DISK_SHIFT ** 2)
         L.append(" In this run s = %.3f (one round's ratio strays by about ±%.0f%%), so with "
-                 "%d rounds the margin beyond the extreme rounds is ×/÷ %.2f (−%.0f%% / +%.0f%%)."
-                 % (s, 100 * (math.exp(s) - 1), reps, math.exp(Z_MARGIN * eff / math.sqrt(reps)),
-                    100 * (1 - math.exp(-Z_MARGIN * eff / math.sqrt(reps))),
-                    100 * (math.exp(Z_MARGIN * eff / math.sqrt(reps)) - 1)))
+                 "%d rounds the margin beyond the extreme rounds is ×/÷ %.2f (−%.0f%% / +%.0f%%), "
+                 "and ×/÷ %.2f with the disk's shift."
+                 % (s, 100 * (math.exp(s) - 1), reps, math.exp(m0),
+                    100 * (1 - math.exp(-m0)), 100 * (math.exp(m0) - 1), math.exp(m1)))
     return "".join(L)
+
+
+def disk_table(res):
+    """The contenders that waited for the disk at commit, per workload at
+    their maximum throughput: WAL fsyncs per transaction and the run's time
+    per WAL fsync (its seconds over its fsyncs, the median of the rounds: at
+    most the disk's time per flush, and equal to it when the commits queue
+    for the disk, as single-row INSERTs and UPDATEs do), so two runs' disks
+    can be compared."""
+    rows = []
+    for w in res.workloads:
+        for c in res.contenders:
+            t, n = res.best(w, c)
+            if n is None or not disk_bound(res, w, c, n):
+                continue
+            per = [float(r["duration_s"]) * 1e6 / r["wal_fsyncs"] for r in res.rounds(w, c, n).values()
+                   if r.get("wal_fsyncs") and fnum(r.get("duration_s"))]
+            rows.append([w, c, str(n), "%.2f" % fsyncs_per_txn(res, w, c, n),
+                         "–" if not per else "%.0f (%.0f–%.0f)" % (median(per), min(per), max(per))])
+    if not rows:
+        return ""
+    return ("Contenders that waited for the disk at commit (the targets against them carry the "
+            "disk's shift tau), with the run's time per WAL fsync: at most the disk's time per "
+            "flush, and equal to it where commits queue for the disk (single-row INSERT and "
+            "UPDATE), so it shows how busy the disk was in this run:\n\n"
+            + md_table(["workload", "contender", "clients", "WAL fsyncs per transaction",
+                        "µs of the run per WAL fsync: median (rounds)"], rows))
 
 
 def noise_table(res, tg):
@@ -1207,7 +1319,9 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
     # ratios at every client count
     add("## Throughput and ratios at every client count\n")
     add("MCSI/N2DB and nvm/heap ratios per client count (the paper's Fig. 10/12 compare MCSI "
-        "and N2DB at each thread count; at 1 thread they were equal).\n")
+        "and N2DB at each thread count; at 1 thread they were equal): throughputs are the "
+        "medians of the rounds, ratios the median of the per-round ratios with the lowest and "
+        "highest round in brackets.\n")
     for w in res.workloads:
         add("### %s\n" % wtitle(w))
         cs = res.contenders
@@ -1226,7 +1340,7 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
             for c in cs:
                 row.append(fmt_tps(res.tps(w, c, n)))
             for a, b in pairs:
-                row.append(fmt_ratio(ratio(res.tps(w, a, n), res.tps(w, b, n))))
+                row.append(fmt_spread(res, w, a, n, b, n))
             ab = []
             for c in cs:
                 r = res.get(w, c, n)
@@ -1249,6 +1363,9 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
                   "comparison"],
                  [[t[0], "**%s**" % t[1], t[2], comparison(t)] for t in tg]) + "\n")
     add(noise_table(res, tg) + "\n")
+    dt = disk_table(res)
+    if dt:
+        add(dt + "\n")
     add(mcsi_n2db_text(res, tg, eng, model, cores) + "\n")
     if "nvm-mcsi-tmpfs" not in res.contenders and "heap-tmpfs" in res.contenders and \
             any(t.mine == "nvm-mcsi-tmpfs" for w in res.workloads if w in WORKLOADS

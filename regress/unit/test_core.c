@@ -21,6 +21,7 @@
 #include "pool.h"
 #include "store.h"
 #include "txn.h"
+#include "unit_pool.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -41,7 +42,6 @@ static int	failed = 0;
 	} while (0)
 
 static char pool_path[256];
-static void *shmem = NULL;
 static uint32_t cur_mode = NVM_CC_MCSI;
 static bool allow_switch = false;
 #define SYSID UINT64_C(0x1234567890)
@@ -60,15 +60,6 @@ open_pool(uint64_t size, uint64_t sysid, uint32_t mode, char *err)
 	o.ring_words = 64;
 	o.max_tables = 128;
 	return nvm_pool_open(&o, err, 256);
-}
-
-/* start (or restart after a simulated crash) the core on the open pool */
-static void
-start_core(void)
-{
-	free(shmem);
-	shmem = calloc(1, nvm_core_shmem_size());
-	nvm_core_startup(shmem);
 }
 
 static void
@@ -146,7 +137,7 @@ fresh_pool(uint32_t mode)
 	nvm_pool_close();
 	unlink(pool_path);
 	CHECK(open_pool(64 << 20, SYSID, mode, err) == NVM_POOL_CREATED, "fresh pool");
-	start_core();
+	unit_start_core();
 }
 
 static void
@@ -182,7 +173,7 @@ test_alloc_basic(void)
 	nvm_drain();
 	nvm_alloc_get_stats(&before);
 	/* rebuilding from the pool gives the same accounting */
-	start_core();
+	unit_start_core();
 	nvm_alloc_get_stats(&after);
 	CHECK(before.bytes_allocated == after.bytes_allocated &&
 		  before.chunks_free == after.chunks_free, "allocator state rebuilds from the pool");
@@ -451,7 +442,7 @@ test_recovery(void)
 
 		CHECK(open_pool(64 << 20, SYSID, cur_mode, err) == NVM_POOL_OK, "pool reopens after crash");
 	}
-	start_core();
+	unit_start_core();
 	CHECK(nvm_status_get(txid_before) == NVM_STATUS_ABORTED, "transaction in flight at the crash is aborted");
 	{
 		NvmAllocStats st;
@@ -835,7 +826,7 @@ crash_and_restart(void)
 
 	nvm_pool_close();
 	CHECK(open_pool(64 << 20, SYSID, cur_mode, err) == NVM_POOL_OK, "pool reopens after crash");
-	start_core();
+	unit_start_core();
 }
 
 static void
@@ -1137,7 +1128,7 @@ test_mode_conversion(void)
 		  "a pool of the other mode is refused unless conversion is allowed");
 	allow_switch = true;
 	CHECK(open_pool(64 << 20, SYSID, NVM_CC_N2DB, err) == NVM_POOL_OK, "conversion to N2DB opens the pool");
-	start_core();
+	unit_start_core();
 	CHECK(nvm_pool_header->cc_mode == NVM_CC_N2DB &&
 		  nvm_pool_header->checksum == nvm_pool_header_checksum(nvm_pool_header), "header now says N2DB");
 	nvm_table_open(&key1, &t);
@@ -1150,7 +1141,7 @@ test_mode_conversion(void)
 	nvm_pool_close();
 
 	CHECK(open_pool(64 << 20, SYSID, NVM_CC_MCSI, err) == NVM_POOL_OK, "conversion back to MCSI");
-	start_core();
+	unit_start_core();
 	nvm_table_open(&key1, &t);
 	nvm_txn_init(&a, nvm_slot_acquire(1));
 	nvm_record_insert(&t, &a, 1, 0, "back", 5, &n);

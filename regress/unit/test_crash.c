@@ -65,6 +65,7 @@
 #include "pool.h"
 #include "store.h"
 #include "txn.h"
+#include "unit_pool.h"
 #include "vacuum_pass.h"
 #include "verify.h"
 
@@ -529,7 +530,6 @@ static bool
 run_mode(uint32_t mode, int ntx, unsigned seed, bool grow)
 {
 	NvmPoolOptions o = {0};
-	char		err[256];
 	void	   *shmem;
 	NvmTable	t;
 	NvmTxn		txn;
@@ -557,13 +557,7 @@ run_mode(uint32_t mode, int ntx, unsigned seed, bool grow)
 	o.max_tables = 32 + (uint32_t) (ntx / 50 + ntx / 40);
 	/* a small ring, so that full rings and their flushes are exercised */
 	nvm_indexlog_set_capacity(6);
-	if (nvm_pool_open(&o, err, sizeof(err)) != NVM_POOL_CREATED)
-	{
-		fprintf(stderr, "%s\n", err);
-		exit(1);
-	}
-	shmem = calloc(1, nvm_core_shmem_size());
-	nvm_core_startup(shmem);
+	shmem = unit_pool_create(&o);
 	main_key.rel = 5000;
 	nvm_table_create(&main_key, 0, &t);
 	for (int k = 0; k < KEYS; k++)
@@ -664,7 +658,7 @@ run_mode(uint32_t mode, int ntx, unsigned seed, bool grow)
 	nvm_gc_set_auto_prune(false, 0);
 	nvm_pool_close();
 	unlink(pool_path);
-	free(shmem);
+	unit_stop_core();
 	return ok;
 }
 

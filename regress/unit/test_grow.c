@@ -24,6 +24,7 @@
 #include "pool.h"
 #include "store.h"
 #include "txn.h"
+#include "unit_pool.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -47,48 +48,40 @@ static int	failed = 0;
 #define SYSID	UINT64_C(0x1234567890)
 
 static char pool_path[256];
-static void *shmem = NULL;
 static uint32_t cur_mode = NVM_CC_MCSI;
+
+static void
+pool_options(NvmPoolOptions *o, uint64_t size, uint64_t max, uint64_t step, uint32_t format)
+{
+	memset(o, 0, sizeof(*o));
+	o->path = pool_path;
+	o->create_size = size;
+	o->system_identifier = SYSID;
+	o->cc_mode = cur_mode;
+	o->max_slots = 16;
+	o->max_tables = 64;
+	o->max_size = max;
+	o->grow_step = step;
+	o->create_format = format;
+}
 
 static NvmPoolOpenResult
 open_pool(uint64_t size, uint64_t max, uint64_t step, uint32_t format, char *err)
 {
-	NvmPoolOptions o = {0};
+	NvmPoolOptions o;
 
-	o.path = pool_path;
-	o.create_size = size;
-	o.system_identifier = SYSID;
-	o.cc_mode = cur_mode;
-	o.max_slots = 16;
-	o.max_tables = 64;
-	o.max_size = max;
-	o.grow_step = step;
-	o.create_format = format;
+	pool_options(&o, size, max, step, format);
 	return nvm_pool_open(&o, err, 256);
-}
-
-/* start (or restart after a simulated crash) the core on the open pool */
-static void
-start_core(void)
-{
-	free(shmem);
-	shmem = calloc(1, nvm_core_shmem_size());
-	nvm_core_startup(shmem);
 }
 
 static void
 new_pool(uint64_t size, uint64_t max, uint64_t step)
 {
-	char		err[256];
+	NvmPoolOptions o;
 
 	nvm_pool_close();
-	unlink(pool_path);
-	if (open_pool(size, max, step, 0, err) != NVM_POOL_CREATED)
-	{
-		fprintf(stderr, "%s\n", err);
-		exit(1);
-	}
-	start_core();
+	pool_options(&o, size, max, step, 0);
+	unit_pool_create(&o);
 }
 
 /* close and reopen the pool without a clean shutdown, as after a crash */
@@ -100,7 +93,7 @@ reopen(uint64_t max, uint64_t step, char *err)
 	nvm_pool_close();
 	rc = open_pool(MB(32), max, step, 0, err);
 	if (rc == NVM_POOL_OK)
-		start_core();
+		unit_start_core();
 	return rc;
 }
 
@@ -530,7 +523,7 @@ test_v2_upgrade(void)
 	CHECK(open_pool(MB(64), 0, 0, NVM_POOL_FORMAT_V2, err) == NVM_POOL_CREATED, "a pool of format 2 is made");
 	CHECK(nvm_pool_header->format_version == NVM_POOL_FORMAT_V2 && nvm_pool_header->flags == 0 &&
 		  nvm_pool_slot(3)->ring_off != 0, "with every ring preallocated");
-	start_core();
+	unit_start_core();
 	nvm_table_create(&tkey, 0, &t);
 	slot = nvm_slot_acquire(1);
 	rows = insert_rows(&t, slot, 5000, 1000);
@@ -543,7 +536,7 @@ test_v2_upgrade(void)
 		  nvm_pool_header->format_version == NVM_POOL_FORMAT_VERSION &&
 		  nvm_pool_header->checksum == nvm_pool_header_checksum(nvm_pool_header),
 		  "it is upgraded to the current format, with a valid header");
-	start_core();
+	unit_start_core();
 	CHECK(nvm_table_open(&tkey, &t) && count_visible(&t) == rows, "its rows are all there");
 	slot = nvm_slot_acquire(1);
 	rows += insert_rows(&t, slot, 150000, 1000);
@@ -622,7 +615,7 @@ test_lazy_rings(void)
 		  "a slot's first write gives it its ring, an allocated block");
 	CHECK(nvm_pool_slot((uint32_t) slot + 1)->ring_off == 0, "other slots still have none");
 	nvm_slot_release(slot);
-	start_core();				/* a crash */
+	unit_start_core();				/* a crash */
 	CHECK(nvm_table_open(&tkey, &t) && count_visible(&t) == 10 &&
 		  nvm_pool_slot((uint32_t) slot)->ring_off == ring,
 		  "after a crash the slot keeps its ring and the rows are there");

@@ -41,6 +41,7 @@
 #include "pool.h"
 #include "store.h"
 #include "txn.h"
+#include "unit_pool.h"
 #include "verify.h"
 
 #include <pthread.h>
@@ -270,35 +271,24 @@ static uint64_t pool_mb = 512;
 
 /*
  * start_pool creates a new pool of mb MiB at path in mode and starts the
- * core on it; returns the core's shared memory (the caller frees it).
+ * core on it (unit_stop_core frees its memory).
  */
-static void *
+static void
 start_pool(const char *path, uint32_t mode, uint64_t mb, uint32_t max_slots)
 {
 	NvmPoolOptions o = {0};
-	char		err[256];
-	void	   *shmem;
 
-	unlink(path);
 	o.path = path;
 	o.create_size = mb << 20;
 	o.system_identifier = 1;
 	o.cc_mode = mode;
 	o.max_slots = max_slots;
-	if (nvm_pool_open(&o, err, sizeof(err)) != NVM_POOL_CREATED)
-	{
-		fprintf(stderr, "%s\n", err);
-		exit(1);
-	}
-	shmem = calloc(1, nvm_core_shmem_size());
-	nvm_core_startup(shmem);
-	return shmem;
+	unit_pool_create(&o);
 }
 
 static void
 run(uint32_t mode, int nworkers, double seconds, const char *path)
 {
-	void	   *shmem;
 	Shared	   *sh = calloc(1, sizeof(Shared));
 	NvmTxn		loader;
 	NvmTableKey key = {1, 1, 1, 0};
@@ -309,7 +299,7 @@ run(uint32_t mode, int nworkers, double seconds, const char *path)
 	int64_t		total = 0;
 	bool		exact = true;
 
-	shmem = start_pool(path, mode, pool_mb, 64);
+	start_pool(path, mode, pool_mb, 64);
 	nvm_gc_set_auto_prune(true, 1);
 	nvm_table_create(&key, 0, &sh->table);
 	nvm_txn_init(&loader, nvm_slot_acquire(1));
@@ -392,7 +382,7 @@ run(uint32_t mode, int nworkers, double seconds, const char *path)
 	free(sh->snaps);
 	free(sh);
 	free(ws);
-	free(shmem);
+	unit_stop_core();
 }
 
 /*
@@ -404,7 +394,7 @@ run(uint32_t mode, int nworkers, double seconds, const char *path)
 static void
 vacuum_while_checking(uint32_t mode, const char *path)
 {
-	void	   *shmem = start_pool(path, mode, 64, 8);
+	start_pool(path, mode, 64, 8);
 	Shared	   *sh = calloc(1, sizeof(Shared));
 	NvmTxn		txn;
 	NvmTableKey key = {1, 1, 3, 0};
@@ -470,7 +460,7 @@ vacuum_while_checking(uint32_t mode, const char *path)
 	nvm_pool_close();
 	unlink(path);
 	free(sh);
-	free(shmem);
+	unit_stop_core();
 }
 
 typedef struct Holder
@@ -510,7 +500,6 @@ hold_lock(void *arg)
 static void
 buffering_anomaly(const char *path)
 {
-	void	   *shmem;
 	NvmTable	t;
 	NvmTableKey key = {1, 1, 2, 0};
 	NvmTxn		txn;
@@ -524,7 +513,7 @@ buffering_anomaly(const char *path)
 		pthread_t	th;
 		Holder		h = {0};
 
-		shmem = start_pool(path, NVM_CC_MCSI, 64, 8);
+		start_pool(path, NVM_CC_MCSI, 64, 8);
 		nvm_snapshot_set_policy(policy == 0 ? NVM_SNAPSHOT_PAPER : NVM_SNAPSHOT_JOIN);
 		nvm_table_create(&key, 0, &t);
 		nvm_txn_init(&txn, nvm_slot_acquire(1));
@@ -558,7 +547,7 @@ buffering_anomaly(const char *path)
 			pthread_join(releaser, NULL);
 		}
 		nvm_pool_close();
-		free(shmem);
+		unit_stop_core();
 	}
 	unlink(path);
 	free(snap);

@@ -34,6 +34,7 @@
 #include "pool.h"
 #include "store.h"
 #include "txn.h"
+#include "unit_pool.h"
 #include "vacuum_pass.h"
 #include "verify.h"
 
@@ -54,7 +55,6 @@ static int	failed = 0;
 	} while (0)
 
 static char pool_path[256];
-static void *shmem = NULL;
 static const char *mode_name = "mcsi";
 
 static NvmTableKey key_a = {1663, 5, 20000, 0};
@@ -198,14 +198,6 @@ open_pool(uint32_t mode)
 		fprintf(stderr, "%s\n", err);
 		exit(1);
 	}
-}
-
-static void
-start_core(void)
-{
-	free(shmem);
-	shmem = calloc(1, nvm_core_shmem_size());
-	nvm_core_startup(shmem);
 }
 
 typedef struct Row
@@ -688,7 +680,7 @@ run_mode(uint32_t mode)
 	mode_name = mode == NVM_CC_MCSI ? "mcsi" : "n2db";
 	unlink(pool_path);
 	open_pool(mode);
-	start_core();
+	unit_start_core();
 	build();
 	expect_clean("after the workload");
 	test_damage();
@@ -698,7 +690,7 @@ run_mode(uint32_t mode)
 	/* a restart recovers the running transaction as aborted, keeps the in-doubt one */
 	nvm_pool_close();
 	open_pool(mode);
-	start_core();
+	unit_start_core();
 	expect_clean("after a restart");
 	nvm_pool_close();
 	unlink(pool_path);

@@ -2,9 +2,10 @@
  * ccstate.h
  *	  The concurrency-control state that the transaction interface (txn.c)
  *	  shares with its two designs, MCSI (mcsi.c) and N2DB (n2db.c): the
- *	  per-slot and global state in shared memory, and the snapshot.  All
- *	  three include this header; only txn.c includes mcsi.h and n2db.h, so
- *	  calls run one way: txn.c -> mcsi.c / n2db.c -> pool, persist.
+ *	  per-slot and global state in shared memory, the snapshot and the
+ *	  collection horizon.  All three include this header; only txn.c
+ *	  includes mcsi.h and n2db.h, so calls run one way: txn.c -> mcsi.c /
+ *	  n2db.c -> pool, persist.
  */
 #ifndef NVM_CCSTATE_H
 #define NVM_CCSTATE_H
@@ -23,10 +24,6 @@ typedef struct NvmSlotShared
 	_Alignas(NVM_CACHELINE) atomic_uint in_use;	/* owned by a backend */
 	uint32_t	owner_pid;
 	_Atomic uint64_t running_txid;	/* txid being run, 0 if none */
-	/* Filled by the PG layer so that others can wait for this transaction. */
-	_Atomic uint32_t pg_xid;	/* PostgreSQL xid of the running txn, 0 if none */
-	_Atomic int32_t vxid_backend;
-	_Atomic uint32_t vxid_lxid;
 	uint64_t	next_ts;		/* owner-private: next clock value */
 	uint64_t	boot_last_completed;	/* last completed value at start-up */
 	_Atomic uint64_t indoubt_txid;	/* unresolved in-doubt transaction (recovered or prepared) */
@@ -107,5 +104,22 @@ typedef struct NvmSnapshot
 	uint64_t	xmax;			/* N2DB */
 	uint64_t	ts[NVM_MAX_SLOTS];
 } NvmSnapshot;
+
+/*
+ * The collection horizon (gc.h): what every snapshot, present (pinned) or
+ * future, contains.  MCSI: a vector like a snapshot's, ts[c] the smallest
+ * clock value of slot c that all of them count as completed; N2DB: every
+ * txid value below xmin.  Each mode computes its part (mcsi.c, n2db.c,
+ * through txn.c); gc.c adds the pins' epochs and the external floor.
+ */
+typedef struct NvmHorizon
+{
+	uint32_t	mode;			/* NVM_CC_MCSI or NVM_CC_N2DB */
+	uint32_t	nslots;			/* MCSI: ts[] entries; slots above use their boot value */
+	uint64_t	xmin;			/* N2DB: every txid value below it is all-visible if committed */
+	uint64_t	min_epoch;		/* oldest epoch of any pin (UINT64_MAX if none) */
+	uint32_t	external_floor; /* see nvm_gc_set_external_floor; 0 = none */
+	uint64_t	ts[NVM_MAX_SLOTS];
+} NvmHorizon;
 
 #endif							/* NVM_CCSTATE_H */

@@ -8,7 +8,6 @@
 #include "gc.h"
 
 #include "alloc.h"
-#include "n2db.h"
 #include "persist.h"
 #include "pool.h"
 
@@ -208,33 +207,13 @@ wait_pin_taken(NvmPin *p)
 static bool
 horizon_compute(NvmHorizon *h, bool wait)
 {
-	NvmCcShared *ms = nvm_cc;
 	uint32_t	max_pins = gc_shared->max_pins;
 
 	/* the floor only rises: reading it first errs on the safe side */
 	h->external_floor = external_floor_fn != NULL ? external_floor_fn() : 0;
-	h->mode = ms->cc_mode;
 	h->min_epoch = UINT64_MAX;
-	if (h->mode == NVM_CC_N2DB)
-	{
-		NvmSnapshot *now = malloc(sizeof(NvmSnapshot));
-
-		if (now == NULL)
-			return false;
-		/* the oldest running txid bounds every future snapshot's xmin */
-		nvm_n2db_snapshot(&ms->n2db, now);
-		h->xmin = now->xmin;
-		free(now);
-		h->nslots = 0;
-	}
-	else
-	{
-		uint32_t	n = atomic_load_explicit(&ms->slots_high_water, memory_order_acquire);
-
-		for (uint32_t c = 0; c < n; c++)
-			h->ts[c] = atomic_load_explicit(&ms->slots[c].last_completed, memory_order_acquire);
-		h->nslots = n;
-	}
+	if (!nvm_horizon_start(h))
+		return false;
 	/* what every future snapshot contains is read before the pins */
 	atomic_thread_fence(memory_order_seq_cst);
 
@@ -255,27 +234,8 @@ horizon_compute(NvmHorizon *h, bool wait)
 			return false;
 		if (st == NVM_PIN_IDLE)
 			continue;
-		if (h->mode == NVM_CC_N2DB)
-		{
-			uint64_t	x = atomic_load_explicit(&p->xmin, memory_order_relaxed);
-
-			if (x < h->xmin)
-				h->xmin = x;
-		}
-		else
-		{
-			_Atomic uint64_t *vec = pin_vector(i);
-			uint32_t	pn = p->nslots;
-
-			for (uint32_t c = 0; c < h->nslots; c++)
-			{
-				uint64_t	v = c < pn ? atomic_load_explicit(&vec[c], memory_order_relaxed) :
-					ms->slots[c].boot_last_completed;
-
-				if (v < h->ts[c])
-					h->ts[c] = v;
-			}
-		}
+		nvm_horizon_lower(h, pin_vector(i), p->nslots,
+						  atomic_load_explicit(&p->xmin, memory_order_relaxed));
 	}
 	return true;
 }
@@ -295,26 +255,13 @@ nvm_gc_set_external_floor(uint32_t (*floor_fn) (void))
 bool
 nvm_gc_all_visible(const NvmHorizon *h, NvmVersion *v)
 {
-	uint64_t	ts = nvm_txid_clock_ts(v->txid);
-
 	/* not yet behind every reader that judges by external id */
 	if (h->external_floor != 0 && v->external_id != 0 &&
 		(int32_t) (v->external_id - h->external_floor) >= 0)
 		return false;
 
-	if (h->mode == NVM_CC_N2DB)
-	{
-		if (ts >= h->xmin)
-			return false;
-	}
-	else
-	{
-		uint32_t	c = nvm_txid_clock_id(v->txid);
-		uint64_t	limit = c < h->nslots ? h->ts[c] : nvm_cc->slots[c].boot_last_completed;
-
-		if (ts > limit)
-			return false;
-	}
+	if (!nvm_horizon_contains(h, v->txid))
+		return false;
 	return nvm_version_status(v) == NVM_STATUS_COMMITTED;
 }
 

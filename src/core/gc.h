@@ -76,17 +76,6 @@ typedef struct NvmPin
 	_Atomic uint64_t xmax;		/* N2DB: the snapshot's xmax */
 } NvmPin;
 
-/* The collection horizon. */
-typedef struct NvmHorizon
-{
-	uint32_t	mode;			/* NVM_CC_MCSI or NVM_CC_N2DB */
-	uint32_t	nslots;			/* MCSI: ts[] entries; slots above use their boot value */
-	uint64_t	xmin;			/* N2DB: every txid value below it is all-visible if committed */
-	uint64_t	min_epoch;		/* oldest epoch of any pin (UINT64_MAX if none) */
-	uint32_t	external_floor; /* see nvm_gc_set_external_floor; 0 = none */
-	uint64_t	ts[NVM_MAX_SLOTS];
-} NvmHorizon;
-
 /* What collection did (added to, never reset, by the functions below). */
 typedef struct NvmGcCounts
 {

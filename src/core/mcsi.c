@@ -357,3 +357,55 @@ nvm_mcsi_snapshot(NvmSnapshot *snap, NvmSnapshotPolicy policy)
 			sched_yield();
 	}
 }
+
+/* ---------------------------------------------------------------------
+ * Collection horizon (gc.h)
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * nvm_mcsi_horizon_start sets h's vector to what every future snapshot
+ * contains: the last completed value of each slot used since start-up
+ * (slots above use their boot value).
+ */
+void
+nvm_mcsi_horizon_start(NvmHorizon *h)
+{
+	NvmCcShared *ms = nvm_cc;
+	uint32_t	n = atomic_load_explicit(&ms->slots_high_water, memory_order_acquire);
+
+	for (uint32_t c = 0; c < n; c++)
+		h->ts[c] = atomic_load_explicit(&ms->slots[c].last_completed, memory_order_acquire);
+	h->nslots = n;
+}
+
+/*
+ * nvm_mcsi_horizon_lower lowers h's vector to a pinned snapshot's, vec
+ * with nvec entries (slots above use their boot value): the component-wise
+ * minimum.
+ */
+void
+nvm_mcsi_horizon_lower(NvmHorizon *h, _Atomic uint64_t *vec, uint32_t nvec)
+{
+	for (uint32_t c = 0; c < h->nslots; c++)
+	{
+		uint64_t	v = c < nvec ? atomic_load_explicit(&vec[c], memory_order_relaxed) :
+			nvm_cc->slots[c].boot_last_completed;
+
+		if (v < h->ts[c])
+			h->ts[c] = v;
+	}
+}
+
+/*
+ * nvm_mcsi_horizon_contains says whether every snapshot the horizon h
+ * stands for counts txid as completed.
+ */
+bool
+nvm_mcsi_horizon_contains(const NvmHorizon *h, uint64_t txid)
+{
+	uint32_t	c = nvm_txid_clock_id(txid);
+	uint64_t	limit = c < h->nslots ? h->ts[c] : nvm_cc->slots[c].boot_last_completed;
+
+	return nvm_txid_clock_ts(txid) <= limit;
+}

@@ -73,4 +73,9 @@ nvm_mcsi_snapshot_contains(const NvmSnapshot *snap, uint64_t txid)
 	return ts <= limit;
 }
 
+/* The collection horizon's vector (gc.h; called through txn.c). */
+extern void nvm_mcsi_horizon_start(NvmHorizon *h);
+extern void nvm_mcsi_horizon_lower(NvmHorizon *h, _Atomic uint64_t *vec, uint32_t nvec);
+extern bool nvm_mcsi_horizon_contains(const NvmHorizon *h, uint64_t txid);
+
 #endif							/* NVM_MCSI_H */

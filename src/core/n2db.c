@@ -33,6 +33,8 @@
 #include "persist.h"
 #include "pool.h"
 
+#include <stdlib.h>
+
 #define CLOG_PER_WORD 32
 #define NVM_N2DB_RING_MARGIN 64
 
@@ -254,4 +256,48 @@ nvm_n2db_snapshot_contains(const NvmSnapshot *snap, uint64_t value)
 		if (snap->ts[i] == value)
 			return false;
 	return true;
+}
+
+/* ---------------------------------------------------------------------
+ * Collection horizon (gc.h)
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * nvm_n2db_horizon_start sets h's xmin to what every future snapshot
+ * contains: the oldest running txid bounds every future snapshot's xmin.
+ * Returns false if there is no memory for the snapshot it reads.
+ */
+bool
+nvm_n2db_horizon_start(NvmN2dbShared *ns, NvmHorizon *h)
+{
+	NvmSnapshot *now = malloc(sizeof(NvmSnapshot));
+
+	if (now == NULL)
+		return false;
+	nvm_n2db_snapshot(ns, now);
+	h->xmin = now->xmin;
+	free(now);
+	h->nslots = 0;
+	return true;
+}
+
+/*
+ * nvm_n2db_horizon_lower lowers h's xmin to a pinned snapshot's xmin.
+ */
+void
+nvm_n2db_horizon_lower(NvmHorizon *h, uint64_t xmin)
+{
+	if (xmin < h->xmin)
+		h->xmin = xmin;
+}
+
+/*
+ * nvm_n2db_horizon_contains says whether every snapshot the horizon h
+ * stands for counts the txid value as completed.
+ */
+bool
+nvm_n2db_horizon_contains(const NvmHorizon *h, uint64_t value)
+{
+	return value < h->xmin;
 }

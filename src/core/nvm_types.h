@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 /* An offset into the pool; 0 means "none".  Never store pointers in the pool. */
 typedef uint64_t nvm_off;
@@ -99,5 +100,23 @@ nvm_spin_unlock(NvmSpinLock *lock)
 }
 
 #define NVM_ALIGN_UP(x, a)	(((x) + ((a) - 1)) & ~((uint64_t) (a) - 1))
+
+/*
+ * nvm_array_grow doubles the capacity *cap of a process-local array arr of
+ * elements of elem bytes (to first elements when it has none) and returns
+ * the array, moved by realloc.  Running out of process memory aborts: the
+ * callers are in the middle of a write and have nothing sane to do.
+ */
+static inline void *
+nvm_array_grow(void *arr, size_t *cap, size_t elem, size_t first)
+{
+	size_t		newcap = *cap ? *cap * 2 : first;
+	void	   *p = realloc(arr, newcap * elem);
+
+	if (p == NULL)
+		abort();
+	*cap = newcap;
+	return p;
+}
 
 #endif							/* NVM_TYPES_H */

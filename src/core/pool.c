@@ -16,7 +16,6 @@
 #include "alloc.h"
 #include "persist.h"
 #include "store.h"
-#include "txn.h"
 
 #include <errno.h>
 #include <fcntl.h>

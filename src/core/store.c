@@ -1,8 +1,9 @@
 /*
  * store.c
- *	  Tables, record heads and version chains: the table directory, the
- *	  visibility rule (MCSI paper Fig. 7), and inserting, updating and
- *	  deleting with compare-and-swap on the record head (Fig. 8, Fig. 9).
+ *	  Tables, record heads and version chains: the table directory, and
+ *	  inserting, updating and deleting with compare-and-swap on the record
+ *	  head (MCSI paper Fig. 8, Fig. 9).  Which versions a reader sees is in
+ *	  visibility.c.
  *
  * The persist order of every write is written in store.h and repeated at
  * each step below.
@@ -378,15 +379,7 @@ clone_block(CloneCtx *c, NvmVersion *ov)
 		len = sizeof(uint64_t);
 	len += sizeof(NvmVersion);
 	if (c->ncopies == c->cap)
-	{
-		size_t		cap = c->cap ? c->cap * 2 : 1024;
-		nvm_off    *copies = realloc(c->copies, cap * sizeof(nvm_off));
-
-		if (copies == NULL)
-			abort();			/* out of process memory: nothing sane to do */
-		c->copies = copies;
-		c->cap = cap;
-	}
+		c->copies = nvm_array_grow(c->copies, &c->cap, sizeof(nvm_off), 1024);
 	off = nvm_alloc(len);
 	if (off == 0)
 	{
@@ -863,97 +856,6 @@ nvm_table_version_limit(const NvmTable *t)
 	return atomic_load(&t->desc->next_version);
 }
 
-/* ---------------------------------------------------------------------
- * Visibility
- * ---------------------------------------------------------------------
- */
-
-/*
- * nvm_version_status returns the status of v's creator: the inlined final
- * status if there is one, else the status array's (read with helping).
- * Readers never inline a status themselves: a read-only transaction stores
- * nothing into the pool.  The creator inlines its final status into every
- * version it wrote before it publishes its completion, so only versions of
- * transactions cut short by a crash are looked up in the status array.
- *
- * The inlined status is read again after the status array: it may have
- * been set since the first look, by a rollback of the version alone (a
- * subtransaction, a killed write), or by the creator finishing, after which
- * its status entry may be reused by a later transaction (status arrays are
- * rings; see "bounded bookkeeping" in src/core/README.md).  An entry is
- * reused only after the inlining, so the second look is always right.
- */
-NvmTxnStatus
-nvm_version_status(NvmVersion *v)
-{
-	uint64_t	info = atomic_load_explicit(&v->info, memory_order_acquire);
-	NvmTxnStatus st = (NvmTxnStatus) (info & NVM_VINFO_STATUS_MASK);
-	NvmTxnStatus inlined;
-
-	if (st != NVM_STATUS_INITIAL)
-		return st;
-	st = nvm_status_get(v->txid);
-	info = atomic_load_explicit(&v->info, memory_order_acquire);
-	inlined = (NvmTxnStatus) (info & NVM_VINFO_STATUS_MASK);
-	if (inlined != NVM_STATUS_INITIAL)
-		return inlined;
-	if (st != NVM_STATUS_COMMITTED && st != NVM_STATUS_ABORTED)
-		st = NVM_STATUS_RUNNING;
-	return st;
-}
-
-static inline bool
-inlined_aborted(NvmVersion *v)
-{
-	return (atomic_load_explicit(&v->info, memory_order_acquire) & NVM_VINFO_STATUS_MASK) == NVM_STATUS_ABORTED;
-}
-
-/*
- * nvm_version_creator_visible applies the view's test to v's creator
- * (paper Fig. 7 for snapshots; own changes by command id, like heap).
- */
-bool
-nvm_version_creator_visible(NvmVersion *v, const NvmView *view)
-{
-	if (view->my_txid != NVM_INVALID_TXID && v->txid == view->my_txid)
-	{
-		if (inlined_aborted(v))
-			return false;		/* rolled back with a subtransaction */
-		if (view->kind == NVM_VIEW_SNAPSHOT)
-			return nvm_version_cid(v) < view->curcid;
-		return true;
-	}
-
-	switch (view->kind)
-	{
-		case NVM_VIEW_SNAPSHOT:
-			if (view->external_visible != NULL && v->external_id != 0)
-				return view->external_visible(v, view->external_arg);
-			if (!nvm_snapshot_contains(view->snap, v->txid))
-				return false;
-			return nvm_version_status(v) == NVM_STATUS_COMMITTED;
-		case NVM_VIEW_SELF:
-			return nvm_version_status(v) == NVM_STATUS_COMMITTED;
-		case NVM_VIEW_DIRTY:
-		case NVM_VIEW_ANY:
-			return nvm_version_status(v) != NVM_STATUS_ABORTED;
-	}
-	return false;
-}
-
-NvmVersion *
-nvm_chain_visible(const NvmTable *t, uint64_t record_no, const NvmView *view)
-{
-	NvmVersion *v = nvm_ptr(nvm_record_head(t, record_no));
-
-	for (; v != NULL; v = nvm_ptr(v->prev))
-	{
-		if (nvm_version_creator_visible(v, view))
-			return v;
-	}
-	return NULL;
-}
-
 bool
 nvm_record_kill(NvmTable *t, NvmTxn *txn, uint64_t version_no)
 {
@@ -964,19 +866,6 @@ nvm_record_kill(NvmTable *t, NvmTxn *txn, uint64_t version_no)
 	atomic_fetch_or_explicit(&v->info, (uint64_t) NVM_STATUS_ABORTED, memory_order_release);
 	nvm_flush(&v->info, sizeof(uint64_t));
 	return true;
-}
-
-NvmVersion *
-nvm_chain_newest(const NvmTable *t, uint64_t record_no)
-{
-	NvmVersion *v = nvm_ptr(nvm_record_head(t, record_no));
-
-	for (; v != NULL; v = nvm_ptr(v->prev))
-	{
-		if (nvm_version_status(v) != NVM_STATUS_ABORTED)
-			return v;
-	}
-	return NULL;
 }
 
 /*
@@ -1160,7 +1049,7 @@ check_newer(NvmVersion *head, NvmVersion *old, const NvmTxn *txn, uint32_t cid,
 			return NVM_WRITE_INVISIBLE; /* old is not in this chain */
 		if (txn->txid != NVM_INVALID_TXID && v->txid == txn->txid)
 		{
-			if (inlined_aborted(v))
+			if (nvm_version_inlined_aborted(v))
 				continue;
 			conflict->newer_version_no = v->version_no;
 			conflict->newer_txid = v->txid;
@@ -1218,7 +1107,7 @@ push_version(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
 			if (old->txid == txn->txid && txn->txid != NVM_INVALID_TXID)
 			{
 				/* rolled back, or made by this very command: not updatable (as heap) */
-				if (inlined_aborted(old) || nvm_version_cid(old) >= cid)
+				if (nvm_version_inlined_aborted(old) || nvm_version_cid(old) >= cid)
 					res = NVM_WRITE_INVISIBLE;
 			}
 			else if (nvm_version_status(old) == NVM_STATUS_ABORTED)

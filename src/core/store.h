@@ -70,6 +70,7 @@
 #include "nvm_types.h"
 #include "segarray.h"
 #include "txn.h"
+#include "visibility.h"
 
 #define NVM_TUPLES_PER_BLOCK	291 /* MaxHeapTuplesPerPage: tidbitmap.c rejects more */
 #define NVM_TABLE_MAGIC			UINT64_C(0x3142544d564e)	/* "NVMTB1" */
@@ -172,32 +173,6 @@ typedef struct NvmTable
 {
 	NvmTableDesc *desc;
 } NvmTable;
-
-/* How a chain is read: which versions count as visible. */
-typedef enum NvmViewKind
-{
-	NVM_VIEW_SNAPSHOT,			/* MVCC: snapshot + own changes before curcid */
-	NVM_VIEW_SELF,				/* committed now + all own changes */
-	NVM_VIEW_DIRTY,				/* committed now + own + others' running */
-	NVM_VIEW_ANY				/* newest version that is not aborted */
-} NvmViewKind;
-
-typedef struct NvmView
-{
-	NvmViewKind kind;
-	const NvmSnapshot *snap;	/* for NVM_VIEW_SNAPSHOT */
-	uint64_t	my_txid;		/* current transaction's txid, 0 if none yet */
-	uint32_t	curcid;			/* current command id */
-
-	/*
-	 * NVM_VIEW_SNAPSHOT: if set, decides whether the creator of another
-	 * transaction's version that carries an external id is visible, in
-	 * place of snap (PostgreSQL: a snapshot taken elsewhere; the garbage
-	 * collector keeps what it sees through nvm_gc_set_external_floor).
-	 */
-	bool		(*external_visible) (NvmVersion *v, void *arg);
-	void	   *external_arg;
-} NvmView;
 
 /* Result of a write attempt. */
 typedef enum NvmWriteResult
@@ -324,26 +299,22 @@ nvm_version_is_moved(const NvmVersion *v)
 	return (atomic_load_explicit(&((NvmVersion *) v)->info, memory_order_relaxed) & NVM_VINFO_MOVED) != 0;
 }
 
+/*
+ * nvm_version_inlined_aborted says whether v carries the inlined status
+ * ABORTED: its creator rolled back, or v alone was rolled back (a
+ * subtransaction, a killed write) while its creator runs on.
+ */
+static inline bool
+nvm_version_inlined_aborted(const NvmVersion *v)
+{
+	return (atomic_load_explicit(&((NvmVersion *) v)->info, memory_order_acquire) & NVM_VINFO_STATUS_MASK) == NVM_STATUS_ABORTED;
+}
+
 static inline uint32_t
 nvm_version_cid(const NvmVersion *v)
 {
 	return (uint32_t) (atomic_load_explicit(&((NvmVersion *) v)->info, memory_order_relaxed) >> NVM_VINFO_CID_SHIFT);
 }
-
-/*
- * Final (or current) status of a version's creator, using the inlined
- * status when there is one and inlining it when it becomes final.
- */
-extern NvmTxnStatus nvm_version_status(NvmVersion *v);
-
-/* Does this one version pass the view's test for its creator? */
-extern bool nvm_version_creator_visible(NvmVersion *v, const NvmView *view);
-
-/*
- * nvm_chain_visible returns the version of record_no the view sees (it may
- * be a tombstone, meaning the row does not exist for the view), or NULL.
- */
-extern NvmVersion *nvm_chain_visible(const NvmTable *t, uint64_t record_no, const NvmView *view);
 
 /* Writes (see the persist order above). */
 extern NvmWriteResult nvm_record_insert(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
@@ -384,12 +355,6 @@ extern NvmWriteResult nvm_record_move_out(NvmTable *t, NvmTxn *txn, int level, u
  * Returns false if the version is not txn's.
  */
 extern bool nvm_record_kill(NvmTable *t, NvmTxn *txn, uint64_t version_no);
-
-/*
- * nvm_chain_newest returns the newest version of the record that is not
- * aborted (running ones included), or NULL.
- */
-extern NvmVersion *nvm_chain_newest(const NvmTable *t, uint64_t record_no);
 
 /*
  * Row-lock words.  A table gets, at the first row lock taken in it, a third

@@ -208,6 +208,42 @@ nvm_snapshot_contains(const NvmSnapshot *snap, uint64_t txid)
 	return nvm_mcsi_snapshot_contains(snap, txid);
 }
 
+/*
+ * nvm_horizon_start: see txn.h.
+ */
+bool
+nvm_horizon_start(NvmHorizon *h)
+{
+	h->mode = nvm_cc->cc_mode;
+	if (h->mode == NVM_CC_N2DB)
+		return nvm_n2db_horizon_start(&nvm_cc->n2db, h);
+	nvm_mcsi_horizon_start(h);
+	return true;
+}
+
+/*
+ * nvm_horizon_lower: see txn.h.
+ */
+void
+nvm_horizon_lower(NvmHorizon *h, _Atomic uint64_t *vec, uint32_t nvec, uint64_t xmin)
+{
+	if (h->mode == NVM_CC_N2DB)
+		nvm_n2db_horizon_lower(h, xmin);
+	else
+		nvm_mcsi_horizon_lower(h, vec, nvec);
+}
+
+/*
+ * nvm_horizon_contains: see txn.h.
+ */
+bool
+nvm_horizon_contains(const NvmHorizon *h, uint64_t txid)
+{
+	if (h->mode == NVM_CC_N2DB)
+		return nvm_n2db_horizon_contains(h, nvm_txid_clock_ts(txid));
+	return nvm_mcsi_horizon_contains(h, txid);
+}
+
 /* ---------------------------------------------------------------------
  * Transaction status
  * ---------------------------------------------------------------------
@@ -379,12 +415,7 @@ replay_write_log(NvmSlotPersist *sp, bool reclaim)
 			if (reclaim && (info & NVM_VINFO_STATUS_MASK) == NVM_STATUS_ABORTED)
 			{
 				if (nfound == cap)
-				{
-					cap = cap ? cap * 2 : 64;
-					found = realloc(found, cap * sizeof(*found));
-					if (found == NULL)
-						abort();
-				}
+					found = nvm_array_grow(found, &cap, sizeof(*found), 64);
 				found[nfound++] = b->entries[i];
 			}
 		}
@@ -478,7 +509,6 @@ nvm_cc_recover(void *shmem, uint32_t max_slots)
 			if (atomic_load(&ms->slots_high_water) <= c)
 				atomic_store(&ms->slots_high_water, c + 1);
 			atomic_store(&ss->running_txid, indoubt);
-			atomic_store(&ss->pg_xid, (uint32_t) ss->indoubt_xid);
 		}
 		else
 			replay_write_log(sp, true);
@@ -567,7 +597,6 @@ nvm_slot_release(int slot)
 	NvmSlotShared *ss = &nvm_cc->slots[slot];
 
 	atomic_store(&ss->running_txid, 0);
-	atomic_store(&ss->pg_xid, 0);
 	ss->owner_pid = 0;
 	atomic_store_explicit(&ss->in_use, 0, memory_order_release);
 }
@@ -744,15 +773,8 @@ nvm_txn_log_version(NvmTxn *txn, nvm_off table, nvm_off version, int level)
 	txn->plog_count++;
 
 	if (txn->nlog == txn->log_capacity)
-	{
-		size_t		cap = txn->log_capacity ? txn->log_capacity * 2 : 256;
-		NvmWriteLogEntry *log = realloc(txn->log, cap * sizeof(NvmWriteLogEntry));
-
-		if (log == NULL)
-			abort();			/* out of process memory: nothing sane to do */
-		txn->log = log;
-		txn->log_capacity = cap;
-	}
+		txn->log = nvm_array_grow(txn->log, &txn->log_capacity,
+								  sizeof(NvmWriteLogEntry), 256);
 	txn->log[txn->nlog].version = version;
 	txn->log[txn->nlog].level = level;
 	txn->nlog++;
@@ -898,7 +920,6 @@ nvm_txn_hand_over_indoubt(NvmTxn *txn)
 	if (sp->indoubt_txid != txn->txid)
 		abort();
 	ss->indoubt_xid = sp->indoubt_xid;
-	atomic_store(&ss->pg_xid, (uint32_t) sp->indoubt_xid);
 	atomic_store(&ss->running_txid, txn->txid);
 	atomic_fetch_add(&ms->indoubt_count, 1);
 	/* in doubt before the slot is free: nvm_slot_acquire skips it */
@@ -935,8 +956,7 @@ finish_indoubt(uint32_t c, uint64_t t, bool commit)
 	sp->indoubt_txid = NVM_INVALID_TXID;
 	nvm_persist(&sp->indoubt_txid, sizeof(uint64_t));
 	publish_completion(c, ts);
-	if (atomic_compare_exchange_strong(&ss->running_txid, &running, 0))
-		atomic_store(&ss->pg_xid, 0);
+	(void) atomic_compare_exchange_strong(&ss->running_txid, &running, 0);
 	atomic_store(&ss->indoubt_txid, NVM_INVALID_TXID);
 	atomic_fetch_sub(&ms->indoubt_count, 1);
 }

@@ -134,13 +134,24 @@ nvm_imported_snapshot_follow(void)
 
 /*
  * follow_visible says whether the creator of v, whose xid v carries, is
- * visible to the PostgreSQL snapshot arg, as HeapTupleSatisfiesMVCC judges
- * an xmin: committed, and neither running at the snapshot nor begun after
- * it.  The pool's status answers for committed and rolled-back versions;
+ * visible to the PostgreSQL snapshot arg, exactly as HeapTupleSatisfiesMVCC
+ * judges an xmin: not in the snapshot (XidInMVCCSnapshot), and committed.
+ * The pool's status answers for committed and rolled-back versions;
  * PostgreSQL's commit log for a transaction that ended in PostgreSQL but
- * has not yet written its nvm status.  An xid that seems to follow even the
- * next xid to be assigned was assigned more than 2^31 xids ago (nvm
- * versions are never frozen): it is old, hence visible if committed.
+ * has not yet written its nvm status.
+ *
+ * The snapshot's bounds are tested in XidInMVCCSnapshot's order, xmin
+ * first: a replication slot's initial snapshot can have its xmin above its
+ * xmax (the xmin comes from the running transactions logged at its
+ * consistent point, the xmax from the commits decoded before it; seen under
+ * load as 105360:105358), and an xid between the two is finished for it,
+ * as it is for heap.  Testing xmax first hid the rows such transactions
+ * wrote last from the initial copy, and the slot's stream never sends them.
+ *
+ * An xid that the snapshot counts as running because it seems to follow
+ * its xmax, and that even seems to follow the next xid to be assigned, was
+ * assigned more than 2^31 xids ago (nvm versions are never frozen): it is
+ * old, hence visible if committed.
  */
 static bool
 follow_visible(NvmVersion *v, void *arg)
@@ -151,11 +162,11 @@ follow_visible(NvmVersion *v, void *arg)
 
 	if (st == NVM_STATUS_ABORTED)
 		return false;
-	if (TransactionIdFollowsOrEquals(xid, snapshot->xmax))
-		return st == NVM_STATUS_COMMITTED &&
-			TransactionIdFollowsOrEquals(xid, ReadNextTransactionId());
 	if (XidInMVCCSnapshot(xid, snapshot))
-		return false;
+		return st == NVM_STATUS_COMMITTED &&
+			TransactionIdFollowsOrEquals(xid, snapshot->xmin) &&
+			TransactionIdFollowsOrEquals(xid, snapshot->xmax) &&
+			TransactionIdFollowsOrEquals(xid, ReadNextTransactionId());
 	return st == NVM_STATUS_COMMITTED || TransactionIdDidCommit(xid);
 }
 

@@ -35,9 +35,7 @@
 #include "storage/proc.h"
 #include "storage/shmem.h"
 
-#include "nvm_imported_snapshot.h"
 #include "nvm_parallel.h"
-#include "nvm_xact.h"
 
 /* One leader's published view. */
 typedef struct NvmLeaderView
@@ -76,23 +74,33 @@ nvm_parallel_shmem_startup(void)
 }
 
 /*
- * nvm_parallel_publish publishes this backend's current view in its slot,
- * for the workers of a query that may run in parallel; called when the
- * executor starts such a query, before its workers exist.
+ * nvm_parallel_may_publish says whether this backend can publish a view
+ * for parallel workers now: it is not a worker, not inside a parallel
+ * query already, and has a slot.
+ */
+bool
+nvm_parallel_may_publish(void)
+{
+	return !IsParallelWorker() && !IsInParallelMode() && nvm_leader_views != NULL &&
+		MyProc != NULL && MyProc->pgprocno < MaxBackends;
+}
+
+/*
+ * nvm_parallel_publish publishes this backend's current view in its slot:
+ * its statement vector snap, its nvm txid (0 if none) and whether it reads
+ * with a snapshot taken elsewhere, for the workers of a query that may run
+ * in parallel; called, if nvm_parallel_may_publish, when the executor
+ * starts such a query, before its workers exist.
  */
 void
-nvm_parallel_publish(void)
+nvm_parallel_publish(const NvmSnapshot *snap, uint64 txid, bool imported)
 {
 	NvmLeaderView *slot;
-	const NvmSnapshot *snap;
 
-	if (IsParallelWorker() || IsInParallelMode() || nvm_leader_views == NULL ||
-		MyProc == NULL || MyProc->pgprocno >= MaxBackends)
-		return;
+	Assert(nvm_parallel_may_publish());
 	slot = &nvm_leader_views[MyProc->pgprocno];
-	snap = nvm_xact_statement_snapshot();
-	slot->txid = nvm_xact_my_txid();
-	slot->imported = nvm_imported_snapshot_applies();
+	slot->txid = txid;
+	slot->imported = imported;
 	memcpy(&slot->snap, snap, nvm_snapshot_size(snap));
 	pg_write_barrier();
 	slot->valid = true;

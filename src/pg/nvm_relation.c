@@ -47,7 +47,6 @@
 #include "nvm_growth.h"
 #include "nvm_relation.h"
 #include "nvm_repair.h"
-#include "nvm_xact.h"
 #include "nvmam.h"
 #include "pool.h"
 #include "txn.h"
@@ -292,10 +291,12 @@ nvm_relation_indexes_repairable(Relation rel)
  * rnode of rel with the given persistence (it replaces any stale
  * descriptor with that key: relfilenodes are reused only after their
  * relation is gone) and caches it for rel if rnode is rel's current
- * relfilenode.
+ * relfilenode.  create_txid is the creating transaction's nvm txid (0 if
+ * it has none).
  */
 NvmTable
-nvm_relation_create_storage(Relation rel, const RelFileNode *rnode, char persistence)
+nvm_relation_create_storage(Relation rel, const RelFileNode *rnode, char persistence,
+							uint64 create_txid)
 {
 	NvmTableKey key;
 	NvmTable	table;
@@ -303,7 +304,7 @@ nvm_relation_create_storage(Relation rel, const RelFileNode *rnode, char persist
 	nvm_check_pool_mapped();
 	nvm_binding_settle(rel);
 	nvm_relation_key(rel, rnode, persistence, &key);
-	if (!nvm_table_create(&key, nvm_xact_my_txid(), &table))
+	if (!nvm_table_create(&key, create_txid, &table))
 		nvm_report_storage_full(rel);
 	if (RelFileNodeEquals(*rnode, rel->rd_node) &&
 		persistence == rel->rd_rel->relpersistence)

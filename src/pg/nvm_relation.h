@@ -22,7 +22,7 @@ extern NvmTable nvm_relation_table_for_size(Relation rel);
 extern int32 nvm_relation_data_width(Relation rel, int32 *attr_widths);
 extern bool nvm_relation_indexes_repairable(Relation rel);
 extern NvmTable nvm_relation_create_storage(Relation rel, const RelFileNode *rnode,
-											char persistence);
+											char persistence, uint64 create_txid);
 extern void nvm_report_storage_full(Relation rel) pg_attribute_noreturn();
 extern void nvm_report_pool_full(Relation rel) pg_attribute_noreturn();
 extern void nvm_report_write_start_failed(void) pg_attribute_noreturn();

@@ -101,7 +101,7 @@ nvm_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 {
 	NvmTableKey key;
 
-	nvm_relation_create_storage(rel, newrnode, persistence);
+	nvm_relation_create_storage(rel, newrnode, persistence, nvm_xact_my_txid());
 	nvm_relation_key(rel, newrnode, persistence, &key);
 	nvm_drop_schedule(&key, false);
 	if (newrnode != &rel->rd_node && !RelFileNodeEquals(*newrnode, rel->rd_node))

@@ -1,7 +1,29 @@
 /*-------------------------------------------------------------------------
  *
  * nvm_visibility.c
- *	  Which version of an nvm row a PostgreSQL snapshot sees, by TID.
+ *	  Which version of an nvm row a PostgreSQL snapshot sees: the rule each
+ *	  snapshot type gets, and the questions asked by TID.
+ *
+ * The rules themselves are the core's (src/core/visibility.h states them
+ * all).  This file is the one place that says which rule a PostgreSQL
+ * snapshot type gets; nvm_view_init turns the snapshot into a core view,
+ * and nvm_version_visible, asked about one version by TID, follows the
+ * same table:
+ *
+ *	 snapshot type			core view				notes
+ *	 MVCC					NVM_VIEW_SNAPSHOT		the statement's vector (or the
+ *													scan's copy) and curcid; a
+ *													snapshot another process took
+ *													judges by xid instead
+ *													(nvm_imported_snapshot.c)
+ *	 SELF					NVM_VIEW_SELF
+ *	 DIRTY					NVM_VIEW_DIRTY			and whom to wait for (below)
+ *	 ANY					NVM_VIEW_ANY			by TID: every version
+ *	 NON_VACUUMABLE			NVM_VIEW_ANY			newest non-aborted: never less
+ *													than the planner's probes need
+ *	 TOAST, HISTORIC_MVCC	refused					an nvm table's TOAST table is
+ *													a heap table, and catalogs
+ *													are heap tables
  *
  * Two questions are asked by TID:
  *	 - By an index (nvm_fetch_root): an index entry holds the TID of the
@@ -35,6 +57,7 @@
 
 #include "access/transam.h"
 
+#include "nvm_imported_snapshot.h"
 #include "nvm_tuple.h"
 #include "nvm_visibility.h"
 #include "nvm_xact.h"
@@ -42,6 +65,49 @@
 
 /* How often a dirty fetch rereads a chain whose writer just finished. */
 #define NVM_DIRTY_RETRIES	3
+
+/*
+ * nvm_view_init sets up the view of the version chains that a PostgreSQL
+ * snapshot asks for.  MVCC snapshots use snap, or the statement snapshot if
+ * snap is NULL, with PostgreSQL's curcid for own changes.
+ * SnapshotNonVacuumable (the planner's endpoint probes) is served by the
+ * newest non-aborted version, which is never less than it needs.
+ */
+void
+nvm_view_init(NvmView *view, Snapshot snapshot, const NvmSnapshot *snap)
+{
+	NvmTxn	   *txn;
+
+	memset(view, 0, sizeof(*view));
+	switch (snapshot->snapshot_type)
+	{
+		case SNAPSHOT_MVCC:
+			view->kind = NVM_VIEW_SNAPSHOT;
+			view->snap = snap ? snap : nvm_xact_statement_snapshot();
+			view->curcid = snapshot->curcid;
+			/* a snapshot another process took (a replication slot's) */
+			nvm_imported_snapshot_view(view, snapshot);
+			break;
+		case SNAPSHOT_SELF:
+			view->kind = NVM_VIEW_SELF;
+			break;
+		case SNAPSHOT_DIRTY:
+			view->kind = NVM_VIEW_DIRTY;
+			break;
+		case SNAPSHOT_ANY:
+		case SNAPSHOT_NON_VACUUMABLE:
+			view->kind = NVM_VIEW_ANY;
+			break;
+		case SNAPSHOT_TOAST:
+		case SNAPSHOT_HISTORIC_MVCC:
+			elog(ERROR, "unexpected snapshot type %d for an nvm table",
+				 (int) snapshot->snapshot_type);
+			break;
+	}
+	/* the transaction's own txid (a parallel worker has none of its own) */
+	txn = nvm_xact_running_txn();
+	view->my_txid = txn != NULL ? txn->txid : NVM_INVALID_TXID;
+}
 
 /*
  * nvm_version_by_other_running says whether v was created by a transaction

@@ -12,6 +12,7 @@
 
 #include "store.h"
 
+extern void nvm_view_init(NvmView *view, Snapshot snapshot, const NvmSnapshot *snap);
 extern bool nvm_version_by_other_running(NvmVersion *v, uint64 my_txid);
 extern NvmVersion *nvm_prev_live(NvmVersion *v);
 extern NvmVersion *nvm_fetch_root(const NvmTable *t, uint64 root, Snapshot snapshot,

@@ -17,8 +17,8 @@
  * logical decoding), so the waiter cannot use XactLockTableWait; it waits
  * for X's virtual transaction id, which X publishes in its clock slot when
  * it first writes (as OrioleDB does): VirtualXactLock(vxid, true).  (The
- * slot's vxid and xid words are fields of the core's NvmSlotShared that
- * nvm_xact.c writes.)  X's nvm status is final before that lock
+ * slot's vxid and xid words are this layer's, nvm_published.c; nvm_xact.c
+ * writes them.)  X's nvm status is final before that lock
  * goes: the transaction callbacks that commit or abort the nvm transaction
  * run before PostgreSQL releases a transaction's locks.  The slot's running
  * txid is read before and after the vxid, so a vxid of a later transaction
@@ -70,6 +70,7 @@
 #include "utils/guc.h"
 #include "utils/resowner.h"
 
+#include "nvm_published.h"
 #include "nvm_rowlock.h"
 #include "nvm_wait.h"
 #include "nvm_xact.h"
@@ -340,8 +341,7 @@ nvm_wait_for_writer(Relation rel, NvmVersion *v)
 
 	if (atomic_load(&ss->running_txid) == txid)
 	{
-		vxid.backendId = (BackendId) atomic_load(&ss->vxid_backend);
-		vxid.localTransactionId = (LocalTransactionId) atomic_load(&ss->vxid_lxid);
+		vxid = nvm_published_vxid((int) nvm_txid_clock_id(txid));
 		if (atomic_load(&ss->running_txid) == txid &&
 			VirtualTransactionIdIsValid(vxid))
 		{

@@ -27,11 +27,12 @@
  * xid read from SnapshotDirty.  A transaction that creates index entries
  * (an insert into an indexed table, an update that changes an indexed
  * column) or deletes from an indexed table takes its top-level xid and
- * publishes it in its clock slot, together with its virtual transaction id,
- * so that others can find whom to wait for.  So does a SERIALIZABLE
- * transaction (its versions name it for nvm_ssi.c) and, with wal_level =
- * logical, one that writes a table PostgreSQL decodes (nvm_wal.c).  Other
- * transactions that only change non-indexed columns get no xid.
+ * publishes it for its clock slot, together with its virtual transaction
+ * id (nvm_published.c), so that others can find whom to wait for.  So
+ * does a SERIALIZABLE transaction (its versions name it for nvm_ssi.c)
+ * and, with wal_level = logical, one that writes a table PostgreSQL
+ * decodes (nvm_wal.c).  Other transactions that only change non-indexed
+ * columns get no xid.
  *
  * Committing.  A transaction that wrote nothing but nvm rows and their
  * index entries commits on its nvm status alone, without a WAL flush: its
@@ -74,6 +75,7 @@
 #include "nvm_drop.h"
 #include "nvm_imported_snapshot.h"
 #include "nvm_parallel.h"
+#include "nvm_published.h"
 #include "nvm_relation.h"
 #include "nvm_wal.h"
 #include "nvm_xact.h"
@@ -520,45 +522,6 @@ nvm_xact_fresh_snapshot(void)
 }
 
 /*
- * nvm_view_init sets up the view of the version chains that a PostgreSQL
- * snapshot asks for.  MVCC snapshots use snap, or the statement snapshot if
- * snap is NULL, with PostgreSQL's curcid for own changes.
- * SnapshotNonVacuumable (the planner's endpoint probes) is served by the
- * newest non-aborted version, which is never less than it needs.
- */
-void
-nvm_view_init(NvmView *view, Snapshot snapshot, const NvmSnapshot *snap)
-{
-	memset(view, 0, sizeof(*view));
-	switch (snapshot->snapshot_type)
-	{
-		case SNAPSHOT_MVCC:
-			view->kind = NVM_VIEW_SNAPSHOT;
-			view->snap = snap ? snap : nvm_xact_statement_snapshot();
-			view->curcid = snapshot->curcid;
-			/* a snapshot another process took (a replication slot's) */
-			nvm_imported_snapshot_view(view, snapshot);
-			break;
-		case SNAPSHOT_SELF:
-			view->kind = NVM_VIEW_SELF;
-			break;
-		case SNAPSHOT_DIRTY:
-			view->kind = NVM_VIEW_DIRTY;
-			break;
-		case SNAPSHOT_ANY:
-		case SNAPSHOT_NON_VACUUMABLE:
-			view->kind = NVM_VIEW_ANY;
-			break;
-		case SNAPSHOT_TOAST:
-		case SNAPSHOT_HISTORIC_MVCC:
-			elog(ERROR, "unexpected snapshot type %d for an nvm table",
-				 (int) snapshot->snapshot_type);
-			break;
-	}
-	view->my_txid = nvm_txn.txid;
-}
-
-/*
  * publish_xid assigns the transaction's top-level PostgreSQL xid, if it has
  * none yet, and publishes it in the clock slot, so that others meeting its
  * versions can wait on it; the versions it writes from now on carry it.
@@ -571,7 +534,7 @@ publish_xid(void)
 	if (nvm_xid_published)
 		return;
 	xid = GetTopTransactionId();
-	atomic_store(&nvm_cc->slots[nvm_slot].pg_xid, (uint32) xid);
+	nvm_published_set_xid(nvm_slot, xid);
 	nvm_txn.external_id = (uint32) xid;
 	nvm_xid_published = true;
 }
@@ -612,11 +575,13 @@ nvm_xact_begin_write(bool needs_pg_xid)
 	if (nvm_txn.txid == NVM_INVALID_TXID)
 	{
 		uint64		txid = nvm_txn_begin_write(&nvm_txn);
+		VirtualTransactionId vxid;
 
 		if (txid == NVM_INVALID_TXID)
 			nvm_report_write_start_failed();
-		atomic_store(&ss->vxid_backend, (int32) MyProc->backendId);
-		atomic_store(&ss->vxid_lxid, (uint32) MyProc->lxid);
+		vxid.backendId = MyProc->backendId;
+		vxid.localTransactionId = MyProc->lxid;
+		nvm_published_set_vxid(nvm_slot, vxid);
 		atomic_store(&ss->running_txid, txid);
 	}
 
@@ -653,20 +618,24 @@ nvm_xact_level(void)
 
 /*
  * nvm_xact_published_xid returns the PostgreSQL xid that the running nvm
- * transaction txid has published, or InvalidTransactionId if it has none or
- * is no longer running.  The slot's running txid is read before and after
- * the xid, so an xid of a later transaction on the same slot is never
- * returned.
+ * transaction txid has published (nvm_published.c), or the xid that
+ * decides it if it is in doubt (recovered, or prepared), or
+ * InvalidTransactionId if it has none or is no longer running.  The slot's
+ * running txid is read before and after the xid, so an xid of a later
+ * transaction on the same slot is never returned.
  */
 TransactionId
 nvm_xact_published_xid(uint64 txid)
 {
-	NvmSlotShared *ss = &nvm_cc->slots[nvm_txid_clock_id(txid)];
+	int			slot = (int) nvm_txid_clock_id(txid);
+	NvmSlotShared *ss = &nvm_cc->slots[slot];
 	TransactionId xid;
 
 	if (atomic_load(&ss->running_txid) != txid)
 		return InvalidTransactionId;
-	xid = (TransactionId) atomic_load(&ss->pg_xid);
+	xid = (TransactionId) nvm_indoubt_xid_of(txid);
+	if (!TransactionIdIsValid(xid))
+		xid = nvm_published_xid(slot);
 	if (atomic_load(&ss->running_txid) != txid)
 		return InvalidTransactionId;
 	return xid;
@@ -684,13 +653,7 @@ nvm_xact_reset(void)
 	if (MyProc != NULL)
 		nvm_gc_unpin(MyProc->pgprocno);
 	if (nvm_slot >= 0)
-	{
-		NvmSlotShared *ss = &nvm_cc->slots[nvm_slot];
-
-		atomic_store(&ss->pg_xid, 0);
-		atomic_store(&ss->vxid_backend, 0);
-		atomic_store(&ss->vxid_lxid, 0);
-	}
+		nvm_published_clear(nvm_slot);
 	nvm_xid_published = false;
 }
 
@@ -780,12 +743,14 @@ prepare_prepare(void)
 static void
 hand_over_prepared(void)
 {
-	NvmSlotShared *ss = &nvm_cc->slots[nvm_slot];
+	VirtualTransactionId none;
 
 	/* waiters stop waiting for this backend: they wait on the xid */
-	atomic_store(&ss->vxid_backend, 0);
-	atomic_store(&ss->vxid_lxid, 0);
+	SetInvalidVirtualTransactionId(none);
+	nvm_published_set_vxid(nvm_slot, none);
 	nvm_txn_hand_over_indoubt(&nvm_txn);
+	/* the core names its xid now (nvm_indoubt_xid_of) */
+	nvm_published_clear(nvm_slot);
 	nvm_slot = -1;
 }
 

@@ -49,7 +49,6 @@ extern NvmSnapshot *nvm_xact_copy_snapshot(const NvmSnapshot *snap);
 extern NvmSnapshot *nvm_xact_fresh_snapshot(void);
 extern void nvm_xact_adopt_snapshot(int from_pgprocno, bool (*still_runs) (void *),
 									void *arg, const char *refused);
-extern void nvm_view_init(NvmView *view, Snapshot snapshot, const NvmSnapshot *snap);
 
 extern NvmTxn *nvm_xact_begin_write(bool needs_pg_xid);
 extern NvmTxn *nvm_xact_running_txn(void);

@@ -74,6 +74,7 @@
 #include "nvm_import.h"
 #include "nvm_imported_snapshot.h"
 #include "nvm_parallel.h"
+#include "nvm_published.h"
 #include "nvm_seqlog.h"
 #include "nvm_wal.h"
 #include "nvmam.h"
@@ -436,9 +437,9 @@ nvm_open_pool(void)
 
 /*
  * nvm_shmem_request reserves the shared memory of the binding, of the row
- * locks, of the wait tokens, of the xmin-token counter, of the
- * parallel leaders' views and of the sequence log's anchor, and a marker that says when shared memory is
- * new.  The core's volatile state (allocator, clock slots, table directory
+ * locks, of the wait tokens, of the xmin-token counter, of the parallel
+ * leaders' views, of what slots publish and of the sequence log's anchor,
+ * and a marker that says when shared memory is new.  The core's volatile state (allocator, clock slots, table directory
  * lock) lives in shared memory of its own, which grows with the pool
  * (nvm_growth_core_area).
  */
@@ -454,6 +455,7 @@ nvm_shmem_request(void)
 	RequestAddinShmemSpace(nvm_wait_shmem_size());
 	RequestAddinShmemSpace(nvm_token_shmem_size());
 	RequestAddinShmemSpace(nvm_parallel_shmem_size());
+	RequestAddinShmemSpace(nvm_published_shmem_size());
 	RequestAddinShmemSpace(nvm_seqlog_shmem_size());
 }
 
@@ -504,6 +506,7 @@ nvm_shmem_startup(void)
 	nvm_wait_shmem_startup();
 	nvm_token_shmem_startup();
 	nvm_parallel_shmem_startup();
+	nvm_published_shmem_startup();
 	nvm_seqlog_shmem_startup();
 }
 
@@ -597,8 +600,14 @@ nvm_executor_start(QueryDesc *queryDesc, int eflags)
 	nvm_commit_note_query(queryDesc);
 	if (queryDesc->crosscheck_snapshot != InvalidSnapshot)
 		nvm_xact_statement_sees_latest();
-	if (queryDesc->plannedstmt->parallelModeNeeded)
-		nvm_parallel_publish();
+	if (queryDesc->plannedstmt->parallelModeNeeded && nvm_parallel_may_publish())
+	{
+		/* the vector first: taking it decides whether a snapshot is imported */
+		const NvmSnapshot *snap = nvm_xact_statement_snapshot();
+		uint64		txid = nvm_xact_my_txid();
+
+		nvm_parallel_publish(snap, txid, nvm_imported_snapshot_applies());
+	}
 	if (prev_ExecutorStart)
 		prev_ExecutorStart(queryDesc, eflags);
 	else

@@ -1,0 +1,110 @@
+/*
+ * visibility.c
+ *	  The core's visibility rules (MCSI paper Fig. 7): the status of a
+ *	  version's creator, the test a view applies to it, and the chain walks
+ *	  built on that test.  visibility.h states every rule and says where
+ *	  the ones kept elsewhere live.
+ */
+#include "visibility.h"
+
+#include "pool.h"
+#include "store.h"
+
+/*
+ * nvm_version_status returns the status of v's creator: the inlined final
+ * status if there is one, else the status array's (read with helping).
+ * Readers never inline a status themselves: a read-only transaction stores
+ * nothing into the pool.  The creator inlines its final status into every
+ * version it wrote before it publishes its completion, so only versions of
+ * transactions cut short by a crash are looked up in the status array.
+ *
+ * The inlined status is read again after the status array: it may have
+ * been set since the first look, by a rollback of the version alone (a
+ * subtransaction, a killed write), or by the creator finishing, after which
+ * its status entry may be reused by a later transaction (status arrays are
+ * rings; see "bounded bookkeeping" in src/core/README.md).  An entry is
+ * reused only after the inlining, so the second look is always right.
+ */
+NvmTxnStatus
+nvm_version_status(NvmVersion *v)
+{
+	uint64_t	info = atomic_load_explicit(&v->info, memory_order_acquire);
+	NvmTxnStatus st = (NvmTxnStatus) (info & NVM_VINFO_STATUS_MASK);
+	NvmTxnStatus inlined;
+
+	if (st != NVM_STATUS_INITIAL)
+		return st;
+	st = nvm_status_get(v->txid);
+	info = atomic_load_explicit(&v->info, memory_order_acquire);
+	inlined = (NvmTxnStatus) (info & NVM_VINFO_STATUS_MASK);
+	if (inlined != NVM_STATUS_INITIAL)
+		return inlined;
+	if (st != NVM_STATUS_COMMITTED && st != NVM_STATUS_ABORTED)
+		st = NVM_STATUS_RUNNING;
+	return st;
+}
+
+/*
+ * nvm_version_creator_visible applies the view's test to v's creator
+ * (paper Fig. 7 for snapshots; own changes by command id, like heap).
+ */
+bool
+nvm_version_creator_visible(NvmVersion *v, const NvmView *view)
+{
+	if (view->my_txid != NVM_INVALID_TXID && v->txid == view->my_txid)
+	{
+		if (nvm_version_inlined_aborted(v))
+			return false;		/* rolled back with a subtransaction */
+		if (view->kind == NVM_VIEW_SNAPSHOT)
+			return nvm_version_cid(v) < view->curcid;
+		return true;
+	}
+
+	switch (view->kind)
+	{
+		case NVM_VIEW_SNAPSHOT:
+			if (view->external_visible != NULL && v->external_id != 0)
+				return view->external_visible(v, view->external_arg);
+			if (!nvm_snapshot_contains(view->snap, v->txid))
+				return false;
+			return nvm_version_status(v) == NVM_STATUS_COMMITTED;
+		case NVM_VIEW_SELF:
+			return nvm_version_status(v) == NVM_STATUS_COMMITTED;
+		case NVM_VIEW_DIRTY:
+		case NVM_VIEW_ANY:
+			return nvm_version_status(v) != NVM_STATUS_ABORTED;
+	}
+	return false;
+}
+
+/*
+ * nvm_chain_visible: see visibility.h.
+ */
+NvmVersion *
+nvm_chain_visible(const NvmTable *t, uint64_t record_no, const NvmView *view)
+{
+	NvmVersion *v = nvm_ptr(nvm_record_head(t, record_no));
+
+	for (; v != NULL; v = nvm_ptr(v->prev))
+	{
+		if (nvm_version_creator_visible(v, view))
+			return v;
+	}
+	return NULL;
+}
+
+/*
+ * nvm_chain_newest: see visibility.h.
+ */
+NvmVersion *
+nvm_chain_newest(const NvmTable *t, uint64_t record_no)
+{
+	NvmVersion *v = nvm_ptr(nvm_record_head(t, record_no));
+
+	for (; v != NULL; v = nvm_ptr(v->prev))
+	{
+		if (nvm_version_status(v) != NVM_STATUS_ABORTED)
+			return v;
+	}
+	return NULL;
+}

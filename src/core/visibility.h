@@ -1,0 +1,104 @@
+/*
+ * visibility.h
+ *	  The core's visibility rules: which versions of a record a reader
+ *	  sees (MCSI paper Fig. 7), in one place.
+ *
+ * A reader walks a record's chain from the head, newest to oldest, and
+ * takes the first version whose creator passes its view's test
+ * (nvm_chain_visible).  Every rule the core applies to a version's creator
+ * is stated here; the code that applies it is in visibility.c unless said
+ * otherwise:
+ *
+ *	 - Status.  A creator's status is the final status inlined into the
+ *	   version if there is one, else its entry in the status store of the
+ *	   pool's mode, read with helping; a status that is not final reads as
+ *	   RUNNING (nvm_version_status).  Readers never write a status.
+ *	 - Own changes.  A version of the reader's own transaction counts unless
+ *	   it was rolled back (a subtransaction, a killed write: its inlined
+ *	   status is ABORTED); a snapshot sees it only if it was made by an
+ *	   earlier command (command id below curcid), like heap.
+ *	 - Snapshot (NVM_VIEW_SNAPSHOT).  Another transaction's version is
+ *	   visible if its creator had completed when the snapshot was taken
+ *	   and committed.  "Had completed" is the mode's rule:
+ *	   nvm_snapshot_contains (txn.c) dispatches to MCSI's vector test
+ *	   (nvm_mcsi_snapshot_contains, mcsi.h) or N2DB's xmin/active-list
+ *	   test (nvm_n2db_snapshot_contains, n2db.c).  A version carrying an
+ *	   external id is judged by the view's external_visible instead, if the
+ *	   view has one (a snapshot taken outside the core).
+ *	 - Self (NVM_VIEW_SELF): every committed version.
+ *	 - Dirty and any (NVM_VIEW_DIRTY, NVM_VIEW_ANY): every version that is
+ *	   not aborted, running ones included (nvm_chain_newest is the same
+ *	   walk without a view).
+ *
+ * Two rules that build on these live with the code that needs them:
+ *	 - Writes (store.c, check_newer; paper Fig. 8): a transaction may push a
+ *	   version above old only if no version above old is committed or
+ *	   running (first updater wins), and none of its own was made in this
+ *	   or a later command.
+ *	 - All-visible (gc.c, nvm_gc_all_visible): a committed version inside
+ *	   the collection horizon is seen by every snapshot, present and future;
+ *	   everything below the newest such version of a chain may be pruned.
+ *	   The horizon is the mode's too (nvm_horizon_start/lower/contains in
+ *	   txn.c, over mcsi.c and n2db.c).
+ *
+ * The PG layer maps each PostgreSQL snapshot type onto one of these views
+ * in one place: src/pg/nvm_visibility.c.
+ */
+#ifndef NVM_CORE_VISIBILITY_H
+#define NVM_CORE_VISIBILITY_H
+
+#include "nvm_types.h"
+#include "txn.h"
+
+/* Defined in store.h, which includes this header. */
+typedef struct NvmVersion NvmVersion;
+typedef struct NvmTable NvmTable;
+
+/* How a chain is read: which versions count as visible. */
+typedef enum NvmViewKind
+{
+	NVM_VIEW_SNAPSHOT,			/* MVCC: snapshot + own changes before curcid */
+	NVM_VIEW_SELF,				/* committed now + all own changes */
+	NVM_VIEW_DIRTY,				/* committed now + own + others' running */
+	NVM_VIEW_ANY				/* newest version that is not aborted */
+} NvmViewKind;
+
+typedef struct NvmView
+{
+	NvmViewKind kind;
+	const NvmSnapshot *snap;	/* for NVM_VIEW_SNAPSHOT */
+	uint64_t	my_txid;		/* current transaction's txid, 0 if none yet */
+	uint32_t	curcid;			/* current command id */
+
+	/*
+	 * NVM_VIEW_SNAPSHOT: if set, decides whether the creator of another
+	 * transaction's version that carries an external id is visible, in
+	 * place of snap (PostgreSQL: a snapshot taken elsewhere; the garbage
+	 * collector keeps what it sees through nvm_gc_set_external_floor).
+	 */
+	bool		(*external_visible) (NvmVersion *v, void *arg);
+	void	   *external_arg;
+} NvmView;
+
+/*
+ * Final (or current) status of a version's creator: the inlined status if
+ * there is one, else the status store's (RUNNING while it is not final).
+ */
+extern NvmTxnStatus nvm_version_status(NvmVersion *v);
+
+/* Does this one version pass the view's test for its creator? */
+extern bool nvm_version_creator_visible(NvmVersion *v, const NvmView *view);
+
+/*
+ * nvm_chain_visible returns the version of record_no the view sees (it may
+ * be a tombstone, meaning the row does not exist for the view), or NULL.
+ */
+extern NvmVersion *nvm_chain_visible(const NvmTable *t, uint64_t record_no, const NvmView *view);
+
+/*
+ * nvm_chain_newest returns the newest version of the record that is not
+ * aborted (running ones included), or NULL.
+ */
+extern NvmVersion *nvm_chain_newest(const NvmTable *t, uint64_t record_no);
+
+#endif							/* NVM_CORE_VISIBILITY_H */
