@@ -746,6 +746,8 @@ profile_point()
 		rm -f "$base.perf.data" "$base.perf.data.old"
 	fi
 	wait "$pb" || true
+	# the scripts' paths as the repository names them, not as this machine does
+	sed -i "s|$ROOT/||g" "$base.pgbench.txt" 2>/dev/null || true
 	PROFILE_RUNS_LEFT=$((PROFILE_RUNS_LEFT - 1))
 	[ -s "$base.waits.log" ] || rm -f "$base.waits.log"
 	[ -s "$base.perf.log" ] || rm -f "$base.perf.log"
