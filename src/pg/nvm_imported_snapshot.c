@@ -151,7 +151,9 @@ nvm_imported_snapshot_follow(void)
  * An xid that the snapshot counts as running because it seems to follow
  * its xmax, and that even seems to follow the next xid to be assigned, was
  * assigned more than 2^31 xids ago (nvm versions are never frozen): it is
- * old, hence visible if committed.
+ * old, hence visible if committed.  (An xid that XidInMVCCSnapshot counts
+ * as running never precedes the xmin; the test of the xmax spares a running
+ * one the look at the next xid, which takes a lock.)
  */
 static bool
 follow_visible(NvmVersion *v, void *arg)
@@ -164,7 +166,6 @@ follow_visible(NvmVersion *v, void *arg)
 		return false;
 	if (XidInMVCCSnapshot(xid, snapshot))
 		return st == NVM_STATUS_COMMITTED &&
-			TransactionIdFollowsOrEquals(xid, snapshot->xmin) &&
 			TransactionIdFollowsOrEquals(xid, snapshot->xmax) &&
 			TransactionIdFollowsOrEquals(xid, ReadNextTransactionId());
 	return st == NVM_STATUS_COMMITTED || TransactionIdDidCommit(xid);
