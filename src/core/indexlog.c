@@ -365,12 +365,7 @@ nvm_indexlog_recover(bool wal_complete)
 				if (!is_live(tables, ntables, t) || vno == 0)
 					continue;
 				if (nfound == cap)
-				{
-					cap = cap ? cap * 2 : 256;
-					found = realloc(found, cap * sizeof(*found));
-					if (found == NULL)
-						abort();
-				}
+					found = nvm_array_grow(found, &cap, sizeof(*found), 256);
 				atomic_store(&found[nfound].table, t);
 				found[nfound].version_no = vno;
 				nfound++;
