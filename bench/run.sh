@@ -236,6 +236,7 @@ esac
 DISK_BASE=${NVM_BENCH_DATA_DIR:-/var/tmp}
 ISOLATION="repeatable read"
 NPROC=$(nproc)
+CLK_TCK=$(getconf CLK_TCK)
 
 for c in $CONTENDERS; do
 	case "${c%@*}" in
@@ -556,7 +557,7 @@ declare -A FAILED_CONT	# contender -> reason it is skipped in this family
 # a run's summary waits until the server reported its WAL fsyncs (within a
 # second of the run's end); meanwhile the other contenders run.  Per
 # contender: the finished run awaiting its summary.
-declare -A PEND_END PEND_S0 PEND_OUT PEND_META PEND_RUN
+declare -A PEND_END PEND_S0 PEND_OUT PEND_META PEND_RUN PEND_CPU0 PEND_CLIENT
 
 # workload_args WORKLOAD CLIENTS: pgbench's arguments in ARGS, the
 # warehouses column (TPC-C: warehouses in play; TPC-B: scale) in NWH
@@ -573,6 +574,27 @@ wal_syncs()
 	pg "$1" psql -X -At -d postgres -c "SELECT wal_sync FROM pg_stat_wal" 2>/dev/null || echo ''
 }
 
+# server_cpu_ticks CONTENDER: the CPU time (user + system, clock ticks) its
+# server has used so far: every live process of the cluster (the postmaster
+# and its children) with the time of the children each has reaped, so a
+# backend that exited still counts (fields 14-17 of /proc/PID/stat)
+server_cpu_ticks()
+{
+	local pm
+	pm=$(head -n 1 "${CDIR[$1]}/data/postmaster.pid" 2>/dev/null) || return 0
+	# shellcheck disable=SC2046 # one argument per child pid
+	cat "/proc/$pm/stat" $(pgrep -P "$pm" | sed 's|.*|/proc/&/stat|') 2>/dev/null |
+		awk '{ t += $14 + $15 + $16 + $17 } END { if (NR) print t }'
+}
+
+# reaped_cpu_ticks: the CPU time of the children this script's shell has
+# waited for (user + system, clock ticks); taken around a pgbench run (from
+# the main shell, which waits for it), pgbench's own
+reaped_cpu_ticks()
+{
+	awk '{ print $16 + $17 }' "/proc/$$/stat"
+}
+
 now_us()
 {
 	echo "${EPOCHREALTIME/./}"
@@ -582,14 +604,18 @@ now_us()
 # server has reported the run's WAL fsyncs (1.2 s after its end)
 finish_run()
 {
-	local c=$1 left s1 fsyncs='' summary meta del=(--delete-logs) id
+	local c=$1 left s1 fsyncs='' summary meta del=(--delete-logs) id cpu1 server_cpu=
 	[ -n "${PEND_END[$c]:-}" ] || return 0
 	left=$((PEND_END[$c] + 1200000 - $(now_us)))
 	if [ "$left" -gt 0 ]; then sleep "$(printf '%d.%06d' $((left / 1000000)) $((left % 1000000)))"; fi
 	s1=$(wal_syncs "$c")
 	if [ -n "${PEND_S0[$c]}" ] && [ -n "$s1" ]; then fsyncs=$((s1 - PEND_S0[$c])); fi
+	cpu1=$(server_cpu_ticks "$c")
+	if [ -n "${PEND_CPU0[$c]}" ] && [ -n "$cpu1" ]; then
+		server_cpu=$(awk -v t=$((cpu1 - PEND_CPU0[$c])) -v hz="$CLK_TCK" 'BEGIN { printf "%.2f", t / hz }')
+	fi
 	eval "meta=(${PEND_META[$c]})"
-	meta+=(wal_fsyncs="$fsyncs")
+	meta+=(wal_fsyncs="$fsyncs" server_cpu_s="$server_cpu" client_cpu_s="${PEND_CLIENT[$c]}")
 	id=${PEND_RUN[$c]}
 	if [ "$KEEP_LOGS" = 1 ]; then del=(); fi
 	summary=$("$PYTHON" "$BENCH/lib/pgbench_summary.py" --csv "$OUT/results.csv" \
@@ -620,7 +646,7 @@ finish_all()
 # run_point CONTENDER WORKLOAD CLIENTS ROUND
 run_point()
 {
-	local c=$1 w=$2 n=$3 r=$4 fam db args=() nwh='' j key t1 out s0
+	local c=$1 w=$2 n=$3 r=$4 fam db args=() nwh='' j key t1 out s0 cpu0 cc0 cc1
 	finish_run "$c"
 	fam=${WL_FAMILY[$w]}
 	db=$fam
@@ -661,20 +687,25 @@ run_point()
 	progress "$c $w clients=$n${nwh:+ wh=$nwh} (${DURATION}s$label)"
 	psql_c "$c" postgres -c CHECKPOINT >/dev/null 2>&1 || true
 	s0=$(wal_syncs "$c")
+	cpu0=$(server_cpu_ticks "$c")
 	{
 		echo "# $c $w clients=$n: pgbench ${args[*]} -n -M prepared -c $n -j $j -T $DURATION" \
 			"--max-tries=$MAX_TRIES --failures-detailed -l ($ISOLATION)"
 	} >"$out"
+	cc0=$(reaped_cpu_ticks)
 	nvm_run_group $((DURATION + 180)) "$out.tmp" "${AS_PG[@]}" env \
 		PGHOST="${CDIR[$c]}" PGPORT="$(cat "${CDIR[$c]}/port")" PGUSER=postgres \
 		PGOPTIONS='-c default_transaction_isolation=repeatable\ read' \
 		"$PG_BINDIR/pgbench" "${args[@]}" -n -M prepared -c "$n" -j "$j" -T "$DURATION" \
 		--max-tries="$MAX_TRIES" --failures-detailed \
 		-l --log-prefix="$RAW/r$RUN_ID" "$db" >/dev/null 2>&1 || true
+	cc1=$(reaped_cpu_ticks)
 	cat "$out.tmp" >>"$out" 2>/dev/null
 	rm -f "$out.tmp" "$out.tmp.timeout"
 	PEND_END[$c]=$(now_us)
 	PEND_S0[$c]=$s0
+	PEND_CPU0[$c]=$cpu0
+	PEND_CLIENT[$c]=$(awk -v t=$((cc1 - cc0)) -v hz="$CLK_TCK" 'BEGIN { printf "%.2f", t / hz }')
 	PEND_OUT[$c]=$out
 	RUN_US=$((RUN_US + $(now_us) - t1))
 	RUNS_TIMED=$((RUNS_TIMED + 1))

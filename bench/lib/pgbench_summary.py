@@ -16,8 +16,9 @@ usage: pgbench_summary.py --csv FILE --output PGBENCH_OUTPUT --logs PREFIX
 
 KEY=VALUE pairs become leading columns (mode, workload, contender, clients, ...,
 rep = the round of the point, wal_fsyncs = the server's WAL fsyncs during
-the run, from pg_stat_wal, load1 = the machine's 1-minute load average when
-the run started).
+the run, from pg_stat_wal, server_cpu_s = the CPU time, user and system,
+of the server's processes during the run, client_cpu_s = pgbench's, load1 =
+the machine's 1-minute load average when the run started).
 --error records a run that did not take place (status "skipped").
 --duplicate-of appends a copy of the row of run RUN_ID with the given keys
 replaced: a configuration reached under two workload names is measured once.
@@ -42,7 +43,7 @@ VALUE_COLUMNS = [
 META_COLUMNS = [
     "mode", "family", "workload", "contender", "clients", "threads", "warehouses",
     "duration_s", "isolation", "synchronous_commit", "drain_delay_ns", "run_id",
-    "started_utc", "rep", "wal_fsyncs", "load1",
+    "started_utc", "rep", "wal_fsyncs", "server_cpu_s", "client_cpu_s", "load1",
 ]
 
 

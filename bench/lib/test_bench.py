@@ -179,7 +179,8 @@ class Noise(unittest.TestCase):
 
 COLUMNS = ["mode", "family", "workload", "contender", "clients", "threads", "warehouses",
            "duration_s", "synchronous_commit", "rep", "run_id", "status", "tps", "commits", "wal_fsyncs", "failed",
-           "retried", "retries", "abort_pct", "lat_avg_ms", "lat_p50_ms", "lat_p99_ms", "error"]
+           "retried", "retries", "abort_pct", "lat_avg_ms", "lat_p50_ms", "lat_p99_ms", "error",
+           "server_cpu_s", "client_cpu_s"]
 
 
 def fsyncs_of(w, c):
@@ -188,13 +189,14 @@ def fsyncs_of(w, c):
     return 0.0 if w == "ycsb-c" else (0.01 if c.startswith("nvm") else 0.9)
 
 
-def synthetic_run(out, tps, rounds=4, jitter=0.03, seed=1, shift=None, serial=False):
+def synthetic_run(out, tps, rounds=4, jitter=0.03, seed=1, shift=None, serial=False, cpu=None):
     """results.csv of a quick run: tps {(workload, contender): value} at 4
     clients, each round's value moved by a common factor (load that hits
     every contender alike) and by its own jitter; shift {contender: factor}
     moves a contender's every round alike (a disk busier for the whole
     run); serial numbers the runs as full mode's serial order does, one
-    contender's rounds after the other's."""
+    contender's rounds after the other's; cpu {(workload, contender):
+    (server µs, pgbench µs)} per transaction gives the runs CPU accounts."""
     rng = random.Random(seed)
     rows, rid = [], 0
     for w in sorted({w for w, _ in tps}):
@@ -215,6 +217,9 @@ def synthetic_run(out, tps, rounds=4, jitter=0.03, seed=1, shift=None, serial=Fa
                              "failed": 0, "retried": 0, "retries": 0, "abort_pct": "0.0",
                              "lat_avg_ms": "1.0", "lat_p50_ms": "0.9", "lat_p99_ms": "3.0",
                              "error": ""})
+                if cpu and (w, c) in cpu:
+                    rows[-1]["server_cpu_s"] = "%.2f" % (int(2 * t) * cpu[(w, c)][0] / 1e6)
+                    rows[-1]["client_cpu_s"] = "%.2f" % (int(2 * t) * cpu[(w, c)][1] / 1e6)
     if serial:
         for i, r in enumerate(sorted(rows, key=lambda r: (r["contender"], r["workload"], r["rep"]))):
             r["run_id"] = i + 1
@@ -280,6 +285,72 @@ class TargetsOfARun(unittest.TestCase):
         self.assertRegex(text, r"\| insert \|.*\| \d\.\d\d \(\d\.\d\d–\d\.\d\d\) \|")
         per_count = text[text.index("## Throughput and ratios at every client count"):]
         self.assertRegex(per_count, r"\n\| 4 \|[^\n]*\| \d\.\d\d \(\d\.\d\d–\d\.\d\d\) \|")
+
+
+class CpuAccounts(unittest.TestCase):
+    """The report's CPU per transaction: server and pgbench time over the
+    transactions, the share of the CPUs they kept busy, and the server CPU
+    a target needs when both contenders are limited by the CPUs."""
+
+    TPS = {("tpcc-4wh", "heap-tmpfs"): 6000, ("tpcc-4wh", "nvm-mcsi"): 6000}
+    CPU = {("tpcc-4wh", "heap-tmpfs"): (300, 100), ("tpcc-4wh", "nvm-mcsi"): (280, 110)}
+
+    def results(self, d, cores, cpu=CPU):
+        saved = report.CORES
+        report.CORES = cores
+        try:
+            synthetic_run(d, self.TPS, cpu=cpu)
+            return report.Results(report.load_results(d))
+        finally:
+            report.CORES = saved
+
+    def test_per_transaction_and_busy_share(self):
+        with tempfile.TemporaryDirectory() as d:
+            res = self.results(d, 2)
+            r = res.get("tpcc-4wh", "nvm-mcsi", 4)
+            # 0.01 s rounding of the CPU seconds over about 50,000 transactions
+            self.assertAlmostEqual(r["server_us_per_txn"], 280, delta=1)
+            self.assertAlmostEqual(r["client_us_per_txn"], 110, delta=1)
+            # 390 µs per transaction at about 6000 tps: about 2.3 CPUs of 2
+            self.assertGreater(r["cpu_busy"], 0.85)
+            self.assertRegex(report.cpu_table(res), r"\| tpcc-4wh \| 300 \+ 100, \d+% \(4\) \| 280 \+ 110, \d+% \(4\) \|")
+            busy = self.results(d, 64).get("tpcc-4wh", "nvm-mcsi", 4)["cpu_busy"]
+            self.assertAlmostEqual(busy, r["cpu_busy"] * 2 / 64)
+
+    def test_bound_when_both_are_limited_by_the_cpus(self):
+        with tempfile.TemporaryDirectory() as d:
+            text = report.cpu_bound_text(self.results(d, 2), "tpcc-4wh", "nvm-mcsi", "heap-tmpfs", 1.2)
+            self.assertIn("nvm-mcsi 280 + 110 µs, heap-tmpfs 300 + 100 µs", text)
+            # (300 + 100) / 1.2 - 110 = 223 µs: 26 % below heap-tmpfs's 300
+            self.assertRegex(text, r"takes at most 22[234] µs per transaction, 2[567]% less than heap-tmpfs's")
+        with tempfile.TemporaryDirectory() as d:
+            text = report.cpu_bound_text(self.results(d, 64), "tpcc-4wh", "nvm-mcsi", "heap-tmpfs", 1.2)
+            self.assertIn("280 + 110", text)
+            self.assertNotIn("at most", text)
+
+    def test_missed_target_is_explained_by_the_cpus(self):
+        with tempfile.TemporaryDirectory() as d:
+            res = self.results(d, 2)
+            saved = report.CORES
+            report.CORES = 2
+            try:
+                report.write_report(d, res, [], {}, [], "", {})
+            finally:
+                report.CORES = saved
+            with open(os.path.join(d, "report.md")) as f:
+                text = f.read()
+            self.assertIn("## CPU per transaction", text)
+            miss = [line for line in text.splitlines() if line.startswith("- **nvm")
+                    and "1.2" in line and "heap-tmpfs" in line]
+            self.assertTrue(miss, "the missed TPC-C target is listed")
+            self.assertRegex(miss[0], r"takes at most 22[234] µs per transaction")
+
+    def test_runs_without_accounts(self):
+        with tempfile.TemporaryDirectory() as d:
+            res = self.results(d, 2, cpu={})
+            self.assertIsNone(res.get("tpcc-4wh", "nvm-mcsi", 4)["server_us_per_txn"])
+            self.assertIn("| tpcc-4wh | – | – |", report.cpu_table(res))
+            self.assertEqual(report.cpu_bound_text(res, "tpcc-4wh", "nvm-mcsi", "heap-tmpfs", 1.2), "")
 
 
 class SerialOrder(unittest.TestCase):
