@@ -87,13 +87,14 @@ CREATE FUNCTION nvm_backend_stats(
     OUT log_free_commits bigint,
     OUT tied_commits bigint,
     OUT index_log_entries bigint,
-    OUT commit_wal_flushes bigint)
+    OUT commit_wal_flushes bigint,
+    OUT sequence_positions bigint)
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT;
 
 COMMENT ON FUNCTION nvm_backend_stats() IS
-'this backend''s concurrency-control and persist counters: snapshots and their cost, completed nvm transactions and the cost of completing them, flushes, cache lines, bytes and fences; commits on the pool alone (log-free) and tied to PostgreSQL''s commit record, index roots logged in the pool, and WAL flushes log-free commits needed';
+'this backend''s concurrency-control and persist counters: snapshots and their cost, completed nvm transactions and the cost of completing them, flushes, cache lines, bytes and fences; commits on the pool alone (log-free) and tied to PostgreSQL''s commit record, index roots logged in the pool, WAL flushes log-free commits needed, and identity sequence positions kept in the pool instead of a flush';
 
 -- Integrity checks (src/pg/nvm_verify.c), as amcheck's verify_heapam is for
 -- heap.  Like amcheck's functions they are not for PUBLIC: a superuser may

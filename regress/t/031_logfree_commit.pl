@@ -73,12 +73,12 @@ sub run_counted
 		$sql
 		SELECT pg_stat_force_next_flush();
 		SELECT log_free_commits || ' ' || tied_commits || ' ' || index_log_entries
-			   || ' ' || commit_wal_flushes FROM nvm_backend_stats();
+			   || ' ' || commit_wal_flushes || ' ' || sequence_positions FROM nvm_backend_stats();
 	});
-	my ($counters) = $out =~ /(\d+ \d+ \d+ \d+)\s*$/;
-	my ($lf, $tied, $entries, $flushes) = split / /, $counters;
+	my ($counters) = $out =~ /(\d+ \d+ \d+ \d+ \d+)\s*$/;
+	my ($lf, $tied, $entries, $flushes, $positions) = split / /, $counters;
 	return { log_free => $lf, tied => $tied, entries => $entries, flushes => $flushes,
-		syncs => wal_syncs() - $before };
+		positions => $positions, syncs => wal_syncs() - $before };
 }
 
 # wal_writer_just_flushed: the WAL writer flushes asynchronous commits at
@@ -122,6 +122,8 @@ is($r->{tied}, 0, '... none is tied to the commit record');
 cmp_ok($r->{entries}, '>', 150, "... their index roots are logged in the pool ($r->{entries})");
 cmp_ok($r->{flushes}, '<=', 2,
 	"... the sequence's log-ahead records go to the pool: at most the first after a checkpoint is flushed ($r->{flushes} flushes)");
+cmp_ok($r->{positions}, '>=', 200 / 32 - 2,
+	"... nvm_backend_stats() counts the sequence positions kept in the pool ($r->{positions})");
 cmp_ok($r->{syncs}, '<=', 200 * 0.05,
 	"200 log-free inserts cost at most 0.05 WAL fsyncs each ($r->{syncs} fsyncs)");
 
@@ -302,6 +304,7 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM o WHERE u = 6000001'), '1'
 $r = run_counted(join("\n", map { "INSERT INTO s (v) VALUES ($_);" } 1 .. 10));
 is($r->{log_free}, 10, 'inserts with a serial column are log-free');
 is($r->{flushes}, 10, '... but flush the WAL, as nextval() may have logged ahead');
+is($r->{positions}, 0, '... and keep no sequence position in the pool');
 
 $r = run_counted(join("\n", map { "INSERT INTO x VALUES ($_, $_);" } 1 .. 10));
 is($r->{log_free} . ' ' . $r->{entries}, '10 0',

@@ -546,7 +546,7 @@ inserted_wal_end(void)
 static XLogRecPtr
 sequence_flush_target(int *nseq)
 {
-	int			room = 2 * list_length(state.sequences);
+	int			room = NVM_SEQLOG_ITEM_ENTRIES * list_length(state.sequences);
 	XLogRecPtr	target;
 	bool		flushed;
 
@@ -644,7 +644,10 @@ nvm_commit_prepare_log_free(NvmTxn *txn)
 		if (nroots < state.nroots && nseq > 0)
 			memmove(roots + nroots, roots + state.nroots, nseq * sizeof(NvmIndexLogEntry));
 		if (nvm_indexlog_append((uint32) txn->slot, roots, nroots + nseq, durable))
+		{
 			nvm_commit_stats.index_log_entries += nroots;
+			nvm_commit_stats.sequence_positions += nseq / NVM_SEQLOG_ITEM_ENTRIES;
+		}
 		else
 		{
 			/*

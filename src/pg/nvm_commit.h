@@ -29,6 +29,7 @@ typedef struct NvmCommitStats
 	uint64		log_free;		/* commits on the pool alone */
 	uint64		tied;			/* commits tied to PostgreSQL's commit record */
 	uint64		index_log_entries;	/* index roots logged in the pool */
+	uint64		sequence_positions; /* sequence positions kept in the pool */
 	uint64		wal_flushes;	/* WAL flushes a log-free commit needed */
 } NvmCommitStats;
 

@@ -270,7 +270,8 @@ read_seq_page(const SeqItem *it)
  * nvm_seqlog_collect looks at the identity sequences seqs that a log-free
  * commit used, given that the WAL is durable up to durable.  For each
  * whose page LSN is beyond it, it writes one item (two entries) to out
- * (room for 2 * list_length(seqs)) and counts them in *n; it returns the
+ * (room for NVM_SEQLOG_ITEM_ENTRIES * list_length(seqs)) and counts them
+ * in *n; it returns the
  * WAL position to flush instead for those it cannot log (a cycle, a page
  * not called), InvalidXLogRecPtr if none.  *flushed says whether it flushed
  * the WAL itself (the first commit after a checkpoint began).
@@ -330,7 +331,7 @@ nvm_seqlog_collect(List *seqs, XLogRecPtr durable, NvmIndexLogEntry *out, int *n
 				it.node = rel->rd_node;
 				it.value = seq->last_value;
 				encode_item(&it, lsn, out + *n);
-				*n += 2;
+				*n += NVM_SEQLOG_ITEM_ENTRIES;
 				items_lsn = Max(items_lsn, lsn);
 			}
 		}

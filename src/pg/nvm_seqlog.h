@@ -13,6 +13,9 @@
 
 #include "indexlog.h"
 
+/* Ring entries per sequence position kept in the pool (nvm_seqlog.c). */
+#define NVM_SEQLOG_ITEM_ENTRIES 2
+
 extern Size nvm_seqlog_shmem_size(void);
 extern void nvm_seqlog_shmem_startup(void);
 extern XLogRecPtr nvm_seqlog_collect(List *seqs, XLogRecPtr durable,

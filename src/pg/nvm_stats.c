@@ -149,8 +149,8 @@ nvm_table_stats(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
 	TupleDesc	tupdesc;
-	Datum		values[13];
-	bool		nulls[13] = {0};
+	Datum		values[14];
+	bool		nulls[14] = {0};
 	Relation	rel;
 	NvmTable	table;
 	NvmTableStats ts;
@@ -192,8 +192,9 @@ nvm_table_stats(PG_FUNCTION_ARGS)
  * and aborted and the average cost of completing one (the status write),
  * what the core persisted (flushes, cache lines, bytes and fences), and
  * how commits went (nvm_commit.c): on the pool alone or tied to
- * PostgreSQL's commit record, the index roots logged in the pool, and the
- * WAL flushes log-free commits needed.
+ * PostgreSQL's commit record, the index roots logged in the pool, the WAL
+ * flushes log-free commits needed, and the identity sequence positions
+ * kept in the pool instead of a flush (nvm_seqlog.c).
  */
 Datum
 nvm_backend_stats(PG_FUNCTION_ARGS)
@@ -223,6 +224,7 @@ nvm_backend_stats(PG_FUNCTION_ARGS)
 	values[10] = Int64GetDatum((int64) st.tied_commits);
 	values[11] = Int64GetDatum((int64) st.index_log_entries);
 	values[12] = Int64GetDatum((int64) st.commit_wal_flushes);
+	values[13] = Int64GetDatum((int64) st.sequence_positions);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -301,6 +301,7 @@ nvm_xact_get_stats(NvmBackendStats *out)
 	out->tied_commits = nvm_commit_stats.tied;
 	out->index_log_entries = nvm_commit_stats.index_log_entries;
 	out->commit_wal_flushes = nvm_commit_stats.wal_flushes;
+	out->sequence_positions = nvm_commit_stats.sequence_positions;
 }
 
 /*

@@ -33,6 +33,7 @@ typedef struct NvmBackendStats
 	uint64		tied_commits;	/* commits tied to PostgreSQL's commit record */
 	uint64		index_log_entries;	/* index roots logged in the pool */
 	uint64		commit_wal_flushes; /* WAL flushes log-free commits needed */
+	uint64		sequence_positions; /* sequence positions kept in the pool */
 } NvmBackendStats;
 
 extern void nvm_xact_init(void);
