@@ -65,6 +65,11 @@
  *	   which C's completion flushed: the item is not needed;
  *	 - R is newer (a checkpoint that began after C): its anchor record lies
  *	   after C's record and is durable.
+ * The end-of-recovery checkpoint writes the advanced page without WAL, so a
+ * power loss during that write can tear it; the next recovery then finds a
+ * page that fails its checksum, whose layout is intact, and puts its
+ * content back before advancing it again (read_seq_page).
+ *
  * The backend step (nvm_seqlog_finish) is a second guard, as every
  * statement passes the hooks first; it does not cover nextval called
  * through the fast-path function interface before any statement.
@@ -219,12 +224,14 @@ seq_tuple(Page page, HeapTupleData *tuple)
 {
 	ItemId		lp;
 
-	if (PageIsNew(page) || PageGetSpecialSize(page) != MAXALIGN(sizeof(uint32)) ||
+	if (PageIsNew(page) || PageGetPageSize(page) != BLCKSZ ||
+		PageGetSpecialSize(page) != MAXALIGN(sizeof(uint32)) ||
 		*(uint32 *) PageGetSpecialPointer(page) != NVM_SEQ_MAGIC ||
 		PageGetMaxOffsetNumber(page) < FirstOffsetNumber)
 		return NULL;
 	lp = PageGetItemId(page, FirstOffsetNumber);
-	if (!ItemIdIsNormal(lp))
+	if (!ItemIdIsNormal(lp) ||
+		ItemIdGetOffset(lp) + ItemIdGetLength(lp) > ((PageHeader) page)->pd_special)
 		return NULL;
 	tuple->t_data = (HeapTupleHeader) PageGetItem(page, lp);
 	tuple->t_len = ItemIdGetLength(lp);
@@ -254,16 +261,53 @@ advance(Form_pg_sequence_data seq, const SeqItem *it)
 	return true;
 }
 
-/* read_seq_page returns the buffer of item it's page, InvalidBuffer if none. */
+/*
+ * read_seq_page returns the buffer of item it's page, InvalidBuffer if
+ * none.
+ *
+ * A page whose last write tore fails its checksum, and the buffer manager
+ * hands it out zeroed.  That write can be the end-of-recovery checkpoint's,
+ * of a page advanced by nvm_seqlog_redo_cleanup without WAL, with a crash
+ * before the backend step logged it; replay then reads the page as it is
+ * on disk (no record of the sequence follows the redo point, or the page
+ * would have been rebuilt from it).  Only the page header (its LSN and
+ * checksum, in the first sector) and the tuple's values (in the last)
+ * change from one write of a sequence page to the next, so a torn page is
+ * whole in its layout and holds the tuple of one of the two writes: if the
+ * page on disk is such a sequence page, the buffer gets its content back
+ * (marked dirty, so its next write carries a valid checksum) and the
+ * caller's advance applies on top of it.  A page whose layout is not a
+ * sequence page's stays zeroed in the buffer and is left alone.
+ */
 static Buffer
 read_seq_page(const SeqItem *it)
 {
 	SMgrRelation smgr = smgropen(it->node, InvalidBackendId);
+	Buffer		buf;
+	PGAlignedBlock raw;
+	HeapTupleData tuple;
 
 	if (!smgrexists(smgr, MAIN_FORKNUM) || smgrnblocks(smgr, MAIN_FORKNUM) < 1)
 		return InvalidBuffer;
-	return ReadBufferWithoutRelcache(it->node, MAIN_FORKNUM, 0, RBM_ZERO_ON_ERROR,
-									 NULL, true);
+	buf = ReadBufferWithoutRelcache(it->node, MAIN_FORKNUM, 0, RBM_ZERO_ON_ERROR,
+									NULL, true);
+	if (!PageIsNew(BufferGetPage(buf)))
+		return buf;
+	smgrread(smgr, MAIN_FORKNUM, 0, raw.data);
+	if (PageIsVerifiedExtended((Page) raw.data, 0, 0) || seq_tuple((Page) raw.data, &tuple) == NULL)
+		return buf;
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	if (PageIsNew(BufferGetPage(buf)))
+	{
+		memcpy(BufferGetPage(buf), raw.data, BLCKSZ);
+		MarkBufferDirty(buf);
+		ereport(LOG,
+				(errmsg("nvm: restored sequence page with relfilenode %u/%u/%u that failed its checksum",
+						it->node.spcNode, it->node.dbNode, it->node.relNode),
+				 errdetail("Its layout is intact: the write that tore changed only its header and its values.")));
+	}
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	return buf;
 }
 
 /*
