@@ -149,8 +149,8 @@ nvm_table_stats(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
 	TupleDesc	tupdesc;
-	Datum		values[14];
-	bool		nulls[14] = {0};
+	Datum		values[13];
+	bool		nulls[13] = {0};
 	Relation	rel;
 	NvmTable	table;
 	NvmTableStats ts;
@@ -200,8 +200,8 @@ Datum
 nvm_backend_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[13];
-	bool		nulls[13] = {0};
+	Datum		values[14];
+	bool		nulls[14] = {0};
 	NvmBackendStats st;
 	uint64		completed;
 
