@@ -275,8 +275,9 @@ advance(Form_pg_sequence_data seq, const SeqItem *it)
  * change from one write of a sequence page to the next, so a torn page is
  * whole in its layout and holds the tuple of one of the two writes: if the
  * page on disk is such a sequence page, the buffer gets its content back
- * (marked dirty, so its next write carries a valid checksum) and the
- * caller's advance applies on top of it.  A page whose layout is not a
+ * (marked dirty, so its next write carries a valid checksum; log_cnt 0,
+ * so the next nextval logs ahead) and the caller's advance applies on top
+ * of it.  A page whose layout is not a
  * sequence page's stays zeroed in the buffer and is left alone.
  */
 static Buffer
@@ -300,6 +301,8 @@ read_seq_page(const SeqItem *it)
 	if (PageIsNew(BufferGetPage(buf)))
 	{
 		memcpy(BufferGetPage(buf), raw.data, BLCKSZ);
+		/* whichever write its values are from, the next nextval logs ahead */
+		seq_tuple(BufferGetPage(buf), &tuple)->log_cnt = 0;
 		MarkBufferDirty(buf);
 		ereport(LOG,
 				(errmsg("nvm: restored sequence page with relfilenode %u/%u/%u that failed its checksum",
@@ -315,9 +318,8 @@ read_seq_page(const SeqItem *it)
  * commit used, given that the WAL is durable up to durable.  For each
  * whose page LSN is beyond it, it writes one item (two entries) to out
  * (room for NVM_SEQLOG_ITEM_ENTRIES * list_length(seqs)) and counts them
- * in *n; it returns the
- * WAL position to flush instead for those it cannot log (a cycle, a page
- * not called), InvalidXLogRecPtr if none.  *flushed says whether it flushed
+ * in *n; it returns the WAL position to flush instead for those it cannot
+ * log (a cycle, a page not called), InvalidXLogRecPtr if none.  *flushed says whether it flushed
  * the WAL itself (the first commit after a checkpoint began).
  */
 XLogRecPtr
