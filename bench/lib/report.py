@@ -499,40 +499,42 @@ def fmt_spread(res, w, a, na, b, nb):
     return "%.2f (%.2f–%.2f)" % (median(v), min(v), max(v))
 
 
-def fsync_table(res):
-    """WAL fsyncs per transaction of every contender, at its maximum
-    throughput (clients in brackets), from pg_stat_wal."""
+def best_point_table(res, title, cell):
+    """A table of every workload and contender at the contender's maximum
+    throughput: the column titles title % contender, the cells cell(row,
+    clients), "–" where the point did not run or cell returns None."""
     cs = res.contenders
     rows = []
     for w in res.workloads:
         row = [w]
         for c in cs:
-            t, n = res.best(w, c)
+            n = res.best(w, c)[1]
             r = res.get(w, c, n) if n is not None else None
-            f = r.get("fsyncs_per_txn") if r else None
-            row.append("–" if f is None else "%.3f (%d)" % (f, n))
+            v = cell(r, n) if r else None
+            row.append("–" if v is None else v)
         rows.append(row)
-    return md_table(["workload"] + ["%s fsyncs/txn" % c for c in cs], rows)
+    return md_table(["workload"] + [title % c for c in cs], rows)
+
+
+def fsync_table(res):
+    """WAL fsyncs per transaction of every contender, at its maximum
+    throughput (clients in brackets), from pg_stat_wal."""
+    def cell(r, n):
+        f = r.get("fsyncs_per_txn")
+        return None if f is None else "%.3f (%d)" % (f, n)
+    return best_point_table(res, "%s fsyncs/txn", cell)
 
 
 def cpu_table(res):
     """CPU per transaction of every contender at its maximum throughput:
     server + pgbench µs, and the share of the CPUs they kept busy."""
-    cs = res.contenders
-    rows = []
-    for w in res.workloads:
-        row = [w]
-        for c in cs:
-            t, n = res.best(w, c)
-            r = res.get(w, c, n) if n is not None else None
-            if not r or r.get("server_us_per_txn") is None:
-                row.append("–")
-                continue
-            busy = r.get("cpu_busy")
-            row.append("%.0f + %.0f%s (%d)" % (r["server_us_per_txn"], r["client_us_per_txn"],
-                                             "" if busy is None else ", %d%%" % round(100 * busy), n))
-        rows.append(row)
-    return md_table(["workload"] + ["%s µs/txn" % c for c in cs], rows)
+    def cell(r, n):
+        if r.get("server_us_per_txn") is None:
+            return None
+        busy = r.get("cpu_busy")
+        return "%.0f + %.0f%s (%d)" % (r["server_us_per_txn"], r["client_us_per_txn"],
+                                       "" if busy is None else ", %d%%" % round(100 * busy), n)
+    return best_point_table(res, "%s µs/txn", cell)
 
 
 def cpu_bound_text(res, w, mine, ref, factor):
