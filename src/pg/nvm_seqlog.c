@@ -277,8 +277,8 @@ advance(Form_pg_sequence_data seq, const SeqItem *it)
  * page on disk is such a sequence page, the buffer gets its content back
  * (marked dirty, so its next write carries a valid checksum; log_cnt 0,
  * so the next nextval logs ahead) and the caller's advance applies on top
- * of it.  A page whose layout is not a
- * sequence page's stays zeroed in the buffer and is left alone.
+ * of it.  A page whose layout is not a sequence page's stays zeroed in the
+ * buffer and is left alone.
  */
 static Buffer
 read_seq_page(const SeqItem *it)
@@ -319,8 +319,9 @@ read_seq_page(const SeqItem *it)
  * whose page LSN is beyond it, it writes one item (two entries) to out
  * (room for NVM_SEQLOG_ITEM_ENTRIES * list_length(seqs)) and counts them
  * in *n; it returns the WAL position to flush instead for those it cannot
- * log (a cycle, a page not called), InvalidXLogRecPtr if none.  *flushed says whether it flushed
- * the WAL itself (the first commit after a checkpoint began).
+ * log (a cycle, a page not called), InvalidXLogRecPtr if none.  *flushed
+ * says whether it flushed the WAL itself (the first commit after a
+ * checkpoint began).
  */
 XLogRecPtr
 nvm_seqlog_collect(List *seqs, XLogRecPtr durable, NvmIndexLogEntry *out, int *n,
