@@ -398,6 +398,15 @@ class TableAmShare(unittest.TestCase):
         self.assertEqual(report.table_am_share("nvm-mcsi", [(90.0, "postgres")], []), 0.0)
 
 
+class Comparison(unittest.TestCase):
+    def test_not_like_for_like_says_why(self):
+        t = report.Target("x", "MISS", "", "tpcc-4wh", "nvm-mcsi", "heap-tmpfs")
+        ran = {"heap-tmpfs", "nvm-mcsi", "nvm-mcsi-tmpfs"}
+        self.assertIn("NOT like for like (nvm-mcsi's WAL is on disk)", report.comparison(t, ran))
+        self.assertNotIn("did not run", report.comparison(t, ran))
+        self.assertIn("nvm-mcsi-tmpfs did not run", report.comparison(t, ran - {"nvm-mcsi-tmpfs"}))
+
+
 class SerialOrder(unittest.TestCase):
     """Full mode runs the contenders one after the other, in rounds: the
     report says so and judges the per-round ratios the same way."""
