@@ -760,7 +760,7 @@ profile_point()
 	pids=$(pg "$c" psql -X -At -d postgres -c "SELECT string_agg(pid::text, ',') FROM pg_stat_activity
 		WHERE datname = '$fam' AND backend_type = 'client backend'" 2>/dev/null) || pids=
 	if [ -n "$PERF" ] && [ -n "$pids" ]; then
-		timeout $((PROFILE_SECS + 60)) perf record -q -g -F 499 -p "$pids" -o "$base.perf.data" \
+		timeout $((PROFILE_SECS + 60)) perf record -q -F 499 -p "$pids" -o "$base.perf.data" \
 			-- sleep "$PROFILE_SECS" >"$base.perf.log" 2>&1 &
 		perf_pid=$!
 	fi
@@ -774,15 +774,6 @@ profile_point()
 		perf report -i "$base.perf.data" --stdio --no-children -g none --sort dso \
 			--percent-limit 0.5 2>>"$base.perf.log" | grep -v '^#' | grep -v '^[[:space:]]*$' |
 			head -n 20 >"$base.perf-dso.txt" || true
-		# inclusive shares (a sample counts for every binary and function on
-		# its call chain): the table access method's share of the backends'
-		# CPU, see table_am_share in bench/lib/report.py
-		perf report -i "$base.perf.data" --stdio --children --sort dso -g none \
-			2>>"$base.perf.log" | grep -v '^#' | grep -v '^[[:space:]]*$' |
-			head -n 20 >"$base.perf-children-dso.txt" || true
-		perf report -i "$base.perf.data" --stdio --children --sort sym -g none \
-			--percent-limit 0.05 2>>"$base.perf.log" | grep -v '^#' | grep -v '^[[:space:]]*$' |
-			head -n 400 >"$base.perf-children.txt" || true
 		rm -f "$base.perf.data" "$base.perf.data.old"
 	fi
 	wait "$pb" || true
@@ -842,7 +833,7 @@ profile_family()
 	echo "- machine load (load average 1, 5, 15 min) at the start: $LOAD_AT_START"
 	echo "- drain delay (emulated NVM write latency) runs: ${DRAIN_DELAYS:-none}"
 	if [ "${#PROFILES[@]}" -gt 0 ]; then
-		echo "- profile (extra runs, not in the results): ${PROFILES[*]} (workload:clients), ${PROFILE_SECS} s each; wait events sampled from pg_stat_activity every 10 ms; perf: $([ -n "$PERF" ] && echo "perf record -g -F 499 of the same backends" || echo "not available")"
+		echo "- profile (extra runs, not in the results): ${PROFILES[*]} (workload:clients), ${PROFILE_SECS} s each; wait events sampled from pg_stat_activity every 10 ms; perf: $([ -n "$PERF" ] && echo "perf record -F 499 of the same backends" || echo "not available")"
 	else
 		echo "- profile: off"
 	fi

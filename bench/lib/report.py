@@ -1139,40 +1139,11 @@ PROFILE_RE = re.compile(r"^(%s)-c(\d+)-(.+)\.waits\.csv$"
                         % "|".join(re.escape(w) for w in sorted(ALL_WORKLOADS, key=len, reverse=True)))
 
 
-# heap's table access method as perf sees it: the functions its callbacks
-# (static in heapam_handler.c, so without a symbol in Debian's binary) call
-# or are called from, none of them called from another: the index scan's
-# fetch (index_fetch_heap, which the AM's callback does all the work of),
-# sequential scans, insert, update, delete, row locks and fetches by TID
-HEAP_AM_ENTRIES = ("index_fetch_heap", "heap_getnextslot", "heap_beginscan", "heap_rescan",
-                   "heap_endscan", "heap_insert", "heap_multi_insert", "heap_update",
-                   "heap_delete", "heap_lock_tuple", "heap_fetch")
-# nvm's: all of its shared library and what it calls
-NVM_AM_DSO = "nvmam.so"
-
-
-def table_am_share(contender, children_dso, children_sym):
-    """The share of the backends' CPU samples spent in the contender's table
-    access method, from perf's inclusive shares (a sample counts for every
-    binary and function on its call chain): for nvm contenders the samples
-    with nvmam.so on the chain, for heap the sum over HEAP_AM_ENTRIES; None
-    without call chains.  Approximate: samples whose chain perf could not
-    unwind count where they stopped."""
-    if contender.startswith("nvm"):
-        v = [x for x, d in children_dso if os.path.basename(d) == NVM_AM_DSO]
-        return v[0] / 100 if v else (0.0 if children_dso else None)
-    if not children_sym:
-        return None
-    return sum(x for x, sym in children_sym if sym in HEAP_AM_ENTRIES) / 100
-
-
 def load_profiles(out):
     """{(workload, clients): {contender: profile}}; a profile has "waits"
     [(state, type, event, samples)], "classes" {class: share}, "total"
     samples, "tps" of the profile run, "perf" [(pct, dso, symbol)] and
-    "dso" [(pct, dso)] when perf ran, and "am", the table access method's
-    share of the backends' CPU (table_am_share) when perf recorded call
-    chains."""
+    "dso" [(pct, dso)] when perf ran."""
     prof = {}
     for path in sorted(glob.glob(os.path.join(out, "profile", "*.waits.csv"))):
         m = PROFILE_RE.match(os.path.basename(path))
@@ -1204,19 +1175,8 @@ def load_profiles(out):
             if mp:
                 # a module replaced on disk while the server ran shows as "(deleted)"
                 dso.append((float(mp.group(1)), mp.group(2).replace(" (deleted)", "")))
-        children_dso = []
-        for line in read(base + ".perf-children-dso.txt").splitlines():
-            mp = re.match(r"^\s*([\d.]+)%\s+[\d.]+%\s+(.*?)\s*$", line)
-            if mp:
-                children_dso.append((float(mp.group(1)), mp.group(2).replace(" (deleted)", "")))
-        children_sym = []
-        for line in read(base + ".perf-children.txt").splitlines():
-            mp = re.match(r"^\s*([\d.]+)%\s+[\d.]+%\s+\[.\]\s+(.*?)\s*$", line)
-            if mp:
-                children_sym.append((float(mp.group(1)), mp.group(2)))
         prof.setdefault((w, n), {})[c] = {"waits": waits, "classes": classes, "total": total,
-                                          "tps": tps, "perf": perf, "dso": dso,
-                                          "am": table_am_share(c, children_dso, children_sym)}
+                                          "tps": tps, "perf": perf, "dso": dso}
     return prof
 
 
@@ -1260,17 +1220,7 @@ def profile_section(prof):
                         v = [x for x, dd in ps[c]["dso"] if dd == d]
                         row.append("%.1f%%" % v[0] if v else "–")
                     rows.append(row)
-                if any(ps[c].get("am") is not None for c in pc):
-                    rows.append(["table access method (inclusive)"] +
-                                ["–" if ps[c].get("am") is None else "%.1f%%" % (100 * ps[c]["am"])
-                                 for c in pc])
-                if any(ps[c].get("am") is not None for c in pc):
-                    L.append("perf, the backends' on-CPU samples by binary; the last line is the "
-                             "share spent in the table access method, what it calls included "
-                             "(nvm: nvmam.so on the call chain; heap: its fetch, scan, insert, "
-                             "update, delete and lock functions):\n")
-                else:
-                    L.append("perf, the backends' on-CPU samples by binary:\n")
+                L.append("perf, the backends' on-CPU samples by binary:\n")
                 L.append(md_table(["binary"] + pc, rows) + "\n")
             depth = max(len(ps[c]["perf"]) for c in pc)
             rows = []
@@ -1329,11 +1279,6 @@ def explain(t, prof):
         s += "Otherwise they spend their time alike (within 5 points in every class)."
     if a["perf"]:
         s += " Top symbols of %s: %s." % (t.mine, ", ".join("%s %.1f%%" % (p[2], p[0]) for p in a["perf"][:4]))
-    if a.get("am") is not None and b.get("am") is not None:
-        s += (" The table access method takes %.1f%% of %s's backend CPU and %.1f%% of %s's "
-              "(perf, inclusive); the rest, the same work for both, is PostgreSQL's (protocol, "
-              "parse, plan, execute, indexes, transactions) and the kernel's."
-              % (100 * a["am"], t.mine, 100 * b["am"], t.ref))
     return s
 
 
@@ -1555,8 +1500,8 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
             "it is the share of the backends' time. \"On CPU\" is an active backend with no wait "
             "event (parsing, executing, the nvm pool's own work and spinning included); "
             "\"waiting for the client\" is a backend idle or idle in transaction, waiting for "
-            "pgbench's next statement. When perf works, `perf record -g -F 499 -p` sampled the "
-            "same backends on the CPU for the same time, with their call chains.\n")
+            "pgbench's next statement. When perf works, `perf record -F 499 -p` sampled the same "
+            "backends on the CPU for the same time.\n")
         L.extend(profile_section(prof))
 
     # figures

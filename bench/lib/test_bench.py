@@ -353,51 +353,6 @@ class CpuAccounts(unittest.TestCase):
             self.assertEqual(report.cpu_bound_text(res, "tpcc-4wh", "nvm-mcsi", "heap-tmpfs", 1.2), "")
 
 
-class TableAmShare(unittest.TestCase):
-    """The profile's share of backend CPU spent in the table access method,
-    from perf's inclusive (children) reports as run.sh writes them."""
-
-    CHILDREN_DSO = {
-        "nvm-mcsi": ["    88.00%    43.91%  postgres", "    41.70%    41.70%  [kernel.kallsyms]",
-                     "    12.77%     9.69%  nvmam.so", "     0.10%     0.04%  libpmem.so.1.0.0"],
-        "heap-tmpfs": ["    95.00%    50.00%  postgres"],
-    }
-    CHILDREN_SYM = {
-        "nvm-mcsi": ["    83.87%     1.63%  [.] PostgresMain", "     4.23%     0.02%  [.] index_fetch_heap"],
-        "heap-tmpfs": ["    98.47%     1.33%  [.] PostgresMain", "     4.55%     0.00%  [.] index_fetch_heap",
-                       "     2.06%     0.20%  [.] heap_update", "     1.71%     0.16%  [.] heap_page_prune",
-                       "     1.61%     0.02%  [.] heap_insert", "     0.85%     0.00%  [.] XLogFlush",
-                       "     0.24%     0.02%  [.] heap_fetch"],
-    }
-
-    def test_shares_from_the_reports(self):
-        with tempfile.TemporaryDirectory() as d:
-            os.mkdir(os.path.join(d, "profile"))
-            for c in ("nvm-mcsi", "heap-tmpfs"):
-                base = os.path.join(d, "profile", "tpcc-4wh-c4-%s" % c)
-                with open(base + ".waits.csv", "w") as f:
-                    f.write("active,,,10\n")
-                with open(base + ".perf-dso.txt", "w") as f:
-                    f.write("    50.00%  postgres\n")
-                with open(base + ".perf-children-dso.txt", "w") as f:
-                    f.write("\n".join(self.CHILDREN_DSO[c]) + "\n")
-                with open(base + ".perf-children.txt", "w") as f:
-                    f.write("\n".join(self.CHILDREN_SYM[c]) + "\n")
-            prof = report.load_profiles(d)[("tpcc-4wh", 4)]
-            # nvm: nvmam.so on the chain; its index_fetch_heap is inside it
-            self.assertAlmostEqual(prof["nvm-mcsi"]["am"], 0.1277)
-            # heap: fetch + update + insert + fetch by TID; pruning runs inside
-            # the fetch and the commit's flush is not the access method's
-            self.assertAlmostEqual(prof["heap-tmpfs"]["am"], (4.55 + 2.06 + 1.61 + 0.24) / 100)
-            text = "\n".join(report.profile_section(report.load_profiles(d)))
-            self.assertIn("| table access method (inclusive) | 8.5% | 12.8% |", text)
-
-    def test_without_call_chains(self):
-        self.assertIsNone(report.table_am_share("heap", [], []))
-        self.assertIsNone(report.table_am_share("nvm-mcsi", [], []))
-        self.assertEqual(report.table_am_share("nvm-mcsi", [(90.0, "postgres")], []), 0.0)
-
-
 class Comparison(unittest.TestCase):
     def test_not_like_for_like_says_why(self):
         t = report.Target("x", "MISS", "", "tpcc-4wh", "nvm-mcsi", "heap-tmpfs")
