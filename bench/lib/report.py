@@ -372,7 +372,7 @@ def make_plots(out, res, eng, model):
         handles, labels = axes[0][0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8)
         fig.suptitle("Engine level (no SQL): measured on %d cores; dotted = model to 18 threads, "
-                     "not a measurement" % os.cpu_count(), fontsize=11)
+                     "not a measurement" % CORES, fontsize=11)
         fig.tight_layout(rect=(0, 0.1, 1, 0.95))
         fig.savefig(os.path.join(out, "engine.png"), dpi=110)
         plt.close(fig)
@@ -1083,7 +1083,7 @@ def comparison(t, ran):
                 "differs. Expected **within noise** on %d cores through SQL: the paper measured "
                 "the two equal up to a few threads; the evidence for many cores is the engine "
                 "level's per-operation costs and its model (\"MCSI and N2DB through SQL\" "
-                "below, \"Engine level\")" % (os.cpu_count() or 1))
+                "below, \"Engine level\")" % CORES)
     like = WHERE.get(a, "").endswith("in /dev/shm") == WHERE.get(b, "").endswith("in /dev/shm")
     if a == "nvm-mcsi" and b == "heap-tmpfs":
         return ("nvm-mcsi (%s) vs heap-tmpfs (%s): NOT like for like (nvm-mcsi's WAL is on "
@@ -1297,7 +1297,6 @@ def read(path):
 
 
 def write_report(out, res, eng, model, plots, plot_note, prof):
-    cores = os.cpu_count() or 1
     L = []
     add = L.append
     add("# nvmam benchmark report\n")
@@ -1308,7 +1307,7 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
         "or within noise); client counts above %d oversubscribe the CPUs (they show queueing "
         "and lock convoys, not parallel speed-up). The paper ran its engine directly on an "
         "18-core Xeon with Optane: its absolute numbers are 10-1000x ours, and only ratios are "
-        "comparable, with care.\n" % (reps, cores, cores))
+        "comparable, with care.\n" % (reps, CORES, CORES))
     add(read(os.path.join(out, "settings.md")).replace("# Benchmark settings", "## Settings"))
     mods = [l.split(",") for l in read(os.path.join(out, "modules.csv")).split("\n") if l.count(",") == 3]
     md5s = sorted({m[3] for m in mods})
@@ -1461,7 +1460,7 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
     dt = disk_table(res)
     if dt:
         add(dt + "\n")
-    add(mcsi_n2db_text(res, tg, eng, model, cores) + "\n")
+    add(mcsi_n2db_text(res, tg, eng, model, CORES) + "\n")
     if "nvm-mcsi-tmpfs" not in res.contenders and "heap-tmpfs" in res.contenders and \
             any(t.mine == "nvm-mcsi-tmpfs" for w in res.workloads if w in WORKLOADS
                 for t in WORKLOADS[w].targets if t.kind == "ratio"):
@@ -1520,7 +1519,7 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
             "storage core with threads, the way the paper measured: a fresh pool per point (in "
             "/dev/shm), both modes side by side. micro = one snapshot + one single-row update + "
             "commit. Measured on %d cores: thread counts above that oversubscribe the machine.\n"
-            % cores)
+            % CORES)
         rows = []
         by = {(r["workload"], r["mode"], r["threads"]): r for r in eng}
         for w in ("micro", "ycsb-a", "ycsb-b", "ycsb-c"):
@@ -1551,7 +1550,7 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
             "t = %.0f ns to move a written cache line between two cores of one socket (a typical "
             "figure, not measured here) and the fraction w of transactions that write (micro 1, "
             "YCSB-A %.2f, B %.2f, C 0, from the workload definitions).\n"
-            % (cores, T_XFER_NS, WRITE_FRACTION["ycsb-a"], WRITE_FRACTION["ycsb-b"]))
+            % (CORES, T_XFER_NS, WRITE_FRACTION["ycsb-a"], WRITE_FRACTION["ycsb-b"]))
         add("- **MCSI:** X(N) = N / (T1 + (N - 1) t). Nothing global is written, so nothing is "
             "serialized; each snapshot reads the N - 1 other slots' last-completed clocks, one "
             "cache line each (counting no snapshot reuse, which is pessimistic for MCSI).")
@@ -1685,8 +1684,7 @@ def main():
     out = sys.argv[1]
     res = Results(load_results(out))
     eng = load_engine(os.path.join(out, "engine.csv"))
-    cores = os.cpu_count() or 1
-    model = engine_model(eng, cores)
+    model = engine_model(eng, CORES)
     plots = make_plots(out, res, eng, model)
     note = ""
     if plots and not plots[0].endswith(".png"):
@@ -1711,7 +1709,7 @@ def main():
         print("MCSI vs N2DB: expected within noise of each other on %d cores through SQL (the "
               "paper measured them equal up to a few threads); the evidence for many cores is "
               "the engine level's per-operation costs and its model in report.md."
-              % (os.cpu_count() or 1))
+              % CORES)
     print()
     print("Full report: %s" % os.path.join(out, "report.md"))
     return 0
