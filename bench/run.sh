@@ -595,6 +595,12 @@ reaped_cpu_ticks()
 	awk '{ print $16 + $17 }' "/proc/$$/stat"
 }
 
+# ticks_seconds TICKS: clock ticks as seconds, two decimals
+ticks_seconds()
+{
+	awk -v t="$1" -v hz="$CLK_TCK" 'BEGIN { printf "%.2f", t / hz }'
+}
+
 now_us()
 {
 	echo "${EPOCHREALTIME/./}"
@@ -612,7 +618,7 @@ finish_run()
 	if [ -n "${PEND_S0[$c]}" ] && [ -n "$s1" ]; then fsyncs=$((s1 - PEND_S0[$c])); fi
 	cpu1=$(server_cpu_ticks "$c")
 	if [ -n "${PEND_CPU0[$c]}" ] && [ -n "$cpu1" ]; then
-		server_cpu=$(awk -v t=$((cpu1 - PEND_CPU0[$c])) -v hz="$CLK_TCK" 'BEGIN { printf "%.2f", t / hz }')
+		server_cpu=$(ticks_seconds $((cpu1 - PEND_CPU0[$c])))
 	fi
 	eval "meta=(${PEND_META[$c]})"
 	meta+=(wal_fsyncs="$fsyncs" server_cpu_s="$server_cpu" client_cpu_s="${PEND_CLIENT[$c]}")
@@ -705,7 +711,7 @@ run_point()
 	PEND_END[$c]=$(now_us)
 	PEND_S0[$c]=$s0
 	PEND_CPU0[$c]=$cpu0
-	PEND_CLIENT[$c]=$(awk -v t=$((cc1 - cc0)) -v hz="$CLK_TCK" 'BEGIN { printf "%.2f", t / hz }')
+	PEND_CLIENT[$c]=$(ticks_seconds $((cc1 - cc0)))
 	PEND_OUT[$c]=$out
 	RUN_US=$((RUN_US + $(now_us) - t1))
 	RUNS_TIMED=$((RUNS_TIMED + 1))
