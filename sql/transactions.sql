@@ -195,4 +195,32 @@ SELECT count(*) FROM sp WHERE id <= 10;
 UPDATE sp SET v = 0;  -- should fail
 ROLLBACK;
 
+-- an insert into an indexed table takes no xid: a uniqueness check of
+-- another session waits on the lock of its xid stand-in instead (a
+-- speculative-token lock, held at the top level until the end)
+BEGIN;
+INSERT INTO sp VALUES (5020, 20);
+SAVEPOINT a;
+INSERT INTO sp VALUES (5021, 21);
+ROLLBACK TO a;
+SELECT pg_current_xact_id_if_assigned() IS NULL AS no_xid;
+SELECT locktype, mode, granted FROM pg_locks
+ WHERE pid = pg_backend_pid() AND locktype IN ('spectoken', 'transactionid');
+COMMIT;
+-- a transaction that has an xid already publishes it: no stand-in
+BEGIN;
+SELECT pg_current_xact_id() IS NOT NULL AS has_xid;
+INSERT INTO sp VALUES (5022, 22);
+SELECT locktype, mode, granted FROM pg_locks
+ WHERE pid = pg_backend_pid() AND locktype IN ('spectoken', 'transactionid');
+COMMIT;
+-- a change of a non-indexed column needs neither
+BEGIN;
+UPDATE sp SET v = 23 WHERE id = 5022;
+SELECT pg_current_xact_id_if_assigned() IS NULL AS no_xid;
+SELECT count(*) AS waits_to_offer FROM pg_locks
+ WHERE pid = pg_backend_pid() AND locktype IN ('spectoken', 'transactionid');
+COMMIT;
+SELECT id, v FROM sp WHERE id >= 5000 ORDER BY id;
+
 DROP TABLE sp;

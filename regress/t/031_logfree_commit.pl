@@ -3,7 +3,8 @@
 #	  at each step:
 #	   - single-row inserts into an nvm table with an identity primary key
 #	     and secondary indexes commit on the pool alone: no WAL fsync but
-#	     the first of the sequence's log-ahead records after a checkpoint;
+#	     the first of the sequence's log-ahead records after a checkpoint,
+#	     and no xid but for those records (others wait on an xid stand-in);
 #	   - a transaction that also wrote a heap row is tied to PostgreSQL's
 #	     commit record and pays exactly one WAL flush (no tie record);
 #	   - a crash right after a log-free commit, before its WAL is flushed
@@ -116,8 +117,12 @@ sub found_everywhere
 # ---------------------------------------------------------------------------
 
 my $inserts = join("\n", map { "INSERT INTO o (u, n) VALUES ($_, " . ($_ % 7) . ");" } 1 .. 200);
+my $xid_before = $node->safe_psql('postgres', 'SELECT pg_current_xact_id()');
 my $r = run_counted($inserts);
+my $xids = $node->safe_psql('postgres', 'SELECT pg_current_xact_id()') - $xid_before - 1;
 is($r->{log_free}, 200, 'single-row inserts into an nvm table commit on the pool alone');
+cmp_ok($xids, '<=', 200 / 32 + 3,
+	"... they take no xid but for the sequence's log-ahead records ($xids xids for 200 inserts)");
 is($r->{tied}, 0, '... none is tied to the commit record');
 cmp_ok($r->{entries}, '>', 150, "... their index roots are logged in the pool ($r->{entries})");
 cmp_ok($r->{flushes}, '<=', 2,

@@ -72,10 +72,17 @@
  *	   off (nvm_logical_must_flush), so the pool and the decoded stream
  *	   agree after a crash.
  *
- * The xid of a log-free commit.  It has one when it created index entries
- * or deleted rows of an indexed table (btree's uniqueness check waits on a
- * PostgreSQL xid: nvm_xact_begin_write), or is serializable.
- * Its commit record may be lost in a crash, after which PostgreSQL treats
+ * The xid of a log-free commit.  Most have none: nvm takes one only for a
+ * serializable transaction and for changes logical decoding reads
+ * (btree's uniqueness check waits on an xid stand-in instead,
+ * nvm_standin.c); PostgreSQL assigns one for a row lock or a sequence's
+ * log-ahead record.  Without an xid there is no commit record, and
+ * PostgreSQL is told that the transaction wrote no WAL
+ * (nvm_commit_prepare_log_free), so that it does not wake the WAL writer
+ * for it: the WAL it wrote (index entries, hint bits, pruning) reaches the
+ * disk with the WAL writer's next round or the next flush, and the pool
+ * covers what a crash could lose before that.  With an xid, the commit
+ * record may be lost in a crash, after which PostgreSQL treats
  * the xid as aborted and may hand it out again (when no record carrying it
  * survived).  What stores or trusts such an xid:
  *	 - NvmVersion.external_id: read only by serializable reads (nvm_ssi.c),
@@ -664,6 +671,17 @@ nvm_commit_prepare_log_free(NvmTxn *txn)
 		nvm_commit_stats.wal_flushes++;
 	}
 	set_sync_commit(SYNCHRONOUS_COMMIT_OFF);
+
+	/*
+	 * Without an xid PostgreSQL writes no commit record, but it would still
+	 * ask the WAL writer to flush the WAL written (XLogSetAsyncXactLSN),
+	 * which wakes it at nearly every commit.  Nothing above needs that WAL
+	 * soon (the ring covers it, or it was flushed), so PostgreSQL is told
+	 * that the transaction wrote none; XLogInsert sets XactLastRecEnd again
+	 * if anything writes WAL before the commit.
+	 */
+	if (!TransactionIdIsValid(GetTopTransactionIdIfAny()))
+		XactLastRecEnd = InvalidXLogRecPtr;
 	nvm_commit_stats.log_free++;
 }
 

@@ -103,6 +103,19 @@ nvm_write_context(void)
 }
 
 /*
+ * write_waiters says who may wait on a write to rel (NvmWriteWaiters):
+ * decoding needs the xid; index entries, and deletes from an indexed
+ * table (indexed says whether the write is one), an xid or its stand-in.
+ */
+static NvmWriteWaiters
+write_waiters(Relation rel, bool indexed)
+{
+	if (nvm_wal_logs_changes(rel))
+		return NVM_WAITERS_XID;
+	return indexed ? NVM_WAITERS_DIRTY : NVM_WAITERS_NVM;
+}
+
+/*
  * nvm_insert_one stores the row in slot as a new record, sets the slot's
  * TID to the new version's, and logs the insert for logical decoding
  * (options are the insert's); a speculative insertion (spec_token not 0)
@@ -139,8 +152,8 @@ nvm_insert_one(Relation rel, NvmTable *table, NvmTxn *txn, TupleTableSlot *slot,
 /*
  * insert_row inserts one row (options and spec_token: see nvm_insert_one).
  * A table with indexes will get index entries for it, and a change that
- * logical decoding is to see belongs to a PostgreSQL transaction, so in
- * both cases the transaction publishes its PostgreSQL xid first.
+ * logical decoding is to see belongs to a PostgreSQL transaction, so the
+ * transaction first publishes what waiters need (write_waiters).
  */
 static void
 insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
@@ -152,7 +165,7 @@ insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 	nvm_xact_check_access(rel);
 	nvm_ssi_write(rel, NULL);
 	table = nvm_relation_table(rel);
-	txn = nvm_xact_begin_write(rel->rd_rel->relhasindex || nvm_wal_logs_changes(rel));
+	txn = nvm_xact_begin_write(write_waiters(rel, rel->rd_rel->relhasindex));
 	nvm_insert_one(rel, &table, txn, slot, cid, options, spec_token);
 	nvm_commit_note_write(rel);
 	pgstat_count_heap_insert(rel, 1);
@@ -201,7 +214,7 @@ nvm_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 							   uint32 specToken, bool succeeded)
 {
 	NvmTable	table = nvm_relation_table(rel);
-	NvmTxn	   *txn = nvm_xact_begin_write(false);
+	NvmTxn	   *txn = nvm_xact_begin_write(NVM_WAITERS_NVM);
 	NvmVersion *v = nvm_version_by_no(&table, nvm_tid_to_version(&slot->tts_tid));
 	HeapTupleData tuple;
 
@@ -231,7 +244,7 @@ nvm_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	nvm_xact_check_access(rel);
 	nvm_ssi_write(rel, NULL);
 	table = nvm_relation_table(rel);
-	txn = nvm_xact_begin_write(rel->rd_rel->relhasindex || nvm_wal_logs_changes(rel));
+	txn = nvm_xact_begin_write(write_waiters(rel, rel->rd_rel->relhasindex));
 	for (int i = 0; i < nslots; i++)
 		nvm_insert_one(rel, &table, txn, slots[i], cid, options, 0);
 	nvm_commit_note_write(rel);
@@ -347,7 +360,7 @@ nvm_own_newest(NvmTable *table, uint64 record_no)
 static NvmWriteResult
 nvm_write_row(Relation rel, NvmTable *table, NvmVersion *oldv, CommandId cid,
 			  HeapTuple newtup, bool moved_out, bool new_index_run,
-			  bool needs_pg_xid, LockTupleMode mode, bool wait,
+			  NvmWriteWaiters waiters, LockTupleMode mode, bool wait,
 			  uint64 *new_no, NvmConflict *conflict)
 {
 	uint64		record = oldv->record_no;
@@ -370,7 +383,7 @@ nvm_write_row(Relation rel, NvmTable *table, NvmVersion *oldv, CommandId cid,
 			(void) nvm_rowlock_wait_lockers(rel, table, record, mode, LockWaitBlock);
 		}
 
-		txn = nvm_xact_begin_write(needs_pg_xid);
+		txn = nvm_xact_begin_write(waiters);
 		nvm_rowlock_deciding(txn->slot, rel, record);	/* W2 */
 		if (moved_out)
 			res = nvm_record_move_out(table, txn, nvm_xact_level(), cid,
@@ -552,7 +565,7 @@ nvm_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	if (nvm_crosscheck_fails(rel, &table, oldv, crosscheck, tid, tmfd))
 		return TM_Updated;
 	res = nvm_write_row(rel, &table, oldv, cid, NULL, changingPart, false,
-						rel->rd_rel->relhasindex || nvm_wal_logs_changes(rel),
+						write_waiters(rel, rel->rd_rel->relhasindex),
 						LockTupleExclusive, wait, &tombstone_no, &conflict);
 	if (res == NVM_WRITE_OK)
 	{
@@ -611,7 +624,7 @@ nvm_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		newtup->t_data->t_infomask2 |= HEAP_KEYS_UPDATED;
 
 	res = nvm_write_row(rel, &table, oldv, cid, newtup, false, *update_indexes,
-						*update_indexes || nvm_wal_logs_changes(rel),
+						write_waiters(rel, *update_indexes),
 						*lockmode, wait, &new_no, &conflict);
 	if (res == NVM_WRITE_OK)
 	{

@@ -2,7 +2,7 @@
  *
  * nvm_published.c
  *	  What the transaction running in a clock slot publishes for others:
- *	  its PostgreSQL xid and virtual transaction id.
+ *	  its PostgreSQL xid, its xid stand-in and its virtual transaction id.
  *
  * Others meet a running nvm transaction by its txid, whose clock id names
  * its slot; to wait for it they need PostgreSQL's names for it.  The
@@ -34,6 +34,7 @@
 typedef struct NvmPublished
 {
 	_Atomic uint32_t xid;		/* top-level PostgreSQL xid */
+	_Atomic uint32_t standin;	/* xid stand-in (nvm_standin.c) */
 	_Atomic int32_t vxid_backend;	/* virtual transaction id */
 	_Atomic uint32_t vxid_lxid;
 } NvmPublished;
@@ -87,12 +88,23 @@ nvm_published_set_xid(int slot, TransactionId xid)
 }
 
 /*
+ * nvm_published_set_standin publishes the xid stand-in of the transaction
+ * running in slot.
+ */
+void
+nvm_published_set_standin(int slot, uint32 standin)
+{
+	atomic_store(&nvm_published[slot].standin, standin);
+}
+
+/*
  * nvm_published_clear forgets what slot's transaction published.
  */
 void
 nvm_published_clear(int slot)
 {
 	atomic_store(&nvm_published[slot].xid, 0);
+	atomic_store(&nvm_published[slot].standin, 0);
 	atomic_store(&nvm_published[slot].vxid_backend, 0);
 	atomic_store(&nvm_published[slot].vxid_lxid, 0);
 }
@@ -105,6 +117,16 @@ TransactionId
 nvm_published_xid(int slot)
 {
 	return (TransactionId) atomic_load(&nvm_published[slot].xid);
+}
+
+/*
+ * nvm_published_standin returns the xid stand-in slot's transaction
+ * published, or 0.
+ */
+uint32
+nvm_published_standin(int slot)
+{
+	return atomic_load(&nvm_published[slot].standin);
 }
 
 /*

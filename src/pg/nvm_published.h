@@ -2,7 +2,7 @@
  *
  * nvm_published.h
  *	  What the transaction running in a clock slot publishes for others:
- *	  its PostgreSQL xid and virtual transaction id.
+ *	  its PostgreSQL xid, its xid stand-in and its virtual transaction id.
  *
  *-------------------------------------------------------------------------
  */
@@ -16,8 +16,10 @@ extern void nvm_published_shmem_startup(void);
 
 extern void nvm_published_set_vxid(int slot, VirtualTransactionId vxid);
 extern void nvm_published_set_xid(int slot, TransactionId xid);
+extern void nvm_published_set_standin(int slot, uint32 standin);
 extern void nvm_published_clear(int slot);
 extern TransactionId nvm_published_xid(int slot);
+extern uint32 nvm_published_standin(int slot);
 extern VirtualTransactionId nvm_published_vxid(int slot);
 
 #endif							/* NVM_PUBLISHED_H */

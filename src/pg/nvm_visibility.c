@@ -45,11 +45,13 @@
  * for the decision, not the transaction: nvm_tuple.c), xmax when the other
  * running transaction deletes the row or moves it to another index run
  * (then the older version is returned, as heap returns a tuple whose
- * deleter is in progress).  The xid reported is
- * the one the other transaction published in its clock slot (nvm_xact.c);
- * a transaction without a published xid only ever changes non-indexed
- * columns, so for an index it is as good as committed.  Nothing here
- * blocks: callers wait after releasing their buffer locks.
+ * deleter is in progress).  What is reported is what the other
+ * transaction published in its clock slot (nvm_xact.c): its xid, or its
+ * xid stand-in (NVM_STANDIN_XID as xmin and the stand-in as
+ * speculativeToken, nvm_standin.c); a transaction that published neither
+ * only ever changes non-indexed columns, so for an index it is as good as
+ * committed.  Nothing here blocks: callers wait after releasing their
+ * buffer locks.
  *
  *-------------------------------------------------------------------------
  */
@@ -58,6 +60,7 @@
 #include "access/transam.h"
 
 #include "nvm_imported_snapshot.h"
+#include "nvm_standin.h"
 #include "nvm_tuple.h"
 #include "nvm_visibility.h"
 #include "nvm_xact.h"
@@ -152,10 +155,11 @@ nvm_prev_live(NvmVersion *v)
  * report_inserter tells SnapshotDirty whom to wait for about version w of
  * another running transaction: the token of a speculative insertion not
  * completed yet, with the xid the inserter took it with (heap's
- * speculativeToken), else xid, the xid it published.
+ * speculativeToken), else what its transaction published (xid, or else
+ * standin: nvm_xact_wait_target).
  */
 static void
-report_inserter(NvmVersion *w, TransactionId xid, Snapshot dirty)
+report_inserter(NvmVersion *w, TransactionId xid, uint32 standin, Snapshot dirty)
 {
 	uint32		token;
 	TransactionId spec_xid;
@@ -166,7 +170,7 @@ report_inserter(NvmVersion *w, TransactionId xid, Snapshot dirty)
 		dirty->speculativeToken = token;
 	}
 	else
-		dirty->xmin = xid;
+		nvm_standin_report(dirty, true, xid, standin);
 }
 
 /*
@@ -182,6 +186,7 @@ nvm_dirty_fetch(const NvmTable *t, uint64 record_no, uint64 root,
 		NvmVersion *w = nvm_chain_newest(t, record_no);
 		NvmVersion *p;
 		TransactionId xid;
+		uint32		standin;
 
 		dirty->xmin = InvalidTransactionId;
 		dirty->xmax = InvalidTransactionId;
@@ -196,14 +201,14 @@ nvm_dirty_fetch(const NvmTable *t, uint64 record_no, uint64 root,
 			return NULL;
 		}
 
-		xid = nvm_xact_published_xid(w->txid);
-		if (!TransactionIdIsValid(xid) && attempt < NVM_DIRTY_RETRIES &&
-			!nvm_txid_is_running(w->txid))
+		xid = nvm_xact_wait_target(w->txid, &standin);
+		if (!TransactionIdIsValid(xid) && standin == 0 &&
+			attempt < NVM_DIRTY_RETRIES && !nvm_txid_is_running(w->txid))
 			continue;			/* it just finished: read the chain again */
 
 		if (!nvm_version_is_tombstone(w) && w->index_root == root)
 		{
-			report_inserter(w, xid, dirty);
+			report_inserter(w, xid, standin, dirty);
 			return w;
 		}
 
@@ -211,9 +216,12 @@ nvm_dirty_fetch(const NvmTable *t, uint64 record_no, uint64 root,
 		p = nvm_prev_live(w);
 		if (p == NULL || nvm_version_is_tombstone(p) || p->index_root != root)
 			return NULL;
-		dirty->xmax = xid;
+		nvm_standin_report(dirty, false, xid, standin);
 		if (nvm_version_by_other_running(p, my_txid))
-			dirty->xmin = nvm_xact_published_xid(p->txid);
+		{
+			xid = nvm_xact_wait_target(p->txid, &standin);
+			nvm_standin_report(dirty, true, xid, standin);
+		}
 		return p;
 	}
 }
@@ -270,7 +278,13 @@ nvm_version_visible(const NvmTable *t, NvmVersion *v, Snapshot snapshot,
 			if (w != v)
 				return false;
 			if (nvm_version_by_other_running(w, view->my_txid))
-				report_inserter(w, nvm_xact_published_xid(w->txid), snapshot);
+			{
+				TransactionId xid;
+				uint32		standin;
+
+				xid = nvm_xact_wait_target(w->txid, &standin);
+				report_inserter(w, xid, standin, snapshot);
+			}
 			return true;
 		default:
 			w = nvm_chain_visible(t, v->record_no, view);

@@ -23,16 +23,18 @@
  * keeps its view while later statements move on.  Own changes are judged
  * by command id against snapshot->curcid, exactly as heap does.
  *
- * Waiting.  btree's uniqueness check and ON CONFLICT wait on a PostgreSQL
- * xid read from SnapshotDirty.  A transaction that creates index entries
- * (an insert into an indexed table, an update that changes an indexed
- * column) or deletes from an indexed table takes its top-level xid and
- * publishes it for its clock slot, together with its virtual transaction
- * id (nvm_published.c), so that others can find whom to wait for.  So
- * does a SERIALIZABLE transaction (its versions name it for nvm_ssi.c)
- * and, with wal_level = logical, one that writes a table PostgreSQL
- * decodes (nvm_wal.c).  Other transactions that only change non-indexed
- * columns get no xid.
+ * Waiting.  Every writer publishes its virtual transaction id for its
+ * clock slot (nvm_published.c), on which nvm's own writers and lockers
+ * wait (nvm_wait.c).  btree's uniqueness check and ON CONFLICT wait on
+ * what SnapshotDirty names instead: a transaction that creates index
+ * entries (an insert into an indexed table, an update that changes an
+ * indexed column) or deletes from an indexed table publishes its
+ * top-level xid if it has one, else an xid stand-in (nvm_standin.c), a
+ * lock it holds until it ends, without the cost of an xid.  A
+ * SERIALIZABLE transaction takes and publishes its xid (its versions name
+ * it for nvm_ssi.c), and so does, with wal_level = logical, one that
+ * writes a table PostgreSQL decodes (nvm_wal.c).  Other transactions get
+ * no xid from nvm.
  *
  * Committing.  A transaction that wrote nothing but nvm rows and their
  * index entries commits on its nvm status alone, without a WAL flush: its
@@ -77,6 +79,7 @@
 #include "nvm_parallel.h"
 #include "nvm_published.h"
 #include "nvm_relation.h"
+#include "nvm_standin.h"
 #include "nvm_wal.h"
 #include "nvm_xact.h"
 #include "nvmam.h"
@@ -88,6 +91,7 @@ static NvmTxn nvm_txn;
 
 /* Whether this transaction's xid is published in the slot. */
 static bool nvm_xid_published = false;
+static bool nvm_standin_published = false;
 
 /* Whether the committing transaction commits log-free (prepare_commit). */
 static bool nvm_log_free_commit = false;
@@ -541,14 +545,43 @@ publish_xid(void)
 }
 
 /*
+ * publish_wait_target publishes what SnapshotDirty's callers are to wait
+ * on: the top-level xid if the transaction has one, else its xid
+ * stand-in, whose lock is taken first (or, in the rare case that the
+ * lock is not free, the xid after all).
+ */
+static void
+publish_wait_target(void)
+{
+	uint32		standin;
+
+	if (nvm_xid_published || nvm_standin_published)
+		return;
+	if (TransactionIdIsValid(GetTopTransactionIdIfAny()))
+	{
+		publish_xid();
+		return;
+	}
+	standin = nvm_standin_for_txid(nvm_txn.txid);
+	if (!nvm_standin_take(standin))
+	{
+		publish_xid();
+		return;
+	}
+	nvm_published_set_standin(nvm_slot, standin);
+	nvm_standin_published = true;
+}
+
+/*
  * nvm_xact_begin_write prepares the transaction for an nvm write: it claims
  * a clock slot if the backend has none, gives the transaction its txid and
- * publishes its virtual transaction id; if needs_pg_xid (the write creates
- * index entries or deletes from an indexed table) it also assigns and
- * publishes the top-level PostgreSQL xid, before the write can be seen.
+ * publishes its virtual transaction id; then what waiters of the write
+ * need (NvmWriteWaiters), before the write can be seen: for
+ * NVM_WAITERS_DIRTY an xid or its stand-in, for NVM_WAITERS_XID the
+ * top-level PostgreSQL xid, assigned if need be.
  */
 NvmTxn *
-nvm_xact_begin_write(bool needs_pg_xid)
+nvm_xact_begin_write(NvmWriteWaiters waiters)
 {
 	NvmSlotShared *ss;
 
@@ -590,8 +623,10 @@ nvm_xact_begin_write(bool needs_pg_xid)
 	 * A serializable transaction always has an xid: its versions carry it,
 	 * so that readers can report read-write conflicts (nvm_ssi.c).
 	 */
-	if (needs_pg_xid || IsolationIsSerializable())
+	if (waiters == NVM_WAITERS_XID || IsolationIsSerializable())
 		publish_xid();
+	else if (waiters == NVM_WAITERS_DIRTY)
+		publish_wait_target();
 	return &nvm_txn;
 }
 
@@ -643,6 +678,28 @@ nvm_xact_published_xid(uint64 txid)
 }
 
 /*
+ * nvm_xact_wait_target returns what SnapshotDirty's callers wait on for
+ * the running nvm transaction txid: its xid as nvm_xact_published_xid
+ * returns it, or else (InvalidTransactionId returned) its xid stand-in in
+ * *standin, 0 if it has none or is no longer running.
+ */
+TransactionId
+nvm_xact_wait_target(uint64 txid, uint32 *standin)
+{
+	int			slot = (int) nvm_txid_clock_id(txid);
+	NvmSlotShared *ss = &nvm_cc->slots[slot];
+	TransactionId xid = nvm_xact_published_xid(txid);
+
+	*standin = 0;
+	if (TransactionIdIsValid(xid))
+		return xid;
+	*standin = nvm_published_standin(slot);
+	if (atomic_load(&ss->running_txid) != txid)
+		*standin = 0;
+	return InvalidTransactionId;
+}
+
+/*
  * nvm_xact_reset forgets the transaction's snapshot and clears what the
  * slot published for it.
  */
@@ -656,6 +713,7 @@ nvm_xact_reset(void)
 	if (nvm_slot >= 0)
 		nvm_published_clear(nvm_slot);
 	nvm_xid_published = false;
+	nvm_standin_published = false;
 }
 
 /*

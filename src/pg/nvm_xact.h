@@ -36,6 +36,20 @@ typedef struct NvmBackendStats
 	uint64		sequence_positions; /* sequence positions kept in the pool */
 } NvmBackendStats;
 
+/*
+ * What a write needs so that others can wait for it (nvm_xact_begin_write):
+ * nvm's own writers and lockers wait on the virtual transaction id, which
+ * every writer publishes; SnapshotDirty's callers (btree's uniqueness
+ * check, ON CONFLICT, exclusion constraints) on an xid or its stand-in;
+ * logical decoding files a change under the xid itself.
+ */
+typedef enum NvmWriteWaiters
+{
+	NVM_WAITERS_NVM,			/* a change of non-indexed columns */
+	NVM_WAITERS_DIRTY,			/* index entries, or a delete from an indexed table */
+	NVM_WAITERS_XID				/* a change logical decoding reads */
+} NvmWriteWaiters;
+
 extern void nvm_xact_init(void);
 extern void nvm_xact_get_stats(NvmBackendStats *out);
 extern void nvm_xact_statement_boundary(void);
@@ -51,11 +65,12 @@ extern NvmSnapshot *nvm_xact_fresh_snapshot(void);
 extern void nvm_xact_adopt_snapshot(int from_pgprocno, bool (*still_runs) (void *),
 									void *arg, const char *refused);
 
-extern NvmTxn *nvm_xact_begin_write(bool needs_pg_xid);
+extern NvmTxn *nvm_xact_begin_write(NvmWriteWaiters waiters);
 extern NvmTxn *nvm_xact_running_txn(void);
 extern int	nvm_xact_level(void);
 extern TransactionId nvm_xact_settle_indoubt(uint64 txid);
 extern void nvm_xact_resolve_prepared(void);
 extern TransactionId nvm_xact_published_xid(uint64 txid);
+extern TransactionId nvm_xact_wait_target(uint64 txid, uint32 *standin);
 
 #endif							/* NVM_XACT_H */
