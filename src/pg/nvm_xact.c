@@ -89,7 +89,7 @@
 static int	nvm_slot = -1;
 static NvmTxn nvm_txn;
 
-/* Whether this transaction's xid is published in the slot. */
+/* Whether this transaction's xid, and its xid stand-in, are published in the slot. */
 static bool nvm_xid_published = false;
 static bool nvm_standin_published = false;
 
