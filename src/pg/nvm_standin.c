@@ -37,16 +37,23 @@
  * What users see differently from heap while waiting: pg_locks shows the
  * lock as "spectoken" instead of "transactionid", a deadlock report names
  * "speculative token N of transaction 1", and a lock timeout or deadlock
- * error has no "while inserting index tuple" context line.  A logical
- * replication apply worker looking for the row to update or delete
- * (RelationFindReplTupleByIndex) waits with XactLockTableWait only, which
- * returns at once for NVM_STANDIN_XID: if a local transaction is writing
- * that row's key, the worker retries until it ends instead of sleeping.
+ * error has no "while inserting index tuple" context line.
+ *
+ * A logical replication apply worker looking for the row to update or
+ * delete (RelationFindReplTupleByIndex and ...Seq) waits with
+ * XactLockTableWait only, which returns at once for NVM_STANDIN_XID: it
+ * would retry, busy, until a local transaction writing that row's key
+ * ends.  So an apply worker waits on the stand-in itself, before the
+ * report, whenever it holds no lightweight lock (InterruptHoldoffCount is
+ * 0): btree's uniqueness check asks with its leaf page locked, and waits
+ * itself on what is reported; a lookup holds at most buffer pins.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
+#include "replication/logicalworker.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "utils/resowner.h"
@@ -100,12 +107,31 @@ nvm_standin_take(uint32 standin)
 }
 
 /*
+ * wait_in_apply_worker waits until the transaction holding standin ends,
+ * in a logical replication apply worker that holds no lightweight lock
+ * (see the file header); elsewhere it does nothing.
+ */
+static void
+wait_in_apply_worker(uint32 standin)
+{
+	LOCKTAG		tag;
+
+	if (!IsLogicalWorker() || InterruptHoldoffCount > 0)
+		return;
+	SET_LOCKTAG_SPECULATIVE_INSERTION(tag, NVM_STANDIN_XID, standin);
+	(void) LockAcquire(&tag, ShareLock, false, false);
+	LockRelease(&tag, ShareLock, false);
+}
+
+/*
  * nvm_standin_report tells SnapshotDirty's caller to wait for a running
  * transaction whose wait target is xid (if valid) or else standin: as the
  * creator of the version returned (xmin, which callers wait on first), or
  * as its deleter (xmax).  A stand-in goes to xmin with the token in either
  * case, as SpeculativeInsertionWait is called with xmin; a deleter's is
- * overridden by a creator reported after it.
+ * overridden by a creator reported after it.  An apply worker has waited
+ * for the stand-in's transaction first (wait_in_apply_worker), and its
+ * caller, finding the xid not running, looks again.
  */
 void
 nvm_standin_report(Snapshot dirty, bool creator, TransactionId xid, uint32 standin)
@@ -119,6 +145,7 @@ nvm_standin_report(Snapshot dirty, bool creator, TransactionId xid, uint32 stand
 		}
 		else if (standin != 0)
 		{
+			wait_in_apply_worker(standin);
 			dirty->xmin = NVM_STANDIN_XID;
 			dirty->speculativeToken = standin;
 		}
@@ -127,6 +154,7 @@ nvm_standin_report(Snapshot dirty, bool creator, TransactionId xid, uint32 stand
 		dirty->xmax = xid;
 	else if (standin != 0)
 	{
+		wait_in_apply_worker(standin);
 		dirty->xmax = NVM_STANDIN_XID;
 		if (!TransactionIdIsValid(dirty->xmin))
 		{
