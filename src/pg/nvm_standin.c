@@ -114,13 +114,8 @@ nvm_standin_take(uint32 standin)
 static void
 wait_in_apply_worker(uint32 standin)
 {
-	LOCKTAG		tag;
-
-	if (!IsLogicalWorker() || InterruptHoldoffCount > 0)
-		return;
-	SET_LOCKTAG_SPECULATIVE_INSERTION(tag, NVM_STANDIN_XID, standin);
-	(void) LockAcquire(&tag, ShareLock, false, false);
-	LockRelease(&tag, ShareLock, false);
+	if (IsLogicalWorker() && InterruptHoldoffCount == 0)
+		SpeculativeInsertionWait(NVM_STANDIN_XID, standin);
 }
 
 /*

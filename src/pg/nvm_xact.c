@@ -557,13 +557,8 @@ publish_wait_target(void)
 
 	if (nvm_xid_published || nvm_standin_published)
 		return;
-	if (TransactionIdIsValid(GetTopTransactionIdIfAny()))
-	{
-		publish_xid();
-		return;
-	}
 	standin = nvm_standin_for_txid(nvm_txn.txid);
-	if (!nvm_standin_take(standin))
+	if (TransactionIdIsValid(GetTopTransactionIdIfAny()) || !nvm_standin_take(standin))
 	{
 		publish_xid();
 		return;
