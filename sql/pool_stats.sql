@@ -19,6 +19,8 @@ SELECT pool_path = current_setting('nvm.pool_path') AS path_is_the_setting,
 -- the pool may grow up to max_size; segments counts its growths
 SELECT max_size >= pool_size AS max_at_least_size, segments >= 0 AS segments_counted
   FROM nvm_pool_stats();
+-- the suite's pool is in /dev/shm: volatile storage, found on tmpfs
+SELECT storage, storage_detail FROM nvm_pool_stats();
 
 -- a new table is counted, and its rows take space
 SELECT used_bytes AS used0, free_bytes AS free0, tables AS tables0 FROM nvm_pool_stats() \gset

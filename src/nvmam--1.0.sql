@@ -30,17 +30,19 @@ CREATE FUNCTION nvm_pool_stats(
     OUT state text,
     OUT state_detail text,
     OUT max_size bigint,
-    OUT segments int)
+    OUT segments int,
+    OUT storage text,
+    OUT storage_detail text)
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT;
 
 COMMENT ON FUNCTION nvm_pool_stats() IS
-'size and use of the persistent-memory pool of this cluster: its present size, bytes used and free, tables, records and versions of every database, the bytes garbage collection can reclaim now, the versions collected since the server started, whether this data directory uses the pool (state attached) or is detached from it (a restored copy or a standby: state_detail says why, and the numbers are NULL), the largest size the pool may grow to and the number of times it has grown';
+'size and use of the persistent-memory pool of this cluster: its present size, bytes used and free, tables, records and versions of every database, the bytes garbage collection can reclaim now, the versions collected since the server started, whether this data directory uses the pool (state attached) or is detached from it (a restored copy or a standby: state_detail says why, and the numbers are NULL), the largest size the pool may grow to, the number of times it has grown, and the storage class that holds it (persistent memory, page-cache file or volatile) with how it was found';
 
 CREATE VIEW nvm_pool AS SELECT * FROM nvm_pool_stats();
 
-COMMENT ON VIEW nvm_pool IS 'the persistent-memory pool: size, used, free, records, versions, reclaimable bytes, maximum size, growth segments';
+COMMENT ON VIEW nvm_pool IS 'the persistent-memory pool: size, used, free, records, versions, reclaimable bytes, maximum size, growth segments, storage class';
 
 CREATE FUNCTION nvm_table_stats(
     rel regclass,

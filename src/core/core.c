@@ -209,4 +209,6 @@ nvm_core_shutdown(void)
 
 	root->clean_shutdown = 1;
 	nvm_persist(&root->clean_shutdown, sizeof(uint64_t));
+	/* the last write of a clean stop: on page-cache storage, its page too */
+	(void) nvm_pool_sync_range(&root->clean_shutdown, sizeof(uint64_t));
 }

@@ -19,12 +19,22 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libpmem.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE 0x03
+#endif
+#ifndef MAP_SYNC
+#define MAP_SYNC 0x80000
+#endif
 
 #define NVM_DEFAULT_RING_WORDS	2048	/* 63,488 transactions per slot */
 #define NVM_DEFAULT_MAX_TABLES	16384
@@ -38,8 +48,11 @@ uint32_t	nvm_pool_pending_mode = 0;
 uint32_t	nvm_pool_upgraded_from = 0;
 uint64_t	nvm_pool_reserved_size = 0;
 uint64_t	nvm_pool_grow_step = NVM_POOL_DEFAULT_GROW_STEP;
+NvmStorageClass nvm_pool_storage = NVM_STORAGE_UNKNOWN;
+char		nvm_pool_storage_how[64] = "";
 
 static int	pool_fd = -1;
+static int	map_sync_flags = 0;	/* MAP_SYNC when the pool is mapped with it */
 
 /*
  * nvm_pool_header_checksum computes FNV-1a over every header field before
@@ -195,28 +208,153 @@ fail(NvmPoolOpenResult code, char *errbuf, size_t errbuf_size, const char *fmt, 
 static bool map_prefault = false;
 
 /*
+ * nvm_storage_class_name: see pool.h.
+ */
+const char *
+nvm_storage_class_name(NvmStorageClass storage)
+{
+	switch (storage)
+	{
+		case NVM_STORAGE_PMEM:
+			return "persistent memory";
+		case NVM_STORAGE_PAGE_CACHE:
+			return "page-cache file";
+		case NVM_STORAGE_VOLATILE:
+			return "volatile";
+		case NVM_STORAGE_UNKNOWN:
+			break;
+	}
+	return "unknown";
+}
+
+/*
+ * file_system_name names the file system of the pool file from its
+ * statfs type, or writes its number.
+ */
+static void
+file_system_name(const struct statfs *sfs, char *out, size_t outlen)
+{
+	static const struct
+	{
+		unsigned long type;
+		const char *name;
+	}			known[] = {
+		{EXT4_SUPER_MAGIC, "ext4"},
+		{XFS_SUPER_MAGIC, "xfs"},
+		{BTRFS_SUPER_MAGIC, "btrfs"},
+		{TMPFS_MAGIC, "tmpfs"},
+		{RAMFS_MAGIC, "ramfs"},
+		{HUGETLBFS_MAGIC, "hugetlbfs"},
+		{OVERLAYFS_SUPER_MAGIC, "overlayfs"},
+		{NFS_SUPER_MAGIC, "nfs"},
+		{F2FS_SUPER_MAGIC, "f2fs"},
+	};
+
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+	{
+		if ((unsigned long) sfs->f_type == known[i].type)
+		{
+			snprintf(out, outlen, "%s", known[i].name);
+			return;
+		}
+	}
+	snprintf(out, outlen, "file system type 0x%lx", (unsigned long) sfs->f_type);
+}
+
+/*
  * map_file maps reserve bytes of the pool file, of which the first
  * file_size exist: the rest is address space the pool may grow into (a
  * touch there before the file is extended would be SIGBUS).  With prefault
  * the existing part is faulted in at once.
+ *
+ * It also finds the storage class (pool.h).  A file on tmpfs, ramfs or
+ * hugetlbfs is volatile.  Any other file is first mapped with MAP_SYNC,
+ * which only a DAX file system grants: it is then persistent memory.
+ * Otherwise it is mapped plainly, and libpmem's pmem_is_pmem decides
+ * between persistent memory and the page cache (it answers yes for a
+ * range libpmem knows to be persistent memory, or when PMEM_IS_PMEM_FORCE
+ * says so).  libpmem's pmem_map_file, which does the same, maps only the
+ * file's present length; the pool maps the most it may grow to, so that
+ * growing never moves it.
  */
 static NvmPoolOpenResult
 map_file(uint64_t reserve, uint64_t file_size, char *errbuf, size_t errbuf_size,
 		 const char *path)
 {
-	void	   *p = mmap(NULL, reserve, PROT_READ | PROT_WRITE,
-						 MAP_SHARED | MAP_NORESERVE, pool_fd, 0);
+	struct statfs sfs;
+	bool		is_volatile = false;
+	void	   *p = MAP_FAILED;
 
+	if (fstatfs(pool_fd, &sfs) != 0)
+		return fail(NVM_POOL_ERR_IO, errbuf, errbuf_size, "could not stat the file system of pool file \"%s\"", path, errno);
+	file_system_name(&sfs, nvm_pool_storage_how, sizeof(nvm_pool_storage_how));
+	is_volatile = sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC ||
+		sfs.f_type == HUGETLBFS_MAGIC;
+	map_sync_flags = 0;
+	if (!is_volatile)
+	{
+		p = mmap(NULL, reserve, PROT_READ | PROT_WRITE,
+				 MAP_SHARED_VALIDATE | MAP_SYNC | MAP_NORESERVE, pool_fd, 0);
+		if (p != MAP_FAILED)
+			map_sync_flags = MAP_SYNC;
+	}
+	if (p == MAP_FAILED)
+		p = mmap(NULL, reserve, PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_NORESERVE, pool_fd, 0);
 	if (p == MAP_FAILED)
 		return fail(NVM_POOL_ERR_IO, errbuf, errbuf_size, "could not map pool file \"%s\"", path, errno);
 	nvm_pool_base = p;
 	nvm_pool_reserved_size = reserve;
 	nvm_pool_header = (NvmPoolHeader *) p;
+
+	if (is_volatile)
+		nvm_pool_storage = NVM_STORAGE_VOLATILE;
+	else if (map_sync_flags != 0)
+	{
+		nvm_pool_storage = NVM_STORAGE_PMEM;
+		snprintf(nvm_pool_storage_how, sizeof(nvm_pool_storage_how), "DAX, mapped with MAP_SYNC");
+	}
+	else if (pmem_is_pmem(p, file_size))
+	{
+		nvm_pool_storage = NVM_STORAGE_PMEM;
+		snprintf(nvm_pool_storage_how, sizeof(nvm_pool_storage_how), "pmem_is_pmem");
+	}
+	else
+		nvm_pool_storage = NVM_STORAGE_PAGE_CACHE;
+
 	if (map_prefault &&
 		mmap(p, file_size, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_FIXED | MAP_POPULATE, pool_fd, 0) == MAP_FAILED)
+			 (map_sync_flags ? MAP_SHARED_VALIDATE | map_sync_flags : MAP_SHARED) |
+			 MAP_FIXED | MAP_POPULATE, pool_fd, 0) == MAP_FAILED)
 		return fail(NVM_POOL_ERR_IO, errbuf, errbuf_size, "could not map pool file \"%s\"", path, errno);
 	return NVM_POOL_OK;
+}
+
+/*
+ * nvm_pool_sync: see pool.h.
+ */
+int
+nvm_pool_sync(void)
+{
+	if (nvm_pool_storage != NVM_STORAGE_PAGE_CACHE || pool_fd < 0)
+		return 0;
+	if (fsync(pool_fd) != 0)
+		return errno;
+	return 0;
+}
+
+/*
+ * nvm_pool_sync_range: see pool.h.  libpmem's pmem_msync widens the range
+ * to whole pages.
+ */
+int
+nvm_pool_sync_range(const void *addr, size_t len)
+{
+	if (nvm_pool_storage != NVM_STORAGE_PAGE_CACHE || pool_fd < 0)
+		return 0;
+	if (pmem_msync(addr, len) != 0)
+		return errno;
+	return 0;
 }
 
 /*
@@ -542,6 +680,8 @@ nvm_pool_open_scratch(const NvmPoolOptions *opts, char *errbuf, size_t errbuf_si
 					"could not map a scratch pool%s", "", errno);
 	nvm_pool_base = p;
 	nvm_pool_reserved_size = opts->create_size;	/* it never grows */
+	nvm_pool_storage = NVM_STORAGE_VOLATILE;
+	snprintf(nvm_pool_storage_how, sizeof(nvm_pool_storage_how), "anonymous memory");
 	nvm_pool_header = (NvmPoolHeader *) p;
 	initialise_regions(&hdr);
 	hdr.magic = NVM_POOL_MAGIC;
@@ -566,35 +706,54 @@ nvm_pool_binding_read(NvmPoolBinding *out)
 	out->gen = b->gen;
 	out->clean_lsn = b->clean_lsn;
 	atomic_store(&out->wal_lsn, atomic_load(&b->wal_lsn));
+	out->boot = b->boot;
+	out->storage = b->storage;
 }
 
 /*
  * nvm_pool_binding_claim records a claim of the pool by a data directory
- * (its id and new generation) and marks the pool in use; the words share
- * one cache line, persisted at once.
+ * (its id and new generation, the boot of the operating system it is made
+ * in and the storage class) and marks the pool in use.  Persist order: the
+ * words share one cache line, persisted, then on page-cache storage the
+ * page is synced, all before anything else in the pool changes; so the
+ * file on disk says "in use in this boot" whenever it holds a change made
+ * since.  A failed sync is ignored here: the claim stays in the page cache,
+ * and the pool is never marked clean without a whole sync
+ * (nvm_pool_binding_mark_clean), so the file on disk says "in use" or
+ * "clean" of an older stop, and an older stop's clean mark on disk is
+ * caught by the data directory's state (nvm_binding.c).
  */
 void
-nvm_pool_binding_claim(uint64_t id, uint64_t gen)
+nvm_pool_binding_claim(uint64_t id, uint64_t gen, uint64_t boot)
 {
 	NvmPoolBinding *b = &nvm_pool_root()->binding;
 
 	b->id = id;
 	b->gen = gen;
 	b->clean_lsn = 0;
+	b->boot = boot;
+	b->storage = (uint64_t) nvm_pool_storage;
 	nvm_persist(b, sizeof(*b));
+	(void) nvm_pool_sync_range(b, sizeof(*b));
 }
 
 /*
  * nvm_pool_binding_mark_clean records the shutdown checkpoint of a clean
- * stop of the claiming server.
+ * stop of the claiming server.  Persist order: the whole pool is synced
+ * (page-cache storage), then the mark is persisted and its page synced; a
+ * failed sync leaves the pool marked in use.
  */
-void
+int
 nvm_pool_binding_mark_clean(uint64_t lsn)
 {
 	NvmPoolBinding *b = &nvm_pool_root()->binding;
+	int			rc = nvm_pool_sync();
 
+	if (rc != 0)
+		return rc;
 	b->clean_lsn = lsn;
 	nvm_persist(&b->clean_lsn, sizeof(b->clean_lsn));
+	return nvm_pool_sync_range(&b->clean_lsn, sizeof(b->clean_lsn));
 }
 
 /* raise_to raises *word to at least value (atomic maximum). */
@@ -674,4 +833,5 @@ nvm_pool_close(void)
 	if (pool_fd >= 0)
 		close(pool_fd);
 	pool_fd = -1;
+	nvm_pool_storage = NVM_STORAGE_UNKNOWN;
 }

@@ -128,7 +128,43 @@ typedef struct NvmPoolBinding
 								 * clean stop; 0 while a server uses the pool */
 	_Atomic uint64_t wal_lsn;	/* WAL position that pool-wide changes (table
 								 * drops, freed numbers) depend on */
+	uint64_t	boot;			/* the operating system's boot the claim was
+								 * made in (a hash of its identity); 0 = a
+								 * claim by a version that did not record it */
+	uint64_t	storage;		/* NvmStorageClass at the claim */
 } NvmPoolBinding;
+
+_Static_assert(sizeof(NvmPoolBinding) <= NVM_CACHELINE,
+			   "the binding words share one cache line");
+
+/*
+ * What holds the pool, and so what a flush and a drain promise
+ * (nvm_pool_open finds it; the README's table "What your storage
+ * guarantees" states it for users):
+ *	 - NVM_STORAGE_PMEM: persistent memory.  The file is on a DAX file
+ *	   system and mapped with MAP_SYNC (page faults persist the file
+ *	   system's metadata before they return), or libpmem's pmem_is_pmem
+ *	   says the mapping is persistent memory.  A drained flush is durable
+ *	   against a crash of the process, of the operating system and a
+ *	   power loss.
+ *	 - NVM_STORAGE_PAGE_CACHE: a file on any other file system, or on a DAX
+ *	   file system that refuses MAP_SYNC (the first write into a newly
+ *	   allocated extent could be lost).  Flushes reach the kernel's page
+ *	   cache only, which survives a crash of the server's processes; the
+ *	   kernel writes pages back in any order, so after a crash of the
+ *	   operating system or a power loss the file is torn unless it was
+ *	   synced (nvm_pool_sync) and not changed since.
+ *	 - NVM_STORAGE_VOLATILE: tmpfs, ramfs, hugetlbfs, or anonymous memory
+ *	   (a scratch pool): like the page cache while the operating system
+ *	   runs, and gone when it restarts.
+ */
+typedef enum NvmStorageClass
+{
+	NVM_STORAGE_UNKNOWN = 0,	/* no pool mapped, or a claim that predates it */
+	NVM_STORAGE_PMEM = 1,
+	NVM_STORAGE_PAGE_CACHE = 2,
+	NVM_STORAGE_VOLATILE = 3
+} NvmStorageClass;
 
 /* Mutable pool-wide words; each on its own cache line. */
 typedef struct NvmPoolRoot
@@ -247,6 +283,28 @@ extern uint32_t nvm_pool_pending_mode;
 /* Format a pool was upgraded from by nvm_pool_open (0 = none), for the log. */
 extern uint32_t nvm_pool_upgraded_from;
 
+/*
+ * The storage class of the mapped pool, and in a few words how it was
+ * found ("DAX, mapped with MAP_SYNC", "ext4", "tmpfs", ...); set by
+ * nvm_pool_open and nvm_pool_open_scratch.
+ */
+extern NvmStorageClass nvm_pool_storage;
+extern char nvm_pool_storage_how[64];
+
+/* The name of a storage class, for messages and nvm_pool_stats(). */
+extern const char *nvm_storage_class_name(NvmStorageClass storage);
+
+/*
+ * nvm_pool_sync makes the whole pool file durable on page-cache storage
+ * (fsync: every page written back, and the file's size); on persistent
+ * memory a drained flush is durable already, and volatile storage has
+ * nothing to write to, so it does nothing there.  nvm_pool_sync_range does
+ * the same for the pages that hold [addr, addr + len).  Both return 0 or
+ * an errno value.
+ */
+extern int	nvm_pool_sync(void);
+extern int	nvm_pool_sync_range(const void *addr, size_t len);
+
 /* The mapping of this process; set by nvm_pool_open. */
 extern char *nvm_pool_base;
 extern NvmPoolHeader *nvm_pool_header;
@@ -277,16 +335,21 @@ extern NvmPoolOpenResult nvm_pool_open_scratch(const NvmPoolOptions *opts,
 
 /*
  * The binding words (NvmPoolBinding).  nvm_pool_binding_claim persists a
- * new claim (id, gen) and marks the pool in use; nvm_pool_binding_mark_clean
- * persists the shutdown checkpoint of a clean stop.  nvm_pool_note_wal
+ * new claim (id, gen, the boot it is made in) and marks the pool in use,
+ * durably on every storage class before it returns (so that a pool changed
+ * after the claim never looks clean after an operating-system crash);
+ * nvm_pool_binding_mark_clean syncs the whole pool (nvm_pool_sync), then
+ * persists the shutdown checkpoint of a clean stop, and returns 0 or the
+ * errno value of a failed sync, when the pool stays marked in use.
+ * nvm_pool_note_wal
  * raises the pool-wide WAL position and persists it; nvm_slot_note_wal
  * raises a slot's and flushes it (the caller's next drain makes it
  * durable).  nvm_pool_required_wal returns the highest of them all: every
  * change in the pool depends on WAL at most up to there.
  */
 extern void nvm_pool_binding_read(NvmPoolBinding *out);
-extern void nvm_pool_binding_claim(uint64_t id, uint64_t gen);
-extern void nvm_pool_binding_mark_clean(uint64_t lsn);
+extern void nvm_pool_binding_claim(uint64_t id, uint64_t gen, uint64_t boot);
+extern int	nvm_pool_binding_mark_clean(uint64_t lsn);
 extern void nvm_pool_note_wal(uint64_t lsn);
 extern void nvm_slot_note_wal(uint32_t slot, uint64_t lsn);
 extern uint64_t nvm_pool_required_wal(void);

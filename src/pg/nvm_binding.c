@@ -72,10 +72,18 @@
  * runs, put back under a data directory of the same run that crashed after
  * the copy; like copying a heap file by hand, that is not a backup.
  *
+ *	 - A pool that was in use when the operating system stopped (a crash of
+ *	   the OS or a power loss) may be torn unless it is on persistent
+ *	   memory: each claim records the boot it is made in, and such a pool
+ *	   is refused (nvm_durability.c).
+ *
  * Persist order of a claim: the binding file is written with the new
- * generation and the old one (durable rename), then the pool's words are
- * persisted, then the file is rewritten with the new generation only.  A
- * crash in between leaves a file that accepts either generation.
+ * generation and the old one, the storage class and the boot (durable
+ * rename), then the pool's words are persisted (and synced on page-cache
+ * storage), then the file is rewritten with the new generation only.  A
+ * crash in between leaves a file that accepts either generation.  Persist
+ * order of a clean stop: the whole pool is synced, then its clean mark is
+ * persisted and synced (pool.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -99,6 +107,7 @@
 #include "utils/rel.h"
 
 #include "nvm_binding.h"
+#include "nvm_durability.h"
 #include "nvmam.h"
 #include "pool.h"
 
@@ -129,6 +138,8 @@ typedef struct BindingFile
 	uint64		gen;
 	uint64		prev_gen;		/* 0 unless a claim was under way */
 	NvmDetachCause detached;
+	NvmStorageClass storage;	/* the pool's storage class at the claim */
+	uint64		boot;			/* the boot of the OS the claim was made in */
 } BindingFile;
 
 /* State of the binding in shared memory. */
@@ -220,6 +231,10 @@ read_binding_file(BindingFile *bf)
 			bf->gen = strtou64(value, NULL, 10);
 		else if (strcmp(key, "prev_gen") == 0)
 			bf->prev_gen = strtou64(value, NULL, 10);
+		else if (strcmp(key, "storage") == 0)
+			bf->storage = nvm_storage_from_keyword(value);
+		else if (strcmp(key, "boot") == 0)
+			bf->boot = strtou64(value, NULL, 16);
 		else if (strcmp(key, "detached") == 0)
 		{
 			for (int i = 1; i < lengthof(detach_keywords); i++)
@@ -277,6 +292,9 @@ write_binding_file(const BindingFile *bf, int elevel)
 	if (bf->prev_gen != 0)
 		len += snprintf(buf + len, sizeof(buf) - len, "prev_gen " UINT64_FORMAT "\n",
 						bf->prev_gen);
+	if (bf->storage != NVM_STORAGE_UNKNOWN)
+		len += snprintf(buf + len, sizeof(buf) - len, "storage %s\nboot " HEX64 "\n",
+						nvm_storage_keyword(bf->storage), bf->boot);
 	if (bf->detached != NVM_DETACH_NONE)
 		len += snprintf(buf + len, sizeof(buf) - len, "detached %s\n",
 						detach_keywords[bf->detached]);
@@ -434,8 +452,8 @@ nvm_binding_detached_at_start(void)
 
 	if (bf.exists && bf.id != 0 && stat(nvm_pool_path_resolved, &st) != 0 && errno == ENOENT)
 		report_refusal("is missing",
-					   psprintf("This data directory last used the pool with id " HEX64 " at that path (pg_nvm/binding).",
-								bf.id),
+					   psprintf("This data directory last used the pool with id " HEX64 " at that path (pg_nvm/binding).%s",
+								bf.id, nvm_durability_missing_detail(bf.storage, bf.boot)),
 					   "Point nvm.pool_path at that pool. If it is lost, remove pg_nvm/binding to start with a new, empty pool: the rows of the nvm tables made before are then lost (drop those tables, or TRUNCATE them to give them new, empty storage).");
 	return false;
 }
@@ -499,6 +517,9 @@ nvm_binding_check_pool(bool created)
 						   hint_copy);
 	}
 
+	/* a pool in use when the operating system stopped may be torn */
+	nvm_durability_check_pool(&pb);
+
 	cf = get_controlfile(DataDir, &crc_ok);
 	clean = crc_ok && cf->state == DB_SHUTDOWNED;
 	if (pb.clean_lsn != 0 && !clean)
@@ -541,9 +562,11 @@ claim_pool(int elevel)
 	bf.id = start_id;
 	bf.gen = gen;
 	bf.prev_gen = start_prev_gen;
+	bf.storage = nvm_pool_storage;
+	bf.boot = nvm_boot_current();
 	if (!write_binding_file(&bf, elevel))
 		return false;
-	nvm_pool_binding_claim(start_id, gen);
+	nvm_pool_binding_claim(start_id, gen, bf.boot);
 	bf.prev_gen = 0;
 	(void) write_binding_file(&bf, elevel);
 	start_gen = gen;
@@ -751,9 +774,10 @@ nvm_binding_note_flushed(void)
  * binding_at_exit runs when the server (postmaster, or a single-user
  * backend) exits after its shutdown checkpoint: if it owns the pool (or
  * the WAL check of a crashed pair passes now) and pg_control says the
- * cluster was shut down cleanly, the pool records that checkpoint, which
- * the next start must find again.  An immediate shutdown, a failed start
- * or a crash leaves the pool in use.
+ * cluster was shut down cleanly, the pool is synced (page-cache storage)
+ * and records that checkpoint, which the next start must find again.  An
+ * immediate shutdown, a failed start, a failed sync or a crash leaves the
+ * pool in use.
  */
 static void
 binding_at_exit(int code, Datum arg)
@@ -770,6 +794,17 @@ binding_at_exit(int code, Datum arg)
 		return;
 	cf = get_controlfile(DataDir, &crc_ok);
 	if (crc_ok && cf->state == DB_SHUTDOWNED)
-		nvm_pool_binding_mark_clean((uint64) cf->checkPoint);
+	{
+		int			rc = nvm_pool_binding_mark_clean((uint64) cf->checkPoint);
+
+		if (rc != 0)
+		{
+			errno = rc;
+			ereport(LOG,
+					(errcode_for_file_access(),
+					 errmsg("could not sync nvm pool \"%s\": %m", nvm_pool_path_resolved),
+					 errdetail("The pool stays marked in use: a restart of the operating system before the next start of the server makes the server refuse it.")));
+		}
+	}
 	pfree(cf);
 }

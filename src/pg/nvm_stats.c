@@ -59,14 +59,15 @@ horizon_now(void)
  * started; then the pool's state for this data directory (nvm_binding.c):
  * "attached", or "detached" with the cause, when every number is NULL;
  * then the largest size the pool may grow to and the number of times it
- * has grown (its growth segments).
+ * has grown (its growth segments); then the storage class that holds the
+ * pool (pool.h) and how it was found (the file system, or MAP_SYNC).
  */
 Datum
 nvm_pool_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[14];
-	bool		nulls[14] = {0};
+	Datum		values[16];
+	bool		nulls[16] = {0};
 	NvmAllocStats stats;
 	NvmTableDirEntry *dir;
 	size_t		ndir;
@@ -91,6 +92,8 @@ nvm_pool_stats(PG_FUNCTION_ARGS)
 		values[10] = CStringGetTextDatum(nvm_binding_is_detached() ? "detached" : "pending");
 		values[11] = CStringGetTextDatum(nvm_binding_state_detail());
 		nulls[12] = nulls[13] = true;
+		values[14] = CStringGetTextDatum(nvm_storage_class_name(nvm_pool_storage));
+		values[15] = CStringGetTextDatum(nvm_pool_storage_how);
 		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 	}
 
@@ -132,6 +135,8 @@ nvm_pool_stats(PG_FUNCTION_ARGS)
 	nulls[11] = true;
 	values[12] = Int64GetDatum((int64) Max(nvm_pool_reserved_size, stats.pool_size));
 	values[13] = Int32GetDatum((int32) stats.segments);
+	values[14] = CStringGetTextDatum(nvm_storage_class_name(nvm_pool_storage));
+	values[15] = CStringGetTextDatum(nvm_pool_storage_how);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
@@ -200,8 +205,8 @@ Datum
 nvm_backend_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[14];
-	bool		nulls[14] = {0};
+	Datum		values[16];
+	bool		nulls[16] = {0};
 	NvmBackendStats st;
 	uint64		completed;
 

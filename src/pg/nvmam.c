@@ -68,6 +68,7 @@
 #include "nvm_wait.h"
 #include "nvm_xact.h"
 #include "nvm_binding.h"
+#include "nvm_durability.h"
 #include "nvm_ddl.h"
 #include "nvm_drop.h"
 #include "nvm_growth.h"
@@ -277,6 +278,7 @@ nvm_define_settings(void)
 
 	nvm_wait_define_settings();
 	nvm_growth_define_settings();
+	nvm_durability_define_settings();
 
 	MarkGUCPrefixReserved("nvm");
 }
@@ -379,6 +381,7 @@ nvm_open_pool(void)
 	if (rc == NVM_POOL_OK || rc == NVM_POOL_CREATED)
 	{
 		nvm_binding_check_pool(rc == NVM_POOL_CREATED);
+		nvm_durability_report_storage();
 		nvm_growth_opened();
 	}
 	switch (rc)

@@ -1,0 +1,193 @@
+# regress/t/027_storage_reboot.pl
+#	  What each storage class guarantees across a restart of the operating
+#	  system, simulated with nvm.debug_boot_id (the boot identity the server
+#	  reads at start instead of /proc/sys/kernel/random/boot_id):
+#	  - a page-cache file (the pool at its default place, in the data
+#	    directory on an ordinary file system): after a crash of the server
+#	    and a new boot, the pool is refused with a FATAL that names it, its
+#	    class and the cause, with a hint; in the same boot (a process crash)
+#	    it is served with every row; after a clean stop no page of the pool
+#	    is left dirty in the page cache (so a power loss then loses nothing),
+#	    and a new boot serves every row;
+#	  - volatile memory (tmpfs): a pool that a new boot finds in use is
+#	    refused; one that the restart removed is refused as missing, with the
+#	    cause;
+#	  - persistent memory (PMEM_IS_PMEM_FORCE=1 makes libpmem report the
+#	    page-cache file as persistent memory): a crash and a new boot serve
+#	    every row.
+#	  Each start says the class in the server log and nvm_pool_stats().
+use strict;
+use warnings;
+
+use File::Copy;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use NvmTest;
+
+my $ROWS = 5000;
+
+# boot_id NODE VALUE: the boot the next start of NODE sees ('' = the OS's)
+sub boot_id
+{
+	my ($node, $value) = @_;
+	$node->append_conf('postgresql.conf', "nvm.debug_boot_id = '$value'\n");
+	return;
+}
+
+# rows_digest NODE: count and md5 of every row of t
+sub rows_digest
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres',
+		q{SELECT count(*) || '|' || md5(string_agg(id || ':' || v, ',' ORDER BY id)) FROM t});
+}
+
+# start_refused NODE NAME: starts NODE, which must refuse; returns the FATAL
+sub start_refused
+{
+	my ($node, $name) = @_;
+	my $offset = -s $node->logfile;
+	my $ok = $node->start(fail_ok => 1);
+	ok(!$ok, "$name: the server refuses to start");
+	$node->stop('immediate') if $ok;
+	return nvm_fatal_text($node, $offset);
+}
+
+# dirty_pages FILE: (pages dirty, pages under writeback) of FILE in the
+# page cache, from the cachestat system call (Linux 6.5)
+sub dirty_pages
+{
+	my ($file) = @_;
+	open(my $fh, '<', $file) or die "cannot open $file: $!";
+	my $range = pack('QQ', 0, 0);
+	my $stat = "\0" x 40;
+	my $rc = syscall(451, fileno($fh), $range, $stat, 0);
+	die "cachestat($file) failed: $!" if $rc != 0;
+	close $fh;
+	my (undef, $dirty, $writeback) = unpack('Q5', $stat);
+	return ($dirty, $writeback);
+}
+
+# ---------------------------------------------------------------------------
+# a page-cache file
+# ---------------------------------------------------------------------------
+my ($node, $pool) = nvm_node('reboot_pc', pool_in_datadir => 1, pool_size => '64MB');
+$node->append_conf('postgresql.conf', "autovacuum = off\n");
+$node->start;
+$node->safe_psql('postgres', qq{
+	CREATE EXTENSION nvmam;
+	CREATE TABLE t (id int PRIMARY KEY, v text) USING nvm;
+	INSERT INTO t SELECT g, md5(g::text) FROM generate_series(1, $ROWS) g;
+});
+my ($class, $detail) = split /\|/,
+  $node->safe_psql('postgres', 'SELECT storage, storage_detail FROM nvm_pool_stats()');
+is($class, 'page-cache file', 'a pool in the data directory is a page-cache file');
+ok($detail ne '' && $detail !~ /tmpfs|MAP_SYNC/, "page-cache: nvm_pool_stats names its file system ($detail)");
+ok($node->log_contains(qr/WARNING:  nvm pool "\Q$pool\E" is a page-cache file \(\Q$detail\E\): a crash of the operating system or a power loss/),
+	'page-cache: the start warns of what is at risk');
+my $digest = rows_digest($node);
+
+nvm_crash($node);
+boot_id($node, 'reboot-1');
+my $fatal = start_refused($node, 'page-cache, crash and a new boot');
+like($fatal, qr/FATAL:  nvm pool "\Q$pool\E" may have been torn by a crash of the operating system or a power loss/,
+	'page-cache, crash and a new boot: the FATAL names the pool and the cause');
+like($fatal, qr/DETAIL:  The pool is a page-cache file \(\Q$detail\E\)\. The server that used it did not stop cleanly, and the operating system has restarted since/,
+	'page-cache, crash and a new boot: the detail names the class and why');
+like($fatal, qr/HINT:  Restore the data directory and the pool together from a backup, or give this data directory a new, empty pool/,
+	'page-cache, crash and a new boot: the hint says what to do');
+
+# the same boot: a crash of the server's processes keeps the page cache
+boot_id($node, '');
+$node->start;
+is(rows_digest($node), $digest, 'page-cache, crash in the same boot: every row is served');
+nvm_verify_clean($node, 't', 'page-cache, crash in the same boot');
+
+# a clean stop leaves nothing in the page cache alone: a power loss now
+# keeps every row, and a new boot serves them
+$node->safe_psql('postgres', qq{
+	UPDATE t SET v = v || 'x' WHERE id % 3 = 0;
+	INSERT INTO t SELECT g, md5(g::text) FROM generate_series($ROWS + 1, 2 * $ROWS) g;
+});
+$digest = rows_digest($node);
+my ($dirty_before) = dirty_pages($pool);
+ok($dirty_before > 0, "page-cache: pages of the running pool are dirty ($dirty_before)");
+$node->stop;
+my ($dirty, $writeback) = dirty_pages($pool);
+is("$dirty|$writeback", '0|0', 'page-cache, clean stop: no page of the pool is dirty or under writeback');
+boot_id($node, 'reboot-2');
+$node->start;
+is(rows_digest($node), $digest, 'page-cache, clean stop and a new boot: every row is served');
+is($node->safe_psql('postgres', 'SELECT state FROM nvm_pool_stats()'), 'attached',
+	'page-cache, clean stop and a new boot: the pool is attached');
+nvm_verify_clean($node, 't', 'page-cache, clean stop and a new boot');
+$node->stop;
+
+# ---------------------------------------------------------------------------
+# volatile memory (tmpfs)
+# ---------------------------------------------------------------------------
+my ($vnode, $vpool) = nvm_node('reboot_tmpfs', pool_size => '64MB');
+$vnode->start;
+$vnode->safe_psql('postgres', qq{
+	CREATE EXTENSION nvmam;
+	CREATE TABLE t (id int PRIMARY KEY, v text) USING nvm;
+	INSERT INTO t SELECT g, md5(g::text) FROM generate_series(1, $ROWS) g;
+});
+is($vnode->safe_psql('postgres', 'SELECT storage || \'|\' || storage_detail FROM nvm_pool_stats()'),
+	'volatile|tmpfs', 'a pool in /dev/shm is volatile, on tmpfs');
+ok($vnode->log_contains(qr/WARNING:  nvm pool "\Q$vpool\E" is in volatile memory \(tmpfs\): a restart of the operating system or a power loss loses every nvm row/),
+	'volatile: the start warns of what is at risk');
+$digest = rows_digest($vnode);
+
+nvm_crash($vnode);
+boot_id($vnode, 'reboot-1');
+$fatal = start_refused($vnode, 'volatile, crash and a new boot');
+like($fatal, qr/FATAL:  nvm pool "\Q$vpool\E" may have been torn.*\n.*DETAIL:  The pool is in volatile memory \(tmpfs\)\./,
+	'volatile, crash and a new boot that kept the file: refused as torn');
+
+boot_id($vnode, '');
+$vnode->start;
+is(rows_digest($vnode), $digest, 'volatile, crash in the same boot: every row is served');
+$vnode->stop;
+
+# a restart of the operating system empties tmpfs
+unlink $vpool or die "cannot remove $vpool: $!";
+boot_id($vnode, 'reboot-2');
+$fatal = start_refused($vnode, 'volatile, a new boot that removed the pool');
+like($fatal, qr/FATAL:  nvm pool "\Q$vpool\E" is missing/,
+	'volatile, pool gone: the FATAL names the pool');
+like($fatal, qr/DETAIL:  .*It was on volatile storage \(such as tmpfs\), which a restart of the operating system empties, and the operating system has restarted since: the rows of every nvm table are lost\./,
+	'volatile, pool gone: the detail says why');
+like($fatal, qr/HINT:  .*remove pg_nvm\/binding to start with a new, empty pool/,
+	'volatile, pool gone: the hint says what to do');
+
+# ---------------------------------------------------------------------------
+# persistent memory (libpmem told so)
+# ---------------------------------------------------------------------------
+my ($pnode, $ppool) = nvm_node('reboot_pmem', pool_in_datadir => 1, pool_size => '64MB');
+{
+	local $ENV{PMEM_IS_PMEM_FORCE} = '1';
+	$pnode->start;
+}
+$pnode->safe_psql('postgres', qq{
+	CREATE EXTENSION nvmam;
+	CREATE TABLE t (id int PRIMARY KEY, v text) USING nvm;
+	INSERT INTO t SELECT g, md5(g::text) FROM generate_series(1, $ROWS) g;
+});
+is($pnode->safe_psql('postgres', 'SELECT storage || \'|\' || storage_detail FROM nvm_pool_stats()'),
+	'persistent memory|pmem_is_pmem', 'a pool libpmem calls persistent memory is persistent memory');
+ok($pnode->log_contains(qr/LOG:  nvm pool "\Q$ppool\E" is on persistent memory \(pmem_is_pmem\): committed nvm rows survive/),
+	'persistent memory: the start says so');
+$digest = rows_digest($pnode);
+nvm_crash($pnode);
+boot_id($pnode, 'reboot-1');
+{
+	local $ENV{PMEM_IS_PMEM_FORCE} = '1';
+	$pnode->start;
+}
+is(rows_digest($pnode), $digest, 'persistent memory, crash and a new boot: every row is served');
+nvm_verify_clean($pnode, 't', 'persistent memory, crash and a new boot');
+$pnode->stop;
+
+done_testing();
