@@ -1,0 +1,211 @@
+# regress/t/026_power_loss.pl
+#	  A power loss of a pool on a page-cache file, modelled page by page.
+#	  Two clients move money between the accounts of an nvm table and log
+#	  each transfer in an nvm history table, with the pool at its default
+#	  place (pg_nvm/pool in the data directory, on an ordinary file
+#	  system).  Image A of the pool is copied mid-run, image B after every
+#	  server process was killed.  After a power loss each 4 KiB page of the
+#	  file holds whatever the kernel last wrote back: the model takes each
+#	  page from A or from B at random (one seed a round), with the WAL and
+#	  the rest of the data directory whole, and starts the server in a new
+#	  boot of the operating system (nvm.debug_boot_id).
+#
+#	  The server must refuse each mixed pool with a clear FATAL; if it ever
+#	  serves one, the rows must be exact (every account, the total
+#	  conserved, index and sequential scans agreeing, the integrity check
+#	  clean, every acknowledged transfer there), which a torn pool is not.
+#	  Then image B alone in the same boot (what a crash of the server's
+#	  processes leaves) is served exactly.
+#
+#	  NVM_POWER_LOSS_SEEDS="1 2 3" chooses the seeds.
+use strict;
+use warnings;
+
+use File::Copy;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+use NvmTest;
+
+my $ACCOUNTS = 20000;
+my $INITIAL = 1000;
+my $TOTAL = $ACCOUNTS * $INITIAL;
+my $PAGE = 4096;
+my @SEEDS = split ' ', ($ENV{NVM_POWER_LOSS_SEEDS} // '11 22 33');
+
+my ($node, $pool) = nvm_node('power_loss', pool_in_datadir => 1, pool_size => '64MB');
+$node->append_conf('postgresql.conf', "autovacuum = off\n");
+$node->start;
+$node->safe_psql('postgres', qq{
+	CREATE EXTENSION nvmam;
+	CREATE EXTENSION amcheck;
+	CREATE TABLE accounts (id int PRIMARY KEY, balance bigint NOT NULL) USING nvm;
+	INSERT INTO accounts SELECT g, $INITIAL FROM generate_series(1, $ACCOUNTS) g;
+	CREATE TABLE history (id bigint PRIMARY KEY, from_id int, to_id int, amount int) USING nvm;
+});
+is($node->safe_psql('postgres', 'SELECT storage FROM nvm_pool_stats()'), 'page-cache file',
+	'the pool at its default place is a page-cache file');
+
+# ---------------------------------------------------------------------------
+# the load: each client sends transfers, one transaction each, and echoes
+# "ack ID" only after its COMMIT succeeded
+# ---------------------------------------------------------------------------
+srand(2026);
+my @clients;
+foreach my $n (1 .. 2)
+{
+	my $c = nvm_client_start($node, { n => $n });
+	foreach my $i (1 .. 30000)
+	{
+		my $id = $n * 1_000_000 + $i;
+		my $from = 1 + int(rand($ACCOUNTS));
+		my $to = 1 + int(rand($ACCOUNTS));
+		my $amount = 1 + int(rand(100));
+		# the lower id first: no deadlock, so a COMMIT that returns no
+		# error committed (after a failed statement it would roll back)
+		my @moves = sort { $a->[0] <=> $b->[0] } ([ $from, -$amount ], [ $to, $amount ]);
+		$c->{in} .= "BEGIN;\n"
+		  . "UPDATE accounts SET balance = balance + $moves[0][1] WHERE id = $moves[0][0];\n"
+		  . "UPDATE accounts SET balance = balance + $moves[1][1] WHERE id = $moves[1][0];\n"
+		  . "INSERT INTO history VALUES ($id, $from, $to, $amount);\n"
+		  . "COMMIT;\n"
+		  . "\\if :ERROR\n\\else\n\\echo ack $id\n\\endif\n";
+	}
+	push @clients, $c;
+}
+
+my %acked;
+sub pump_all
+{
+	foreach my $c (@clients)
+	{
+		foreach my $line (nvm_pump_client($c))
+		{
+			$acked{$1} = 1 if $line =~ /^ack (\d+)$/;
+		}
+	}
+	return;
+}
+
+# run_for SECONDS: pumps the clients for that long
+sub run_for
+{
+	my ($seconds) = @_;
+	my $end = time + $seconds;
+	while (time < $end)
+	{
+		pump_all();
+		usleep(10_000);
+	}
+	return;
+}
+
+my $image_a = "$pool.image-a";
+my $image_b = "$pool.image-b";
+my $mixed = "$pool.mixed";
+push @NvmTest::extra_files, $image_a, $image_b, $mixed;
+
+run_for(1.5);
+copy($pool, $image_a) or die "cannot copy $pool: $!";
+my $acked_at_a = scalar keys %acked;
+run_for(1.5);
+nvm_crash($node);
+run_for(0.5);
+$_->{h}->kill_kill foreach @clients;
+pump_all();
+copy($pool, $image_b) or die "cannot copy $pool: $!";
+my $acked_n = scalar keys %acked;
+ok($acked_at_a > 0 && $acked_n > $acked_at_a,
+	"transfers were acknowledged before image A ($acked_at_a) and before the kill ($acked_n)");
+
+# ---------------------------------------------------------------------------
+# the checks of a pool that is served
+# ---------------------------------------------------------------------------
+
+# served_exactly NAME: every account, the total, scans agreeing, the
+# integrity check and amcheck clean, every acknowledged transfer there
+sub served_exactly
+{
+	my ($name) = @_;
+	is($node->safe_psql('postgres', 'SELECT count(*) || \'|\' || sum(balance) FROM accounts'),
+		"$ACCOUNTS|$TOTAL", "$name: every account, and the total conserved");
+	my $d = nvm_scan_digests($node, 'accounts', 'id', "id || ':' || balance");
+	is($d->{index}, $d->{seq}, "$name: index and sequential scans of accounts agree");
+	my $h = nvm_scan_digests($node, 'history', 'id', "id || ':' || amount");
+	is($h->{index}, $h->{seq}, "$name: index and sequential scans of history agree");
+	nvm_verify_clean($node, 'accounts', $name);
+	nvm_verify_clean($node, 'history', $name);
+	nvm_check_indexes($node, 'accounts', $name);
+	my $present = $node->safe_psql('postgres',
+		'SELECT count(*) FROM history WHERE id IN (' . join(',', sort keys %acked) . ')');
+	is($present, $acked_n, "$name: every acknowledged transfer is there");
+	return;
+}
+
+# ---------------------------------------------------------------------------
+# the power losses: pages from A or B, in a new boot
+# ---------------------------------------------------------------------------
+
+# mix_images SEED: writes the mixed image, returns (pages differing, from A)
+sub mix_images
+{
+	my ($seed) = @_;
+	srand($seed);
+	open(my $a, '<:raw', $image_a) or die "$image_a: $!";
+	open(my $b, '<:raw', $image_b) or die "$image_b: $!";
+	open(my $m, '>:raw', $mixed) or die "$mixed: $!";
+	my ($differ, $from_a) = (0, 0);
+	for (;;)
+	{
+		my $nb = read($b, my $pb, $PAGE);
+		last unless $nb;
+		my $na = read($a, my $pa, $PAGE) // 0;
+		my $page = $pb;
+		if ($na == $nb && $pa ne $pb)
+		{
+			$differ++;
+			if (rand() < 0.5)
+			{
+				$page = $pa;
+				$from_a++;
+			}
+		}
+		print $m $page;
+	}
+	close $_ foreach ($a, $b, $m);
+	return ($differ, $from_a);
+}
+
+foreach my $seed (@SEEDS)
+{
+	my $name = "power loss, seed $seed";
+	my ($differ, $from_a) = mix_images($seed);
+	ok($from_a > 0 && $from_a < $differ,
+		"$name: $differ pages of the two images differ, $from_a taken from image A");
+	copy($mixed, $pool) or die "cannot copy $mixed: $!";
+	$node->append_conf('postgresql.conf', "nvm.debug_boot_id = 'power-loss-$seed'\n");
+	my $offset = -s $node->logfile;
+	my $started = $node->start(fail_ok => 1);
+	ok(!$started, "$name: the server refuses the mixed pool");
+	if ($started)
+	{
+		served_exactly("$name, served anyway");
+		$node->stop('immediate');
+		next;
+	}
+	my $fatal = nvm_fatal_text($node, $offset);
+	like($fatal, qr/FATAL:  nvm pool "\Q$pool\E" may have been torn by a crash of the operating system or a power loss\n.*DETAIL:  The pool is a page-cache file .*\n.*HINT:  Restore the data directory and the pool together from a backup/,
+		"$name: the FATAL names the pool, its class and the cause, with a hint");
+}
+
+# ---------------------------------------------------------------------------
+# a crash of the server's processes in the same boot: image B is served
+# ---------------------------------------------------------------------------
+copy($image_b, $pool) or die "cannot copy $image_b: $!";
+$node->append_conf('postgresql.conf', "nvm.debug_boot_id = ''\n");
+$node->start;
+served_exactly('process crash in the same boot');
+$node->stop;
+
+done_testing();
