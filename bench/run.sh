@@ -257,7 +257,7 @@ STAMP=$(date -u +%Y%m%d-%H%M%S)
 OUT=${OUT:-$BUILD_DIR/bench-$MODE-$STAMP}
 mkdir -p "$OUT/logs"
 OUT=$(cd "$OUT" && pwd)
-rm -f "$OUT/results.csv" "$OUT/engine.csv" "$OUT/modules.csv" "$OUT/pool-usage.csv"
+rm -f "$OUT/results.csv" "$OUT/engine.csv" "$OUT/modules.csv" "$OUT/pool-usage.csv" "$OUT/pool-storage.txt"
 T0=$(date +%s)
 LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -908,6 +908,9 @@ record_pool()
 		pg "$c" psql -X -At -F ',' -d "$fam" -c \
 			"SELECT '$fam', '$c', pool_size, used_bytes FROM nvm_pool_stats()" \
 			>>"$OUT/pool-usage.csv" 2>/dev/null || true
+		pg "$c" psql -X -At -d "$fam" -c \
+			"SELECT '$c: ' || storage || ' (' || storage_detail || ')' FROM nvm_pool_stats()" \
+			>>"$OUT/pool-storage.txt" 2>/dev/null || true
 	fi
 }
 
@@ -1030,6 +1033,14 @@ fi
 # ---------------------------------------------------------------------------
 # report
 # ---------------------------------------------------------------------------
+
+# the storage class each nvm pool ran on (what a flush of the pool costs
+# and promises: persistent memory, a page-cache file or volatile memory)
+if [ -s "$OUT/pool-storage.txt" ]; then
+	printf -- '\n- storage class of the nvm pools (nvm_pool_stats()): %s\n' \
+		"$(sort -u "$OUT/pool-storage.txt" | paste -sd ';' | sed 's/;/; /g')" >>"$OUT/settings.md"
+fi
+rm -f "$OUT/pool-storage.txt"
 
 ELAPSED=$(($(date +%s) - T0))
 printf '\nTotal time of the run: %d s; machine load (load average 1, 5, 15 min) at the end: %s.\n' \
