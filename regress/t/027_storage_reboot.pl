@@ -35,6 +35,25 @@ sub boot_id
 	return;
 }
 
+# fill NODE: the table t of every part, with its rows
+sub fill
+{
+	my ($node) = @_;
+	$node->safe_psql('postgres', qq{
+		CREATE EXTENSION nvmam;
+		CREATE TABLE t (id int PRIMARY KEY, v text) USING nvm;
+		INSERT INTO t SELECT g, md5(g::text) FROM generate_series(1, $ROWS) g;
+	});
+	return;
+}
+
+# storage_of NODE: "storage|storage_detail" of nvm_pool_stats()
+sub storage_of
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres', q{SELECT storage || '|' || storage_detail FROM nvm_pool_stats()});
+}
+
 # rows_digest NODE: count and md5 of every row of t
 sub rows_digest
 {
@@ -75,13 +94,8 @@ sub dirty_pages
 my ($node, $pool) = nvm_node('reboot_pc', pool_in_datadir => 1, pool_size => '64MB');
 $node->append_conf('postgresql.conf', "autovacuum = off\n");
 $node->start;
-$node->safe_psql('postgres', qq{
-	CREATE EXTENSION nvmam;
-	CREATE TABLE t (id int PRIMARY KEY, v text) USING nvm;
-	INSERT INTO t SELECT g, md5(g::text) FROM generate_series(1, $ROWS) g;
-});
-my ($class, $detail) = split /\|/,
-  $node->safe_psql('postgres', 'SELECT storage, storage_detail FROM nvm_pool_stats()');
+fill($node);
+my ($class, $detail) = split /\|/, storage_of($node);
 is($class, 'page-cache file', 'a pool in the data directory is a page-cache file');
 ok($detail ne '' && $detail !~ /tmpfs|MAP_SYNC/, "page-cache: nvm_pool_stats names its file system ($detail)");
 ok($node->log_contains(qr/WARNING:  nvm pool "\Q$pool\E" is a page-cache file \(\Q$detail\E\): a crash of the operating system or a power loss/),
@@ -129,12 +143,8 @@ $node->stop;
 # ---------------------------------------------------------------------------
 my ($vnode, $vpool) = nvm_node('reboot_tmpfs', pool_size => '64MB');
 $vnode->start;
-$vnode->safe_psql('postgres', qq{
-	CREATE EXTENSION nvmam;
-	CREATE TABLE t (id int PRIMARY KEY, v text) USING nvm;
-	INSERT INTO t SELECT g, md5(g::text) FROM generate_series(1, $ROWS) g;
-});
-is($vnode->safe_psql('postgres', 'SELECT storage || \'|\' || storage_detail FROM nvm_pool_stats()'),
+fill($vnode);
+is(storage_of($vnode),
 	'volatile|tmpfs', 'a pool in /dev/shm is volatile, on tmpfs');
 ok($vnode->log_contains(qr/WARNING:  nvm pool "\Q$vpool\E" is in volatile memory \(tmpfs\): a restart of the operating system or a power loss loses every nvm row/),
 	'volatile: the start warns of what is at risk');
@@ -170,12 +180,8 @@ my ($pnode, $ppool) = nvm_node('reboot_pmem', pool_in_datadir => 1, pool_size =>
 	local $ENV{PMEM_IS_PMEM_FORCE} = '1';
 	$pnode->start;
 }
-$pnode->safe_psql('postgres', qq{
-	CREATE EXTENSION nvmam;
-	CREATE TABLE t (id int PRIMARY KEY, v text) USING nvm;
-	INSERT INTO t SELECT g, md5(g::text) FROM generate_series(1, $ROWS) g;
-});
-is($pnode->safe_psql('postgres', 'SELECT storage || \'|\' || storage_detail FROM nvm_pool_stats()'),
+fill($pnode);
+is(storage_of($pnode),
 	'persistent memory|pmem_is_pmem', 'a pool libpmem calls persistent memory is persistent memory');
 ok($pnode->log_contains(qr/LOG:  nvm pool "\Q$ppool\E" is on persistent memory \(pmem_is_pmem\): committed nvm rows survive/),
 	'persistent memory: the start says so');

@@ -78,8 +78,8 @@
  *	   is refused (nvm_durability.c).
  *
  * Persist order of a claim: the binding file is written with the new
- * generation and the old one, the storage class and the boot (durable
- * rename), then the pool's words are persisted (and synced on page-cache
+ * generation and the old one, and pg_nvm/storage with the storage class
+ * and the boot (durable renames, nvm_datafile.c), then the pool's words are persisted (and synced on page-cache
  * storage), then the file is rewritten with the new generation only.  A
  * crash in between leaves a file that accepts either generation.  Persist
  * order of a clean stop: the whole pool is synced, then its clean mark is
@@ -89,30 +89,27 @@
  */
 #include "postgres.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "access/xlog.h"
 #include "access/xlogrecovery.h"
 #include "catalog/pg_control.h"
 #include "common/controldata_utils.h"
-#include "common/file_perm.h"
 #include "miscadmin.h"
 #include "port/pg_crc32c.h"
-#include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/rel.h"
 
 #include "nvm_binding.h"
+#include "nvm_datafile.h"
 #include "nvm_durability.h"
 #include "nvmam.h"
 #include "pool.h"
 
-#define BINDING_FILE		"pg_nvm/binding"
-#define BINDING_TEMP_FILE	"pg_nvm/binding.tmp"
+#define BINDING_NAME		"binding"
+#define BINDING_FILE		"pg_nvm/" BINDING_NAME
 #define BINDING_MAGIC_LINE	"nvmam pool binding 1"
 #define HEX64				"%016" INT64_MODIFIER "x"
 
@@ -138,8 +135,6 @@ typedef struct BindingFile
 	uint64		gen;
 	uint64		prev_gen;		/* 0 unless a claim was under way */
 	NvmDetachCause detached;
-	NvmStorageClass storage;	/* the pool's storage class at the claim */
-	uint64		boot;			/* the boot of the OS the claim was made in */
 } BindingFile;
 
 /* State of the binding in shared memory. */
@@ -187,30 +182,14 @@ read_binding_file(BindingFile *bf)
 {
 	char		path[MAXPGPATH];
 	char		buf[1024];
-	int			fd;
-	ssize_t		n;
 	char	   *line;
 	char	   *save;
 	bool		magic_seen = false;
 
 	memset(bf, 0, sizeof(*bf));
 	snprintf(path, sizeof(path), "%s/%s", DataDir, BINDING_FILE);
-	fd = open(path, O_RDONLY | PG_BINARY, 0);
-	if (fd < 0)
-	{
-		if (errno == ENOENT)
-			return;
-		ereport(FATAL,
-				(errcode_for_file_access(),
-				 errmsg("could not open nvm binding file \"%s\": %m", path)));
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n < 0)
-		ereport(FATAL,
-				(errcode_for_file_access(),
-				 errmsg("could not read nvm binding file \"%s\": %m", path)));
-	buf[n] = '\0';
+	if (nvm_datafile_read(BINDING_NAME, "nvm binding file", buf, sizeof(buf), FATAL) < 0)
+		return;					/* no such file */
 	bf->exists = true;
 
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
@@ -231,10 +210,7 @@ read_binding_file(BindingFile *bf)
 			bf->gen = strtou64(value, NULL, 10);
 		else if (strcmp(key, "prev_gen") == 0)
 			bf->prev_gen = strtou64(value, NULL, 10);
-		else if (strcmp(key, "storage") == 0)
-			bf->storage = nvm_storage_from_keyword(value);
-		else if (strcmp(key, "boot") == 0)
-			bf->boot = strtou64(value, NULL, 16);
+
 		else if (strcmp(key, "detached") == 0)
 		{
 			for (int i = 1; i < lengthof(detach_keywords); i++)
@@ -268,23 +244,8 @@ corrupt:
 static bool
 write_binding_file(const BindingFile *bf, int elevel)
 {
-	char		path[MAXPGPATH];
-	char		tmp[MAXPGPATH];
-	char		dir[MAXPGPATH];
 	char		buf[512];
 	int			len;
-	int			fd;
-
-	snprintf(dir, sizeof(dir), "%s/pg_nvm", DataDir);
-	if (MakePGDirectory(dir) < 0 && errno != EEXIST)
-	{
-		ereport(elevel,
-				(errcode_for_file_access(),
-				 errmsg("could not create directory \"%s\": %m", dir)));
-		return false;
-	}
-	snprintf(path, sizeof(path), "%s/%s", DataDir, BINDING_FILE);
-	snprintf(tmp, sizeof(tmp), "%s/%s", DataDir, BINDING_TEMP_FILE);
 
 	len = snprintf(buf, sizeof(buf),
 				   "%s\npool_id " HEX64 "\ngen " UINT64_FORMAT "\n",
@@ -292,43 +253,10 @@ write_binding_file(const BindingFile *bf, int elevel)
 	if (bf->prev_gen != 0)
 		len += snprintf(buf + len, sizeof(buf) - len, "prev_gen " UINT64_FORMAT "\n",
 						bf->prev_gen);
-	if (bf->storage != NVM_STORAGE_UNKNOWN)
-		len += snprintf(buf + len, sizeof(buf) - len, "storage %s\nboot " HEX64 "\n",
-						nvm_storage_keyword(bf->storage), bf->boot);
 	if (bf->detached != NVM_DETACH_NONE)
 		len += snprintf(buf + len, sizeof(buf) - len, "detached %s\n",
 						detach_keywords[bf->detached]);
-
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY, pg_file_create_mode);
-	if (fd < 0)
-	{
-		ereport(elevel,
-				(errcode_for_file_access(),
-				 errmsg("could not create nvm binding file \"%s\": %m", tmp)));
-		return false;
-	}
-	errno = 0;
-	if (write(fd, buf, len) != len || pg_fsync(fd) != 0)
-	{
-		int			save_errno = errno ? errno : ENOSPC;
-
-		close(fd);
-		errno = save_errno;
-		ereport(elevel,
-				(errcode_for_file_access(),
-				 errmsg("could not write nvm binding file \"%s\": %m", tmp)));
-		return false;
-	}
-	if (close(fd) != 0)
-	{
-		ereport(elevel,
-				(errcode_for_file_access(),
-				 errmsg("could not close nvm binding file \"%s\": %m", tmp)));
-		return false;
-	}
-	if (durable_rename(tmp, path, elevel) != 0)
-		return false;
-	return true;
+	return nvm_datafile_write(BINDING_NAME, "nvm binding file", buf, len, elevel);
 }
 
 /* ---------------------------------------------------------------------
@@ -453,7 +381,7 @@ nvm_binding_detached_at_start(void)
 	if (bf.exists && bf.id != 0 && stat(nvm_pool_path_resolved, &st) != 0 && errno == ENOENT)
 		report_refusal("is missing",
 					   psprintf("This data directory last used the pool with id " HEX64 " at that path (pg_nvm/binding).%s",
-								bf.id, nvm_durability_missing_detail(bf.storage, bf.boot)),
+								bf.id, nvm_durability_missing_detail()),
 					   "Point nvm.pool_path at that pool. If it is lost, remove pg_nvm/binding to start with a new, empty pool: the rows of the nvm tables made before are then lost (drop those tables, or TRUNCATE them to give them new, empty storage).");
 	return false;
 }
@@ -562,11 +490,9 @@ claim_pool(int elevel)
 	bf.id = start_id;
 	bf.gen = gen;
 	bf.prev_gen = start_prev_gen;
-	bf.storage = nvm_pool_storage;
-	bf.boot = nvm_boot_current();
-	if (!write_binding_file(&bf, elevel))
+	if (!write_binding_file(&bf, elevel) || !nvm_durability_note_claim(elevel))
 		return false;
-	nvm_pool_binding_claim(start_id, gen, bf.boot);
+	nvm_pool_binding_claim(start_id, gen, nvm_boot_current());
 	bf.prev_gen = 0;
 	(void) write_binding_file(&bf, elevel);
 	start_gen = gen;

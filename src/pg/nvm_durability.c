@@ -55,10 +55,20 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 
+#include "nvm_datafile.h"
 #include "nvm_durability.h"
 #include "nvmam.h"
 
 #define BOOT_ID_FILE	"/proc/sys/kernel/random/boot_id"
+
+/*
+ * pg_nvm/storage: the storage class and the boot of the last claim, for the
+ * message of a pool that is missing (a restart emptied tmpfs).  A file of
+ * its own: the binding file's readers in earlier versions refuse keys they
+ * do not know.
+ */
+#define STORAGE_NAME		"storage"
+#define STORAGE_MAGIC_LINE	"nvmam pool storage 1"
 
 /* nvm.debug_boot_id: replaces the boot identity in tests ("" = the OS's). */
 static char *nvm_debug_boot_id = NULL;
@@ -228,39 +238,48 @@ static const char *const storage_keywords[] = {
 };
 
 /*
- * nvm_storage_keyword: see nvm_durability.h.
+ * nvm_durability_note_claim records in pg_nvm/storage the storage class of
+ * the pool and the boot of the operating system, durably, before a claim
+ * changes the pool (nvm_binding.c); a failure is reported at elevel.
  */
-const char *
-nvm_storage_keyword(NvmStorageClass storage)
+bool
+nvm_durability_note_claim(int elevel)
 {
-	if ((int) storage < 0 || (int) storage >= lengthof(storage_keywords))
-		return storage_keywords[NVM_STORAGE_UNKNOWN];
-	return storage_keywords[storage];
+	char		buf[256];
+	int			len;
+
+	len = snprintf(buf, sizeof(buf), "%s\nstorage %s\nboot %016" INT64_MODIFIER "x\n",
+				   STORAGE_MAGIC_LINE, storage_keywords[nvm_pool_storage],
+				   nvm_boot_current());
+	return nvm_datafile_write(STORAGE_NAME, "nvm storage file", buf, len, elevel);
 }
 
 /*
- * nvm_storage_from_keyword: see nvm_durability.h.
- */
-NvmStorageClass
-nvm_storage_from_keyword(const char *keyword)
-{
-	for (int i = 0; i < lengthof(storage_keywords); i++)
-	{
-		if (strcmp(keyword, storage_keywords[i]) == 0)
-			return (NvmStorageClass) i;
-	}
-	return NVM_STORAGE_UNKNOWN;
-}
-
-/*
- * nvm_durability_missing_detail: see nvm_durability.h.
+ * nvm_durability_missing_detail: see nvm_durability.h.  An unreadable or
+ * unknown storage file adds nothing.
  */
 char *
-nvm_durability_missing_detail(NvmStorageClass storage, uint64 boot)
+nvm_durability_missing_detail(void)
 {
+	char		buf[256];
+	char		keyword[32] = "";
+	uint64		boot = 0;
 	uint64		now = nvm_boot_current();
+	char	   *line;
+	char	   *save;
 
-	if (storage != NVM_STORAGE_VOLATILE)
+	if (nvm_datafile_read(STORAGE_NAME, "nvm storage file", buf, sizeof(buf), LOG) < 0)
+		return pstrdup("");
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+	{
+		char		value[64];
+
+		if (sscanf(line, "storage %31s", keyword) == 1)
+			continue;
+		if (sscanf(line, "boot %63s", value) == 1)
+			boot = strtou64(value, NULL, 16);
+	}
+	if (strcmp(keyword, storage_keywords[NVM_STORAGE_VOLATILE]) != 0)
 		return pstrdup("");
 	if (boot != 0 && now != 0 && boot != now)
 		return pstrdup(" It was on volatile storage (such as tmpfs), which a restart of the operating system empties, and the operating system has restarted since: the rows of every nvm table are lost.");

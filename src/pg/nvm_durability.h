@@ -38,19 +38,17 @@ extern void nvm_durability_report_storage(void);
 extern void nvm_durability_check_pool(const NvmPoolBinding *pb);
 
 /*
- * The keyword of a storage class in the data directory's binding file
- * ("pmem", "page-cache", "volatile"), and back (NVM_STORAGE_UNKNOWN for
- * one that is not known).
+ * nvm_durability_note_claim records the storage class and the boot of a
+ * claim in pg_nvm/storage, durably (false, reported at elevel, on failure).
  */
-extern const char *nvm_storage_keyword(NvmStorageClass storage);
-extern NvmStorageClass nvm_storage_from_keyword(const char *keyword);
+extern bool nvm_durability_note_claim(int elevel);
 
 /*
  * nvm_durability_missing_detail returns a sentence to add to the refusal
- * of a missing pool, from the storage class and boot its data directory
- * last claimed it with: a volatile pool is emptied by a restart of the
+ * of a missing pool, from the storage class and boot of its last claim
+ * (pg_nvm/storage): a volatile pool is emptied by a restart of the
  * operating system.  Empty when there is nothing to add.
  */
-extern char *nvm_durability_missing_detail(NvmStorageClass storage, uint64 boot);
+extern char *nvm_durability_missing_detail(void);
 
 #endif							/* NVM_DURABILITY_H */
