@@ -68,22 +68,23 @@
  *	 - A pool file that is missing while the data directory is bound to one
  *	   is not silently replaced by a new, empty pool: the server refuses to
  *	   start until the pool is back, or the binding file is removed.
+ *	 - A pool that was in use when the operating system stopped (a crash of
+ *	   the OS or a power loss) may be torn unless it is on persistent
+ *	   memory: each claim records the boot it is made in, and such a pool
+ *	   is refused before anything in it is read or changed
+ *	   (nvm_durability.c).
  * Not covered: a copy of the pool file alone, made by hand while a server
  * runs, put back under a data directory of the same run that crashed after
  * the copy; like copying a heap file by hand, that is not a backup.
  *
- *	 - A pool that was in use when the operating system stopped (a crash of
- *	   the OS or a power loss) may be torn unless it is on persistent
- *	   memory: each claim records the boot it is made in, and such a pool
- *	   is refused (nvm_durability.c).
- *
  * Persist order of a claim: the binding file is written with the new
  * generation and the old one, and pg_nvm/storage with the storage class
- * and the boot (durable renames, nvm_datafile.c), then the pool's words are persisted (and synced on page-cache
- * storage), then the file is rewritten with the new generation only.  A
- * crash in between leaves a file that accepts either generation.  Persist
- * order of a clean stop: the whole pool is synced, then its clean mark is
- * persisted and synced (pool.c).
+ * and the boot (durable renames, nvm_datafile.c), then the pool's words
+ * are persisted (and synced on page-cache storage), then the file is
+ * rewritten with the new generation only.  A crash in between leaves a
+ * file that accepts either generation.  Persist order of a clean stop: the
+ * whole pool is synced, then its clean mark is persisted and synced
+ * (pool.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -210,7 +211,6 @@ read_binding_file(BindingFile *bf)
 			bf->gen = strtou64(value, NULL, 10);
 		else if (strcmp(key, "prev_gen") == 0)
 			bf->prev_gen = strtou64(value, NULL, 10);
-
 		else if (strcmp(key, "detached") == 0)
 		{
 			for (int i = 1; i < lengthof(detach_keywords); i++)
