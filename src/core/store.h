@@ -9,8 +9,9 @@
  *	 - records:  record number -> record head, an 8-byte word holding the
  *				 offset of the record's newest version (0 = unused number);
  *	 - versions: version number -> offset of that version.
- * Version numbers are what PostgreSQL sees as TIDs (block = n / 291,
- * offset = n % 291 + 1, done by the PG layer): every version has its own
+ * Version numbers (n >= 1) are what PostgreSQL sees as TIDs (block =
+ * (n - 1) / 291, offset = (n - 1) % 291 + 1, so version 1 is (0,1) as on
+ * heap; done by the PG layer, src/pg/nvm_tid.h): every version has its own
  * TID, because triggers, foreign keys and EvalPlanQual re-fetch old and new
  * rows by TID.
  *
