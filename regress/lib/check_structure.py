@@ -4,7 +4,7 @@
      modules, and a README.md map that names exactly its files.  Run it
      through regress/check-structure.sh.
 
-usage: check_structure.py [--graph] FOLDER...
+usage: regress/check-structure.sh [--graph] FOLDER...
 
 For each FOLDER (a path from the current directory or from the top of the
 repository, e.g. src/core):
@@ -33,9 +33,10 @@ Exits 0 when every folder passes, 1 when one fails, 2 on a usage error.
 
 import os
 import re
+import signal
 import sys
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the top
 
 INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.MULTILINE)
 SOURCE_RE = re.compile(r'\.[ch]$')
@@ -282,13 +283,23 @@ def check_map(folder, files):
                        % (lineno, name))
     here = os.path.normpath(os.path.abspath(folder))
     for lineno, line in enumerate(text.split('\n'), 1):
-        refs = [(p, REPO) for p in PATH_TOKEN_RE.findall(line)]
-        refs += [(p, os.path.dirname(os.path.abspath(readme))) for p in LINK_RE.findall(line)]
-        for path, base in refs:
-            full = os.path.normpath(os.path.join(base, path))
-            if os.path.dirname(full) == here and not os.path.isfile(full):
+        for path in PATH_TOKEN_RE.findall(line) + LINK_RE.findall(line):
+            if not in_folder(path, here):
+                continue
+            if not os.path.isfile(os.path.join(here, os.path.basename(path))):
                 out.append('README.md:%d: names %s, which does not exist' % (lineno, path))
     return out
+
+
+def in_folder(path, here):
+    """Says whether a path the README gives names a file of the folder here
+    (an absolute path): a relative one ("../core/x.h", "./x.c") from the
+    README's folder, any other from the top of the repository, which is
+    where here ends with the path's folder ("src/core/x.c")."""
+    parent = os.path.dirname(path)
+    if path.startswith('.'):
+        return os.path.normpath(os.path.join(here, parent)) == here
+    return here == os.path.normpath(parent) or here.endswith(os.sep + os.path.normpath(parent))
 
 
 def resolve(folder):
@@ -303,6 +314,7 @@ def resolve(folder):
 def main(argv):
     """Checks every folder named on the command line; returns the exit
     status."""
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet when piped into head
     show_graph = False
     folders = []
     for a in argv:
