@@ -7,7 +7,8 @@
  * The allocator's state comes last in the area and grows with the pool (a
  * few KiB per chunk): the area is sized for the largest pool and, when
  * nvm_core_shmem_create made it, backed by memory only as far as the pool
- * has grown (nvm_core_shmem_extend).
+ * has grown (nvm_core_shmem_extend).  Growth reaches the allocator and
+ * this backing only through the NvmGrowOps handed to it here (grow.h).
  */
 #define _GNU_SOURCE				/* memfd_create */
 #include "core.h"
