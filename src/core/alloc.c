@@ -19,8 +19,9 @@
  * of its class, or a block of it is freed, or statistics are asked for.
  *
  * Growth: when no run of free chunks is found, the allocator drops its
- * locks, asks grow.c for a new segment (which publishes it here with
- * nvm_alloc_publish_segment) and tries again.  Lock order: a class lock,
+ * locks, asks grow.c for a new segment (which writes its chunk table with
+ * nvm_alloc_format_segment and publishes it here with
+ * nvm_alloc_publish_segment, both handed to it by core.c) and tries again.  Lock order: a class lock,
  * then the chunk lock; the growth lock is taken with neither held.
  */
 #include "alloc.h"
@@ -1069,6 +1070,23 @@ void *
 nvm_alloc_shmem_end(uint64_t nchunks)
 {
 	return (char *) alloc_shared + nvm_alloc_shmem_size(nchunks);
+}
+
+/*
+ * nvm_alloc_format_segment writes the chunk table of the segment of nchunks
+ * chunks that starts at chunk first: its first entry marks the segment's
+ * own chunk (header and table), the others are free.  The table is
+ * flushed, not drained: growth drains it with the segment's header.
+ */
+void
+nvm_alloc_format_segment(uint64_t first, uint64_t nchunks)
+{
+	char	   *base = nvm_pool_base + nvm_pool_chunk_offset(first);
+	_Atomic uint64_t *table = (_Atomic uint64_t *) (base + NVM_SEGMENT_TABLE_OFF);
+
+	memset((void *) (table + 1), 0, (nchunks - 1) * sizeof(uint64_t));
+	atomic_store(&table[0], NVM_CHUNK_META);
+	nvm_flush((const void *) table, nchunks * sizeof(uint64_t));
 }
 
 /*

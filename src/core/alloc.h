@@ -192,14 +192,17 @@ extern nvm_off nvm_alloc_chunk_offset(uint64_t chunk);
 extern bool nvm_alloc_contains(nvm_off off, size_t len);
 
 /*
- * For the growth path (grow.c): the number of growth segments, the address
- * just after the shared state of the first nchunks chunks (what must be
- * backed before they are published), and the publication of a durable new
- * segment of nchunks chunks starting at chunk first (its first chunk is
- * its header's): from then on its chunks are handed out.
+ * For the growth path (grow.c, which core.c hands these through
+ * NvmGrowOps): the number of growth segments, the address just after the
+ * shared state of the first nchunks chunks (what must be backed before they
+ * are published), the chunk table of a new segment of nchunks chunks
+ * starting at chunk first (its first chunk is its header's, the others
+ * free; written and flushed, not drained), and the publication of that
+ * segment once it is durable: from then on its chunks are handed out.
  */
 extern uint64_t nvm_alloc_segment_count(void);
 extern void *nvm_alloc_shmem_end(uint64_t nchunks);
+extern void nvm_alloc_format_segment(uint64_t first, uint64_t nchunks);
 extern void nvm_alloc_publish_segment(uint64_t first, uint64_t nchunks);
 
 #endif							/* NVM_ALLOC_H */

@@ -7,7 +7,8 @@
  * The allocator's state comes last in the area and grows with the pool (a
  * few KiB per chunk): the area is sized for the largest pool and, when
  * nvm_core_shmem_create made it, backed by memory only as far as the pool
- * has grown (nvm_core_shmem_extend).
+ * has grown (nvm_core_shmem_extend).  Growth reaches the allocator and
+ * this backing only through the NvmGrowOps handed to it here (grow.h).
  */
 #define _GNU_SOURCE				/* memfd_create */
 #include "core.h"
@@ -46,6 +47,17 @@ static size_t region_size = 0;
 
 /* Processes that may pin snapshots (see gc.h); set before sizing. */
 static uint32_t core_max_pins = 256;
+
+static bool back_alloc_chunks(uint64_t nchunks);
+
+/* What growth reaches of the allocator and of this area (grow.h). */
+static const NvmGrowOps grow_ops = {
+	.chunk_count = nvm_alloc_chunk_count,
+	.segment_count = nvm_alloc_segment_count,
+	.back_chunks = back_alloc_chunks,
+	.format_segment = nvm_alloc_format_segment,
+	.publish_segment = nvm_alloc_publish_segment,
+};
 
 void
 nvm_core_set_max_pins(uint32_t max_pins)
@@ -111,7 +123,7 @@ nvm_core_startup(void *shmem)
 		return false;
 	memset(base, 0, l.alloc_off);
 	nvm_store_startup(base + l.store_off);
-	nvm_grow_startup(base + l.grow_off);
+	nvm_grow_startup(base + l.grow_off, &grow_ops);
 	nvm_alloc_rebuild(base + l.alloc_off);
 	nvm_cc_recover(base + l.cc_off, nvm_pool_header->max_slots);
 	nvm_gc_startup(base + l.gc_off, core_max_pins, nvm_pool_header->max_slots,
@@ -141,7 +153,7 @@ nvm_core_attach(void *shmem)
 
 	core_layout(&l);
 	nvm_store_attach(base + l.store_off);
-	nvm_grow_attach(base + l.grow_off);
+	nvm_grow_attach(base + l.grow_off, &grow_ops);
 	nvm_alloc_attach(base + l.alloc_off);
 	nvm_cc_attach(base + l.cc_off);
 	nvm_gc_attach(base + l.gc_off);
@@ -200,6 +212,17 @@ nvm_core_shmem_extend(const void *end)
 		return false;
 	}
 	return true;
+}
+
+/*
+ * back_alloc_chunks backs the allocator's shared state of the first nchunks
+ * chunks, for a growth about to publish them; false (errno set) if the
+ * memory cannot be had.
+ */
+static bool
+back_alloc_chunks(uint64_t nchunks)
+{
+	return nvm_core_shmem_extend(nvm_alloc_shmem_end(nchunks));
 }
 
 void

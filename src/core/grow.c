@@ -6,11 +6,11 @@
  * format.  The shared state is one lock, held while a segment is added
  * (which takes as long as the file system takes to allocate it), so that
  * two processes that run out of chunks at once add one segment, not two.
+ * The allocator and the shared-memory area are reached only through the
+ * NvmGrowOps given at start-up.
  */
 #include "grow.h"
 
-#include "alloc.h"
-#include "core.h"
 #include "persist.h"
 #include "pool.h"
 
@@ -24,6 +24,7 @@ typedef struct GrowShared
 } GrowShared;
 
 static GrowShared *grow_shared = NULL;
+static const NvmGrowOps *grow_ops = NULL;
 static NvmGrowHook grow_hook = NULL;
 
 /* why this process's (thread's) last growth failed */
@@ -37,16 +38,18 @@ nvm_grow_shmem_size(void)
 }
 
 void
-nvm_grow_startup(void *shmem)
+nvm_grow_startup(void *shmem, const NvmGrowOps *ops)
 {
 	grow_shared = shmem;
+	grow_ops = ops;
 	nvm_spin_init(&grow_shared->lock);
 }
 
 void
-nvm_grow_attach(void *shmem)
+nvm_grow_attach(void *shmem, const NvmGrowOps *ops)
 {
 	grow_shared = shmem;
+	grow_ops = ops;
 }
 
 void
@@ -127,11 +130,10 @@ nvm_pool_grow(uint64_t min_chunks, uint64_t seen_chunks)
 	NvmGrowEvent event;
 	NvmSegmentHeader seg;
 	char	   *base;
-	_Atomic uint64_t *table;
 	int			err;
 
 	lock_growth();
-	first = nvm_alloc_chunk_count();
+	first = grow_ops->chunk_count();
 	if (first != seen_chunks)
 	{
 		/* grown by another process since the caller looked */
@@ -146,7 +148,7 @@ nvm_pool_grow(uint64_t min_chunks, uint64_t seen_chunks)
 	event.old_size = nvm_pool_end();
 
 	/* 1. shared state for the new chunks */
-	if (!nvm_core_shmem_extend(nvm_alloc_shmem_end(first + n)))
+	if (!grow_ops->back_chunks(first + n))
 		return failed(NVM_GROW_NO_MEMORY, errno);
 
 	/* 2. the file, allocated for real, its size durable */
@@ -159,13 +161,10 @@ nvm_pool_grow(uint64_t min_chunks, uint64_t seen_chunks)
 	 * interrupted left here)
 	 */
 	base = nvm_pool_base + start;
-	table = (_Atomic uint64_t *) (base + NVM_SEGMENT_TABLE_OFF);
-	memset((void *) (table + 1), 0, (n - 1) * sizeof(uint64_t));
-	atomic_store(&table[0], NVM_CHUNK_META);
-	nvm_flush((const void *) table, n * sizeof(uint64_t));
+	grow_ops->format_segment(first, n);
 	memset(&seg, 0, sizeof(seg));
 	seg.magic = NVM_SEGMENT_MAGIC;
-	seg.seq = nvm_alloc_segment_count() + 1;
+	seg.seq = grow_ops->segment_count() + 1;
 	seg.offset = start;
 	seg.first_chunk = first;
 	seg.nchunks = n;
@@ -179,7 +178,7 @@ nvm_pool_grow(uint64_t min_chunks, uint64_t seen_chunks)
 	nvm_persist(&root->pool_end, sizeof(uint64_t));
 
 	/* 5. publication */
-	nvm_alloc_publish_segment(first, n);
+	grow_ops->publish_segment(first, n);
 	event.new_size = end;
 	event.segments = seg.seq;
 	nvm_spin_unlock(&grow_shared->lock);

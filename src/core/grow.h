@@ -12,14 +12,20 @@
  * at a time (a lock in shared memory); a process that finds the pool grown
  * by another while it waited for the lock just tries the allocation again.
  *
+ * Growth calls neither the allocator nor the shared-memory setup: what it
+ * needs of them (the chunk count, the segment count, backing the
+ * allocator's shared state, the new chunk table, the publication) comes in
+ * at start-up as an NvmGrowOps, which core.c fills in.  So the arrows run
+ * one way: the allocator calls growth (nvm_pool_grow), core.c starts it.
+ *
  * Persist order of a growth (segment S of n chunks, from chunk c on):
  *	 1. the allocator's shared state for chunks c .. c+n-1 is backed (no
  *		persistence involved);
  *	 2. the file is extended over S with posix_fallocate (space allocated
  *		for real: ENOSPC here, never SIGBUS later) and fsync'ed, so its
  *		new size is durable before anything in S is;
- *	 3. S's chunk table (first entry NVM_CHUNK_META, the others free) and
- *		its header (magic, sequence number, offset, first chunk, length,
+ *	 3. S's chunk table (first entry NVM_CHUNK_META, the others free;
+ *		written by the allocator, format_segment) and its header (magic, sequence number, offset, first chunk, length,
  *		checksum) are written and flushed → drain;
  *	 4. NvmPoolRoot.pool_end is set to S's end and persisted: the commit;
  *	 5. S's chunks are published to the allocator (shared memory).
@@ -51,9 +57,41 @@ typedef struct NvmGrowEvent
 
 typedef void (*NvmGrowHook) (const NvmGrowEvent *event);
 
+/*
+ * What growth needs from the allocator and the shared-memory setup, handed
+ * in at start-up (core.c fills it in from alloc.h and its own area).
+ */
+typedef struct NvmGrowOps
+{
+	/* chunks on the grid, published growth segments included */
+	uint64_t	(*chunk_count) (void);
+	/* growth segments published */
+	uint64_t	(*segment_count) (void);
+
+	/*
+	 * back the allocator's shared state of the first nchunks chunks; false
+	 * (errno set) if the memory cannot be had
+	 */
+	bool		(*back_chunks) (uint64_t nchunks);
+
+	/*
+	 * write the chunk table of a segment of nchunks chunks from chunk first
+	 * and flush it (no drain)
+	 */
+	void		(*format_segment) (uint64_t first, uint64_t nchunks);
+	/* hand a durable segment's chunks to the allocator */
+	void		(*publish_segment) (uint64_t first, uint64_t nchunks);
+} NvmGrowOps;
+
 extern size_t nvm_grow_shmem_size(void);
-extern void nvm_grow_startup(void *shmem);
-extern void nvm_grow_attach(void *shmem);
+
+/*
+ * nvm_grow_startup sets up growth's shared state in shmem; nvm_grow_attach
+ * points this process at it.  Both keep ops (which must outlive them) for
+ * this process's growths.
+ */
+extern void nvm_grow_startup(void *shmem, const NvmGrowOps *ops);
+extern void nvm_grow_attach(void *shmem, const NvmGrowOps *ops);
 
 /*
  * nvm_pool_grow adds a segment with at least min_chunks free chunks in a

@@ -13,9 +13,8 @@
  */
 #include "pool.h"
 
-#include "alloc.h"
 #include "persist.h"
-#include "store.h"
+#include "tabledir.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,7 +3,7 @@
  *	  Tables, record heads and version chains: the table directory, and
  *	  inserting, updating and deleting with compare-and-swap on the record
  *	  head (MCSI paper Fig. 8, Fig. 9).  Which versions a reader sees is in
- *	  visibility.c.
+ *	  visibility.c, with the record head a chain walk starts from.
  *
  * The persist order of every write is written in store.h and repeated at
  * each step below.
@@ -13,6 +13,7 @@
 #include "alloc.h"
 #include "persist.h"
 #include "pool.h"
+#include "txn.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -710,25 +711,6 @@ nvm_version_record_no(const NvmTable *t, uint64_t version_no)
 
 		return v->version_no == version_no ? v->record_no : 0;
 	}
-}
-
-/*
- * nvm_record_head returns the offset of the newest version of record_no,
- * or 0 if the number is unused, free or retired.
- */
-nvm_off
-nvm_record_head(const NvmTable *t, uint64_t record_no)
-{
-	_Atomic uint64_t *slot;
-	uint64_t	val;
-
-	if (record_no == 0 || record_no >= atomic_load(&t->desc->next_record))
-		return 0;
-	slot = nvm_segarray_slot(&t->desc->records, record_no, false);
-	if (slot == NULL)
-		return 0;
-	val = atomic_load_explicit(slot, memory_order_acquire);
-	return (val & NVM_TAG_MASK) == 0 ? val : 0;
 }
 
 _Atomic uint64_t *

@@ -3,13 +3,15 @@
  *	  Tables, record heads and version chains (MCSI paper §3).
  *
  * A table is a descriptor in the pool, found through the table directory by
- * its key (tablespace, database, relfilenode, kind).  It owns two persistent
- * arrays (segarray.h):
+ * its key (tablespace, database, relfilenode, kind; the directory's entries
+ * are in tabledir.h, the formats below in storefmt.h).  It owns two
+ * persistent arrays (segarray.h):
  *	 - records:  record number -> record head, an 8-byte word holding the
  *				 offset of the record's newest version (0 = unused number);
  *	 - versions: version number -> offset of that version.
- * Version numbers are what PostgreSQL sees as TIDs (block = n / 291,
- * offset = n % 291 + 1, done by the PG layer): every version has its own
+ * Version numbers (n >= 1) are what PostgreSQL sees as TIDs (block =
+ * (n - 1) / 291, offset = (n - 1) % 291 + 1, so version 1 is (0,1) as on
+ * heap; done by the PG layer, src/pg/nvm_tid.h): every version has its own
  * TID, because triggers, foreign keys and EvalPlanQual re-fetch old and new
  * rows by TID.
  *
@@ -69,110 +71,13 @@
 
 #include "nvm_types.h"
 #include "segarray.h"
-#include "txn.h"
-#include "visibility.h"
+#include "storefmt.h"
+#include "visibility.h"		/* the write rule asks nvm_version_status */
 
 #define NVM_TUPLES_PER_BLOCK	291 /* MaxHeapTuplesPerPage: tidbitmap.c rejects more */
-#define NVM_TABLE_MAGIC			UINT64_C(0x3142544d564e)	/* "NVMTB1" */
 
-/*
- * Key of a table: PostgreSQL's RelFileNode, and in pad the table's kind
- * (persistence) and, for a temporary table, the backend that owns it
- * (temporary relfilenodes are unique only within their backend).  pad is 0
- * for a permanent table, so pools written before kinds existed read as
- * holding permanent tables only.
- */
-typedef struct NvmTableKey
-{
-	uint32_t	spc;
-	uint32_t	db;
-	uint32_t	rel;
-	uint32_t	pad;			/* NVM_KEY_PAD(kind, backend) */
-} NvmTableKey;
-
-#define NVM_KIND_PERMANENT		0
-#define NVM_KIND_UNLOGGED		1	/* emptied at start-up after a crash */
-#define NVM_KIND_TEMP			2	/* dropped at every start-up */
-#define NVM_KEY_BACKEND_MASK	UINT32_C(0x00ffffff)
-#define NVM_KEY_PAD(kind, backend) \
-	(((uint32_t) (kind) << 24) | ((uint32_t) (backend) & NVM_KEY_BACKEND_MASK))
-#define NVM_KEY_KIND(key)		((key)->pad >> 24)
-
-/* Table directory entry (in the pool): one cache line. */
-typedef struct NvmTableDirEntry
-{
-	_Alignas(NVM_CACHELINE) _Atomic nvm_off desc;	/* 0 = free entry */
-	NvmTableKey key;
-	uint64_t	create_txid;
-} NvmTableDirEntry;
-
-/* Table descriptor (in the pool). */
-typedef struct NvmTableDesc
-{
-	uint64_t	magic;
-	NvmTableKey key;
-	NvmSegArray records;
-	NvmSegArray versions;
-	_Alignas(NVM_CACHELINE) _Atomic uint64_t next_record;	/* numbers start at 1 */
-	_Atomic nvm_off lock_words; /* row-lock words (see below), 0 = none yet */
-	_Alignas(NVM_CACHELINE) _Atomic uint64_t next_version;	/* numbers start at 1 */
-	_Atomic nvm_off number_floor_of;	/* clone: the table it was cloned from, 0 = none */
-	/* free lists of numbers (see "Reuse of numbers" above): tag << 40 | first */
-	_Alignas(NVM_CACHELINE) _Atomic uint64_t free_records;
-	_Atomic uint64_t token_mark;	/* opaque to the core: the PG layer's xmin tokens */
-	_Alignas(NVM_CACHELINE) _Atomic uint64_t free_versions;
-} NvmTableDesc;
-
-/*
- * lock_words and token_mark live in cache lines that descriptors written
- * before they existed have zeroed (descriptors are allocated zeroed and the
- * struct's size is unchanged), so older pools read as having neither: no
- * format change.
- */
-_Static_assert(sizeof(NvmTableDesc) == 960, "NvmTableDesc must keep its size");
-
-/*
- * Values of record heads and version slots.  Offsets are 8-aligned, so the
- * low three bits tag the other values:
- *	 0					unused;
- *	 offset				a version (for a head: the newest one);
- *	 next << 3 | 1		on the free list, next = the next free number (0 = end);
- *	 rec << 3 | 2		version slot of a collected index root: redirect to record rec;
- *	 tomb | 3			record head of a retired record (tomb = its tombstone).
- */
-#define NVM_TAG_MASK			UINT64_C(7)
-#define NVM_TAG_FREE			UINT64_C(1)
-#define NVM_TAG_REDIRECT		UINT64_C(2)
-#define NVM_TAG_RETIRED			UINT64_C(3)
-#define NVM_FREE_NUMBER_BITS	40
-#define NVM_FREE_NUMBER_MASK	((UINT64_C(1) << NVM_FREE_NUMBER_BITS) - 1)
-
-/* Bits of NvmVersion.info */
-#define NVM_VINFO_STATUS_MASK	UINT64_C(0x3)	/* inlined final status, 0 = not yet */
-#define NVM_VINFO_TOMBSTONE		UINT64_C(0x4)
-#define NVM_VINFO_INSERTED		UINT64_C(0x8)	/* first version of its record */
-#define NVM_VINFO_MOVED			UINT64_C(0x10)	/* tombstone of a row moved to another table */
-#define NVM_VINFO_CID_SHIFT		32
-
-/* A version (in the pool, inside an allocator block). */
-typedef struct NvmVersion
-{
-	uint64_t	txid;			/* creator */
-	_Atomic uint64_t info;		/* inlined status, tombstone bit, command id */
-	nvm_off		prev;			/* older version, 0 = none */
-	uint64_t	record_no;
-	uint64_t	version_no;		/* this version's own number (TID) */
-	uint64_t	index_root;		/* version number index entries use */
-	uint32_t	data_len;
-	uint32_t	external_id;	/* creator's external (PostgreSQL) xid, 0 if none */
-	char		data[];			/* opaque to the core (a heap tuple image) */
-} NvmVersion;
-
-/* A backend-local handle on a table. */
-typedef struct NvmTable
-{
-	NvmTableDesc *desc;
-} NvmTable;
+/* The transaction writing (txn.h); the store takes it by pointer only. */
+typedef struct NvmTxn NvmTxn;
 
 /* Result of a write attempt. */
 typedef enum NvmWriteResult
@@ -260,9 +165,11 @@ typedef struct NvmSweepResult
 
 extern void nvm_table_sweep(bool empty_unlogged, NvmSweepResult *result);
 
-/* Version and record access */
+/*
+ * Version and record access (a record's head, where readers start, is
+ * nvm_record_head in visibility.h)
+ */
 extern NvmVersion *nvm_version_by_no(const NvmTable *t, uint64_t version_no);
-extern nvm_off nvm_record_head(const NvmTable *t, uint64_t record_no);
 extern uint64_t nvm_table_record_limit(const NvmTable *t);	/* record numbers are < this */
 extern uint64_t nvm_table_version_limit(const NvmTable *t); /* version numbers are < this */
 
@@ -282,39 +189,6 @@ extern _Atomic uint64_t *nvm_version_slot(const NvmTable *t, uint64_t version_no
  */
 extern void nvm_numbers_push(NvmSegArray *arr, _Atomic uint64_t *list, const uint64_t *nums, size_t n);
 extern uint64_t nvm_numbers_count(NvmSegArray *arr, _Atomic uint64_t *list);
-
-static inline bool
-nvm_version_is_tombstone(const NvmVersion *v)
-{
-	return (atomic_load_explicit(&((NvmVersion *) v)->info, memory_order_relaxed) & NVM_VINFO_TOMBSTONE) != 0;
-}
-
-/*
- * nvm_version_is_moved says whether v is the tombstone of a row that moved
- * to another table (a partition-key update), not of a deleted one.
- */
-static inline bool
-nvm_version_is_moved(const NvmVersion *v)
-{
-	return (atomic_load_explicit(&((NvmVersion *) v)->info, memory_order_relaxed) & NVM_VINFO_MOVED) != 0;
-}
-
-/*
- * nvm_version_inlined_aborted says whether v carries the inlined status
- * ABORTED: its creator rolled back, or v alone was rolled back (a
- * subtransaction, a killed write) while its creator runs on.
- */
-static inline bool
-nvm_version_inlined_aborted(const NvmVersion *v)
-{
-	return (atomic_load_explicit(&((NvmVersion *) v)->info, memory_order_acquire) & NVM_VINFO_STATUS_MASK) == NVM_STATUS_ABORTED;
-}
-
-static inline uint32_t
-nvm_version_cid(const NvmVersion *v)
-{
-	return (uint32_t) (atomic_load_explicit(&((NvmVersion *) v)->info, memory_order_relaxed) >> NVM_VINFO_CID_SHIFT);
-}
 
 /* Writes (see the persist order above). */
 extern NvmWriteResult nvm_record_insert(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,

@@ -18,7 +18,8 @@
 
 #include "persist.h"
 #include "pool.h"
-#include "store.h"
+#include "segarray.h"
+#include "storefmt.h"
 
 #include "alloc.h"
 

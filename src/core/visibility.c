@@ -2,13 +2,14 @@
  * visibility.c
  *	  The core's visibility rules (MCSI paper Fig. 7): the status of a
  *	  version's creator, the test a view applies to it, and the chain walks
- *	  built on that test.  visibility.h states every rule and says where
+ *	  built on that test, from the record head they start at.  visibility.h states every rule and says where
  *	  the ones kept elsewhere live.
  */
 #include "visibility.h"
 
 #include "pool.h"
-#include "store.h"
+#include "segarray.h"
+#include "txn.h"
 
 /*
  * nvm_version_status returns the status of v's creator: the inlined final
@@ -75,6 +76,25 @@ nvm_version_creator_visible(NvmVersion *v, const NvmView *view)
 			return nvm_version_status(v) != NVM_STATUS_ABORTED;
 	}
 	return false;
+}
+
+/*
+ * nvm_record_head returns the offset of the newest version of record_no,
+ * or 0 if the number is unused, free or retired.
+ */
+nvm_off
+nvm_record_head(const NvmTable *t, uint64_t record_no)
+{
+	_Atomic uint64_t *slot;
+	uint64_t	val;
+
+	if (record_no == 0 || record_no >= atomic_load(&t->desc->next_record))
+		return 0;
+	slot = nvm_segarray_slot(&t->desc->records, record_no, false);
+	if (slot == NULL)
+		return 0;
+	val = atomic_load_explicit(slot, memory_order_acquire);
+	return (val & NVM_TAG_MASK) == 0 ? val : 0;
 }
 
 /*

@@ -43,16 +43,18 @@
  *
  * The PG layer maps each PostgreSQL snapshot type onto one of these views
  * in one place: src/pg/nvm_visibility.c.
+ *
+ * This file reads the store's format (storefmt.h) and never calls the
+ * store: the store calls it (its write rule asks nvm_version_status), and
+ * store.h includes this header, so the arrow runs one way, store to
+ * visibility.
  */
 #ifndef NVM_CORE_VISIBILITY_H
 #define NVM_CORE_VISIBILITY_H
 
+#include "ccstate.h"
 #include "nvm_types.h"
-#include "txn.h"
-
-/* Defined in store.h, which includes this header. */
-typedef struct NvmVersion NvmVersion;
-typedef struct NvmTable NvmTable;
+#include "storefmt.h"
 
 /* How a chain is read: which versions count as visible. */
 typedef enum NvmViewKind
@@ -88,6 +90,13 @@ extern NvmTxnStatus nvm_version_status(NvmVersion *v);
 
 /* Does this one version pass the view's test for its creator? */
 extern bool nvm_version_creator_visible(NvmVersion *v, const NvmView *view);
+
+/*
+ * nvm_record_head returns the offset of the newest version of record_no,
+ * or 0 if the number is unused, free or retired: where a chain walk
+ * starts.
+ */
+extern nvm_off nvm_record_head(const NvmTable *t, uint64_t record_no);
 
 /*
  * nvm_chain_visible returns the version of record_no the view sees (it may
