@@ -14,6 +14,7 @@
 #	NVM_SKIP_BUILD=1		use what is installed: no build, no install
 #	NVM_SKIP_INSTALL=1		build but do not install
 #	NVM_SKIP_UNIT=1			skip the unit tests (meson test)
+#	NVM_SKIP_STRUCTURE=1	skip the structure check (include cycles, maps)
 #	NVM_SKIP_SQL=1			skip the pg_regress suite
 #	NVM_CC_MODES="mcsi"	run the SQL and isolation suites in these modes only
 #	NVM_SKIP_ISOLATION=1	skip the isolation suite
@@ -228,6 +229,29 @@ run_unit()
 
 if ! skipped unit NVM_SKIP_UNIT; then
 	run_unit
+fi
+
+# ---------------------------------------------------------------------------
+# structure: no include cycle between modules, maps that name every file
+# ---------------------------------------------------------------------------
+
+# the source folders whose structure is checked (regress/check-structure.sh)
+STRUCTURE_DIRS=(src/core)
+
+run_structure()
+{
+	local log=$RUN_DIR/structure.log
+	banner "structure (regress/check-structure.sh ${STRUCTURE_DIRS[*]})"
+	if (cd "$ROOT" && bash regress/check-structure.sh "${STRUCTURE_DIRS[@]}") >"$log" 2>&1; then
+		record structure ok "${#STRUCTURE_DIRS[@]}" 0 ""
+	else
+		cat "$log"
+		record structure FAILED 0 1 "see ${RUN_DIR#"$ROOT"/}/structure.log"
+	fi
+}
+
+if ! skipped structure NVM_SKIP_STRUCTURE; then
+	run_structure
 fi
 
 # ---------------------------------------------------------------------------
