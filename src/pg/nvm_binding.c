@@ -105,7 +105,7 @@
 #include "nvm_binding.h"
 #include "nvm_datafile.h"
 #include "nvm_durability.h"
-#include "nvmam.h"
+#include "nvm_settings.h"
 #include "pool.h"
 
 #define BINDING_NAME		"binding"

@@ -57,7 +57,7 @@
 
 #include "nvm_datafile.h"
 #include "nvm_durability.h"
-#include "nvmam.h"
+#include "nvm_settings.h"
 
 #define BOOT_ID_FILE	"/proc/sys/kernel/random/boot_id"
 

@@ -13,7 +13,7 @@
 
 #include "pool.h"
 
-/* Defines nvm.debug_boot_id (nvmam.c's nvm_define_settings calls it). */
+/* Defines nvm.debug_boot_id (nvmam.c's define_settings calls it). */
 extern void nvm_durability_define_settings(void);
 
 /*

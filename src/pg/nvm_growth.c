@@ -24,7 +24,7 @@
 #include "core.h"
 #include "grow.h"
 #include "nvm_growth.h"
-#include "nvmam.h"
+#include "nvm_settings.h"
 
 /* Settings, in MB */
 static int	nvm_pool_grow_step_mb = (int) (NVM_POOL_DEFAULT_GROW_STEP >> 20);

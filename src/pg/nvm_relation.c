@@ -47,6 +47,7 @@
 #include "nvm_growth.h"
 #include "nvm_relation.h"
 #include "nvm_repair.h"
+#include "nvm_settings.h"
 #include "nvmam.h"
 #include "pool.h"
 #include "txn.h"

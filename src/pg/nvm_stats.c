@@ -25,6 +25,7 @@
 #include "nvm_binding.h"
 #include "nvm_relation.h"
 #include "nvm_xact.h"
+#include "nvm_settings.h"
 #include "nvmam.h"
 #include "pool.h"
 #include "store.h"

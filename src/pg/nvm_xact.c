@@ -82,7 +82,7 @@
 #include "nvm_standin.h"
 #include "nvm_wal.h"
 #include "nvm_xact.h"
-#include "nvmam.h"
+#include "nvm_settings.h"
 #include "pool.h"
 
 /* This backend's clock slot (-1 until the first write) and transaction. */
