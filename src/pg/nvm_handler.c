@@ -14,7 +14,9 @@
  *	 nvm_vacuum.c	VACUUM
  *	 nvm_index.c	index builds and index maintenance
  *	 nvm_toast.c	TOAST tables (heap tables)
- * and the handler refuses to run without the pool (nvm_relation.c).
+ * except slot_callbacks, which is nvm_routine.c's (it is how the layer
+ * recognises nvm relations), and the handler refuses to run without the
+ * pool (nvm_relation.c).
  * Every callback that PostgreSQL requires is set (in a release build a
  * missing one is a crash, not an error), and so are the optional TID-range
  * scan callbacks: a TID range scan is a sequential scan whose version
@@ -32,19 +34,9 @@
 
 #include "nvm_am.h"
 #include "nvm_relation.h"
-#include "nvmam.h"
+#include "nvm_routine.h"
 
 PG_FUNCTION_INFO_V1(nvm_tableam_handler);
-
-/*
- * nvm_slot_callbacks: rows are heap tuple images that slots point at in
- * place.
- */
-static const TupleTableSlotOps *
-nvm_slot_callbacks(Relation rel)
-{
-	return &TTSOpsHeapTuple;
-}
 
 static const TableAmRoutine nvm_methods = {
 	.type = T_TableAmRoutine,
@@ -106,16 +98,6 @@ static const TableAmRoutine nvm_methods = {
 	.scan_sample_next_block = nvm_scan_sample_next_block,
 	.scan_sample_next_tuple = nvm_scan_sample_next_tuple
 };
-
-/*
- * nvm_table_am_routine returns the access method, for code that needs to
- * recognise nvm relations (rel->rd_tableam == nvm_table_am_routine()).
- */
-const TableAmRoutine *
-nvm_table_am_routine(void)
-{
-	return &nvm_methods;
-}
 
 /*
  * nvm_tableam_handler returns the access method; it refuses to when the

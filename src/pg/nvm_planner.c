@@ -18,7 +18,8 @@
 #include "optimizer/plancat.h"
 #include "utils/rel.h"
 
-#include "nvmam.h"
+#include "nvm_planner.h"
+#include "nvm_routine.h"
 
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 
@@ -43,7 +44,7 @@ static bool
 planned_rel_is_nvm(Oid relid)
 {
 	Relation	rel = table_open(relid, NoLock);
-	bool		result = (rel->rd_tableam == nvm_table_am_routine());
+	bool		result = nvm_routine_is_nvm(rel->rd_tableam);
 
 	table_close(rel, NoLock);
 	return result;

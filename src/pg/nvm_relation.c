@@ -47,8 +47,8 @@
 #include "nvm_growth.h"
 #include "nvm_relation.h"
 #include "nvm_repair.h"
+#include "nvm_routine.h"
 #include "nvm_settings.h"
-#include "nvmam.h"
 #include "pool.h"
 #include "txn.h"
 
@@ -111,7 +111,7 @@ nvm_relid_is_nvm(Oid relid)
 	}
 	amhandler = ((Form_pg_am) GETSTRUCT(tuple))->amhandler;
 	ReleaseSysCache(tuple);
-	return GetTableAmRoutine(amhandler) == nvm_table_am_routine();
+	return nvm_routine_is_nvm(GetTableAmRoutine(amhandler));
 }
 
 /*

@@ -25,8 +25,8 @@
 #include "nvm_binding.h"
 #include "nvm_relation.h"
 #include "nvm_xact.h"
+#include "nvm_routine.h"
 #include "nvm_settings.h"
-#include "nvmam.h"
 #include "pool.h"
 #include "store.h"
 
@@ -165,7 +165,7 @@ nvm_table_stats(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	rel = relation_open(relid, AccessShareLock);
-	if (rel->rd_tableam != nvm_table_am_routine())
+	if (!nvm_routine_is_nvm(rel->rd_tableam))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an nvm table", RelationGetRelationName(rel)),

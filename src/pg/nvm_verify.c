@@ -49,8 +49,8 @@
 #include "nvm_binding.h"
 #include "nvm_relation.h"
 #include "nvm_tid.h"
+#include "nvm_routine.h"
 #include "nvm_settings.h"
-#include "nvmam.h"
 #include "pool.h"
 #include "store.h"
 #include "verify.h"
@@ -216,7 +216,7 @@ nvm_verify_table(PG_FUNCTION_ARGS)
 	nvm_check_pool_mapped();
 	InitMaterializedSRF(fcinfo, 0);
 	rel = relation_open(relid, ShareLock);
-	if (rel->rd_tableam != nvm_table_am_routine())
+	if (!nvm_routine_is_nvm(rel->rd_tableam))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an nvm table", RelationGetRelationName(rel)),
@@ -376,7 +376,7 @@ nvm_debug_layout(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	out.rsinfo = rsinfo;
 	rel = relation_open(relid, ShareLock);
-	if (rel->rd_tableam != nvm_table_am_routine())
+	if (!nvm_routine_is_nvm(rel->rd_tableam))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an nvm table", RelationGetRelationName(rel))));

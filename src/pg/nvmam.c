@@ -74,7 +74,7 @@
 #include "nvm_published.h"
 #include "nvm_seqlog.h"
 #include "nvm_wal.h"
-#include "nvmam.h"
+#include "nvm_planner.h"
 #include "nvm_settings.h"
 #include "persist.h"
 #include "pool.h"
