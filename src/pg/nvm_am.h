@@ -3,8 +3,9 @@
  * nvm_am.h
  *	  The callbacks of the nvm table access method, grouped by the file
  *	  that implements them (nvm_scan.c, nvm_fetch.c, nvm_modify.c,
- *	  nvm_storage.c, nvm_vacuum.c, nvm_toast.c, nvm_index.c);
- *	  nvm_handler.c wires them into a TableAmRoutine.
+ *	  nvm_storage.c, nvm_vacuum.c, nvm_index.c; nvm_toast.h declares
+ *	  nvm_toast.c's, which the row images use too); nvm_handler.c wires
+ *	  them into a TableAmRoutine.
  *
  *-------------------------------------------------------------------------
  */
@@ -118,10 +119,6 @@ extern void nvm_storage_cover_version(Relation rel, uint64 version_no);
 extern bool nvm_compute_horizon(NvmHorizon *h, int max_attempts);
 extern void nvm_relation_vacuum(Relation rel, struct VacuumParams *params,
 								BufferAccessStrategy bstrategy);
-
-/* nvm_toast.c: TOAST tables */
-extern bool nvm_relation_needs_toast_table(Relation rel);
-extern Oid	nvm_relation_toast_am(Relation rel);
 
 /* nvm_index.c: building and maintaining indexes */
 extern TransactionId nvm_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate);

@@ -5,7 +5,7 @@
  *
  * This file only wires the callbacks, in the order of TableAmRoutine in
  * access/tableam.h, to the files that implement them (declared in
- * nvm_am.h):
+ * nvm_am.h, and nvm_toast.h for nvm_toast.c):
  *	 nvm_scan.c		sequential (also parallel and TID range), ANALYZE,
  *					bitmap and sample scans; TID helpers
  *	 nvm_fetch.c	fetching rows by index TID and by version TID
@@ -35,6 +35,7 @@
 #include "nvm_am.h"
 #include "nvm_relation.h"
 #include "nvm_routine.h"
+#include "nvm_toast.h"
 
 PG_FUNCTION_INFO_V1(nvm_tableam_handler);
 

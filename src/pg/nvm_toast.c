@@ -46,7 +46,6 @@
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 
-#include "nvm_am.h"
 #include "nvm_toast.h"
 
 /*

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * nvm_toast.h
- *	  TOAST for nvm tables: toasting row images before a write, deleting
- *	  out-of-line values once a write's outcome is known.
+ *	  TOAST for nvm tables: the access method's TOAST callbacks, toasting
+ *	  row images before a write, deleting out-of-line values once a write's
+ *	  outcome is known.
  *
  *-------------------------------------------------------------------------
  */
@@ -12,6 +13,11 @@
 #include "access/htup.h"
 #include "utils/rel.h"
 
+/* The TOAST callbacks of the access method (nvm_handler.c wires them). */
+extern bool nvm_relation_needs_toast_table(Relation rel);
+extern Oid	nvm_relation_toast_am(Relation rel);
+
+/* Row images (nvm_tuple.c, nvm_modify.c) */
 extern HeapTuple nvm_toast_row(Relation rel, HeapTuple tuple, HeapTuple oldtup);
 extern void nvm_toast_forget(Relation rel, HeapTuple tuple, HeapTuple keep,
 							 bool just_saved);
