@@ -42,7 +42,7 @@
  *	   txn.c, over mcsi.c and n2db.c).
  *
  * The PG layer maps each PostgreSQL snapshot type onto one of these views
- * in one place: src/pg/nvm_visibility.c.
+ * in one place: src/pg/xact/nvm_visibility.c.
  */
 #ifndef NVM_CORE_VISIBILITY_H
 #define NVM_CORE_VISIBILITY_H
