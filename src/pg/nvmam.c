@@ -56,9 +56,7 @@
 #include "utils/memutils.h"
 
 #include "core.h"
-#include "gc.h"
 #include "indexlog.h"
-#include "persist.h"
 #include "pool.h"
 #include "store.h"
 #include "txn.h"
