@@ -236,7 +236,7 @@ fi
 # ---------------------------------------------------------------------------
 
 # the source folders whose structure is checked (regress/check-structure.sh)
-STRUCTURE_DIRS=(src/core)
+STRUCTURE_DIRS=(src/core src/pg)
 
 run_structure()
 {
@@ -328,7 +328,7 @@ module_installed()
 	if [ -f "$PG_PKGLIBDIR/nvmam.so" ] && [ -f "$PG_SHAREDIR/extension/nvmam.control" ]; then
 		return 0
 	fi
-	nvm_warn "nvmam is not installed in $PG_PKGLIBDIR (is there a src/pg/*.c?)"
+	nvm_warn "nvmam is not installed in $PG_PKGLIBDIR (is there a .c file under src/pg?)"
 	record "$1" FAILED 0 1 "nvmam.so not installed"
 	return 1
 }

@@ -1,5 +1,5 @@
 --
--- xmin of nvm rows is a row-version token (src/pg/nvm_token.c): the same
+-- xmin of nvm rows is a row-version token (src/pg/xact/nvm_token.c): the same
 -- for every row one (sub)transaction writes, different for every other
 -- writer, and safe wherever PostgreSQL expects an xid.
 --

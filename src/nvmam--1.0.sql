@@ -98,9 +98,9 @@ LANGUAGE C STRICT;
 COMMENT ON FUNCTION nvm_backend_stats() IS
 'this backend''s concurrency-control and persist counters: snapshots and their cost, completed nvm transactions and the cost of completing them, flushes, cache lines, bytes and fences; commits on the pool alone (log-free) and tied to PostgreSQL''s commit record, index roots logged in the pool, WAL flushes log-free commits needed, and identity sequence positions kept in the pool instead of a flush';
 
--- Integrity checks (src/pg/nvm_verify.c), as amcheck's verify_heapam is for
--- heap.  Like amcheck's functions they are not for PUBLIC: a superuser may
--- grant EXECUTE to a monitoring role.
+-- Integrity checks (src/pg/stats/nvm_verify.c), as amcheck's verify_heapam
+-- is for heap.  Like amcheck's functions they are not for PUBLIC: a
+-- superuser may grant EXECUTE to a monitoring role.
 
 CREATE FUNCTION nvm_verify_table(
     rel regclass,

@@ -9,16 +9,19 @@ usage: regress/check-structure.sh [--graph] FOLDER...
 For each FOLDER (a path from the current directory or from the top of the
 repository, e.g. src/core):
 
-  1. Modules.  X.c and X.h of the folder are one module X (a folder's file
-     without a partner is a module of its own).  Module A depends on module
-     B when A.c or A.h has an #include "..." line naming B.h, a header of
-     the same folder; includes of system headers (<...>) and of other
-     folders' headers do not count.  The check fails, listing every cycle
+  1. Modules.  X.c and X.h of the folder, or of one of its subfolders, are
+     one module X (named by its path below the folder, e.g. xact/nvm_xact;
+     a file without a partner is a module of its own).  Module A depends on
+     module B when A.c or A.h has an #include "..." line naming B.h, found
+     beside the including file or below the folder (which the build gives
+     as an include directory); includes of system headers (<...>) and of
+     headers outside the folder do not count.  The check fails, listing every cycle
      with the include lines that make it, when the modules' include graph
      has a cycle.  With --graph it also prints each module's dependencies,
      lowest modules first.
 
-  2. Map.  The folder's README.md maps its files in tables whose first
+  2. Map.  The folder's README.md, and that of each subfolder holding
+     sources, maps its files in tables whose first
      column is headed "file": every backticked name ending in .c or .h in
      that column is a file of the folder ("`x.h/.c`" names x.h and x.c).
      The check fails when a .c or .h file of the folder is not in the map,
@@ -67,6 +70,29 @@ def folder_files(folder):
                   if SOURCE_RE.search(f) and os.path.isfile(os.path.join(folder, f)))
 
 
+def tree_files(folder):
+    """Returns the sorted paths, below the folder, of the .c and .h files
+    of the folder and of its subfolders."""
+    out = []
+    for here, dirs, names in os.walk(folder):
+        dirs.sort()
+        rel = os.path.relpath(here, folder)
+        for n in names:
+            if SOURCE_RE.search(n):
+                out.append(n if rel == '.' else os.path.join(rel, n))
+    return sorted(out)
+
+
+def source_folders(folder):
+    """Returns the folder and each of its subfolders that holds sources."""
+    out = [folder]
+    for here, dirs, names in os.walk(folder):
+        dirs.sort()
+        if here != folder and any(SOURCE_RE.search(n) for n in names):
+            out.append(here)
+    return out
+
+
 def module_of(name):
     """Returns the module a file of the folder belongs to: its name without
     .c or .h."""
@@ -86,11 +112,13 @@ def include_graph(folder, files):
         code = strip_comments(raw)
         lines = raw.split('\n')
         for m in INCLUDE_RE.finditer(code):
-            target = os.path.normpath(os.path.join(folder, m.group(1)))
-            if os.path.dirname(target) != os.path.normpath(folder):
-                continue
-            name = os.path.basename(target)
-            if name not in present:
+            name = None
+            for base in (os.path.dirname(f), ''):
+                cand = os.path.normpath(os.path.join(base, m.group(1)))
+                if cand in present:
+                    name = cand
+                    break
+            if name is None:
                 continue
             a, b = module_of(f), module_of(name)
             if a == b:
@@ -338,8 +366,11 @@ def main(argv):
             print('%s: FAIL: no such folder' % given)
             status = 1
             continue
-        files = folder_files(folder)
-        failures = check_cycles(folder, files, show_graph) + check_map(folder, files)
+        files = tree_files(folder)
+        failures = check_cycles(folder, files, show_graph)
+        for sub in source_folders(folder):
+            failures += ['%s: %s' % (os.path.relpath(sub, folder), line) if sub != folder else line
+                         for line in check_map(sub, folder_files(sub))]
         modules = len({module_of(f) for f in files})
         if failures:
             status = 1
@@ -347,7 +378,7 @@ def main(argv):
             for line in failures:
                 print('  ' + line)
         else:
-            print('%s: ok (%d files, %d modules, no include cycle, README.md maps every file)'
+            print('%s: ok (%d files, %d modules, no include cycle, every README.md maps its folder)'
                   % (given, len(files), modules))
     return status
 

@@ -1,5 +1,5 @@
 # regress/t/018_xmin_tokens.pl
-#	  xmin of nvm rows is a row-version token (src/pg/nvm_token.c): every
+#	  xmin of nvm rows is a row-version token (src/pg/xact/nvm_token.c): every
 #	  writing transaction gets one no earlier transaction had, also after a
 #	  clean restart, an immediate stop and a crash (tables record the
 #	  reservation their tokens come from, durably before the rows); and

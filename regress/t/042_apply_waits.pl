@@ -3,7 +3,7 @@
 #	  table which a local transaction of the subscriber is deleting waits
 #	  for that transaction, asleep in the lock manager, as on heap: the
 #	  local transaction has no xid (an nvm delete takes an xid stand-in,
-#	  src/pg/nvm_standin.c), and the apply worker's own wait
+#	  src/pg/xact/nvm_standin.c), and the apply worker's own wait
 #	  (XactLockTableWait of what SnapshotDirty reports) would return at
 #	  once and retry, busy, until the local transaction ended.  After the
 #	  local transaction rolls back, the update is applied.

@@ -156,7 +156,7 @@ extern bool nvm_gc_prune_chain(NvmTable *t, uint64_t record_no, const NvmHorizon
  * the writer is done with the row), the writer calls nvm_gc_after_update,
  * which prunes the row's chain with a horizon cached for at most
  * refresh_ms.  The store never calls into collection itself: the write
- * path (src/pg/nvm_modify.c) triggers it beside the deferred pruning, so
+ * path (src/pg/am/nvm_modify.c) triggers it beside the deferred pruning, so
  * data flows one way, store <- gc <- writer.  Off by default: a process
  * turns it on only when every reader it shares the pool with pins its
  * snapshots.

@@ -11,7 +11,7 @@
  *	 - versions: version number -> offset of that version.
  * Version numbers (n >= 1) are what PostgreSQL sees as TIDs (block =
  * (n - 1) / 291, offset = (n - 1) % 291 + 1, so version 1 is (0,1) as on
- * heap; done by the PG layer, src/pg/nvm_tid.h): every version has its own
+ * heap; done by the PG layer, src/pg/row/nvm_tid.h): every version has its own
  * TID, because triggers, foreign keys and EvalPlanQual re-fetch old and new
  * rows by TID.
  *

@@ -42,7 +42,7 @@
  *	   txn.c, over mcsi.c and n2db.c).
  *
  * The PG layer maps each PostgreSQL snapshot type onto one of these views
- * in one place: src/pg/nvm_visibility.c.
+ * in one place: src/pg/xact/nvm_visibility.c.
  *
  * This file reads the store's format (storefmt.h) and never calls the
  * store: the store calls it (its write rule asks nvm_version_status), and

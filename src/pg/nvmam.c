@@ -17,14 +17,10 @@
  * does (with a fresh, not yet initialised area) while the pool mapping
  * survives, and that is when crash recovery runs.
  *
- * Settings.  This file defines most nvm.* settings; nvm_wait.c defines
- * nvm.write_conflict and nvm_growth.c the pool's growth settings.  Those
- * that shape the pool or shared memory need a server restart
- * (nvm.pool_path, nvm.pool_size, nvm.concurrency_control,
- * nvm.snapshot_buffering, nvm.pool_max_size); nvm.emulated_drain_delay_ns
- * and nvm.pool_grow_step take effect at a reload; nvm.prune_on_update and
- * nvm.debug_crash_point can be set by a superuser in any session, and
- * nvm.write_conflict by any user.
+ * Settings.  nvm_settings.c defines the module-wide nvm.* settings (those
+ * read here, those handed to the core, those more than one file reads);
+ * nvm_wait.c, nvm_growth.c and nvm_durability.c define the settings only
+ * they read.  define_settings has them all defined, in that order.
  *
  * Right after recovery, shmem start-up sweeps the pool as PostgreSQL
  * sweeps its files at start: the storage of every temporary nvm table is
@@ -60,29 +56,29 @@
 #include "utils/memutils.h"
 
 #include "core.h"
-#include "gc.h"
 #include "indexlog.h"
-#include "nvm_commit.h"
-#include "nvm_rowlock.h"
-#include "nvm_token.h"
-#include "nvm_wait.h"
-#include "nvm_xact.h"
-#include "nvm_binding.h"
-#include "nvm_durability.h"
-#include "nvm_ddl.h"
-#include "nvm_drop.h"
-#include "nvm_growth.h"
-#include "nvm_import.h"
-#include "nvm_imported_snapshot.h"
-#include "nvm_parallel.h"
-#include "nvm_published.h"
-#include "nvm_seqlog.h"
-#include "nvm_wal.h"
-#include "nvmam.h"
-#include "persist.h"
 #include "pool.h"
 #include "store.h"
 #include "txn.h"
+
+#include "am/nvm_ddl.h"
+#include "am/nvm_planner.h"
+#include "nvm_settings.h"
+#include "recovery/nvm_binding.h"
+#include "recovery/nvm_durability.h"
+#include "space/nvm_drop.h"
+#include "space/nvm_growth.h"
+#include "wait/nvm_rowlock.h"
+#include "wait/nvm_wait.h"
+#include "wal/nvm_seqlog.h"
+#include "wal/nvm_wal.h"
+#include "xact/nvm_commit.h"
+#include "xact/nvm_import.h"
+#include "xact/nvm_imported_snapshot.h"
+#include "xact/nvm_parallel.h"
+#include "xact/nvm_published.h"
+#include "xact/nvm_token.h"
+#include "xact/nvm_xact.h"
 
 PG_MODULE_MAGIC;
 
@@ -90,40 +86,6 @@ void		_PG_init(void);
 
 /* Clock slots a pool provides: the most that 10 bits of clock id can name. */
 #define NVM_POOL_SLOTS		NVM_MAX_SLOTS
-
-/* Settings */
-static char *nvm_pool_path = NULL;
-static int	nvm_pool_size_mb = 1024;
-static int	nvm_concurrency_control = NVM_CC_MCSI;
-static int	nvm_emulated_drain_delay_ns = 0;
-static int	nvm_snapshot_buffering = NVM_SNAPSHOT_JOIN;
-
-static const struct config_enum_entry nvm_snapshot_buffering_options[] = {
-	{"join", NVM_SNAPSHOT_JOIN, false},
-	{"paper", NVM_SNAPSHOT_PAPER, false},
-	{"off", NVM_SNAPSHOT_LOCKED, false},
-	{NULL, 0, false}
-};
-
-static const struct config_enum_entry nvm_cc_options[] = {
-	{"mcsi", NVM_CC_MCSI, false},
-	{"n2db", NVM_CC_N2DB, false},
-	{NULL, 0, false}
-};
-
-char	   *nvm_pool_path_resolved = NULL;
-
-int			nvm_debug_crash_point = NVM_CRASH_NONE;
-
-static const struct config_enum_entry nvm_crash_point_options[] = {
-	{"none", NVM_CRASH_NONE, false},
-	{"after_indoubt", NVM_CRASH_AFTER_INDOUBT, false},
-	{"before_nvm_commit", NVM_CRASH_BEFORE_NVM_COMMIT, false},
-	{"after_nvm_commit", NVM_CRASH_AFTER_NVM_COMMIT, false},
-	{NULL, 0, false}
-};
-
-static bool nvm_prune_on_update = true;
 
 /* Whether the last stop was not a clean shutdown (set at shmem start-up). */
 static bool nvm_unclean_start = false;
@@ -133,9 +95,7 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 
-static void nvm_define_settings(void);
-static void nvm_assign_drain_delay(int newval, void *extra);
-static void nvm_assign_prune_on_update(bool newval, void *extra);
+static void define_settings(void);
 static uint32 nvm_max_pins(void);
 static void nvm_open_pool(void);
 static void nvm_shmem_request(void);
@@ -163,7 +123,7 @@ _PG_init(void)
 				 errmsg("nvmam must be loaded via shared_preload_libraries"),
 				 errhint("Add nvmam to shared_preload_libraries in postgresql.conf and restart the server.")));
 
-	nvm_define_settings();
+	define_settings();
 	nvm_open_pool();
 
 	prev_shmem_request_hook = shmem_request_hook;
@@ -187,95 +147,14 @@ _PG_init(void)
 }
 
 /*
- * nvm_define_settings defines the nvm.* settings, each with the context it
- * can be changed in (see the file header), and has nvm_wait.c and
- * nvm_growth.c define theirs.
+ * define_settings defines every nvm.* setting: the module-wide ones
+ * (nvm_settings.c), then those of nvm_wait.c, nvm_growth.c and
+ * nvm_durability.c, and reserves the prefix.
  */
 static void
-nvm_define_settings(void)
+define_settings(void)
 {
-	DefineCustomStringVariable("nvm.pool_path",
-							   "Path of the persistent-memory pool file.",
-							   "Empty means pg_nvm/pool in the data directory.  "
-							   "The file is created, with nvm.pool_size bytes, if it does not exist, "
-							   "and grows as the tables need.",
-							   &nvm_pool_path,
-							   "",
-							   PGC_POSTMASTER,
-							   0,
-							   NULL, NULL, NULL);
-
-	DefineCustomIntVariable("nvm.pool_size",
-							"Initial size of a newly created persistent-memory pool.",
-							"The pool then grows by nvm.pool_grow_step up to nvm.pool_max_size.",
-							&nvm_pool_size_mb,
-							1024,
-							(int) (NVM_POOL_MIN_SIZE >> 20),
-							INT_MAX,
-							PGC_POSTMASTER,
-							GUC_UNIT_MB,
-							NULL, NULL, NULL);
-
-	DefineCustomEnumVariable("nvm.concurrency_control",
-							 "Concurrency control of nvm tables.",
-							 NULL,
-							 &nvm_concurrency_control,
-							 NVM_CC_MCSI,
-							 nvm_cc_options,
-							 PGC_POSTMASTER,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomEnumVariable("nvm.debug_crash_point",
-							 "Crashes the server at a point of the commit protocol (for tests).",
-							 "after_indoubt: after the in-doubt marker, before PostgreSQL's commit "
-							 "(or prepare) record; before_nvm_commit: after the commit record, before the nvm "
-							 "status; after_nvm_commit: after the nvm status of a log-free commit, before its "
-							 "WAL is flushed.  Never set it on a server that matters.",
-							 &nvm_debug_crash_point,
-							 NVM_CRASH_NONE,
-							 nvm_crash_point_options,
-							 PGC_SUSET,
-							 GUC_NOT_IN_SAMPLE,
-							 NULL, NULL, NULL);
-
-	DefineCustomEnumVariable("nvm.snapshot_buffering",
-							 "How MCSI serves a snapshot while another backend is generating one.",
-							 "join (default): wait for a generation that began after the request, "
-							 "so a transaction sees everything that committed before it; "
-							 "paper: reuse the last buffered snapshot at once, as the MCSI paper "
-							 "does (a session can then miss its own previous commit); "
-							 "off: no buffering, every request scans.",
-							 &nvm_snapshot_buffering,
-							 NVM_SNAPSHOT_JOIN,
-							 nvm_snapshot_buffering_options,
-							 PGC_POSTMASTER,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomIntVariable("nvm.emulated_drain_delay_ns",
-							"Emulated persistent-memory write latency, in nanoseconds.",
-							"Each process busy-waits this long after every drain (fence) of "
-							"the pool, to emulate slower media than DRAM.  0 (the default) "
-							"adds nothing.  For benchmarks only.",
-							&nvm_emulated_drain_delay_ns,
-							0,
-							0,
-							1000000,
-							PGC_SIGHUP,
-							GUC_NOT_IN_SAMPLE,
-							NULL, nvm_assign_drain_delay, NULL);
-
-	DefineCustomBoolVariable("nvm.prune_on_update",
-							 "Prunes a row's old versions when the row is updated.",
-							 "Every update frees the versions of its row that no running or "
-							 "future snapshot can see.  VACUUM collects the rest.",
-							 &nvm_prune_on_update,
-							 true,
-							 PGC_SUSET,
-							 0,
-							 NULL, nvm_assign_prune_on_update, NULL);
-
+	nvm_define_settings();
 	nvm_wait_define_settings();
 	nvm_growth_define_settings();
 	nvm_durability_define_settings();
@@ -291,41 +170,6 @@ static uint32
 nvm_max_pins(void)
 {
 	return (uint32) (MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts);
-}
-
-/*
- * nvm_assign_prune_on_update turns pruning by updates on or off in this
- * process; the horizon it uses is recomputed at most every 10 ms.
- */
-static void
-nvm_assign_prune_on_update(bool newval, void *extra)
-{
-	nvm_gc_set_auto_prune(newval, 10);
-}
-
-/*
- * nvm_assign_drain_delay hands nvm.emulated_drain_delay_ns to the core's
- * persist layer of this process.
- */
-static void
-nvm_assign_drain_delay(int newval, void *extra)
-{
-	nvm_persist_set_drain_delay_ns((uint64_t) newval);
-}
-
-/*
- * nvm_concurrency_control_name returns the name of the concurrency-control
- * setting in force.
- */
-const char *
-nvm_concurrency_control_name(void)
-{
-	for (const struct config_enum_entry *e = nvm_cc_options; e->name; e++)
-	{
-		if (e->val == nvm_concurrency_control)
-			return e->name;
-	}
-	return "unknown";
 }
 
 /*

@@ -1,0 +1,649 @@
+/*-------------------------------------------------------------------------
+ *
+ * nvm_scan.c
+ *	  Scans of nvm tables: sequential (forwards and backwards, and
+ *	  parallel), TID range scans, TID helpers, ANALYZE sampling, bitmap
+ *	  heap scans and sample scans (TABLESAMPLE).
+ *
+ * A sequential scan walks version numbers 1 .. n-1, where n is the table's
+ * version limit when the scan (re)starts, and returns each version that is
+ * the one its view sees for the version's record (never a tombstone).  So
+ * rows come back in TID order, in the order their visible versions were
+ * written, as heap returns them from a table whose updated rows moved to
+ * its end; each row once, since a record has at most one visible version,
+ * and a version written after the scan began lies beyond n.  The view is
+ * fixed at scan start: an MVCC scan copies the MCSI vector of its
+ * statement into the descriptor (nvm_xact.c), so a cursor keeps the view
+ * it began with.  A parallel sequential scan hands out chunks of version
+ * numbers from a counter in its shared descriptor; every participant reads
+ * with the leader's view (nvm_parallel.c).
+ *
+ * ANALYZE and bitmap scans go by "blocks" of version numbers (nvm_tid.h):
+ * ANALYZE samples versions and counts a version as a live row if it is
+ * the version a fresh snapshot sees for its record; a bitmap scan treats
+ * every TID in its bitmap as an index entry (an index_root, see
+ * nvm_visibility.c), and for lossy pages every version number of the
+ * block, so each visible row comes back once, from the block of its index
+ * run's root, and never with indexed values other than the entry's.
+ *
+ * Statistics are counted where heap counts them: a sequential scan counts
+ * as one scan when it starts or restarts (seq_scan) and every row it
+ * returns (seq_tup_read); bitmap and sample scans count the rows they
+ * return; every scan counts each virtual block it visits once, where heap
+ * reads a buffer (nvm_count_block_visit: a buffer hit, nvm having no
+ * buffers).  A parallel scan hands out whole blocks, so each block is
+ * counted once however many participants there are.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "access/tsmapi.h"
+#include "access/skey.h"
+#include "access/tableam.h"
+#include "access/valid.h"
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "nodes/execnodes.h"
+#include "nodes/tidbitmap.h"
+#include "pgstat.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "am/nvm_am.h"
+#include "row/nvm_tid.h"
+#include "row/nvm_tuple.h"
+#include "space/nvm_relation.h"
+#include "xact/nvm_ssi.h"
+#include "xact/nvm_visibility.h"
+#include "xact/nvm_xact.h"
+
+typedef struct NvmScanDescData
+{
+	TableScanDescData base;
+
+	NvmTable	table;
+	NvmSnapshot *snap;			/* private vector copy, or NULL */
+	NvmView		view;
+
+	/* serializable: report reads to the predicate-lock manager (nvm_ssi.c) */
+	bool		ssi;
+
+	/* sequential and TID range scans */
+	uint64		first;			/* first version number scanned */
+	uint64		nversions;		/* version numbers below this are scanned */
+	uint64		cur;			/* version last returned */
+	uint64		chunk_end;		/* parallel: end of the claimed chunk */
+	BlockNumber stat_block;		/* block last counted as visited */
+
+	/* sample scans */
+	BlockNumber sample_block;	/* current block, or InvalidBlockNumber */
+	bool		inited;			/* false: (re)start at the scan's first end */
+
+	/* ANALYZE */
+	BlockNumber analyze_block;
+	int			analyze_offset; /* next offset (1-based) of analyze_block */
+
+	/* bitmap scans */
+	BlockNumber bitmap_block;
+	int			bitmap_ntids;
+	int			bitmap_next;
+	OffsetNumber bitmap_offsets[MaxHeapTuplesPerPage];
+} NvmScanDescData;
+
+typedef NvmScanDescData *NvmScanDesc;
+
+/* The shared state of a parallel sequential scan. */
+typedef struct NvmParallelScanDescData
+{
+	ParallelTableScanDescData base;
+	uint64		nversions;		/* version numbers below this are scanned */
+	pg_atomic_uint64 next;		/* first version number of the next chunk */
+} NvmParallelScanDescData;
+
+typedef NvmParallelScanDescData *NvmParallelScanDesc;
+
+/*
+ * Version numbers a participant of a parallel scan claims at a time: one
+ * virtual block (chunks start at 1, the first number of block 0).
+ */
+#define NVM_PARALLEL_CHUNK	NVM_TUPLES_PER_BLOCK
+
+/*
+ * nvm_scan_reset puts the scan before its first row and fixes the range of
+ * version numbers it covers (like heap's rs_nblocks).
+ */
+static void
+nvm_scan_reset(NvmScanDesc scan)
+{
+	if (scan->base.rs_parallel != NULL)
+		scan->nversions = ((NvmParallelScanDesc) scan->base.rs_parallel)->nversions;
+	else
+		scan->nversions = nvm_table_version_limit(&scan->table);
+	scan->first = 1;
+	scan->chunk_end = 0;
+	scan->sample_block = InvalidBlockNumber;
+	scan->cur = 0;
+	scan->inited = false;
+	scan->stat_block = InvalidBlockNumber;
+	/* heap counts a sequential scan whenever it (re)initialises one */
+	if (scan->base.rs_flags & SO_TYPE_SEQSCAN)
+		pgstat_count_heap_scan(scan->base.rs_rd);
+}
+
+/*
+ * count_block counts a visit to the virtual block of version number n, once
+ * per block in a row (as heap reads a buffer when it moves to a new page).
+ */
+static inline void
+count_block(NvmScanDesc scan, uint64 n)
+{
+	BlockNumber blk = (BlockNumber) ((n - 1) / NVM_TUPLES_PER_BLOCK);
+
+	if (blk != scan->stat_block)
+	{
+		scan->stat_block = blk;
+		nvm_count_block_visit(scan->base.rs_rd);
+	}
+}
+
+/*
+ * nvm_scan_begin starts a scan of rel.  MVCC scans copy the statement's
+ * vector; ANALYZE scans (which come without a snapshot) take a fresh one.
+ */
+TableScanDesc
+nvm_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
+			   struct ScanKeyData *key, ParallelTableScanDesc pscan,
+			   uint32 flags)
+{
+	NvmScanDesc scan;
+
+	nvm_xact_check_access(rel);
+
+	RelationIncrementReferenceCount(rel);
+
+	scan = palloc0(sizeof(NvmScanDescData));
+	scan->base.rs_rd = rel;
+	scan->base.rs_snapshot = snapshot;
+	scan->base.rs_nkeys = nkeys;
+	scan->base.rs_flags = flags;
+	scan->base.rs_parallel = pscan;
+	if (nkeys > 0)
+	{
+		scan->base.rs_key = palloc(sizeof(ScanKeyData) * nkeys);
+		memcpy(scan->base.rs_key, key, sizeof(ScanKeyData) * nkeys);
+	}
+
+	scan->table = nvm_relation_table(rel);
+
+	if (flags & SO_TYPE_ANALYZE)
+	{
+		scan->snap = nvm_xact_fresh_snapshot();
+		scan->view.kind = NVM_VIEW_SNAPSHOT;
+		scan->view.snap = scan->snap;
+		scan->view.curcid = GetCurrentCommandId(false);
+		scan->view.my_txid = nvm_xact_my_txid();
+	}
+	else
+	{
+		if (snapshot == NULL)
+			elog(ERROR, "nvm scans need a snapshot");
+		if (snapshot->snapshot_type == SNAPSHOT_MVCC)
+			scan->snap = nvm_xact_copy_snapshot(NULL);
+		nvm_view_init(&scan->view, snapshot, scan->snap);
+		scan->ssi = nvm_ssi_needed(rel, snapshot);
+		/* a sequential scan locks the relation, as heap's does */
+		if (scan->ssi && (flags & SO_TYPE_SEQSCAN))
+			nvm_ssi_lock_relation(rel, snapshot);
+	}
+
+	nvm_scan_reset(scan);
+	return (TableScanDesc) scan;
+}
+
+/*
+ * nvm_scan_end releases the scan.
+ */
+void
+nvm_scan_end(TableScanDesc sscan)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+
+	if (sscan->rs_flags & SO_TEMP_SNAPSHOT)
+		UnregisterSnapshot(sscan->rs_snapshot);
+	RelationDecrementReferenceCount(sscan->rs_rd);
+	if (sscan->rs_key)
+		pfree(sscan->rs_key);
+	if (scan->snap)
+		pfree(scan->snap);
+	pfree(scan);
+}
+
+/*
+ * nvm_scan_rescan restarts the scan, with new scan keys if given; the view
+ * stays the one the scan began with.
+ */
+void
+nvm_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key,
+				bool set_params, bool allow_strat, bool allow_sync,
+				bool allow_pagemode)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+
+	if (set_params)
+	{
+		if (allow_strat)
+			sscan->rs_flags |= SO_ALLOW_STRAT;
+		else
+			sscan->rs_flags &= ~SO_ALLOW_STRAT;
+		if (allow_sync)
+			sscan->rs_flags |= SO_ALLOW_SYNC;
+		else
+			sscan->rs_flags &= ~SO_ALLOW_SYNC;
+		if (allow_pagemode)
+			sscan->rs_flags |= SO_ALLOW_PAGEMODE;
+		else
+			sscan->rs_flags &= ~SO_ALLOW_PAGEMODE;
+	}
+	if (key != NULL && sscan->rs_nkeys > 0)
+		memcpy(sscan->rs_key, key, sizeof(ScanKeyData) * sscan->rs_nkeys);
+	nvm_scan_reset(scan);
+}
+
+/*
+ * nvm_scan_key_test says whether the version passes the scan's keys (only
+ * internal callers pass keys; the executor evaluates quals itself).
+ */
+static bool
+nvm_scan_key_test(NvmScanDesc scan, NvmVersion *v)
+{
+	HeapTupleData tuple;
+	bool		result;
+
+	if (scan->base.rs_nkeys == 0)
+		return true;
+	nvm_version_tuple(scan->base.rs_rd, v, &tuple);
+	HeapKeyTest(&tuple, RelationGetDescr(scan->base.rs_rd),
+				scan->base.rs_nkeys, scan->base.rs_key, result);
+	return result;
+}
+
+/*
+ * nvm_scan_getnextslot returns the next visible row in the given direction.
+ * Like heap, a scan that ran off one end restarts from that direction's
+ * first row when asked again.
+ */
+bool
+nvm_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
+					 TupleTableSlot *slot)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+
+	/* own writes made since the scan began are judged by their command id */
+	scan->view.my_txid = nvm_xact_my_txid();
+
+	for (;;)
+	{
+		NvmVersion *v;
+
+		CHECK_FOR_INTERRUPTS();
+
+		if (sscan->rs_parallel != NULL)
+		{
+			NvmParallelScanDesc pscan = (NvmParallelScanDesc) sscan->rs_parallel;
+
+			Assert(ScanDirectionIsForward(direction));
+			if (scan->inited && scan->cur + 1 < scan->chunk_end)
+				scan->cur++;
+			else
+			{
+				uint64		start = pg_atomic_fetch_add_u64(&pscan->next,
+															NVM_PARALLEL_CHUNK);
+
+				if (start >= scan->nversions)
+					break;
+				scan->cur = start;
+				scan->chunk_end = Min(start + NVM_PARALLEL_CHUNK, scan->nversions);
+			}
+		}
+		else if (ScanDirectionIsForward(direction))
+		{
+			scan->cur = scan->inited ? scan->cur + 1 : scan->first;
+			if (scan->cur >= scan->nversions)
+				break;
+		}
+		else if (ScanDirectionIsBackward(direction))
+		{
+			scan->cur = scan->inited ? scan->cur - 1 : scan->nversions - 1;
+			if (scan->cur < scan->first)
+				break;
+		}
+		else if (!scan->inited || scan->cur < scan->first || scan->cur >= scan->nversions)
+			break;				/* no movement, but there is no current row */
+		scan->inited = true;
+		count_block(scan, scan->cur);
+
+		v = nvm_version_by_no(&scan->table, scan->cur);
+		if (v != NULL && scan->ssi)
+			nvm_ssi_check_version(sscan->rs_rd, v, sscan->rs_snapshot, &scan->view);
+		/*
+		 * The version must be the one its row shows to the view.  It is
+		 * looked at again after that test: a version below the newest
+		 * all-visible one may have been collected and its block reused
+		 * between the two reads (a visible one no longer can be).
+		 */
+		if (v == NULL || nvm_version_is_tombstone(v) ||
+			nvm_chain_visible(&scan->table, v->record_no, &scan->view) != v ||
+			v->version_no != scan->cur ||
+			!nvm_scan_key_test(scan, v))
+		{
+			if (direction == NoMovementScanDirection)
+				break;
+			continue;
+		}
+
+		nvm_store_version(sscan->rs_rd, v, slot);
+		pgstat_count_heap_getnext(sscan->rs_rd);
+		return true;
+	}
+
+	scan->inited = false;
+	ExecClearTuple(slot);
+	return false;
+}
+
+/*
+ * nvm_scan_set_tidrange limits the (restarted) scan to the rows whose
+ * visible versions have TIDs from mintid to maxtid, both included: the
+ * version numbers those TIDs bound (nvm_tid.h), clipped to the scan's
+ * range.  Offsets outside 1..291 bound as heap's do: offset 0 of a block
+ * lies before its first version, a larger offset after its last.  The scan
+ * then steps as a sequential scan does (nvm_scan_getnextslot is also the
+ * AM's scan_getnextslot_tidrange).
+ */
+void
+nvm_scan_set_tidrange(TableScanDesc sscan, ItemPointer mintid,
+					  ItemPointer maxtid)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+	uint64		minblk = ItemPointerGetBlockNumberNoCheck(mintid);
+	uint64		maxblk = ItemPointerGetBlockNumberNoCheck(maxtid);
+	uint64		minoff = ItemPointerGetOffsetNumberNoCheck(mintid);
+	uint64		maxoff = ItemPointerGetOffsetNumberNoCheck(maxtid);
+	uint64		lo;
+	uint64		hi;
+
+	lo = minblk * NVM_TUPLES_PER_BLOCK + Max(Min(minoff, NVM_TUPLES_PER_BLOCK + 1), 1);
+	hi = maxblk * NVM_TUPLES_PER_BLOCK + Min(maxoff, NVM_TUPLES_PER_BLOCK);
+	scan->first = Max(lo, 1);
+	scan->nversions = Min(scan->nversions, hi + 1);
+	if (scan->first > scan->nversions)
+		scan->first = scan->nversions;	/* empty */
+}
+
+/*
+ * nvm_parallelscan_estimate returns the size of a parallel scan's shared
+ * state.
+ */
+Size
+nvm_parallelscan_estimate(Relation rel)
+{
+	return sizeof(NvmParallelScanDescData);
+}
+
+/*
+ * nvm_parallelscan_initialize sets up the shared state: the range of
+ * version numbers is fixed now, in the leader, for every participant.
+ */
+Size
+nvm_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
+{
+	NvmParallelScanDesc npscan = (NvmParallelScanDesc) pscan;
+	NvmTable	table = nvm_relation_table(rel);
+
+	pscan->phs_relid = RelationGetRelid(rel);
+	pscan->phs_syncscan = false;
+	npscan->nversions = nvm_table_version_limit(&table);
+	pg_atomic_init_u64(&npscan->next, 1);
+	return sizeof(NvmParallelScanDescData);
+}
+
+/*
+ * nvm_parallelscan_reinitialize restarts the shared state for a rescan.
+ */
+void
+nvm_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan)
+{
+	NvmParallelScanDesc npscan = (NvmParallelScanDesc) pscan;
+	NvmTable	table = nvm_relation_table(rel);
+
+	npscan->nversions = nvm_table_version_limit(&table);
+	pg_atomic_write_u64(&npscan->next, 1);
+}
+
+/*
+ * nvm_tuple_tid_valid says whether tid can name a version of the table.
+ */
+bool
+nvm_tuple_tid_valid(TableScanDesc sscan, ItemPointer tid)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+	uint64		n = nvm_tid_to_version(tid);
+
+	return n >= 1 && n < nvm_table_version_limit(&scan->table);
+}
+
+/*
+ * nvm_tuple_get_latest_tid replaces tid by the TID of the version of its
+ * row that the scan's snapshot sees, if there is one.
+ */
+void
+nvm_tuple_get_latest_tid(TableScanDesc sscan, ItemPointer tid)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+	NvmVersion *v = nvm_version_by_no(&scan->table, nvm_tid_to_version(tid));
+	NvmVersion *w;
+
+	if (v == NULL)
+		return;
+	scan->view.my_txid = nvm_xact_my_txid();
+	w = nvm_chain_visible(&scan->table, v->record_no, &scan->view);
+	if (w != NULL && !nvm_version_is_tombstone(w))
+		nvm_version_to_tid(w->version_no, tid);
+}
+
+/*
+ * nvm_scan_analyze_next_block moves ANALYZE to a block of version numbers.
+ */
+bool
+nvm_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
+							BufferAccessStrategy bstrategy)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+
+	scan->analyze_block = blockno;
+	scan->analyze_offset = 1;
+	nvm_count_block_visit(sscan->rs_rd);
+	return true;
+}
+
+/*
+ * nvm_scan_analyze_next_tuple returns the next live row of the block and
+ * counts the versions it passes: a version is live if it is the version
+ * ANALYZE's snapshot sees for its record, dead if it is committed or
+ * aborted but not that (superseded, deleted, rolled back); versions of
+ * transactions still running are not counted, tombstones neither (the
+ * version they delete counts as dead).
+ */
+bool
+nvm_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
+							double *liverows, double *deadrows,
+							TupleTableSlot *slot)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+	uint64		limit = nvm_table_version_limit(&scan->table);
+
+	while (scan->analyze_offset <= NVM_TUPLES_PER_BLOCK)
+	{
+		uint64		n = (uint64) scan->analyze_block * NVM_TUPLES_PER_BLOCK +
+			scan->analyze_offset;	/* as nvm_tid_to_version */
+		NvmVersion *v;
+		NvmVersion *w;
+
+		scan->analyze_offset++;
+		if (n >= limit)
+			break;
+		v = nvm_version_by_no(&scan->table, n);
+		if (v == NULL || nvm_version_is_tombstone(v))
+			continue;
+
+		w = nvm_chain_visible(&scan->table, v->record_no, &scan->view);
+		if (w == v)
+		{
+			nvm_store_version(sscan->rs_rd, v, slot);
+			*liverows += 1;
+			return true;
+		}
+		if (!nvm_version_by_other_running(v, scan->view.my_txid))
+			*deadrows += 1;
+	}
+
+	ExecClearTuple(slot);
+	return false;
+}
+
+/*
+ * nvm_scan_bitmap_next_block takes the TIDs of one block of the bitmap:
+ * the listed offsets, or all of them for a lossy block.
+ */
+bool
+nvm_scan_bitmap_next_block(TableScanDesc sscan, struct TBMIterateResult *tbmres)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+	uint64		limit = nvm_table_version_limit(&scan->table);
+
+	scan->bitmap_block = tbmres->blockno;
+	scan->bitmap_ntids = 0;
+	scan->bitmap_next = 0;
+
+	/* the block's first version number, as nvm_tid_to_version */
+	if ((uint64) tbmres->blockno * NVM_TUPLES_PER_BLOCK + 1 >= limit)
+		return false;
+	nvm_count_block_visit(sscan->rs_rd);
+
+	if (tbmres->ntuples >= 0)
+	{
+		for (int i = 0; i < tbmres->ntuples; i++)
+			scan->bitmap_offsets[scan->bitmap_ntids++] = tbmres->offsets[i];
+	}
+	else
+	{
+		for (OffsetNumber off = 1; off <= NVM_TUPLES_PER_BLOCK; off++)
+			scan->bitmap_offsets[scan->bitmap_ntids++] = off;
+	}
+	return scan->bitmap_ntids > 0;
+}
+
+/*
+ * nvm_scan_bitmap_next_tuple returns the next row of the block, fetching
+ * each TID as an index entry.
+ */
+bool
+nvm_scan_bitmap_next_tuple(TableScanDesc sscan, struct TBMIterateResult *tbmres,
+						   TupleTableSlot *slot)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+
+	scan->view.my_txid = nvm_xact_my_txid();
+	while (scan->bitmap_next < scan->bitmap_ntids)
+	{
+		OffsetNumber off = scan->bitmap_offsets[scan->bitmap_next++];
+		ItemPointerData tid;
+		NvmVersion *w;
+
+		ItemPointerSet(&tid, scan->bitmap_block, off);
+		w = nvm_fetch_root(&scan->table, nvm_tid_to_version(&tid),
+						   sscan->rs_snapshot, &scan->view);
+		if (scan->ssi)
+			nvm_ssi_read_row(sscan->rs_rd, &scan->table,
+							 nvm_version_record_no(&scan->table, nvm_tid_to_version(&tid)),
+							 w, sscan->rs_snapshot, &scan->view);
+		if (w == NULL)
+			continue;
+		nvm_store_version(sscan->rs_rd, w, slot);
+		pgstat_count_heap_fetch(sscan->rs_rd);
+		return true;
+	}
+	ExecClearTuple(slot);
+	return false;
+}
+
+/*
+ * nvm_scan_sample_next_block moves a sample scan (TABLESAMPLE) to its next
+ * virtual block: the one the sampling method chooses, or the next one in
+ * order for methods that read every block (BERNOULLI), as heap does.
+ */
+bool
+nvm_scan_sample_next_block(TableScanDesc sscan, struct SampleScanState *scanstate)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+	TsmRoutine *tsm = scanstate->tsmroutine;
+	BlockNumber nblocks = nvm_versions_to_blocks(scan->nversions);
+	BlockNumber blockno;
+
+	if (tsm->NextSampleBlock)
+		blockno = tsm->NextSampleBlock(scanstate, nblocks);
+	else if (scan->sample_block == InvalidBlockNumber)
+		blockno = nblocks > 0 ? 0 : InvalidBlockNumber;
+	else if (scan->sample_block + 1 < nblocks)
+		blockno = scan->sample_block + 1;
+	else
+		blockno = InvalidBlockNumber;
+
+	scan->sample_block = blockno;
+	if (!BlockNumberIsValid(blockno))
+		return false;
+	nvm_count_block_visit(sscan->rs_rd);
+	return true;
+}
+
+/*
+ * nvm_scan_sample_next_tuple returns the next row of the current block
+ * that the sampling method chooses among the block's version numbers and
+ * that is the version the scan's view sees for its record.
+ */
+bool
+nvm_scan_sample_next_tuple(TableScanDesc sscan, struct SampleScanState *scanstate,
+						   TupleTableSlot *slot)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+	TsmRoutine *tsm = scanstate->tsmroutine;
+	uint64		first = (uint64) scan->sample_block * NVM_TUPLES_PER_BLOCK;
+	OffsetNumber maxoffset;
+
+	if (scan->sample_block == InvalidBlockNumber || first + 1 >= scan->nversions)
+		return false;
+	maxoffset = (OffsetNumber) Min(NVM_TUPLES_PER_BLOCK, scan->nversions - 1 - first);
+	scan->view.my_txid = nvm_xact_my_txid();
+
+	for (;;)
+	{
+		OffsetNumber off;
+		NvmVersion *v;
+
+		CHECK_FOR_INTERRUPTS();
+		off = tsm->NextSampleTuple(scanstate, scan->sample_block, maxoffset);
+		if (!OffsetNumberIsValid(off))
+			break;
+		v = nvm_version_by_no(&scan->table, first + off);	/* as nvm_tid_to_version */
+		if (v == NULL || nvm_version_is_tombstone(v) ||
+			nvm_chain_visible(&scan->table, v->record_no, &scan->view) != v)
+			continue;
+		nvm_store_version(sscan->rs_rd, v, slot);
+		pgstat_count_heap_getnext(sscan->rs_rd);
+		return true;
+	}
+	ExecClearTuple(slot);
+	return false;
+}

@@ -1,0 +1,194 @@
+/*-------------------------------------------------------------------------
+ *
+ * nvm_settings.c
+ *	  The module-wide nvm.* settings: their variables and definitions.
+ *
+ * A new setting goes here when module start reads it, when its assign hook
+ * hands it to the core, or when more than one file reads it; a setting
+ * that one module alone reads is that module's own (nvm_wait.c,
+ * nvm_growth.c, nvm_durability.c define theirs).  An assign hook here calls
+ * the core directly, never back into a file of this layer, so that a file
+ * reading a setting depends on this file only.
+ *
+ * Those that shape the pool or shared memory need a server restart
+ * (nvm.pool_path, nvm.pool_size, nvm.concurrency_control,
+ * nvm.snapshot_buffering, and nvm_growth.c's nvm.pool_max_size);
+ * nvm.emulated_drain_delay_ns and nvm_growth.c's nvm.pool_grow_step take
+ * effect at a reload; nvm.prune_on_update and nvm.debug_crash_point can be
+ * set by a superuser in any session, and nvm_wait.c's nvm.write_conflict
+ * by any user.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "utils/guc.h"
+
+#include "gc.h"
+#include "persist.h"
+#include "pool.h"
+#include "txn.h"
+
+#include "nvm_settings.h"
+
+/* Settings (see nvm_settings.h) */
+char	   *nvm_pool_path = NULL;
+int			nvm_pool_size_mb = 1024;
+int			nvm_concurrency_control = NVM_CC_MCSI;
+int			nvm_snapshot_buffering = NVM_SNAPSHOT_JOIN;
+int			nvm_debug_crash_point = NVM_CRASH_NONE;
+static int	nvm_emulated_drain_delay_ns = 0;
+static bool nvm_prune_on_update = true;
+
+char	   *nvm_pool_path_resolved = NULL;
+
+static const struct config_enum_entry nvm_snapshot_buffering_options[] = {
+	{"join", NVM_SNAPSHOT_JOIN, false},
+	{"paper", NVM_SNAPSHOT_PAPER, false},
+	{"off", NVM_SNAPSHOT_LOCKED, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry nvm_cc_options[] = {
+	{"mcsi", NVM_CC_MCSI, false},
+	{"n2db", NVM_CC_N2DB, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry nvm_crash_point_options[] = {
+	{"none", NVM_CRASH_NONE, false},
+	{"after_indoubt", NVM_CRASH_AFTER_INDOUBT, false},
+	{"before_nvm_commit", NVM_CRASH_BEFORE_NVM_COMMIT, false},
+	{"after_nvm_commit", NVM_CRASH_AFTER_NVM_COMMIT, false},
+	{NULL, 0, false}
+};
+
+static void nvm_assign_drain_delay(int newval, void *extra);
+static void nvm_assign_prune_on_update(bool newval, void *extra);
+
+/*
+ * nvm_define_settings defines the module-wide nvm.* settings, each with
+ * the context it can be changed in (see the file header).
+ */
+void
+nvm_define_settings(void)
+{
+	DefineCustomStringVariable("nvm.pool_path",
+							   "Path of the persistent-memory pool file.",
+							   "Empty means pg_nvm/pool in the data directory.  "
+							   "The file is created, with nvm.pool_size bytes, if it does not exist, "
+							   "and grows as the tables need.",
+							   &nvm_pool_path,
+							   "",
+							   PGC_POSTMASTER,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomIntVariable("nvm.pool_size",
+							"Initial size of a newly created persistent-memory pool.",
+							"The pool then grows by nvm.pool_grow_step up to nvm.pool_max_size.",
+							&nvm_pool_size_mb,
+							1024,
+							(int) (NVM_POOL_MIN_SIZE >> 20),
+							INT_MAX,
+							PGC_POSTMASTER,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("nvm.concurrency_control",
+							 "Concurrency control of nvm tables.",
+							 NULL,
+							 &nvm_concurrency_control,
+							 NVM_CC_MCSI,
+							 nvm_cc_options,
+							 PGC_POSTMASTER,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("nvm.debug_crash_point",
+							 "Crashes the server at a point of the commit protocol (for tests).",
+							 "after_indoubt: after the in-doubt marker, before PostgreSQL's commit "
+							 "(or prepare) record; before_nvm_commit: after the commit record, before the nvm "
+							 "status; after_nvm_commit: after the nvm status of a log-free commit, before its "
+							 "WAL is flushed.  Never set it on a server that matters.",
+							 &nvm_debug_crash_point,
+							 NVM_CRASH_NONE,
+							 nvm_crash_point_options,
+							 PGC_SUSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("nvm.snapshot_buffering",
+							 "How MCSI serves a snapshot while another backend is generating one.",
+							 "join (default): wait for a generation that began after the request, "
+							 "so a transaction sees everything that committed before it; "
+							 "paper: reuse the last buffered snapshot at once, as the MCSI paper "
+							 "does (a session can then miss its own previous commit); "
+							 "off: no buffering, every request scans.",
+							 &nvm_snapshot_buffering,
+							 NVM_SNAPSHOT_JOIN,
+							 nvm_snapshot_buffering_options,
+							 PGC_POSTMASTER,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("nvm.emulated_drain_delay_ns",
+							"Emulated persistent-memory write latency, in nanoseconds.",
+							"Each process busy-waits this long after every drain (fence) of "
+							"the pool, to emulate slower media than DRAM.  0 (the default) "
+							"adds nothing.  For benchmarks only.",
+							&nvm_emulated_drain_delay_ns,
+							0,
+							0,
+							1000000,
+							PGC_SIGHUP,
+							GUC_NOT_IN_SAMPLE,
+							NULL, nvm_assign_drain_delay, NULL);
+
+	DefineCustomBoolVariable("nvm.prune_on_update",
+							 "Prunes a row's old versions when the row is updated.",
+							 "Every update frees the versions of its row that no running or "
+							 "future snapshot can see.  VACUUM collects the rest.",
+							 &nvm_prune_on_update,
+							 true,
+							 PGC_SUSET,
+							 0,
+							 NULL, nvm_assign_prune_on_update, NULL);
+}
+
+/*
+ * nvm_assign_prune_on_update turns pruning by updates on or off in this
+ * process; the horizon it uses is recomputed at most every 10 ms.
+ */
+static void
+nvm_assign_prune_on_update(bool newval, void *extra)
+{
+	nvm_gc_set_auto_prune(newval, 10);
+}
+
+/*
+ * nvm_assign_drain_delay hands nvm.emulated_drain_delay_ns to the core's
+ * persist layer of this process.
+ */
+static void
+nvm_assign_drain_delay(int newval, void *extra)
+{
+	nvm_persist_set_drain_delay_ns((uint64_t) newval);
+}
+
+/*
+ * nvm_concurrency_control_name returns the name of the concurrency-control
+ * setting in force.
+ */
+const char *
+nvm_concurrency_control_name(void)
+{
+	for (const struct config_enum_entry *e = nvm_cc_options; e->name; e++)
+	{
+		if (e->val == nvm_concurrency_control)
+			return e->name;
+	}
+	return "unknown";
+}

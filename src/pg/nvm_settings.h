@@ -1,0 +1,57 @@
+/*-------------------------------------------------------------------------
+ *
+ * nvm_settings.h
+ *	  The module-wide nvm.* settings (nvm_settings.c): those module start
+ *	  reads, those handed to the core, and those more than one file reads,
+ *	  with the pool path resolved from them.
+ *
+ * A setting that one module alone reads is defined by that module, in its
+ * own nvm_X_define_settings (nvm.write_conflict in nvm_wait.c,
+ * nvm.pool_grow_step and nvm.pool_max_size in nvm_growth.c,
+ * nvm.debug_boot_id in nvm_durability.c); nvmam.c's _PG_init defines them
+ * all.  Including this header ties a file to nothing but the settings.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef NVM_SETTINGS_H
+#define NVM_SETTINGS_H
+
+/* nvm.pool_path ("" for pg_nvm/pool in the data directory) */
+extern char *nvm_pool_path;
+
+/* nvm.pool_size, in MB: the size of a newly created pool */
+extern int	nvm_pool_size_mb;
+
+/* nvm.concurrency_control: NVM_CC_MCSI or NVM_CC_N2DB (pool.h) */
+extern int	nvm_concurrency_control;
+
+/* nvm.snapshot_buffering: an NvmSnapshotPolicy (ccstate.h) */
+extern int	nvm_snapshot_buffering;
+
+/* nvm.debug_crash_point: where a test makes the commit protocol crash. */
+typedef enum NvmCrashPoint
+{
+	NVM_CRASH_NONE = 0,
+	NVM_CRASH_AFTER_INDOUBT,
+	NVM_CRASH_BEFORE_NVM_COMMIT,
+	NVM_CRASH_AFTER_NVM_COMMIT
+} NvmCrashPoint;
+
+extern int	nvm_debug_crash_point;
+
+/*
+ * The pool file in use (nvm.pool_path, or its default), set once by
+ * nvmam.c's _PG_init when it opens the pool.
+ */
+extern char *nvm_pool_path_resolved;
+
+/*
+ * nvm_define_settings defines the module-wide settings; nvmam.c's _PG_init
+ * calls it before the modules define their own.
+ */
+extern void nvm_define_settings(void);
+
+/* The name of the nvm.concurrency_control setting in force. */
+extern const char *nvm_concurrency_control_name(void);
+
+#endif							/* NVM_SETTINGS_H */

@@ -1,0 +1,737 @@
+/*-------------------------------------------------------------------------
+ *
+ * nvm_binding.c
+ *	  Which pool a data directory may use, and when: the binding of a pool
+ *	  to a data directory, and the detached state of copies.
+ *
+ * nvm rows are not in WAL: the pool is the only copy of them, and it is
+ * consistent with the rest of the cluster (catalog, indexes, heap rows)
+ * only as the pair that ran together.  A file-level copy of a running
+ * cluster (pg_basebackup, pg_backup_start/pg_backup_stop and a copy,
+ * pg_rewind, a standby) replays WAL to some point, but a pool copied byte
+ * by byte while backends wrote it is torn, and the live pool is ahead of
+ * that point.  So the question "does this pool belong to this data
+ * directory at this point of its history?" is answered here, and a pool
+ * that does not is never served.
+ *
+ * What identifies the pair:
+ *	 - the pool's binding words (pool.h, NvmPoolBinding): a random id chosen
+ *	   when a data directory first binds the pool, a generation advanced
+ *	   at every claim, the WAL position of the shutdown checkpoint at the
+ *	   claimer's last clean stop (0 while a server uses the pool), and the
+ *	   WAL positions its changes depend on (NvmSlotPersist.wal_lsn per
+ *	   clock slot, NvmPoolBinding.wal_lsn for pool-wide changes);
+ *	 - the data directory's binding file, pg_nvm/binding: the same id and
+ *	   generation (and, while a claim is under way, the one before), or
+ *	   "detached" with the cause;
+ *	 - pg_control: the cluster's state and its last checkpoint;
+ *	 - the files PostgreSQL leaves in a copy that replays WAL from a backup
+ *	   or another server: backup_label (pg_basebackup, the backup API,
+ *	   pg_rewind), standby.signal, recovery.signal.
+ *
+ * The argument, case by case:
+ *	 - A restored backup, a standby, archive recovery or a rewound data
+ *	   directory starts with one of those files.  In PostgreSQL 15 a live
+ *	   data directory never has backup_label (exclusive backups are gone),
+ *	   so its presence means WAL replay from a copy.  Such a data directory
+ *	   is detached at its first start, and the binding file says so from
+ *	   then on (the files are gone after recovery or promotion): its pool
+ *	   is never opened, whether it is a torn copy inside the data directory
+ *	   or the original's pool at a path outside it.  The server runs with
+ *	   an empty scratch pool; every nvm table raises an error that names
+ *	   the pool and the cause, with a hint; heap tables work.
+ *	 - Two data directories (an original and a cold copy) cannot both own
+ *	   one pool: each start that claims the pool advances the generation in
+ *	   the pool and in the claimer's binding file; the other one's
+ *	   generation no longer matches, and it is refused.  A stale copy of a
+ *	   pool has an older generation, or an older clean-stop position.
+ *	 - A pool that was stopped cleanly goes only with a data directory that
+ *	   was shut down cleanly too: a data directory copied while its server
+ *	   ran (its pg_control says "in production") is refused, and so is a
+ *	   pool copied while its server ran (it says "in use") under a data
+ *	   directory that was stopped cleanly.  (The clean stop's checkpoint is
+ *	   kept for the messages; it need not equal the data directory's, which
+ *	   moves on while the server runs without nvmam loaded, when no nvm row
+ *	   can change.)
+ *	 - A pool in use (its server crashed, or it is a copy made while a
+ *	   server ran) goes only with a data directory that was not shut down
+ *	   cleanly either.  Then, once WAL replay is over and before anything
+ *	   reads or changes nvm rows, the WAL positions the pool depends on
+ *	   must lie within the WAL that replay found: every nvm commit records
+ *	   the WAL position flushed at that moment, and drops and VACUUM record
+ *	   the WAL they depend on.  A data directory older than the pool (a
+ *	   copy made before the pool's last changes, or one that lost WAL) is
+ *	   refused then, and detached.  The claim waits for this check, so a
+ *	   refused copy never takes the pool from its owner.
+ *	 - A pool created by an earlier version (never bound) is bound by the
+ *	   first data directory without a binding file that opens it.
+ *	 - A pool file that is missing while the data directory is bound to one
+ *	   is not silently replaced by a new, empty pool: the server refuses to
+ *	   start until the pool is back, or the binding file is removed.
+ *	 - A pool that was in use when the operating system stopped (a crash of
+ *	   the OS or a power loss) may be torn unless it is on persistent
+ *	   memory: each claim records the boot it is made in, and such a pool
+ *	   is refused before anything in it is read or changed
+ *	   (nvm_durability.c).
+ * Not covered: a copy of the pool file alone, made by hand while a server
+ * runs, put back under a data directory of the same run that crashed after
+ * the copy; like copying a heap file by hand, that is not a backup.
+ *
+ * Persist order of a claim: the binding file is written with the new
+ * generation and the old one, and pg_nvm/storage with the storage class
+ * and the boot (durable renames, nvm_datafile.c), then the pool's words
+ * are persisted (and synced on page-cache storage), then the file is
+ * rewritten with the new generation only.  A crash in between leaves a
+ * file that accepts either generation.  Persist order of a clean stop: the
+ * whole pool is synced, then its clean mark is persisted and synced
+ * (pool.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <sys/stat.h>
+
+#include "access/xlog.h"
+#include "access/xlogrecovery.h"
+#include "catalog/pg_control.h"
+#include "common/controldata_utils.h"
+#include "miscadmin.h"
+#include "port/pg_crc32c.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/rel.h"
+
+#include "pool.h"
+
+#include "nvm_settings.h"
+#include "recovery/nvm_binding.h"
+#include "recovery/nvm_datafile.h"
+#include "recovery/nvm_durability.h"
+
+#define BINDING_NAME		"binding"
+#define BINDING_FILE		"pg_nvm/" BINDING_NAME
+#define BINDING_MAGIC_LINE	"nvmam pool binding 1"
+#define HEX64				"%016" INT64_MODIFIER "x"
+
+/* Why a data directory is detached from its pool. */
+typedef enum NvmDetachCause
+{
+	NVM_DETACH_NONE = 0,
+	NVM_DETACH_BACKUP,			/* backup_label: restored backup or pg_rewind */
+	NVM_DETACH_STANDBY,			/* standby.signal */
+	NVM_DETACH_RECOVERY,		/* recovery.signal: archive recovery */
+	NVM_DETACH_BEHIND			/* WAL replay ended before the pool's changes */
+} NvmDetachCause;
+
+static const char *const detach_keywords[] = {
+	"", "backup", "standby", "archive-recovery", "behind-pool"
+};
+
+/* What the data directory's binding file says. */
+typedef struct BindingFile
+{
+	bool		exists;
+	uint64		id;
+	uint64		gen;
+	uint64		prev_gen;		/* 0 unless a claim was under way */
+	NvmDetachCause detached;
+} BindingFile;
+
+/* State of the binding in shared memory. */
+typedef enum NvmBindingState
+{
+	NVM_BINDING_ATTACHED = 0,	/* claimed: nvm rows may be used */
+	NVM_BINDING_PENDING,		/* after a crash: WAL check not done yet */
+	NVM_BINDING_DETACHED		/* the pool is not (or no longer) used */
+} NvmBindingState;
+
+typedef struct NvmBindingShared
+{
+	LWLock	   *lock;			/* serialises settling */
+	pg_atomic_uint32 state;		/* NvmBindingState */
+	uint32		cause;			/* NvmDetachCause when detached */
+	uint64		required_lsn;	/* NVM_DETACH_BEHIND: what the pool needed */
+	uint64		replay_lsn;		/* ... and where replay ended */
+} NvmBindingShared;
+
+static NvmBindingShared *binding_shared = NULL;
+
+/*
+ * What the postmaster decided before shared memory existed; inherited by
+ * every process it forks.
+ */
+static NvmDetachCause start_cause = NVM_DETACH_NONE;
+static bool start_claim_now = false;	/* claim at shared-memory start-up */
+static uint64 start_id = 0;		/* the id to claim with */
+static uint64 start_gen = 0;	/* the highest generation seen */
+static uint64 start_prev_gen = 0;	/* the pool's generation before the claim */
+
+static void binding_at_exit(int code, Datum arg);
+
+/* ---------------------------------------------------------------------
+ * The binding file
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * read_binding_file reads pg_nvm/binding of the data directory; a file
+ * that cannot be parsed stops the server (it is never guessed at).
+ */
+static void
+read_binding_file(BindingFile *bf)
+{
+	char		path[MAXPGPATH];
+	char		buf[1024];
+	char	   *line;
+	char	   *save;
+	bool		magic_seen = false;
+
+	memset(bf, 0, sizeof(*bf));
+	snprintf(path, sizeof(path), "%s/%s", DataDir, BINDING_FILE);
+	if (nvm_datafile_read(BINDING_NAME, "nvm binding file", buf, sizeof(buf), FATAL) < 0)
+		return;					/* no such file */
+	bf->exists = true;
+
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+	{
+		char		key[32];
+		char		value[64];
+
+		if (strcmp(line, BINDING_MAGIC_LINE) == 0)
+		{
+			magic_seen = true;
+			continue;
+		}
+		if (sscanf(line, "%31s %63s", key, value) != 2)
+			goto corrupt;
+		if (strcmp(key, "pool_id") == 0)
+			bf->id = strtou64(value, NULL, 16);
+		else if (strcmp(key, "gen") == 0)
+			bf->gen = strtou64(value, NULL, 10);
+		else if (strcmp(key, "prev_gen") == 0)
+			bf->prev_gen = strtou64(value, NULL, 10);
+		else if (strcmp(key, "detached") == 0)
+		{
+			for (int i = 1; i < lengthof(detach_keywords); i++)
+			{
+				if (strcmp(value, detach_keywords[i]) == 0)
+					bf->detached = (NvmDetachCause) i;
+			}
+			if (bf->detached == NVM_DETACH_NONE)
+				goto corrupt;
+		}
+		else
+			goto corrupt;
+	}
+	if (magic_seen)
+		return;
+
+corrupt:
+	ereport(FATAL,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("nvm binding file \"%s\" is corrupt", path),
+			 errhint("The file says which nvm pool this data directory uses. "
+					 "Restore it from a copy of this data directory, or remove it only if this data directory's nvm pool is lost.")));
+}
+
+/*
+ * write_binding_file replaces pg_nvm/binding durably (a temporary file,
+ * fsynced, then renamed and the directory fsynced).  It reports a failure
+ * at elevel and returns false (FATAL at start, ERROR in a backend, LOG
+ * while exiting).
+ */
+static bool
+write_binding_file(const BindingFile *bf, int elevel)
+{
+	char		buf[512];
+	int			len;
+
+	len = snprintf(buf, sizeof(buf),
+				   "%s\npool_id " HEX64 "\ngen " UINT64_FORMAT "\n",
+				   BINDING_MAGIC_LINE, bf->id, bf->gen);
+	if (bf->prev_gen != 0)
+		len += snprintf(buf + len, sizeof(buf) - len, "prev_gen " UINT64_FORMAT "\n",
+						bf->prev_gen);
+	if (bf->detached != NVM_DETACH_NONE)
+		len += snprintf(buf + len, sizeof(buf) - len, "detached %s\n",
+						detach_keywords[bf->detached]);
+	return nvm_datafile_write(BINDING_NAME, "nvm binding file", buf, len, elevel);
+}
+
+/* ---------------------------------------------------------------------
+ * Messages
+ * ---------------------------------------------------------------------
+ */
+
+/* detail_of says, in a sentence, why the data directory is detached. */
+static char *
+detail_of(NvmDetachCause cause, uint64 required, uint64 replay)
+{
+	switch (cause)
+	{
+		case NVM_DETACH_BACKUP:
+			return psprintf("This data directory was restored from a file-level backup or rewound with pg_rewind (it started with a backup_label file), so the copy of nvm pool \"%s\" it came with, if any, is not consistent with it.",
+							nvm_pool_path_resolved);
+		case NVM_DETACH_STANDBY:
+			return psprintf("This data directory is (or was) a physical standby, and physical replication carries no nvm rows: they are in the primary's pool \"%s\", not in WAL.",
+							nvm_pool_path_resolved);
+		case NVM_DETACH_RECOVERY:
+			return psprintf("This data directory ran archive recovery (it started with a recovery.signal file), which replays WAL that carries no nvm rows, so nvm pool \"%s\" is not consistent with it.",
+							nvm_pool_path_resolved);
+		case NVM_DETACH_BEHIND:
+			return psprintf("nvm pool \"%s\" holds changes that depend on WAL up to %X/%X, but WAL replay of this data directory ended at %X/%X: the data directory is older than the pool.",
+							nvm_pool_path_resolved,
+							LSN_FORMAT_ARGS(required), LSN_FORMAT_ARGS(replay));
+		case NVM_DETACH_NONE:
+			break;
+	}
+	return pstrdup("");
+}
+
+/* hint_of says how to get the nvm rows back. */
+static const char *
+hint_of(NvmDetachCause cause)
+{
+	switch (cause)
+	{
+		case NVM_DETACH_STANDBY:
+			return "Read nvm tables on the primary, or replicate them with logical replication. "
+				"To give a promoted standby its own empty pool, see \"Backups and copies\" in the nvmam README.";
+		case NVM_DETACH_BEHIND:
+			return "Start the data directory that last used this pool, or restore the data directory and the pool together from one atomic snapshot or one copy made while the server was stopped.";
+		default:
+			return "Copy nvm tables from the original cluster with pg_dump, or restore the data directory and the pool together from one atomic snapshot or one copy made while the server was stopped. "
+				"To give this data directory a new, empty pool, see \"Backups and copies\" in the nvmam README.";
+	}
+}
+
+/* report_refusal stops the server: the pool does not match the data directory. */
+static void
+report_refusal(const char *what, char *detail, const char *hint)
+{
+	ereport(FATAL,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("nvm pool \"%s\" %s", nvm_pool_path_resolved, what),
+			 errdetail_internal("%s", detail),
+			 errhint("%s", hint)));
+}
+
+/* ---------------------------------------------------------------------
+ * Before and after the pool is opened (postmaster)
+ * ---------------------------------------------------------------------
+ */
+
+/* file_exists_in_datadir says whether DataDir/name exists. */
+static bool
+file_exists_in_datadir(const char *name)
+{
+	char		path[MAXPGPATH];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", DataDir, name);
+	return stat(path, &st) == 0;
+}
+
+/*
+ * nvm_binding_detached_at_start reads the data directory's binding file and
+ * the files that mark a copy replaying WAL (see the file header).  A data
+ * directory that is a copy is detached, and the binding file records it
+ * before the server goes on.  It stops the server if the data directory is
+ * bound to a pool whose file is missing.
+ */
+bool
+nvm_binding_detached_at_start(void)
+{
+	BindingFile bf;
+	NvmDetachCause cause = NVM_DETACH_NONE;
+	struct stat st;
+
+	read_binding_file(&bf);
+	/*
+	 * What this start replays says more than what an earlier one recorded
+	 * (pg_rewind copies the source's binding file), and a standby or
+	 * archive recovery more than its backup_label.
+	 */
+	if (file_exists_in_datadir(STANDBY_SIGNAL_FILE))
+		cause = NVM_DETACH_STANDBY;
+	else if (file_exists_in_datadir(RECOVERY_SIGNAL_FILE))
+		cause = NVM_DETACH_RECOVERY;
+	else if (file_exists_in_datadir(BACKUP_LABEL_FILE))
+		cause = NVM_DETACH_BACKUP;
+	else
+		cause = bf.detached;
+
+	if (cause != NVM_DETACH_NONE)
+	{
+		if (bf.detached != cause)
+		{
+			bf.detached = cause;
+			bf.prev_gen = 0;
+			(void) write_binding_file(&bf, FATAL);
+		}
+		start_cause = cause;
+		ereport(LOG,
+				(errmsg("nvm tables are not available: this data directory is detached from nvm pool \"%s\"",
+						nvm_pool_path_resolved),
+				 errdetail_internal("%s", detail_of(cause, 0, 0))));
+		return true;
+	}
+
+	if (bf.exists && bf.id != 0 && stat(nvm_pool_path_resolved, &st) != 0 && errno == ENOENT)
+		report_refusal("is missing",
+					   psprintf("This data directory last used the pool with id " HEX64 " at that path (pg_nvm/binding).%s",
+								bf.id, nvm_durability_missing_detail()),
+					   "Point nvm.pool_path at that pool. If it is lost, remove pg_nvm/binding to start with a new, empty pool: the rows of the nvm tables made before are then lost (drop those tables, or TRUNCATE them to give them new, empty storage).");
+	return false;
+}
+
+/*
+ * nvm_binding_check_pool checks the pool just opened against the data
+ * directory (see the file header) and decides the claim: now, at the start
+ * of shared memory, after a clean stop; after replay, when the pool was in
+ * use.  Any mismatch stops the server before the pool is changed.
+ */
+void
+nvm_binding_check_pool(bool created)
+{
+	BindingFile bf;
+	NvmPoolBinding pb;
+	ControlFileData *cf;
+	bool		crc_ok = false;
+	bool		clean;
+	const char *hint_copy = "The pool and this data directory come from different copies or moments. "
+		"Start the data directory that last used the pool with it, or restore the data directory and the pool together from one atomic snapshot or one copy made while the server was stopped.";
+
+	read_binding_file(&bf);
+	nvm_pool_binding_read(&pb);
+
+	if (created || pb.id == 0)
+	{
+		/* a new pool, or one an earlier version of nvmam made: bind it */
+		if (bf.exists && bf.id != 0)
+			report_refusal("was never used by this data directory",
+						   psprintf("This data directory last used the pool with id " HEX64 " (pg_nvm/binding), and this pool has never been bound to a data directory.",
+									bf.id),
+						   "Point nvm.pool_path at this data directory's pool. If it is lost, remove pg_nvm/binding to use this pool.");
+		if (!pg_strong_random(&start_id, sizeof(start_id)) || start_id == 0)
+			start_id = (uint64) MyStartTime ^ ((uint64) MyProcPid << 32) ^ 1;
+		start_gen = pb.gen;
+		start_prev_gen = pb.gen;
+		start_claim_now = true;
+		return;
+	}
+
+	if (!bf.exists || bf.id != pb.id)
+		report_refusal("belongs to another data directory",
+					   bf.exists ?
+					   psprintf("The pool has id " HEX64 ", but this data directory last used the pool with id " HEX64 " (pg_nvm/binding).",
+								pb.id, bf.id) :
+					   psprintf("The pool has id " HEX64 " and was used by a data directory, but this data directory has no record of a pool (pg_nvm/binding is missing).",
+								pb.id),
+					   "Point nvm.pool_path at this data directory's own pool, or at a file that does not exist yet to start with a new, empty pool.");
+
+	if (pb.gen != bf.gen && (bf.prev_gen == 0 || pb.gen != bf.prev_gen))
+	{
+		if (pb.gen > bf.gen)
+			report_refusal("was used by another copy of this data directory",
+						   psprintf("The pool is at generation " UINT64_FORMAT ", this data directory at " UINT64_FORMAT ": a copy of this data directory started with the pool since this one last did.",
+									pb.gen, bf.gen),
+						   hint_copy);
+		else
+			report_refusal("is older than this data directory",
+						   psprintf("The pool is at generation " UINT64_FORMAT ", this data directory at " UINT64_FORMAT ": the pool file was replaced by an older copy of it.",
+									pb.gen, bf.gen),
+						   hint_copy);
+	}
+
+	/* a pool in use when the operating system stopped may be torn */
+	nvm_durability_check_pool(&pb);
+
+	cf = get_controlfile(DataDir, &crc_ok);
+	clean = crc_ok && cf->state == DB_SHUTDOWNED;
+	if (pb.clean_lsn != 0 && !clean)
+		report_refusal("was stopped cleanly, but this data directory was not",
+					   psprintf("The pool was last stopped cleanly with its data directory at checkpoint %X/%X, while this data directory's last checkpoint is %X/%X and it was not shut down cleanly: it is a copy made while its server ran, or it ran on without the pool.",
+								LSN_FORMAT_ARGS(pb.clean_lsn), LSN_FORMAT_ARGS(cf->checkPoint)),
+					   hint_copy);
+	if (pb.clean_lsn == 0 && clean)
+		report_refusal("was not stopped cleanly, but this data directory was",
+					   psprintf("The pool was in use by a server that did not stop cleanly, while this data directory was shut down cleanly at checkpoint %X/%X: the pool is a copy made while a server ran, or the data directory went on without it.",
+								LSN_FORMAT_ARGS(cf->checkPoint)),
+					   hint_copy);
+	pfree(cf);
+
+	start_id = pb.id;
+	start_gen = Max(pb.gen, bf.gen);
+	start_prev_gen = pb.gen;
+	/* a clean pair is claimed at once; a crashed one after WAL replay */
+	start_claim_now = (pb.clean_lsn != 0);
+}
+
+/* ---------------------------------------------------------------------
+ * Claims, shared memory and settling
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * claim_pool makes this data directory the pool's owner at a new
+ * generation, in the persist order of the file header; a failure to write
+ * the binding file is reported at elevel, and the pool is then left as it
+ * was (false).
+ */
+static bool
+claim_pool(int elevel)
+{
+	BindingFile bf;
+	uint64		gen = start_gen + 1;
+
+	memset(&bf, 0, sizeof(bf));
+	bf.id = start_id;
+	bf.gen = gen;
+	bf.prev_gen = start_prev_gen;
+	if (!write_binding_file(&bf, elevel) || !nvm_durability_note_claim(elevel))
+		return false;
+	nvm_pool_binding_claim(start_id, gen, nvm_boot_current());
+	bf.prev_gen = 0;
+	(void) write_binding_file(&bf, elevel);
+	start_gen = gen;
+	start_prev_gen = gen;
+	return true;
+}
+
+Size
+nvm_binding_shmem_size(void)
+{
+	return MAXALIGN(sizeof(NvmBindingShared));
+}
+
+/* nvm_binding_shmem_request asks for the lock that serialises settling. */
+void
+nvm_binding_shmem_request(void)
+{
+	RequestAddinShmemSpace(nvm_binding_shmem_size());
+	RequestNamedLWLockTranche("nvm_binding", 1);
+}
+
+/*
+ * nvm_binding_shmem_startup sets up the shared state at every start of
+ * shared memory (also after a crash-restart, which leaves the pool in use:
+ * the WAL check then runs again), claiming the pool at once after a clean
+ * stop; it runs before the core's start-up touches the pool.
+ */
+void
+nvm_binding_shmem_startup(void)
+{
+	bool		found;
+
+	binding_shared = ShmemInitStruct("nvmam binding", nvm_binding_shmem_size(), &found);
+	if (found)
+		return;
+	binding_shared->lock = &(GetNamedLWLockTranche("nvm_binding"))->lock;
+	binding_shared->cause = (uint32) start_cause;
+	binding_shared->required_lsn = 0;
+	binding_shared->replay_lsn = 0;
+	if (start_cause != NVM_DETACH_NONE)
+		pg_atomic_init_u32(&binding_shared->state, NVM_BINDING_DETACHED);
+	else if (start_claim_now)
+	{
+		(void) claim_pool(FATAL);
+		start_claim_now = false;
+		pg_atomic_init_u32(&binding_shared->state, NVM_BINDING_ATTACHED);
+	}
+	else
+		pg_atomic_init_u32(&binding_shared->state, NVM_BINDING_PENDING);
+
+	/*
+	 * Registered at every start of shared memory: a crash-restart runs and
+	 * forgets the callbacks (shmem_exit) before shared memory is made again.
+	 */
+	before_shmem_exit(binding_at_exit, (Datum) 0);
+}
+
+/*
+ * check_wal_and_claim runs the WAL check of a pool that was in use, once
+ * replay is over, with the lock held (or alone, at exit): the pool is
+ * claimed if every WAL position it depends on was replayed, else the data
+ * directory is detached for good.  Failures to write the binding file are
+ * reported at elevel and leave the check to be done again.
+ */
+static void
+check_wal_and_claim(int elevel)
+{
+	uint64		required = nvm_pool_required_wal();
+	XLogRecPtr	replay = GetXLogReplayRecPtr(NULL);
+
+	/*
+	 * The positions the pool records are flush positions, which end either
+	 * at a record or at the end of a whole page written (XLogWrite): the
+	 * rest of that page can hold no complete record beyond the one replay
+	 * ended at, so replay covers up to the end of its last page.
+	 */
+	if (required <= replay + (XLOG_BLCKSZ - replay % XLOG_BLCKSZ) % XLOG_BLCKSZ)
+	{
+		if (claim_pool(elevel))
+			pg_atomic_write_u32(&binding_shared->state, NVM_BINDING_ATTACHED);
+		return;
+	}
+	{
+		BindingFile bf;
+
+		read_binding_file(&bf);
+		bf.detached = NVM_DETACH_BEHIND;
+		bf.prev_gen = 0;
+		if (!write_binding_file(&bf, elevel))
+			return;
+	}
+	binding_shared->cause = NVM_DETACH_BEHIND;
+	binding_shared->required_lsn = required;
+	binding_shared->replay_lsn = replay;
+	pg_atomic_write_u32(&binding_shared->state, NVM_BINDING_DETACHED);
+	ereport(LOG,
+			(errmsg("nvm tables are not available: this data directory is detached from nvm pool \"%s\"",
+					nvm_pool_path_resolved),
+			 errdetail_internal("%s", detail_of(NVM_DETACH_BEHIND, required, replay))));
+}
+
+/*
+ * nvm_binding_usable says whether nvm rows may be used now: a pool that was
+ * in use is checked against the end of WAL replay the first time
+ * (check_wal_and_claim).  Never during recovery.
+ */
+bool
+nvm_binding_usable(void)
+{
+	uint32		state = pg_atomic_read_u32(&binding_shared->state);
+
+	if (likely(state == NVM_BINDING_ATTACHED))
+		return true;
+	if (state == NVM_BINDING_DETACHED || RecoveryInProgress())
+		return false;
+	LWLockAcquire(binding_shared->lock, LW_EXCLUSIVE);
+	PG_TRY();
+	{
+		if (pg_atomic_read_u32(&binding_shared->state) == NVM_BINDING_PENDING)
+			check_wal_and_claim(ERROR);
+	}
+	PG_FINALLY();
+	{
+		LWLockRelease(binding_shared->lock);
+	}
+	PG_END_TRY();
+	return pg_atomic_read_u32(&binding_shared->state) == NVM_BINDING_ATTACHED;
+}
+
+/*
+ * nvm_binding_settle lets an access to nvm rows go on only when the pool is
+ * this data directory's (nvm_binding_usable); otherwise it raises an error
+ * that names rel (if given), the pool and the cause, with a hint.
+ */
+void
+nvm_binding_settle(Relation rel)
+{
+	NvmDetachCause cause;
+	char	   *detail;
+
+	if (likely(nvm_binding_usable()))
+		return;
+	if (pg_atomic_read_u32(&binding_shared->state) == NVM_BINDING_PENDING)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("nvm tables cannot be used during recovery")));
+
+	cause = (NvmDetachCause) binding_shared->cause;
+	detail = detail_of(cause, binding_shared->required_lsn, binding_shared->replay_lsn);
+	if (cause == NVM_DETACH_STANDBY && RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 rel ? errmsg("nvm table \"%s\" cannot be read on a physical standby",
+							  RelationGetRelationName(rel)) :
+				 errmsg("nvm tables cannot be read on a physical standby"),
+				 errdetail_internal("%s", detail),
+				 errhint("%s", hint_of(cause))));
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 rel ? errmsg("nvm table \"%s\" is not available: this data directory is detached from its nvm pool",
+						  RelationGetRelationName(rel)) :
+			 errmsg("nvm tables are not available: this data directory is detached from its nvm pool"),
+			 errdetail_internal("%s", detail),
+			 errhint("%s", hint_of(cause))));
+}
+
+/* nvm_binding_is_detached says whether nvm rows are unavailable for good. */
+bool
+nvm_binding_is_detached(void)
+{
+	return pg_atomic_read_u32(&binding_shared->state) == NVM_BINDING_DETACHED;
+}
+
+/*
+ * nvm_binding_state_detail returns "attached", "pending" (WAL check not
+ * done yet) or the cause of the detachment, for nvm_pool_stats().
+ */
+const char *
+nvm_binding_state_detail(void)
+{
+	switch ((NvmBindingState) pg_atomic_read_u32(&binding_shared->state))
+	{
+		case NVM_BINDING_ATTACHED:
+			return "attached";
+		case NVM_BINDING_PENDING:
+			return "pending";
+		case NVM_BINDING_DETACHED:
+			break;
+	}
+	return detail_of((NvmDetachCause) binding_shared->cause,
+					 binding_shared->required_lsn, binding_shared->replay_lsn);
+}
+
+/*
+ * nvm_binding_note_flushed raises the pool-wide WAL position to the WAL
+ * flushed now, before a change that depends on it.
+ */
+void
+nvm_binding_note_flushed(void)
+{
+	nvm_pool_note_wal((uint64) GetFlushRecPtr(NULL));
+}
+
+/*
+ * binding_at_exit runs when the server (postmaster, or a single-user
+ * backend) exits after its shutdown checkpoint: if it owns the pool (or
+ * the WAL check of a crashed pair passes now) and pg_control says the
+ * cluster was shut down cleanly, the pool is synced (page-cache storage)
+ * and records that checkpoint, which the next start must find again.  An
+ * immediate shutdown, a failed start, a failed sync or a crash leaves the
+ * pool in use.
+ */
+static void
+binding_at_exit(int code, Datum arg)
+{
+	ControlFileData *cf;
+	bool		crc_ok = false;
+
+	if (code != 0 || binding_shared == NULL || nvm_pool_base == NULL)
+		return;
+	if (pg_atomic_read_u32(&binding_shared->state) == NVM_BINDING_PENDING &&
+		!RecoveryInProgress())
+		check_wal_and_claim(LOG);
+	if (pg_atomic_read_u32(&binding_shared->state) != NVM_BINDING_ATTACHED)
+		return;
+	cf = get_controlfile(DataDir, &crc_ok);
+	if (crc_ok && cf->state == DB_SHUTDOWNED)
+	{
+		int			rc = nvm_pool_binding_mark_clean((uint64) cf->checkPoint);
+
+		if (rc != 0)
+		{
+			errno = rc;
+			ereport(LOG,
+					(errcode_for_file_access(),
+					 errmsg("could not sync nvm pool \"%s\": %m", nvm_pool_path_resolved),
+					 errdetail("The pool stays marked in use: a restart of the operating system before the next start of the server makes the server refuse it.")));
+		}
+	}
+	pfree(cf);
+}
