@@ -18,6 +18,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report  # noqa: E402
+import report_common  # noqa: E402
 import workloads  # noqa: E402
 
 
@@ -296,13 +297,13 @@ class CpuAccounts(unittest.TestCase):
     CPU = {("tpcc-4wh", "heap-tmpfs"): (300, 100), ("tpcc-4wh", "nvm-mcsi"): (280, 110)}
 
     def results(self, d, cores, cpu=CPU):
-        saved = report.CORES
-        report.CORES = cores
+        saved = report_common.CORES
+        report_common.CORES = cores
         try:
             synthetic_run(d, self.TPS, cpu=cpu)
             return report.Results(report.load_results(d))
         finally:
-            report.CORES = saved
+            report_common.CORES = saved
 
     def test_per_transaction_and_busy_share(self):
         with tempfile.TemporaryDirectory() as d:
@@ -331,12 +332,12 @@ class CpuAccounts(unittest.TestCase):
     def test_missed_target_is_explained_by_the_cpus(self):
         with tempfile.TemporaryDirectory() as d:
             res = self.results(d, 2)
-            saved = report.CORES
-            report.CORES = 2
+            saved = report_common.CORES
+            report_common.CORES = 2
             try:
                 report.write_report(d, res, [], {}, [], "", {})
             finally:
-                report.CORES = saved
+                report_common.CORES = saved
             with open(os.path.join(d, "report.md")) as f:
                 text = f.read()
             self.assertIn("## CPU per transaction", text)
