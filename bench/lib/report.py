@@ -32,8 +32,7 @@ verdict_rule_text).
 #   report.py ──> report_compare ──> report_load, report_stats
 #             ──> report_render ───> report_load, report_stats, report_model
 #             ──> report_plots
-#   every report_* module but report_model ──> report_common ──> workloads
-#   report_model imports no other module
+#   every report_* module ──> report_common ──> workloads
 #
 #   report_common   the workloads, contenders, the machine's CPUs, number formats
 #   report_load     results.csv, engine*.csv, profiles, the run's other files

@@ -1,6 +1,7 @@
 """bench/lib/report_common.py
-     The report's vocabulary, shared by its modules: the workloads (their
-     descriptors, bench/workloads/*.toml, through workloads.py), the
+     The report's vocabulary, shared by its modules: the workloads, SQL and
+     engine level (their descriptors, bench/workloads/*.toml, through
+     workloads.py), the
      contenders' titles and order, the machine's CPUs, and the number and
      table formats.  Imports no other report module.
 """
@@ -20,6 +21,9 @@ import workloads as descriptors  # noqa: E402  (bench/lib/workloads.py)
 FAMILIES = descriptors.load()
 WORKLOADS = descriptors.by_name(FAMILIES)
 ALL_WORKLOADS = [w.name for f in FAMILIES for w in f.workloads]
+# the engine level's workloads (bench/workloads/engine.toml), in their order
+ENGINE = descriptors.load_engine()
+ENGINE_WORKLOADS = ENGINE.names()
 
 
 def wtitle(w):

@@ -5,18 +5,15 @@
      and which engine workload stands for a SQL workload.
 """
 
+from report_common import ENGINE
 
 # assumed cost of moving a written cache line from one core to another on a
 # one-socket server like the paper's (not measured here)
 T_XFER_NS = 100.0
-# fraction of transactions that write: micro always; YCSB with k = 1..5
-# uniform operations, each an update with probability u: 1 - mean((1-u)^k)
-WRITE_FRACTION = {
-    "micro": 1.0,
-    "ycsb-a": 1 - sum(0.5 ** k for k in range(1, 6)) / 5,
-    "ycsb-b": 1 - sum(0.95 ** k for k in range(1, 6)) / 5,
-    "ycsb-c": 0.0,
-}
+# fraction of transactions that write, per engine workload (its descriptor in
+# bench/workloads/engine.toml: k rows, uniform in rows_per_txn, each updated
+# with probability u: 1 - mean((1-u)^k))
+WRITE_FRACTION = {w.name: w.write_fraction for w in ENGINE.workloads}
 
 
 def engine_model(eng, cores):
@@ -65,6 +62,6 @@ def engine_model(eng, cores):
 
 
 # the engine workload whose transaction stands for a SQL workload's in the
-# comparison of MCSI and N2DB (micro: one snapshot, one update, commit)
+# comparison of MCSI and N2DB: its own name's, else the stand-in
 def engine_workload(w):
-    return w if w in WRITE_FRACTION else "micro"
+    return w if w in WRITE_FRACTION else ENGINE.stand_in

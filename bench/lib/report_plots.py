@@ -8,7 +8,7 @@
 import os
 
 import report_common as common
-from report_common import FAMILIES, ctitle, with_paper, wtitle
+from report_common import ENGINE_WORKLOADS, FAMILIES, ctitle, with_paper, wtitle
 
 
 COLORS = {
@@ -99,7 +99,7 @@ def make_plots(out, res, eng, model):
         plt.close(fig)
         made.append("fig13_latency.png")
     if eng:
-        wls = [w for w in ("micro", "ycsb-a", "ycsb-b", "ycsb-c") if any(r["workload"] == w for r in eng)]
+        wls = [w for w in ENGINE_WORKLOADS if any(r["workload"] == w for r in eng)]
         fig, axes = plt.subplots(1, len(wls), figsize=(4.4 * len(wls), 3.9), squeeze=False)
         for ax, w in zip(axes[0], wls):
             for mode, color, mk in (("mcsi", "tab:red", "o"), ("n2db", "tab:blue", "^")):

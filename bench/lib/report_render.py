@@ -11,9 +11,9 @@ import math
 import os
 
 import report_common as common
-from report_common import (FAMILIES, WORKLOADS, corder, fmt_factor, fmt_ms, fmt_ratio, fmt_tps,
-                           fnum, md_table, median, pct, ratio, script_names, with_paper,
-                           wfamily, worder, wtitle)
+from report_common import (ENGINE, ENGINE_WORKLOADS, FAMILIES, WORKLOADS, corder, fmt_factor,
+                           fmt_ms, fmt_ratio, fmt_tps, fnum, md_table, median, pct, ratio,
+                           script_names, with_paper, wfamily, worder, wtitle)
 from report_load import WAIT_CLASSES, load_engine_delays, load_modules, run_file
 from report_model import T_XFER_NS, WRITE_FRACTION, engine_workload
 from report_stats import (ASSUMED_NOISE, CPU_SATURATED, DISK_BOUND_FSYNCS, DISK_SHIFT, MIN_NOISE,
@@ -311,14 +311,14 @@ def mcsi_n2db_text(res, tg, eng, model, cores):
                  "noise margins of this run, so a PASS or MISS of MCSI >= N2DB here would be "
                  "noise, not a finding (the engine's 1-thread times are themselves short "
                  "measurements on a shared machine)." % (100 * max(shares)))
-    mm, nn = model.get(("micro", "mcsi")), model.get(("micro", "n2db"))
+    mm, nn = model.get((ENGINE.stand_in, "mcsi")), model.get((ENGINE.stand_in, "n2db"))
     ya, yn = model.get(("ycsb-a", "mcsi")), model.get(("ycsb-a", "n2db"))
     if mm and nn and ya and yn:
         L.append(" For many cores the evidence is the model of the engine level (section \"Engine "
                  "level\" below, a model, not a measurement): MCSI/N2DB = %.2f at 2 threads and "
-                 "%.2f at 18 for micro, %.2f and %.2f for YCSB-A, against %.2f measured by the "
+                 "%.2f at 18 for %s, %.2f and %.2f for YCSB-A, against %.2f measured by the "
                  "paper for YCSB-A at its maxima." % (
-                     mm["x"](2) / nn["x"](2), mm["x"](18) / nn["x"](18),
+                     mm["x"](2) / nn["x"](2), mm["x"](18) / nn["x"](18), ENGINE.stand_in,
                      ya["x"](2) / yn["x"](2), ya["x"](18) / yn["x"](18),
                      WORKLOADS["ycsb-a"].paper["mcsi_tps"] / WORKLOADS["ycsb-a"].paper["n2db_tps"]
                      if "ycsb-a" in WORKLOADS and WORKLOADS["ycsb-a"].paper else float("nan")))
@@ -711,14 +711,15 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
     if not eng:
         add("Not run (--no-engine) or it failed: see logs/engine-0.log.\n")
     else:
-        add("`build-bench/nvm_engine_bench --workloads micro,ycsb-a,ycsb-b,ycsb-c` drives the "
+        add("`build-bench/nvm_engine_bench --workloads %s` drives the "
             "storage core with threads, the way the paper measured: a fresh pool per point (in "
-            "/dev/shm), both modes side by side. micro = one snapshot + one single-row update + "
-            "commit. Measured on %d cores: thread counts above that oversubscribe the machine.\n"
-            % common.CORES)
+            "/dev/shm), both modes side by side. %s = %s. "
+            "Measured on %d cores: thread counts above that oversubscribe the machine.\n"
+            % (",".join(ENGINE_WORKLOADS), ENGINE.stand_in, ENGINE.by_name[ENGINE.stand_in].what,
+               common.CORES))
         rows = []
         by = {(r["workload"], r["mode"], r["threads"]): r for r in eng}
-        for w in ("micro", "ycsb-a", "ycsb-b", "ycsb-c"):
+        for w in ENGINE_WORKLOADS:
             for n in sorted({r["threads"] for r in eng if r["workload"] == w}):
                 m, d = by.get((w, "mcsi", n)), by.get((w, "n2db", n))
 
@@ -746,7 +747,8 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
             "t = %.0f ns to move a written cache line between two cores of one socket (a typical "
             "figure, not measured here) and the fraction w of transactions that write (micro 1, "
             "YCSB-A %.2f, B %.2f, C 0, from the workload definitions).\n"
-            % (common.CORES, T_XFER_NS, WRITE_FRACTION["ycsb-a"], WRITE_FRACTION["ycsb-b"]))
+            % (common.CORES, T_XFER_NS, WRITE_FRACTION.get("ycsb-a", math.nan),
+               WRITE_FRACTION.get("ycsb-b", math.nan)))
         add("- **MCSI:** X(N) = N / (T1 + (N - 1) t). Nothing global is written, so nothing is "
             "serialized; each snapshot reads the N - 1 other slots' last-completed clocks, one "
             "cache line each (counting no snapshot reuse, which is pessimistic for MCSI).")
@@ -759,7 +761,7 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
             "Optane's slower media, and the growth of N2DB's lock hold time with waiting. It "
             "says where the designs' costs come from, not what 18 threads would measure.\n")
         rows = []
-        for w in ("micro", "ycsb-a", "ycsb-b", "ycsb-c"):
+        for w in ENGINE_WORKLOADS:
             mm, nn = model.get((w, "mcsi")), model.get((w, "n2db"))
             if not mm and not nn:
                 continue
@@ -779,7 +781,7 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
             add("### Engine level with an emulated drain delay of %s ns\n" % d)
             byd = {(r["workload"], r["mode"], r["threads"]): r for r in de}
             rows = []
-            for w in ("micro", "ycsb-a", "ycsb-b", "ycsb-c"):
+            for w in ENGINE_WORKLOADS:
                 for n in sorted({r["threads"] for r in de if r["workload"] == w}):
                     m, dd = byd.get((w, "mcsi", n)), byd.get((w, "n2db", n))
                     m0, d0 = by.get((w, "mcsi", n)), by.get((w, "n2db", n))

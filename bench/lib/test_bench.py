@@ -412,6 +412,20 @@ class Descriptors(unittest.TestCase):
             self.assertIn("rows=20", plan)
             self.assertEqual(fams[0].workloads[0].targets[0].factor, 1.0)
 
+    def test_engine_workloads(self):
+        engine = workloads.load_engine()
+        self.assertIn(engine.stand_in, engine.names())
+        self.assertEqual(engine.by_name["micro"].write_fraction, 1.0)
+        self.assertEqual(engine.by_name["ycsb-c"].write_fraction, 0.0)
+        # ycsb-a: 1-5 rows, each updated with probability 1/2
+        self.assertAlmostEqual(engine.by_name["ycsb-a"].write_fraction,
+                               1 - sum(0.5 ** k for k in range(1, 6)) / 5)
+        plan = workloads.shell_plan(workloads.load(), "quick", [4], ["ycsb-a"], [], engine)
+        self.assertIn("ENGINE_WL=(%s)" % " ".join(engine.names()), plan)
+        self.assertIn("ENGINE_MB[micro]=", plan)
+        # the engine's file is not a family
+        self.assertNotIn(workloads.ENGINE_FILE, [os.path.basename(f.path) for f in workloads.load()])
+
     def test_mistakes_are_reported(self):
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "bad.toml"), "w") as f:
