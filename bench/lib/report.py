@@ -22,8 +22,8 @@ it is missing):
     engine.png                  engine level, MCSI vs N2DB, with the 18-thread model
 
 Every target is judged by the ratios of its two contenders within each
-round, with PASS, MISS or "within noise" (see Spread and
-verdict_rule_text).
+round, with PASS, MISS or "within noise" (see Spread in report_stats.py and
+verdict_rule_text in report_render.py).
 """
 
 # This file is the command line; the report is made by the modules below,

@@ -15,10 +15,11 @@ from report_common import WORKLOADS, ctitle, fmt_factor, fmt_tps, median, wtitle
 # verdicts: per-round ratios, the run's noise and the disk's shift
 # ---------------------------------------------------------------------------
 #
-# The rule (verdict_rule_text says it in the report, bench/README.md in
-# "Reading the report"): a target "A >= k x B" takes the ratio of A and B in
-# each round of the point, rho_r = tps_A / tps_B (in a round the contenders
-# run back to back, seconds apart, so load that hits both alike cancels).
+# The rule (report_render.verdict_rule_text says it in the report,
+# bench/README.md in "Reading the report"): a target "A >= k x B" takes the
+# ratio of A and B in each round of the point, rho_r = tps_A / tps_B (in a
+# round the contenders run back to back, seconds apart, so load that hits
+# both alike cancels).
 # Its spread, the verdict interval, reaches from the lowest round's ratio
 # less the noise margin to the highest round's plus the margin:
 #     from lowest rho_r / exp(m)  to  highest rho_r x exp(m),

@@ -227,8 +227,7 @@ class Engine:
 
     def __init__(self, path):
         where = os.path.basename(path)
-        doc = read_toml(path)
-        check_keys(doc, ("engine", "workload"), ("engine", "workload"), where)
+        doc = read_toml(path, ("engine", "workload"))
         check_keys(doc["engine"], ("stand_in",), ("stand_in",), where + " [engine]")
         self.path = path
         self.workloads = [EngineWorkload(x, "%s workload[%d]" % (where, i))
@@ -244,12 +243,16 @@ class Engine:
         return [w.name for w in self.workloads]
 
 
-def read_toml(path):
+def read_toml(path, tables):
+    """A descriptor file's document, which must hold exactly these tables."""
+    where = os.path.basename(path)
     with open(path, "rb") as f:
         try:
-            return tomllib.load(f)
+            doc = tomllib.load(f)
         except tomllib.TOMLDecodeError as e:
-            raise DescriptorError("%s: %s" % (os.path.basename(path), e))
+            raise DescriptorError("%s: %s" % (where, e))
+    check_keys(doc, tables, tables, where)
+    return doc
 
 
 class Family:
@@ -258,8 +261,7 @@ class Family:
 
     def __init__(self, path):
         where = os.path.basename(path)
-        doc = read_toml(path)
-        check_keys(doc, ("family", "workload"), ("family", "workload"), where)
+        doc = read_toml(path, ("family", "workload"))
         t = doc["family"]
         check_keys(t, self.KEYS, ("name", "title", "order", "load"), where + " [family]")
         self.path = path
