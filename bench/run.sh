@@ -297,7 +297,8 @@ fi
 # the plan from the workload descriptors (python3 comes with the packages) (bench/workloads/*.toml): WL_RUN
 # (the workloads in run order), FAMILIES, and per workload its family
 # (WL_FAMILY), per "workload clients" pgbench's arguments (WL_ARGS) and the
-# warehouses column (WL_WH), per family its pool size, load and settings line
+# warehouses column (WL_WH), per family its pool size, load and settings line;
+# the engine level's workloads (ENGINE_WL) and what each writes (ENGINE_MB)
 plan=$("$PYTHON" "$BENCH/lib/workloads.py" shell --mode "$MODE" --clients "$CLIENTS" \
 	--workloads "$OPT_WORKLOADS" --profile-points "$PROFILE_POINTS") || exit 2
 eval "$plan"
@@ -363,7 +364,7 @@ ENGINE_STEPS_LEFT=0
 ENGINE_STEPS_DONE=0
 ENGINE_SECS=0
 if [ "$RUN_ENGINE" = 1 ]; then
-	ENGINE_STEPS_LEFT=$((4 * ENGINE_REPS * (1 + $(wc -w <<<"$DRAIN_DELAYS"))))
+	ENGINE_STEPS_LEFT=$((${#ENGINE_WL[@]} * ENGINE_REPS * (1 + $(wc -w <<<"$DRAIN_DELAYS"))))
 fi
 # per point: run, warm-up, load (~2.5 s per 1M rows), pool creation (~0.85 s
 # per GB here, about 2 s per second run)
@@ -971,22 +972,16 @@ done
 # ---------------------------------------------------------------------------
 
 # engine_run CSV DELAY: every workload and thread count in both modes,
-# ENGINE_REPS times; each workload gets a pool sized for what it writes
-# (doubled and retried when it fills up)
+# ENGINE_REPS times; each workload (ENGINE_WL, bench/workloads/engine.toml)
+# gets a pool sized for what it writes (doubled and retried when it fills up)
 engine_run()
 {
 	local csv=$1 delay=$2 rep w mb tries log t1 label=
 	if [ "$delay" != 0 ]; then label=", drain delay $delay ns"; fi
 	for rep in $(seq 1 "$ENGINE_REPS"); do
-		for w in micro ycsb-a ycsb-b ycsb-c; do
+		for w in "${ENGINE_WL[@]}"; do
 			# MB written per second at the machine's peak here, per 2 cores
-			case "$w" in
-				micro) mb=2600 ;;
-				ycsb-a) mb=3000 ;;
-				ycsb-b) mb=1300 ;;
-				ycsb-c) mb=0 ;;
-			esac
-			mb=$(awk -v m="$mb" -v c="$NPROC" -v s="$ENGINE_SECONDS" -v w="$ENGINE_WARMUP" -v r="$ENGINE_ROWS" \
+			mb=$(awk -v m="${ENGINE_MB[$w]}" -v c="$NPROC" -v s="$ENGINE_SECONDS" -v w="$ENGINE_WARMUP" -v r="$ENGINE_ROWS" \
 				'BEGIN { printf "%d", 64 + r * 1.3 / 1024 + m * c / 2 * (s + w) * 1.3 }')
 			t1=$(date +%s)
 			for tries in 1 2 3; do

@@ -18,6 +18,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report  # noqa: E402
+import report_common  # noqa: E402
 import workloads  # noqa: E402
 
 
@@ -296,13 +297,13 @@ class CpuAccounts(unittest.TestCase):
     CPU = {("tpcc-4wh", "heap-tmpfs"): (300, 100), ("tpcc-4wh", "nvm-mcsi"): (280, 110)}
 
     def results(self, d, cores, cpu=CPU):
-        saved = report.CORES
-        report.CORES = cores
+        saved = report_common.CORES
+        report_common.CORES = cores
         try:
             synthetic_run(d, self.TPS, cpu=cpu)
             return report.Results(report.load_results(d))
         finally:
-            report.CORES = saved
+            report_common.CORES = saved
 
     def test_per_transaction_and_busy_share(self):
         with tempfile.TemporaryDirectory() as d:
@@ -331,12 +332,12 @@ class CpuAccounts(unittest.TestCase):
     def test_missed_target_is_explained_by_the_cpus(self):
         with tempfile.TemporaryDirectory() as d:
             res = self.results(d, 2)
-            saved = report.CORES
-            report.CORES = 2
+            saved = report_common.CORES
+            report_common.CORES = 2
             try:
                 report.write_report(d, res, [], {}, [], "", {})
             finally:
-                report.CORES = saved
+                report_common.CORES = saved
             with open(os.path.join(d, "report.md")) as f:
                 text = f.read()
             self.assertIn("## CPU per transaction", text)
@@ -410,6 +411,20 @@ class Descriptors(unittest.TestCase):
             plan = workloads.shell_plan(fams, "quick", [4], ["kv-read"], [])
             self.assertIn("rows=20", plan)
             self.assertEqual(fams[0].workloads[0].targets[0].factor, 1.0)
+
+    def test_engine_workloads(self):
+        engine = workloads.load_engine()
+        self.assertIn(engine.stand_in, engine.names())
+        self.assertEqual(engine.by_name["micro"].write_fraction, 1.0)
+        self.assertEqual(engine.by_name["ycsb-c"].write_fraction, 0.0)
+        # ycsb-a: 1-5 rows, each updated with probability 1/2
+        self.assertAlmostEqual(engine.by_name["ycsb-a"].write_fraction,
+                               1 - sum(0.5 ** k for k in range(1, 6)) / 5)
+        plan = workloads.shell_plan(workloads.load(), "quick", [4], ["ycsb-a"], [], engine)
+        self.assertIn("ENGINE_WL=(%s)" % " ".join(engine.names()), plan)
+        self.assertIn("ENGINE_MB[micro]=", plan)
+        # the engine's file is not a family
+        self.assertNotIn(workloads.ENGINE_FILE, [os.path.basename(f.path) for f in workloads.load()])
 
     def test_mistakes_are_reported(self):
         with tempfile.TemporaryDirectory() as d:

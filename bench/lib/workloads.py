@@ -4,9 +4,11 @@
      file per family of workloads (the workloads that share a database and
      its load: YCSB, TPC-C, TPC-B, single rows), and in it one [[workload]]
      table per workload: its scripts and pgbench arguments, the sizes of its
-     data per mode, what the report shows for it and its targets.  This
-     module reads and checks them, and hands them to bench/run.sh (as shell
-     assignments, `workloads.py shell`) and to bench/lib/report.py (as
+     data per mode, what the report shows for it and its targets.
+     bench/workloads/engine.toml holds the engine level's workloads (those
+     bench/engine/nvm_engine_bench.c runs against the core, without SQL).
+     This module reads and checks them, and hands them to bench/run.sh (as
+     shell assignments, `workloads.py shell`) and to bench/lib/report.py (as
      objects), so adding a workload is a change of one file.
 
 usage: workloads.py shell --mode quick|full --clients "4" [--workloads "..."]
@@ -33,6 +35,8 @@ import tomllib
 
 WORKLOAD_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "workloads")
 MODES = ("quick", "full")
+# the engine level's workloads; every other *.toml file is a family
+ENGINE_FILE = "engine.toml"
 
 
 class DescriptorError(Exception):
@@ -187,18 +191,77 @@ class Workload:
                         "workload %s.warehouses" % self.name)
 
 
+class EngineWorkload:
+    """One workload of the engine level (bench/engine/nvm_engine_bench.c
+    implements it): what it does, how many rows a transaction touches and
+    how often it updates one (hence write_fraction, the share of its
+    transactions that write, for the report's model), and how fast it
+    writes to the pool (for the size of its pool in bench/run.sh)."""
+
+    KEYS = ("name", "what", "update_pct", "rows_per_txn", "write_mb_per_s")
+
+    def __init__(self, t, where):
+        check_keys(t, self.KEYS, self.KEYS, where)
+        self.name = t["name"]
+        self.what = t["what"]
+        self.update_pct = t["update_pct"]
+        self.write_mb_per_s = t["write_mb_per_s"]
+        rows = t["rows_per_txn"]
+        if not (isinstance(rows, list) and len(rows) == 2 and 1 <= rows[0] <= rows[1]):
+            raise DescriptorError("%s: rows_per_txn is [least, most], 1 <= least <= most" % where)
+        if not 0 <= self.update_pct <= 100:
+            raise DescriptorError("%s: update_pct is between 0 and 100" % where)
+        self.rows_per_txn = rows
+        # k rows, uniform in rows_per_txn, each updated with probability u:
+        # 1 - mean((1 - u)^k)
+        keep = (100 - self.update_pct) / 100
+        ks = range(rows[0], rows[1] + 1)
+        self.write_fraction = 1 - sum(keep ** k for k in ks) / len(ks)
+
+
+class Engine:
+    """bench/workloads/engine.toml: the engine level's workloads, in the
+    order they run and are reported, and stand_in, the one whose
+    transaction stands for a SQL workload's that has no engine workload of
+    its name."""
+
+    def __init__(self, path):
+        where = os.path.basename(path)
+        doc = read_toml(path, ("engine", "workload"))
+        check_keys(doc["engine"], ("stand_in",), ("stand_in",), where + " [engine]")
+        self.path = path
+        self.workloads = [EngineWorkload(x, "%s workload[%d]" % (where, i))
+                          for i, x in enumerate(doc["workload"])]
+        self.by_name = {w.name: w for w in self.workloads}
+        if len(self.by_name) != len(self.workloads):
+            raise DescriptorError("%s: two workloads have the same name" % where)
+        self.stand_in = doc["engine"]["stand_in"]
+        if self.stand_in not in self.by_name:
+            raise DescriptorError("%s: stand_in %s is not a workload here" % (where, self.stand_in))
+
+    def names(self):
+        return [w.name for w in self.workloads]
+
+
+def read_toml(path, tables):
+    """A descriptor file's document, which must hold exactly these tables."""
+    where = os.path.basename(path)
+    with open(path, "rb") as f:
+        try:
+            doc = tomllib.load(f)
+        except tomllib.TOMLDecodeError as e:
+            raise DescriptorError("%s: %s" % (where, e))
+    check_keys(doc, tables, tables, where)
+    return doc
+
+
 class Family:
     KEYS = ("name", "title", "order", "sizes", "pool_size", "derived", "load", "settings",
             "figure", "paper_table", "run_order")
 
     def __init__(self, path):
         where = os.path.basename(path)
-        with open(path, "rb") as f:
-            try:
-                doc = tomllib.load(f)
-            except tomllib.TOMLDecodeError as e:
-                raise DescriptorError("%s: %s" % (where, e))
-        check_keys(doc, ("family", "workload"), ("family", "workload"), where)
+        doc = read_toml(path, ("family", "workload"))
         t = doc["family"]
         check_keys(t, self.KEYS, ("name", "title", "order", "load"), where + " [family]")
         self.path = path
@@ -294,7 +357,8 @@ def fill(x, values, where):
 def load(directory=None):
     """Every family, in their order; their workloads in report order."""
     directory = directory or WORKLOAD_DIR
-    fams = [Family(p) for p in sorted(glob.glob(os.path.join(directory, "*.toml")))]
+    fams = [Family(p) for p in sorted(glob.glob(os.path.join(directory, "*.toml")))
+            if os.path.basename(p) != ENGINE_FILE]
     fams.sort(key=lambda f: (f.order, f.name))
     seen = {}
     for f in fams:
@@ -313,12 +377,19 @@ def by_name(fams):
     return {w.name: w for f in fams for w in f.workloads}
 
 
+def load_engine(directory=None):
+    """The engine level's workloads (ENGINE_FILE)."""
+    return Engine(os.path.join(directory or WORKLOAD_DIR, ENGINE_FILE))
+
+
 # ---------------------------------------------------------------------------
 # command line
 # ---------------------------------------------------------------------------
 
-def shell_plan(fams, mode, clients, selected, profile_points):
-    """Shell assignments for bench/run.sh."""
+def shell_plan(fams, mode, clients, selected, profile_points, engine=None):
+    """Shell assignments for bench/run.sh; with engine, also the engine
+    level's workloads in order (ENGINE_WL) and the MB per second each
+    writes to its pool (ENGINE_MB)."""
     wl = by_name(fams)
     for w in selected:
         if w not in wl:
@@ -331,7 +402,7 @@ def shell_plan(fams, mode, clients, selected, profile_points):
         if name in selected:
             points.append((name, int(n)))
     q = shlex.quote
-    L = ["declare -gA WL_FAMILY=() WL_ARGS=() WL_WH=() FAM_POOL=() FAM_LOAD=() FAM_SETTINGS=()"]
+    L = ["declare -gA WL_FAMILY=() WL_ARGS=() WL_WH=() FAM_POOL=() FAM_LOAD=() FAM_SETTINGS=() ENGINE_MB=()"]
     run, families = [], []
     for f in fams:
         mine = [n for n in f.run_order if n in selected]
@@ -354,11 +425,16 @@ def shell_plan(fams, mode, clients, selected, profile_points):
     L.append("WL_RUN=(%s)" % " ".join(q(x) for x in run))
     L.append("FAMILIES=(%s)" % " ".join(q(x) for x in families))
     L.append("WL_ALL=(%s)" % " ".join(q(w.name) for f in fams for w in f.workloads))
+    if engine:
+        L.append("ENGINE_WL=(%s)" % " ".join(q(x) for x in engine.names()))
+        for w in engine.workloads:
+            L.append("ENGINE_MB[%s]=%s" % (q(w.name), q(str(w.write_mb_per_s))))
     return "\n".join(L)
 
 
-def listing(fams, mode):
-    """A Markdown table of the workloads and their families' sizes."""
+def listing(fams, mode, engine=None):
+    """A Markdown table of the workloads and their families' sizes, and
+    one of the engine level's workloads."""
     L = ["| workload | family | what | pgbench | targets |", "|---|---|---|---|---|"]
     for f in fams:
         for w in f.workloads:
@@ -374,6 +450,14 @@ def listing(fams, mode):
         load_ = "; ".join(("psql " + " ".join(s["psql"])) if "psql" in s else
                           "pgbench " + " ".join(str(x) for x in s["pgbench_init"]) for s in f.load)
         L.append("| %s | %s | %s | %s |" % (f.name, sizes, f.pool_size[mode], load_))
+    if engine:
+        L.append("")
+        L.append("| engine workload | what | rows per transaction | updates | writing transactions |")
+        L.append("|---|---|---|---|---|")
+        for w in engine.workloads:
+            L.append("| `%s`%s | %s | %d-%d | %d %% | %.2f |" % (
+                w.name, " (stand-in)" if w.name == engine.stand_in else "", w.what,
+                w.rows_per_txn[0], w.rows_per_txn[1], w.update_pct, w.write_fraction))
     return "\n".join(L)
 
 
@@ -408,12 +492,13 @@ def main(argv):
     a = ap.parse_args(argv)
     try:
         fams = load()
+        engine = load_engine()
         if a.cmd == "list":
-            print(listing(fams, a.mode))
+            print(listing(fams, a.mode, engine))
             return 0
         clients = [int(x) for x in a.clients.split()]
         selected = a.workloads.split() or [w.name for f in fams for w in f.workloads]
-        print(shell_plan(fams, a.mode, clients, selected, a.profile_points.split()))
+        print(shell_plan(fams, a.mode, clients, selected, a.profile_points.split(), engine))
     except DescriptorError as e:
         print("workloads.py: %s" % e, file=sys.stderr)
         return 2

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 #
-# ab.sh: the measurement behind README.md in this directory.  Two builds of
+# ab.sh: the measurement behind bench/results/xid-standin-20261126/.  Two builds of
 # nvmam (the commit before the xid stand-in, and the one with it) take
 # turns on one nvm cluster (pool in /dev/shm, data directory and WAL on
 # disk, MCSI), with a heap cluster whose data directory and WAL are in
