@@ -8,9 +8,9 @@
  * first write and given back when the backend exits; read-only backends
  * never take one, so more backends than slots can read.  The backend's one
  * NvmTxn follows PostgreSQL's transaction: it gets its txid at the first
- * nvm write and is committed or aborted from the transaction callbacks;
- * subtransaction callbacks roll back or hand up the versions written at a
- * nesting level.
+ * nvm write and is committed or aborted at the transaction's end
+ * (nvm_xact_end.c owns the callbacks); a subtransaction's end rolls back
+ * or hands up the versions written at its nesting level.
  *
  * Snapshots.  PostgreSQL has no hook around GetSnapshotData, and a
  * transaction that writes only nvm rows may leave PostgreSQL's snapshots
@@ -75,7 +75,6 @@
 #include "gc.h"
 #include "nvm_binding.h"
 #include "nvm_commit.h"
-#include "nvm_drop.h"
 #include "nvm_imported_snapshot.h"
 #include "nvm_parallel.h"
 #include "nvm_published.h"
@@ -129,9 +128,6 @@ static const char *nvm_snap_import_refused = NULL;
 /* This backend's counters, for nvm_backend_stats(). */
 static NvmBackendStats nvm_stats;
 
-static void nvm_xact_callback(XactEvent event, void *arg);
-static void nvm_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-								 SubTransactionId parentSubid, void *arg);
 static void nvm_xact_backend_exit(int code, Datum arg);
 static void nvm_xact_reset(void);
 
@@ -306,16 +302,6 @@ nvm_xact_get_stats(NvmBackendStats *out)
 	out->index_log_entries = nvm_commit_stats.index_log_entries;
 	out->commit_wal_flushes = nvm_commit_stats.wal_flushes;
 	out->sequence_positions = nvm_commit_stats.sequence_positions;
-}
-
-/*
- * nvm_xact_init registers the transaction callbacks; called from _PG_init.
- */
-void
-nvm_xact_init(void)
-{
-	RegisterXactCallback(nvm_xact_callback, NULL);
-	RegisterSubXactCallback(nvm_subxact_callback, NULL);
 }
 
 /*
@@ -736,14 +722,15 @@ hand_over_prepared(void)
 }
 
 /*
- * nvm_xact_callback ends the nvm transaction with PostgreSQL's.  The
- * commit path (nvm_commit.c) has its part of every event first: at
- * PRE_COMMIT it decides and prepares how the transaction commits (a tied
- * commit's in-doubt marker included), at PRE_PREPARE it ties the outcome
- * to the xid, at COMMIT it flushes what must precede the nvm status.
- * COMMIT comes after PostgreSQL's commit record and before the
- * transaction's locks are released, so a waiter on the published xid sees
- * the final nvm status.
+ * nvm_xact_at_xact_end ends the nvm transaction with PostgreSQL's, at every
+ * transaction event (nvm_xact_end.c calls it).  The commit path
+ * (nvm_commit.c) has its part of every event first: at PRE_COMMIT it
+ * decides and prepares how the transaction commits (a tied commit's
+ * in-doubt marker included), at PRE_PREPARE it ties the outcome to the
+ * xid, at COMMIT it flushes what must precede the nvm status.  COMMIT
+ * comes after PostgreSQL's commit record and before the transaction's
+ * locks are released, so a waiter on the published xid sees the final nvm
+ * status.
  *
  * PREPARE TRANSACTION publishes the xid in the slot (others meeting its
  * versions wait on it; the prepared transaction keeps its xid lock), and
@@ -752,8 +739,8 @@ hand_over_prepared(void)
  * committed: the transaction aborts; after it, PostgreSQL restores the
  * prepared transaction and the nvm one stays in doubt.
  */
-static void
-nvm_xact_callback(XactEvent event, void *arg)
+void
+nvm_xact_at_xact_end(XactEvent event)
 {
 	NvmTxn	   *txn = nvm_txn.txid != NVM_INVALID_TXID ? &nvm_txn : NULL;
 	NvmCommitPath path;
@@ -779,58 +766,46 @@ nvm_xact_callback(XactEvent event, void *arg)
 					nvm_debug_crash_point == NVM_CRASH_AFTER_NVM_COMMIT)
 					elog(PANIC, "nvm.debug_crash_point: crashing after a log-free nvm commit, before its WAL is flushed");
 			}
-			nvm_xact_reset();
-			nvm_drop_at_xact_end(true);
 			break;
 		case XACT_EVENT_ABORT:
 			if (txn != NULL)
 				finish_txn(false);
-			nvm_xact_reset();
-			nvm_drop_at_xact_end(false);
 			break;
 		case XACT_EVENT_PREPARE:
 			if (txn != NULL)
 				hand_over_prepared();
-			nvm_xact_reset();
-			nvm_drop_at_prepare();
 			break;
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PARALLEL_ABORT:
-		case XACT_EVENT_PARALLEL_PRE_COMMIT:
-			nvm_xact_reset();
 			break;
 	}
+	nvm_xact_reset();
 }
 
 /*
- * nvm_subxact_callback rolls back the versions of an aborted
- * subtransaction and hands those of a committed one to its parent.  Both
- * events are delivered while the subtransaction is still current, so the
- * nesting level is its own.
+ * nvm_xact_at_subxact_end rolls back the versions of an aborted
+ * subtransaction and hands those of a committed one to its parent
+ * (nvm_xact_end.c calls it).  Both events are delivered while the
+ * subtransaction is still current, so the nesting level is its own.
  */
-static void
-nvm_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-					 SubTransactionId parentSubid, void *arg)
+void
+nvm_xact_at_subxact_end(SubXactEvent event)
 {
-	if (nvm_txn.txid != NVM_INVALID_TXID)
+	if (nvm_txn.txid == NVM_INVALID_TXID)
+		return;
+	switch (event)
 	{
-		switch (event)
-		{
-			case SUBXACT_EVENT_ABORT_SUB:
-				nvm_txn_subxact_abort(&nvm_txn, GetCurrentTransactionNestLevel());
-				break;
-			case SUBXACT_EVENT_COMMIT_SUB:
-				nvm_txn_subxact_commit(&nvm_txn, GetCurrentTransactionNestLevel());
-				break;
-			case SUBXACT_EVENT_START_SUB:
-			case SUBXACT_EVENT_PRE_COMMIT_SUB:
-				break;
-		}
+		case SUBXACT_EVENT_ABORT_SUB:
+			nvm_txn_subxact_abort(&nvm_txn, GetCurrentTransactionNestLevel());
+			break;
+		case SUBXACT_EVENT_COMMIT_SUB:
+			nvm_txn_subxact_commit(&nvm_txn, GetCurrentTransactionNestLevel());
+			break;
+		case SUBXACT_EVENT_START_SUB:
+		case SUBXACT_EVENT_PRE_COMMIT_SUB:
+			break;
 	}
-	/* after the versions' final status: storage it frees may hold them */
-	if (event == SUBXACT_EVENT_ABORT_SUB || event == SUBXACT_EVENT_COMMIT_SUB)
-		nvm_drop_at_subxact_end(event == SUBXACT_EVENT_COMMIT_SUB,
-								GetCurrentTransactionNestLevel());
 }
 
 /*

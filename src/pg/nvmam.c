@@ -67,6 +67,7 @@
 #include "nvm_token.h"
 #include "nvm_wait.h"
 #include "nvm_xact.h"
+#include "nvm_xact_end.h"
 #include "nvm_binding.h"
 #include "nvm_durability.h"
 #include "nvm_ddl.h"
@@ -176,7 +177,7 @@ _PG_init(void)
 	ProcessUtility_hook = nvm_process_utility;
 
 	nvm_planner_init();
-	nvm_xact_init();
+	nvm_xact_end_init();
 	nvm_commit_init();
 	nvm_drop_init();
 	nvm_wal_init();
