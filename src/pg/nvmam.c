@@ -64,6 +64,7 @@
 #include "am/nvm_ddl.h"
 #include "am/nvm_planner.h"
 #include "nvm_settings.h"
+#include "nvm_xact_end.h"
 #include "recovery/nvm_binding.h"
 #include "recovery/nvm_durability.h"
 #include "space/nvm_drop.h"
@@ -136,7 +137,7 @@ _PG_init(void)
 	ProcessUtility_hook = nvm_process_utility;
 
 	nvm_planner_init();
-	nvm_xact_init();
+	nvm_xact_end_init();
 	nvm_commit_init();
 	nvm_drop_init();
 	nvm_wal_init();

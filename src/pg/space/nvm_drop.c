@@ -98,11 +98,24 @@ nvm_drop_schedule_detached(nvm_off desc)
 
 /*
  * nvm_drop_at_xact_end carries out the drops due at the end of the
- * top-level transaction and forgets the others.
+ * top-level transaction (COMMIT, ABORT) and forgets the others.
+ *
+ * A transaction that was just prepared (PREPARE) only forgets its pending
+ * drops: its outcome is decided later, by COMMIT or ROLLBACK PREPARED,
+ * maybe in another session or after a restart, so none of them may run
+ * now, nor at the end of this backend's next transaction.  The storage
+ * that the prepared transaction's outcome makes unreachable stays behind,
+ * as after a crash between PostgreSQL's commit and the free (README,
+ * limitations); a detached descriptor may hold the prepared transaction's
+ * versions, which its resolution still writes into, so it stays too.
+ * A parallel worker's transaction has no drops.
  */
 void
-nvm_drop_at_xact_end(bool commit)
+nvm_drop_at_xact_end(XactEvent event)
 {
+	bool		commit = event == XACT_EVENT_COMMIT;
+	bool		carry_out = commit || event == XACT_EVENT_ABORT;
+
 	/* a copy whose WAL lacks the commit record must not meet the pool */
 	if (commit && pending_drops != NULL)
 		nvm_binding_note_flushed();
@@ -111,44 +124,23 @@ nvm_drop_at_xact_end(bool commit)
 		PendingDrop *p = pending_drops;
 
 		pending_drops = p->next;
-		if (p->at_commit == commit || p->detached != 0)
+		if (carry_out && (p->at_commit == commit || p->detached != 0))
 			drop_storage(p);
 		pfree(p);
 	}
 }
 
 /*
- * nvm_drop_at_prepare forgets the pending drops of a transaction that was
- * just prepared (PREPARE TRANSACTION): its outcome is decided later, by
- * COMMIT or ROLLBACK PREPARED, maybe in another session or after a
- * restart, so none of them may run now, nor at the end of this backend's
- * next transaction.  The storage that the prepared transaction's outcome
- * makes unreachable stays behind, as after a crash between PostgreSQL's
- * commit and the free (README, limitations); a detached descriptor may
- * hold the prepared transaction's versions, which its resolution still
- * writes into, so it stays too.
+ * nvm_drop_at_subxact_end: when the current subtransaction rolls back
+ * (SUBXACT_EVENT_ABORT_SUB), the storage it created goes now and the drops
+ * it asked for are cancelled; when it commits, its parent inherits its
+ * entries.  Detached descriptors wait for the top-level transaction's end.
  */
 void
-nvm_drop_at_prepare(void)
+nvm_drop_at_subxact_end(SubXactEvent event)
 {
-	while (pending_drops)
-	{
-		PendingDrop *p = pending_drops;
-
-		pending_drops = p->next;
-		pfree(p);
-	}
-}
-
-/*
- * nvm_drop_at_subxact_end: when a subtransaction at nesting level `level`
- * rolls back, the storage it created goes now and the drops it asked for
- * are cancelled; when it commits, its parent inherits its entries.
- * Detached descriptors wait for the top-level transaction's end.
- */
-void
-nvm_drop_at_subxact_end(bool commit, int level)
-{
+	bool		commit = event == SUBXACT_EVENT_COMMIT_SUB;
+	int			level = GetCurrentTransactionNestLevel();
 	PendingDrop **link = &pending_drops;
 
 	while (*link)

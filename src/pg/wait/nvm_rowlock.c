@@ -153,7 +153,6 @@
 
 #include "space/nvm_relation.h"
 #include "wait/nvm_rowlock.h"
-#include "xact/nvm_visibility.h"
 
 /* Bits of a lock word (see the file header). */
 #define LW_XID_MASK			UINT64CONST(0xffffffff)
@@ -242,28 +241,9 @@ static bool locked_rows_overflow = false;
 static NvmTableDesc **locked_tables = NULL;
 static int	nlocked_tables = 0;
 static int	max_locked_tables = 0;
-static bool callbacks_registered = false;
 
 /* The decision word this backend set, -1 if none. */
 static int	deciding_slot = -1;
-
-static void nvm_rowlock_xact_callback(XactEvent event, void *arg);
-static void nvm_rowlock_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-										 SubTransactionId parentSubid, void *arg);
-
-/*
- * register_callbacks registers the transaction callbacks that clean up
- * after an error (once per backend).
- */
-static void
-register_callbacks(void)
-{
-	if (callbacks_registered)
-		return;
-	RegisterXactCallback(nvm_rowlock_xact_callback, NULL);
-	RegisterSubXactCallback(nvm_rowlock_subxact_callback, NULL);
-	callbacks_registered = true;
-}
 
 /*
  * nvm_rowlock_shmem_size says how much shared memory the decision words
@@ -637,7 +617,6 @@ remember_locked(const NvmTable *table, uint64 record_no)
 {
 	int			i;
 
-	register_callbacks();
 	if (locked_rows == NULL)
 		locked_rows = MemoryContextAlloc(TopMemoryContext,
 										 NVM_REMEMBERED_LOCKS * sizeof(NvmLockedRow));
@@ -907,7 +886,6 @@ decision_tag(Relation rel, uint64 record_no)
 void
 nvm_rowlock_deciding(int slot, Relation rel, uint64 record_no)
 {
-	register_callbacks();
 	deciding_slot = slot;
 	pg_atomic_write_u64(&rowlock_shared->deciding[slot].tag,
 						decision_tag(rel, record_no));
@@ -1068,52 +1046,40 @@ persist_prepared_locks(void)
 	nvm_drain();
 }
 
-static void
-forget_locked(void)
+/*
+ * nvm_rowlock_before_prepare persists the words of a transaction being
+ * prepared (PRE_PREPARE comes before the prepare record); the transaction
+ * end (nvm_xact_end.c) calls it.
+ */
+void
+nvm_rowlock_before_prepare(void)
 {
+	if (nlocked_tables > 0)
+		persist_prepared_locks();
+}
+
+/*
+ * nvm_rowlock_at_xact_end puts back a PROVISIONAL word left by an error,
+ * clears a decision word and forgets the words to mark at PREPARE, at the
+ * end of a transaction (commit, abort, prepare; a parallel worker's).  The
+ * locks themselves end with the transaction's xids.
+ */
+void
+nvm_rowlock_at_xact_end(void)
+{
+	nvm_rowlock_give_back();
+	nvm_rowlock_decided();
 	nlocked_rows = 0;
 	nlocked_tables = 0;
 	locked_rows_overflow = false;
 }
 
 /*
- * nvm_rowlock_xact_callback persists the words of a transaction being
- * prepared (PRE_PREPARE comes before the prepare record), and at the end of
- * a transaction puts back a PROVISIONAL word left by an error and clears a
- * decision word.  The locks themselves end with the transaction's xids.
- */
-static void
-nvm_rowlock_xact_callback(XactEvent event, void *arg)
-{
-	switch (event)
-	{
-		case XACT_EVENT_PRE_PREPARE:
-			if (nlocked_tables > 0)
-				persist_prepared_locks();
-			break;
-		case XACT_EVENT_PREPARE:
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PARALLEL_COMMIT:
-		case XACT_EVENT_PARALLEL_ABORT:
-			nvm_rowlock_give_back();
-			nvm_rowlock_decided();
-			forget_locked();
-			break;
-		case XACT_EVENT_PRE_COMMIT:
-		case XACT_EVENT_PARALLEL_PRE_COMMIT:
-			break;
-	}
-}
-
-/*
- * nvm_rowlock_subxact_callback puts back a PROVISIONAL word left by an
+ * nvm_rowlock_at_subxact_abort puts back a PROVISIONAL word left by an
  * error in a subtransaction.
  */
-static void
-nvm_rowlock_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-							 SubTransactionId parentSubid, void *arg)
+void
+nvm_rowlock_at_subxact_abort(void)
 {
-	if (event == SUBXACT_EVENT_ABORT_SUB)
-		nvm_rowlock_give_back();
+	nvm_rowlock_give_back();
 }

@@ -64,4 +64,9 @@ extern bool nvm_rowlock_wait_decision(uint64 txid, Relation rel, uint64 record_n
 /* VACUUM */
 extern uint64 nvm_rowlock_vacuum(const NvmTable *table, uint64 nrec);
 
+/* PREPARE TRANSACTION and transaction end (nvm_xact_end.c) */
+extern void nvm_rowlock_before_prepare(void);
+extern void nvm_rowlock_at_xact_end(void);
+extern void nvm_rowlock_at_subxact_abort(void);
+
 #endif							/* NVM_ROWLOCK_H */

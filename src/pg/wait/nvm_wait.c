@@ -19,8 +19,8 @@
  * it first writes (as OrioleDB does): VirtualXactLock(vxid, true).  (The
  * slot's vxid and xid words are this layer's, nvm_published.c; nvm_xact.c
  * writes them.)  X's nvm status is final before that lock
- * goes: the transaction callbacks that commit or abort the nvm transaction
- * run before PostgreSQL releases a transaction's locks.  The slot's running
+ * goes: the transaction callback that commits or aborts the nvm transaction
+ * (nvm_xact_end.c) runs before PostgreSQL releases a transaction's locks.  The slot's running
  * txid is read before and after the vxid, so a vxid of a later transaction
  * on the same slot is never used; if the slot no longer runs X, X is ending
  * and the caller just looks again.
@@ -85,7 +85,7 @@ static pg_atomic_uint64 *wait_tokens = NULL;
 /* This backend's token: its generation, 0 if none in this transaction. */
 static uint32 token_gen = 0;
 static bool token_swap_pending = false;
-static bool token_callbacks_registered = false;
+static bool token_release_registered = false;
 
 static const struct config_enum_entry nvm_write_conflict_options[] = {
 	{"wait", NVM_WRITE_CONFLICT_WAIT, false},
@@ -209,18 +209,23 @@ swap_token(void)
 	CurrentResourceOwner = saved;
 }
 
-static void
-token_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-					   SubTransactionId parentSubid, void *arg)
+/*
+ * nvm_wait_at_subxact_abort notes that an aborted subtransaction's
+ * waiters are to be woken: token_release_callback swaps the token, later
+ * in the abort (nvm_xact_end.c says why there).
+ */
+void
+nvm_wait_at_subxact_abort(void)
 {
-	if (event == SUBXACT_EVENT_ABORT_SUB && token_gen != 0)
+	if (token_gen != 0)
 		token_swap_pending = true;
 }
 
 /*
  * token_release_callback swaps the token once an aborted subtransaction
  * has let go of its locks (and its versions are marked aborted: that
- * happens in the subtransaction callbacks, which run before).
+ * happens in the subtransaction callback of nvm_xact_end.c, which runs
+ * before).  Registered at the backend's first wait token.
  */
 static void
 token_release_callback(ResourceReleasePhase phase, bool isCommit,
@@ -234,25 +239,18 @@ token_release_callback(ResourceReleasePhase phase, bool isCommit,
 	}
 }
 
-static void
-token_xact_callback(XactEvent event, void *arg)
+/*
+ * nvm_wait_at_xact_end forgets the wait token when the transaction ends
+ * (commit, abort, prepare; a parallel worker's); the token lock goes with
+ * the transaction's other locks.
+ */
+void
+nvm_wait_at_xact_end(void)
 {
-	switch (event)
-	{
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PREPARE:
-		case XACT_EVENT_PARALLEL_COMMIT:
-		case XACT_EVENT_PARALLEL_ABORT:
-			/* the token lock goes with the transaction's other locks */
-			if (token_gen != 0)
-				pg_atomic_write_u64(&wait_tokens[MyBackendId], 0);
-			token_gen = 0;
-			token_swap_pending = false;
-			break;
-		default:
-			break;
-	}
+	if (token_gen != 0)
+		pg_atomic_write_u64(&wait_tokens[MyBackendId], 0);
+	token_gen = 0;
+	token_swap_pending = false;
 }
 
 /*
@@ -266,12 +264,10 @@ nvm_wait_before_subxact_change(void)
 {
 	if (GetCurrentTransactionNestLevel() <= 1 || token_gen != 0)
 		return;
-	if (!token_callbacks_registered)
+	if (!token_release_registered)
 	{
-		RegisterXactCallback(token_xact_callback, NULL);
-		RegisterSubXactCallback(token_subxact_callback, NULL);
 		RegisterResourceReleaseCallback(token_release_callback, NULL);
-		token_callbacks_registered = true;
+		token_release_registered = true;
 	}
 	take_token(1);
 }

@@ -26,6 +26,8 @@ extern void nvm_wait_define_settings(void);
 extern Size nvm_wait_shmem_size(void);
 extern void nvm_wait_shmem_startup(void);
 extern void nvm_wait_before_subxact_change(void);
+extern void nvm_wait_at_subxact_abort(void);
+extern void nvm_wait_at_xact_end(void);
 extern void nvm_wait_for_vxid(VirtualTransactionId vxid);
 extern void nvm_wait_for_writer(Relation rel, NvmVersion *v);
 extern void nvm_report_write_conflict(Relation rel) pg_attribute_noreturn();

@@ -12,7 +12,7 @@
  *	 - Heap and TOAST rows, catalog changes (catalogs are heap tables) and
  *	   relation drops commit with PostgreSQL's commit record.  Such a
  *	   transaction is TIED: before the commit record it persists an
- *	   in-doubt marker naming its xid (nvm_xact.c), PostgreSQL flushes the
+ *	   in-doubt marker naming its xid (prepare_tied), PostgreSQL flushes the
  *	   commit record (synchronous_commit is raised to "local" for this
  *	   commit if it was "off": an nvm status written after a commit record
  *	   that a crash may still lose would split the transaction), and the
@@ -78,7 +78,7 @@
  * nvm_standin.c); PostgreSQL assigns one for a row lock or a sequence's
  * log-ahead record.  Without an xid there is no commit record, and
  * PostgreSQL is told that the transaction wrote no WAL
- * (nvm_commit_prepare_log_free), so that it does not wake the WAL writer
+ * (prepare_log_free), so that it does not wake the WAL writer
  * for it: the WAL it wrote (index entries, hint bits, pruning) reaches the
  * disk with the WAL writer's next round or the next flush, and the pool
  * covers what a crash could lose before that.  With an xid, the commit
@@ -136,6 +136,7 @@
 #include "indexlog.h"
 #include "pool.h"
 
+#include "nvm_settings.h"
 #include "space/nvm_relation.h"
 #include "wal/nvm_seqlog.h"
 #include "wal/nvm_wal.h"
@@ -145,7 +146,7 @@ NvmCommitStats nvm_commit_stats;
 
 /*
  * What the current transaction did that its commit depends on; reset at
- * its end (nvm_commit_end).  Lists live in TopTransactionContext.
+ * its end (commit_end).  Lists live in TopTransactionContext.
  */
 typedef struct NvmCommitState
 {
@@ -182,6 +183,8 @@ static object_access_hook_type prev_object_access_hook = NULL;
 static void nvm_commit_object_access(ObjectAccessType access, Oid classId,
 									 Oid objectId, int subId, void *arg);
 static void relinfo_invalidate(Datum arg, Oid relid);
+static void nvm_commit_abort_reused_xids(void);
+static NvmCommitPath nvm_commit_decide(void);
 
 /*
  * nvm_commit_init installs the object-access hook (to see calls of
@@ -452,7 +455,7 @@ nvm_commit_note_index_root(Relation rel, const NvmTable *table, uint64 version_n
  * commit record, "committed" is the answer for the marker's own
  * transaction only, also across restarts.
  */
-void
+static void
 nvm_commit_abort_reused_xids(void)
 {
 	TransactionId xid;
@@ -504,7 +507,7 @@ other_rows_written(void)
  * rows, commits (see the file header).  This is the one place that
  * decides whether a transaction may skip the WAL flush.
  */
-NvmCommitPath
+static NvmCommitPath
 nvm_commit_decide(void)
 {
 	if (!TransactionIdIsValid(GetTopTransactionIdIfAny()))
@@ -582,7 +585,7 @@ sequence_flush_target(int *nseq)
 
 /*
  * set_sync_commit sets synchronous_commit for this commit only (restored
- * by nvm_commit_end, which runs after PostgreSQL's commit record).  The
+ * by commit_end, which runs after PostgreSQL's commit record).  The
  * variable is set directly, not through the GUC machinery: nothing runs
  * between PRE_COMMIT and the commit record that could look at it, and
  * RecordTransactionCommit and SyncRepWaitForLSN read exactly this
@@ -600,7 +603,7 @@ set_sync_commit(int value)
 }
 
 /*
- * nvm_commit_prepare_log_free makes a log-free commit safe, at PRE_COMMIT
+ * prepare_log_free makes a log-free commit safe, at PRE_COMMIT
  * (before the nvm status): the index roots go to the slot's ring in the
  * pool with the end of the transaction's WAL, and the positions of the
  * identity sequences whose log-ahead record is not durable with that
@@ -617,8 +620,8 @@ set_sync_commit(int value)
  * statement of their database logs and flushes them as setval does, and
  * only then are the items cleared from the pool (nvm_seqlog.c).
  */
-void
-nvm_commit_prepare_log_free(NvmTxn *txn)
+static void
+prepare_log_free(NvmTxn *txn)
 {
 	int			nseq;
 	XLogRecPtr	flush_to = sequence_flush_target(&nseq);
@@ -687,27 +690,115 @@ nvm_commit_prepare_log_free(NvmTxn *txn)
 }
 
 /*
- * nvm_commit_prepare_tied makes PostgreSQL flush the commit record of a
- * tied commit before the nvm status is written, also when the session
- * asked for asynchronous commits.
+ * tie_outcome_to_xid ties the outcome of txn to PostgreSQL's xid before
+ * PostgreSQL writes its commit or prepare record (named by record, for the
+ * debug crash point): the in-doubt marker is persisted (after the drain
+ * that makes the versions durable).  No WAL is flushed for it:
+ * PostgreSQL's flush of the record itself is the only one.  If a crash
+ * loses the record, the xid may be handed out again; its new owner then
+ * resolves the marker as aborted before it commits
+ * (nvm_commit_abort_reused_xids), so the resolver (resolve_indoubt in
+ * nvm_xact.c) never takes the new owner's commit for this transaction's.
  */
-void
-nvm_commit_prepare_tied(void)
+static void
+tie_outcome_to_xid(NvmTxn *txn, const char *record)
+{
+	nvm_txn_mark_indoubt(txn, (uint64) GetTopTransactionId());
+	if (nvm_debug_crash_point == NVM_CRASH_AFTER_INDOUBT)
+		elog(PANIC, "nvm.debug_crash_point: crashing after the in-doubt marker, before the %s record",
+			 record);
+}
+
+/*
+ * prepare_tied makes PostgreSQL flush the commit record of a tied commit
+ * before the nvm status is written, also when the session asked for
+ * asynchronous commits, and ties the outcome of txn to the xid.  If the
+ * server crashes between the commit record and the nvm status, recovery
+ * asks PostgreSQL's commit log (resolve_indoubt in nvm_xact.c): both
+ * parts are there, or neither.
+ */
+static void
+prepare_tied(NvmTxn *txn)
 {
 	if (synchronous_commit < SYNCHRONOUS_COMMIT_LOCAL_FLUSH)
 		set_sync_commit(SYNCHRONOUS_COMMIT_LOCAL_FLUSH);
 	nvm_commit_stats.tied++;
+	tie_outcome_to_xid(txn, "commit");
 }
 
 /*
- * nvm_commit_end runs at the end of every transaction (commit, abort,
- * prepare): synchronous_commit gets its value back and the notes of the
- * transaction are forgotten.
+ * commit_end runs at the end of every transaction (commit, abort, prepare,
+ * a parallel worker's): synchronous_commit gets its value back and the
+ * notes of the transaction are forgotten.
  */
-void
-nvm_commit_end(void)
+static void
+commit_end(void)
 {
 	if (state.sync_saved)
 		synchronous_commit = state.saved_sync;
 	memset(&state, 0, sizeof(state));
+}
+
+/*
+ * nvm_commit_at_xact_end is the commit path's part of PostgreSQL's
+ * transaction event; nvm_xact.c calls it once per event, for the nvm
+ * transaction txn (NULL if the transaction wrote no nvm rows), before it
+ * writes the nvm status.  The steps, in their persist order (the file
+ * header, src/pg/README.md's commit protocol):
+ *
+ *	 PRE_COMMIT   an in-doubt marker naming one of the transaction's xids
+ *				  is resolved as aborted (nvm_commit_abort_reused_xids);
+ *				  with txn, the path is chosen (nvm_commit_decide) and
+ *				  prepared: log-free (prepare_log_free), or tied
+ *				  (prepare_tied: the in-doubt marker persisted)
+ *	 PRE_PREPARE  the same resolution; with txn, its outcome is tied to the
+ *				  xid exactly as a tied commit's (the prepare record is
+ *				  flushed always)
+ *	 COMMIT		  with txn whose changes were logged for logical decoding,
+ *				  the commit record is flushed before the nvm status, also
+ *				  with synchronous_commit off (such a commit is tied), so
+ *				  that the nvm commit never outlives it (nvm_wal.c); then,
+ *				  as at every end (ABORT, PREPARE, a parallel worker's
+ *				  events), commit_end
+ *
+ * Returns the path txn commits by at PRE_COMMIT, NVM_COMMIT_LOG_FREE
+ * otherwise.
+ */
+NvmCommitPath
+nvm_commit_at_xact_end(XactEvent event, NvmTxn *txn)
+{
+	NvmCommitPath path = NVM_COMMIT_LOG_FREE;
+
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+			/* every transaction: an xid handed out again after a crash */
+			nvm_commit_abort_reused_xids();
+			if (txn == NULL)
+				break;
+			path = nvm_commit_decide();
+			if (path == NVM_COMMIT_TIED)
+				prepare_tied(txn);
+			else
+				prepare_log_free(txn);
+			break;
+		case XACT_EVENT_PRE_PREPARE:
+			nvm_commit_abort_reused_xids();
+			if (txn != NULL)
+				tie_outcome_to_xid(txn, "prepare");
+			break;
+		case XACT_EVENT_COMMIT:
+			if (txn != NULL && nvm_logical_must_flush())
+				XLogFlush(XactLastCommitEnd);
+			commit_end();
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PREPARE:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			commit_end();
+			break;
+	}
+	return path;
 }

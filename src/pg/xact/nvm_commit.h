@@ -9,6 +9,7 @@
 #ifndef NVM_COMMIT_H
 #define NVM_COMMIT_H
 
+#include "access/xact.h"
 #include "executor/execdesc.h"
 #include "nodes/plannodes.h"
 #include "utils/rel.h"
@@ -46,11 +47,7 @@ extern void nvm_commit_note_write(Relation rel);
 extern void nvm_commit_note_index_root(Relation rel, const NvmTable *table,
 									   uint64 version_no);
 
-/* The commit itself (nvm_xact.c). */
-extern void nvm_commit_abort_reused_xids(void);
-extern NvmCommitPath nvm_commit_decide(void);
-extern void nvm_commit_prepare_log_free(NvmTxn *txn);
-extern void nvm_commit_prepare_tied(void);
-extern void nvm_commit_end(void);
+/* The commit itself, one call per transaction event (nvm_xact.c). */
+extern NvmCommitPath nvm_commit_at_xact_end(XactEvent event, NvmTxn *txn);
 
 #endif							/* NVM_COMMIT_H */

@@ -40,7 +40,6 @@
 
 #include "access/parallel.h"
 #include "access/transam.h"
-#include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_class.h"
 #include "miscadmin.h"
@@ -61,29 +60,27 @@
  */
 static bool xact_imported = false;
 
-static void reset_at_xact_end(XactEvent event, void *arg);
 static uint32_t external_floor(void);
 
 /*
- * nvm_imported_snapshot_init registers the end-of-transaction reset and the
- * collector's external floor; called from _PG_init.
+ * nvm_imported_snapshot_init gives the collector its external floor;
+ * called from _PG_init.
  */
 void
 nvm_imported_snapshot_init(void)
 {
-	RegisterXactCallback(reset_at_xact_end, NULL);
 	nvm_gc_set_external_floor(external_floor);
 }
 
 /*
- * reset_at_xact_end forgets an import when its transaction ends.
+ * nvm_imported_snapshot_at_xact_end forgets an import when its transaction
+ * ends (commit, abort, prepare; a parallel worker, which never imports,
+ * has nothing to forget).
  */
-static void
-reset_at_xact_end(XactEvent event, void *arg)
+void
+nvm_imported_snapshot_at_xact_end(void)
 {
-	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
-		event == XACT_EVENT_PREPARE)
-		xact_imported = false;
+	xact_imported = false;
 }
 
 /*

@@ -14,6 +14,7 @@
 #include "store.h"
 
 extern void nvm_imported_snapshot_init(void);
+extern void nvm_imported_snapshot_at_xact_end(void);
 extern bool nvm_imported_snapshot_follow(void);
 extern bool nvm_imported_snapshot_applies(void);
 extern void nvm_imported_snapshot_view(NvmView *view, Snapshot snapshot);

@@ -98,7 +98,6 @@ typedef struct NvmLevelToken
 static NvmLevelToken *level_tokens = NULL;
 static int	max_level_tokens = 0;
 
-static void nvm_token_xact_callback(XactEvent event, void *arg);
 static void nvm_token_counter_init(void);
 
 Size
@@ -262,10 +261,7 @@ nvm_token_for_write(NvmTableDesc *desc)
 		int			n = Max(8, level * 2);
 
 		if (level_tokens == NULL)
-		{
 			level_tokens = MemoryContextAllocZero(TopMemoryContext, n * sizeof(NvmLevelToken));
-			RegisterXactCallback(nvm_token_xact_callback, NULL);
-		}
 		else
 		{
 			level_tokens = repalloc(level_tokens, n * sizeof(NvmLevelToken));
@@ -286,22 +282,14 @@ nvm_token_for_write(NvmTableDesc *desc)
 }
 
 /*
- * nvm_token_xact_callback forgets the transaction's tokens when it ends
- * (subtransaction ids start again in the next transaction).
+ * nvm_token_at_xact_end forgets the transaction's tokens when it ends
+ * (commit, abort, prepare; a parallel worker's): subtransaction ids start
+ * again in the next transaction.  A backend that has written no nvm row
+ * has none.
  */
-static void
-nvm_token_xact_callback(XactEvent event, void *arg)
+void
+nvm_token_at_xact_end(void)
 {
-	switch (event)
-	{
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PREPARE:
-		case XACT_EVENT_PARALLEL_COMMIT:
-		case XACT_EVENT_PARALLEL_ABORT:
-			memset(level_tokens, 0, max_level_tokens * sizeof(NvmLevelToken));
-			break;
-		default:
-			break;
-	}
+	if (level_tokens != NULL)
+		memset(level_tokens, 0, max_level_tokens * sizeof(NvmLevelToken));
 }

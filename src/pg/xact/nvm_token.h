@@ -14,5 +14,6 @@
 extern Size nvm_token_shmem_size(void);
 extern void nvm_token_shmem_startup(void);
 extern TransactionId nvm_token_for_write(NvmTableDesc *desc);
+extern void nvm_token_at_xact_end(void);
 
 #endif							/* NVM_TOKEN_H */

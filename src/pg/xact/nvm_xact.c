@@ -8,9 +8,9 @@
  * first write and given back when the backend exits; read-only backends
  * never take one, so more backends than slots can read.  The backend's one
  * NvmTxn follows PostgreSQL's transaction: it gets its txid at the first
- * nvm write and is committed or aborted from the transaction callbacks;
- * subtransaction callbacks roll back or hand up the versions written at a
- * nesting level.
+ * nvm write and is committed or aborted at the transaction's end
+ * (nvm_xact_end.c owns the callbacks); a subtransaction's end rolls back
+ * or hands up the versions written at its nesting level.
  *
  * Snapshots.  PostgreSQL has no hook around GetSnapshotData, and a
  * transaction that writes only nvm rows may leave PostgreSQL's snapshots
@@ -42,10 +42,11 @@
  * lost their WAL.  One that also wrote WAL-logged data its outcome
  * depends on (heap rows, catalog changes) is tied to PostgreSQL's commit
  * record through an in-doubt marker.  nvm_commit.c decides and prepares
- * both (nvm_commit_decide).
+ * both, one call per transaction event (nvm_commit_at_xact_end); this file
+ * then writes the nvm status.
  *
  * Two-phase commit.  PREPARE TRANSACTION marks the nvm transaction in
- * doubt under its xid before the prepare record (prepare_prepare), and
+ * doubt under its xid before the prepare record (nvm_commit.c), and
  * then hands it over to the in-doubt machinery of the core, as if a crash
  * had left it in doubt (hand_over_prepared): no snapshot includes it until
  * it is resolved from PostgreSQL's commit log, which resolve_indoubt
@@ -76,9 +77,7 @@
 
 #include "nvm_settings.h"
 #include "recovery/nvm_binding.h"
-#include "space/nvm_drop.h"
 #include "space/nvm_relation.h"
-#include "wal/nvm_wal.h"
 #include "xact/nvm_commit.h"
 #include "xact/nvm_imported_snapshot.h"
 #include "xact/nvm_parallel.h"
@@ -94,7 +93,7 @@ static NvmTxn nvm_txn;
 static bool nvm_xid_published = false;
 static bool nvm_standin_published = false;
 
-/* Whether the committing transaction commits log-free (prepare_commit). */
+/* Whether the committing transaction commits log-free (nvm_commit.c). */
 static bool nvm_log_free_commit = false;
 
 /* Whether nvm_xact_backend_exit is registered. */
@@ -130,9 +129,6 @@ static const char *nvm_snap_import_refused = NULL;
 /* This backend's counters, for nvm_backend_stats(). */
 static NvmBackendStats nvm_stats;
 
-static void nvm_xact_callback(XactEvent event, void *arg);
-static void nvm_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-								 SubTransactionId parentSubid, void *arg);
 static void nvm_xact_backend_exit(int code, Datum arg);
 static void nvm_xact_reset(void);
 
@@ -307,16 +303,6 @@ nvm_xact_get_stats(NvmBackendStats *out)
 	out->index_log_entries = nvm_commit_stats.index_log_entries;
 	out->commit_wal_flushes = nvm_commit_stats.wal_flushes;
 	out->sequence_positions = nvm_commit_stats.sequence_positions;
-}
-
-/*
- * nvm_xact_init registers the transaction callbacks; called from _PG_init.
- */
-void
-nvm_xact_init(void)
-{
-	RegisterXactCallback(nvm_xact_callback, NULL);
-	RegisterSubXactCallback(nvm_subxact_callback, NULL);
 }
 
 /*
@@ -713,79 +699,6 @@ nvm_xact_reset(void)
 }
 
 /*
- * tie_outcome_to_xid ties the nvm transaction's outcome to PostgreSQL's
- * xid before PostgreSQL writes its commit or prepare record (named by
- * record, for the debug crash point): the in-doubt marker is persisted
- * (after the drain that makes the versions durable).  No WAL is flushed
- * for it: PostgreSQL's flush of the record itself is the only one.  If a
- * crash loses the record, the xid may be handed out again; its new owner
- * then resolves the marker as aborted before it commits
- * (nvm_commit_abort_reused_xids), so resolve_indoubt never takes the new
- * owner's commit for this transaction's.
- */
-static void
-tie_outcome_to_xid(TransactionId xid, const char *record)
-{
-	nvm_txn_mark_indoubt(&nvm_txn, (uint64) xid);
-	if (nvm_debug_crash_point == NVM_CRASH_AFTER_INDOUBT)
-		elog(PANIC, "nvm.debug_crash_point: crashing after the in-doubt marker, before the %s record",
-			 record);
-}
-
-/*
- * prepare_commit runs before PostgreSQL writes its commit record and
- * chooses how the transaction commits (nvm_commit_decide).
- *
- * Log-free: nothing but nvm rows, their index entries and sequence
- * advances.  Their index roots are logged in the pool and what the
- * sequences need is flushed (nvm_commit_prepare_log_free); the nvm status
- * is the commit point, and PostgreSQL writes its commit record (if the
- * transaction has an xid) without waiting for it.
- *
- * Tied: the transaction also wrote heap rows, catalog changes or other
- * WAL-logged data that commits with PostgreSQL's commit record, before the
- * nvm status.  It ties its nvm outcome to the xid's (tie_outcome_to_xid),
- * and PostgreSQL flushes the commit record, which also makes its index
- * entries durable.  If the server crashes between the commit record and
- * the nvm status, recovery asks PostgreSQL's commit log (resolve_indoubt):
- * both parts are there, or neither.
- */
-static void
-prepare_commit(void)
-{
-	if (nvm_commit_decide() == NVM_COMMIT_TIED)
-	{
-		nvm_commit_prepare_tied();
-		tie_outcome_to_xid(GetTopTransactionId(), "commit");
-		nvm_log_free_commit = false;
-	}
-	else
-	{
-		nvm_commit_prepare_log_free(&nvm_txn);
-		nvm_log_free_commit = true;
-	}
-}
-
-/*
- * prepare_prepare runs before PostgreSQL writes the prepare record of a
- * transaction that wrote nvm rows (PREPARE TRANSACTION), and ties the nvm
- * outcome to the xid's exactly as a tied commit does: the xid is
- * published in the slot (others meeting its versions wait on it; the
- * prepared transaction keeps its xid lock) and the in-doubt marker is
- * persisted.  PostgreSQL flushes the prepare record (always), and with it
- * the transaction's index WAL.  A crash before the prepare record is
- * durable leaves an xid that never committed: the transaction aborts;
- * after it, PostgreSQL restores the prepared transaction and the nvm one
- * stays in doubt.
- */
-static void
-prepare_prepare(void)
-{
-	publish_xid();
-	tie_outcome_to_xid(GetTopTransactionId(), "prepare");
-}
-
-/*
  * hand_over_prepared runs once PostgreSQL has written the prepare record
  * (and before the transaction's locks pass to the prepared transaction):
  * the nvm transaction becomes an in-doubt one, as if recovery had found it
@@ -810,104 +723,90 @@ hand_over_prepared(void)
 }
 
 /*
- * nvm_xact_callback ends the nvm transaction with PostgreSQL's.
+ * nvm_xact_at_xact_end ends the nvm transaction with PostgreSQL's, at every
+ * transaction event (nvm_xact_end.c calls it).  The commit path
+ * (nvm_commit.c) has its part of every event first: at PRE_COMMIT it
+ * decides and prepares how the transaction commits (a tied commit's
+ * in-doubt marker included), at PRE_PREPARE it ties the outcome to the
+ * xid, at COMMIT it flushes what must precede the nvm status.  COMMIT
+ * comes after PostgreSQL's commit record and before the transaction's
+ * locks are released, so a waiter on the published xid sees the final nvm
+ * status.
  *
- * PRE_COMMIT prepares (prepare_commit) before COMMIT makes the nvm status
- * word say committed.  COMMIT comes after
- * PostgreSQL's commit record and before the transaction's locks are
- * released, so a waiter on the published xid sees the final nvm status.
+ * PREPARE TRANSACTION publishes the xid in the slot (others meeting its
+ * versions wait on it; the prepared transaction keeps its xid lock), and
+ * after the prepare record hands the transaction over (hand_over_prepared).
+ * A crash before the prepare record is durable leaves an xid that never
+ * committed: the transaction aborts; after it, PostgreSQL restores the
+ * prepared transaction and the nvm one stays in doubt.
  */
-static void
-nvm_xact_callback(XactEvent event, void *arg)
+void
+nvm_xact_at_xact_end(XactEvent event)
 {
+	NvmTxn	   *txn = nvm_txn.txid != NVM_INVALID_TXID ? &nvm_txn : NULL;
+	NvmCommitPath path;
+
+	if (event == XACT_EVENT_COMMIT && txn != NULL &&
+		nvm_debug_crash_point == NVM_CRASH_BEFORE_NVM_COMMIT)
+		elog(PANIC, "nvm.debug_crash_point: crashing after the commit record, before the nvm commit");
+	path = nvm_commit_at_xact_end(event, txn);
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
-			/* every transaction: an xid handed out again after a crash */
-			nvm_commit_abort_reused_xids();
-			if (nvm_txn.txid != NVM_INVALID_TXID)
-				prepare_commit();
-			break;
+			nvm_log_free_commit = path == NVM_COMMIT_LOG_FREE;
+			return;
+		case XACT_EVENT_PRE_PREPARE:
+			if (txn != NULL)
+				publish_xid();
+			return;
 		case XACT_EVENT_COMMIT:
-			if (nvm_txn.txid != NVM_INVALID_TXID &&
-				nvm_debug_crash_point == NVM_CRASH_BEFORE_NVM_COMMIT)
-				elog(PANIC, "nvm.debug_crash_point: crashing after the commit record, before the nvm commit");
-			if (nvm_txn.txid != NVM_INVALID_TXID)
+			if (txn != NULL)
 			{
-				/*
-				 * Changes logged for logical decoding: the commit record is
-				 * flushed before the nvm status, also with synchronous_commit
-				 * off (such a commit is tied, nvm_commit.c), so that the nvm
-				 * commit never outlives it (nvm_wal.c)
-				 */
-				if (nvm_logical_must_flush())
-					XLogFlush(XactLastCommitEnd);
 				finish_txn(true);
 				if (nvm_log_free_commit &&
 					nvm_debug_crash_point == NVM_CRASH_AFTER_NVM_COMMIT)
 					elog(PANIC, "nvm.debug_crash_point: crashing after a log-free nvm commit, before its WAL is flushed");
 			}
-			nvm_commit_end();
-			nvm_xact_reset();
-			nvm_drop_at_xact_end(true);
 			break;
 		case XACT_EVENT_ABORT:
-			if (nvm_txn.txid != NVM_INVALID_TXID)
+			if (txn != NULL)
 				finish_txn(false);
-			nvm_commit_end();
-			nvm_xact_reset();
-			nvm_drop_at_xact_end(false);
-			break;
-		case XACT_EVENT_PRE_PREPARE:
-			nvm_commit_abort_reused_xids();
-			if (nvm_txn.txid != NVM_INVALID_TXID)
-				prepare_prepare();
 			break;
 		case XACT_EVENT_PREPARE:
-			if (nvm_txn.txid != NVM_INVALID_TXID)
+			if (txn != NULL)
 				hand_over_prepared();
-			nvm_commit_end();
-			nvm_xact_reset();
-			nvm_drop_at_prepare();
 			break;
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PARALLEL_ABORT:
-		case XACT_EVENT_PARALLEL_PRE_COMMIT:
-			nvm_commit_end();
-			nvm_xact_reset();
 			break;
 	}
+	nvm_xact_reset();
 }
 
 /*
- * nvm_subxact_callback rolls back the versions of an aborted
- * subtransaction and hands those of a committed one to its parent.  Both
- * events are delivered while the subtransaction is still current, so the
- * nesting level is its own.
+ * nvm_xact_at_subxact_end rolls back the versions of an aborted
+ * subtransaction and hands those of a committed one to its parent
+ * (nvm_xact_end.c calls it).  Both events are delivered while the
+ * subtransaction is still current, so the nesting level is its own.
  */
-static void
-nvm_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-					 SubTransactionId parentSubid, void *arg)
+void
+nvm_xact_at_subxact_end(SubXactEvent event)
 {
-	if (nvm_txn.txid != NVM_INVALID_TXID)
+	if (nvm_txn.txid == NVM_INVALID_TXID)
+		return;
+	switch (event)
 	{
-		switch (event)
-		{
-			case SUBXACT_EVENT_ABORT_SUB:
-				nvm_txn_subxact_abort(&nvm_txn, GetCurrentTransactionNestLevel());
-				break;
-			case SUBXACT_EVENT_COMMIT_SUB:
-				nvm_txn_subxact_commit(&nvm_txn, GetCurrentTransactionNestLevel());
-				break;
-			case SUBXACT_EVENT_START_SUB:
-			case SUBXACT_EVENT_PRE_COMMIT_SUB:
-				break;
-		}
+		case SUBXACT_EVENT_ABORT_SUB:
+			nvm_txn_subxact_abort(&nvm_txn, GetCurrentTransactionNestLevel());
+			break;
+		case SUBXACT_EVENT_COMMIT_SUB:
+			nvm_txn_subxact_commit(&nvm_txn, GetCurrentTransactionNestLevel());
+			break;
+		case SUBXACT_EVENT_START_SUB:
+		case SUBXACT_EVENT_PRE_COMMIT_SUB:
+			break;
 	}
-	/* after the versions' final status: storage it frees may hold them */
-	if (event == SUBXACT_EVENT_ABORT_SUB || event == SUBXACT_EVENT_COMMIT_SUB)
-		nvm_drop_at_subxact_end(event == SUBXACT_EVENT_COMMIT_SUB,
-								GetCurrentTransactionNestLevel());
 }
 
 /*

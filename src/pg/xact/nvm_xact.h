@@ -10,6 +10,7 @@
 #ifndef NVM_XACT_H
 #define NVM_XACT_H
 
+#include "access/xact.h"
 #include "utils/rel.h"
 #include "utils/snapshot.h"
 
@@ -50,7 +51,6 @@ typedef enum NvmWriteWaiters
 	NVM_WAITERS_XID				/* a change logical decoding reads */
 } NvmWriteWaiters;
 
-extern void nvm_xact_init(void);
 extern void nvm_xact_get_stats(NvmBackendStats *out);
 extern void nvm_xact_statement_boundary(void);
 extern void nvm_xact_statement_sees_latest(void);
@@ -72,5 +72,9 @@ extern TransactionId nvm_xact_settle_indoubt(uint64 txid);
 extern void nvm_xact_resolve_prepared(void);
 extern TransactionId nvm_xact_published_xid(uint64 txid);
 extern TransactionId nvm_xact_wait_target(uint64 txid, uint32 *standin);
+
+/* Transaction end (nvm_xact_end.c) */
+extern void nvm_xact_at_xact_end(XactEvent event);
+extern void nvm_xact_at_subxact_end(SubXactEvent event);
 
 #endif							/* NVM_XACT_H */
