@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
 #
 # bench/pointread_callgrind.sh
-#	  Instructions per single-row primary-key SELECT on heap and on nvm,
-#	  counted by valgrind's callgrind: repeatable on a busy machine, where
-#	  timings are not, so it is what before/after comparisons of the read
-#	  path use.
+#	  Instructions per single-row primary-key SELECT (or INSERT, or UPDATE)
+#	  on heap and on nvm, counted by valgrind's callgrind: repeatable on a
+#	  busy machine, where timings are not, so it is what before/after
+#	  comparisons of the read and write paths use.
 #
 # One throwaway cluster with nvmam preloaded runs under callgrind (every
 # server process; only the client backends matter).  It holds the same
 # table twice, pr_heap (heap) and pr_nvm (nvm): id int PRIMARY KEY, v int,
-# pad text of 100 bytes, ROWS rows.  For each table, pgbench runs
-# "SELECT v, pad FROM <table> WHERE id = :id" with random ids and prepared
-# statements (pgbench -M prepared; --protocol simple or extended parses and
-# plans every query) in one connection, twice: SHORT and LONG transactions.  The
+# pad text of 100 bytes, ROWS rows.  For each table, pgbench runs the
+# workload's query with random ids and prepared statements (pgbench -M
+# prepared; --protocol simple or extended parses and plans every query) in
+# one connection, twice: SHORT and LONG transactions, each one query:
+#	select	"SELECT v, pad FROM <table> WHERE id = :id" (the default)
+#	update	"UPDATE <table> SET v = v + 1 WHERE id = :id" (no indexed column)
+#	insert	"INSERT INTO <table> VALUES (nextval('<table>_ins'), :id, <pad>)",
+#			ids above ROWS from a sequence of the table's own
+# The random ids are the same in every run (pgbench --random-seed).  The
 # backend's instruction count of the long run minus the short one's,
 # divided by the difference in queries, is the cost of one query, without
 # connection start-up and exit; the same difference by function (its own
@@ -22,6 +27,7 @@
 #	bash bench/pointread_callgrind.sh [--rows N] [--short N] [--long N]
 #									  [--mode mcsi|n2db] [--out DIR] [--cache-sim]
 #									  [--protocol prepared|extended|simple]
+#									  [--workload select|update|insert]
 #
 # --cache-sim also simulates the caches (callgrind's model of a first-level
 # and a last-level cache) and reports last-level misses per query: memory
@@ -47,6 +53,7 @@ MODE=mcsi
 PROTOCOL=prepared
 OUT=
 CACHE_SIM=0
+WORKLOAD=select
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -55,18 +62,20 @@ while [ $# -gt 0 ]; do
 		--long) LONG=$2; shift 2 ;;
 		--mode) MODE=$2; shift 2 ;;
 		--protocol) PROTOCOL=$2; shift 2 ;;
+		--workload) WORKLOAD=$2; shift 2 ;;
 		--out) OUT=$2; shift 2 ;;
 		--cache-sim) CACHE_SIM=1; shift ;;
-		-h | --help) sed -n '2,30p' "$0"; exit 0 ;;
+		-h | --help) sed -n '2,38p' "$0"; exit 0 ;;
 		*) nvm_die "unknown option $1 (see --help)" ;;
 	esac
 done
 [ "$LONG" -gt "$SHORT" ] || nvm_die "--long must exceed --short"
 case "$PROTOCOL" in simple | extended | prepared) ;; *) nvm_die "--protocol is simple, extended or prepared" ;; esac
+case "$WORKLOAD" in select | update | insert) ;; *) nvm_die "--workload is select, update or insert" ;; esac
 command -v valgrind >/dev/null 2>&1 || nvm_die "valgrind not found (apt-get install valgrind)"
 
 nvm_find_pg
-OUT=${OUT:-$ROOT/build-bench/pointread-callgrind-$(date -u +%Y%m%d-%H%M%S)}
+OUT=${OUT:-$ROOT/build-bench/$WORKLOAD-callgrind-$(date -u +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 
@@ -115,6 +124,8 @@ pg psql -X -q -v ON_ERROR_STOP=1 \
 	-c "CREATE TABLE pr_nvm (id int PRIMARY KEY, v int NOT NULL, pad text NOT NULL) USING nvm" \
 	-c "INSERT INTO pr_heap SELECT g, g, repeat('x', 100) FROM generate_series(1, $ROWS) g" \
 	-c "INSERT INTO pr_nvm SELECT * FROM pr_heap" \
+	-c "CREATE SEQUENCE pr_heap_ins START $((ROWS + 1))" \
+	-c "CREATE SEQUENCE pr_nvm_ins START $((ROWS + 1))" \
 	-c "VACUUM ANALYZE pr_heap" -c "VACUUM ANALYZE pr_nvm"
 
 # settle: waits until processes that ended have written their callgrind
@@ -130,6 +141,16 @@ settle()
 	done
 }
 
+# query TABLE: the workload's query on TABLE
+query()
+{
+	case "$WORKLOAD" in
+		select) echo "SELECT v, pad FROM $1 WHERE id = :id;" ;;
+		update) echo "UPDATE $1 SET v = v + 1 WHERE id = :id;" ;;
+		insert) echo "INSERT INTO $1 VALUES (nextval('$1_ins'), :id, repeat('x', 100));" ;;
+	esac
+}
+
 # backend_ir TABLE N: the instructions of the backend that ran N queries on
 # TABLE: of the processes that ended meanwhile (a client connection may
 # start a short-lived one first), the one that did the most
@@ -138,9 +159,10 @@ backend_ir()
 	local table=$1 n=$2 before best=0 best_file= f ir
 	settle
 	before=$(ls "$D/cg")
-	printf '%s\n' '\set id random(1, :rows)' "SELECT v, pad FROM $table WHERE id = :id;" |
+	printf '%s\n' '\set id random(1, :rows)' "$(query "$table")" |
 		nvm_as_pg tee "$D/q_$table.sql" >/dev/null
-	pg pgbench -n -M "$PROTOCOL" -f "$D/q_$table.sql" -D rows="$ROWS" -c 1 -t "$n" >"$OUT/pgbench-$table-$n.log" 2>&1
+	pg pgbench -n -M "$PROTOCOL" -f "$D/q_$table.sql" -D rows="$ROWS" -c 1 -t "$n" \
+		--random-seed=1 >"$OUT/pgbench-$table-$n.log" 2>&1
 	sleep 2
 	settle
 	for f in $(comm -13 <(printf '%s\n' "$before") <(ls "$D/cg")); do
@@ -164,8 +186,8 @@ ll_misses()
 }
 
 {
-	echo "Instructions per point read, counted by callgrind (valgrind $(valgrind --version | sed 's/valgrind-//'))."
-	echo "One backend, pgbench -M $PROTOCOL, SELECT v, pad FROM <table> WHERE id = :id on $ROWS rows;"
+	echo "Instructions per query ($WORKLOAD), counted by callgrind (valgrind $(valgrind --version | sed 's/valgrind-//'))."
+	echo "One backend, pgbench -M $PROTOCOL, $(query '<table>') on $ROWS rows;"
 	echo "(Ir of $LONG queries - Ir of $SHORT queries) / $((LONG - SHORT)). nvm.concurrency_control = $MODE."
 	echo "Module: $(md5sum "$PG_PKGLIBDIR/nvmam.so" | cut -c1-12), git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')."
 	echo

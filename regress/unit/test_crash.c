@@ -34,9 +34,10 @@
  *	   is in the external list.
  * Garbage collection runs throughout: every update prunes its chain (no
  * snapshot is pinned, so everything below the newest committed version
- * goes), and every tenth transaction is followed by a VACUUM-like pass that
- * retires deleted records, finishes them and gives back dead index roots,
- * so the crash points include every step of collection.  Every fortieth
+ * goes), and every tenth transaction is followed by a VACUUM, in the order
+ * the server's runs (vacuum.h), that retires deleted records, finishes them
+ * and gives back dead index roots, so the crash points include every step
+ * of collection.  Every fortieth
  * transaction the table is cloned under a new key and the original dropped,
  * as ALTER TABLE ... SET TABLESPACE does, so they include every step of a
  * clone too.
@@ -66,7 +67,7 @@
 #include "store.h"
 #include "txn.h"
 #include "unit_pool.h"
-#include "vacuum_pass.h"
+#include "vacuum.h"
 #include "verify.h"
 
 #include <stdio.h>
@@ -523,6 +524,17 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 }
 
 /*
+ * VACUUM's hook before numbers are given back (vacuum.h, step 5): the
+ * external log is flushed, which covers every entry written so far.
+ */
+static void
+vacuum_flush(void *arg)
+{
+	(void) arg;
+	oracle.flushed = oracle.lsn;
+}
+
+/*
  * runs the workload in one mode, on a pool that grows if grow is set;
  * returns true if every crash image was consistent
  */
@@ -580,9 +592,10 @@ run_mode(uint32_t mode, int ntx, unsigned seed, bool grow)
 		run_transaction(&t, &txn);
 		if (i % 10 == 9)
 		{
-			/* VACUUM's WAL flush, before numbers are given back (covers every older entry) */
-			oracle.flushed = oracle.lsn;
-			vacuum_pass(&t);
+			NvmVacuumHooks vh = {.before_give_back = vacuum_flush};
+			NvmVacuumResult vr;
+
+			nvm_vacuum_table(&t, &vh, &vr);
 		}
 		if (i % 40 == 30)
 		{

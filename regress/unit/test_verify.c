@@ -35,7 +35,7 @@
 #include "store.h"
 #include "txn.h"
 #include "unit_pool.h"
-#include "vacuum_pass.h"
+#include "vacuum.h"
 #include "verify.h"
 
 #include <stdio.h>
@@ -245,6 +245,7 @@ build(void)
 	uint64_t	n;
 	NvmConflict cf;
 	Row			rw;
+	NvmVacuumResult vr;
 
 	nvm_txn_init(&t, nvm_slot_acquire(1));
 	nvm_table_create(&key_a, 0, &a);
@@ -285,8 +286,11 @@ build(void)
 	nvm_txn_commit(&t);
 
 	/* garbage collection: pruning into redirects, retiring, finishing, numbers back */
-	vacuum_pass(&a);
-	vacuum_pass(&a);
+	CHECK(nvm_vacuum_table(&a, NULL, &vr) && vr.counts.versions_freed > 0 &&
+		  vr.counts.records_retired > 0 && vr.counts.records_freed == vr.counts.records_retired &&
+		  vr.dead_numbers > 0 && vr.retired_waiting == 0,
+		  "%s: VACUUM prunes, retires and finishes dead records, gives back dead index roots", mode_name);
+	nvm_vacuum_table(&a, NULL, &vr);
 	for (uint32_t k = 0; k < ROWS; k += 3)
 	{
 		rw = row(k, 9000 + k);

@@ -48,6 +48,8 @@
  * number and the tombstone's version number go to the free lists and the
  * tombstone is freed.  Epochs start above start_count << 40, so after a
  * restart every retired record can be finished.
+ *
+ * VACUUM runs these steps over a whole table in the order vacuum.h states.
  */
 #ifndef NVM_GC_H
 #define NVM_GC_H
