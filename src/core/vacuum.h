@@ -10,9 +10,9 @@
  *		retired is finished if no pin is older than its retirement; every
  *		other chain is pruned below its newest all-visible version; records
  *		whose newest version is an all-visible tombstone, or whose every
- *		version was rolled back, are dead; the others whose head is a row
- *		are counted as live rows.  Then hooks->scanned (the PG layer clears
- *		row-lock words whose lockers have ended).
+ *		version was rolled back, are dead; the others whose head is not a
+ *		tombstone are counted as live rows.  Then hooks->scanned (the PG
+ *		layer clears row-lock words whose lockers have ended).
  *	 3. Dead numbers, ascending: index roots whose index run is gone
  *		(redirects, and the roots of dead records: their redirects and
  *		rolled-back roots).  The scan comes first because its prunes turn
@@ -90,10 +90,11 @@ typedef struct NvmVacuumHooks
 typedef struct NvmVacuumResult
 {
 	NvmGcCounts counts;			/* versions, records, numbers freed */
-	uint64_t	live_rows;		/* records whose head is a row (step 2) */
+	uint64_t	live_rows;		/* live records whose head is no tombstone (step 2) */
 	uint64_t	dead_records;	/* found dead in step 2 */
 	uint64_t	dead_numbers;	/* index roots whose entries were removed (step 3) */
-	uint64_t	retired_waiting;	/* retired in step 6, not finished in 7 */
+	uint64_t	retired_waiting;	/* retired in step 6, not finished in 7 (0 when
+									 * 7 found no horizon) */
 } NvmVacuumResult;
 
 /*

@@ -128,44 +128,35 @@ typedef enum WriteEntry
 	WRITE_SPECULATIVE_END		/* end of a speculative insertion: storage, write begun */
 } WriteEntry;
 
-/* What write_begin hands an entry point. */
-typedef struct WriteStart
-{
-	NvmTable	table;			/* rel's storage */
-	NvmTxn	   *txn;			/* the write begun; NULL for a change or a lock */
-} WriteStart;
-
 /*
- * write_begin is the prologue of every entry point that writes rel: in this
- * order, the access check (nvm_xact_check_access), the serializable write
+ * write_begin is the prologue of every entry point that writes rel, in this
+ * order: the access check (nvm_xact_check_access); the serializable write
  * check on rel and, for a change, on otid's row (nvm_ssi_write; a row lock
- * writes no version and an end of a speculative insertion was checked as
- * its insertion), rel's storage (nvm_relation_table) and, for new rows and
- * the end of a speculative insertion, the write itself
- * (nvm_xact_begin_write).  Rows of a table with indexes will get index
- * entries, and a change that logical decoding is to see belongs to a
- * PostgreSQL transaction, so an insert first publishes what waiters need
- * (write_waiters).  An update or a delete begins its write later, in the
- * writer protocol (nvm_write_row), after waiting for row lockers and with
- * the waiters the write amounts to.  Always inlined: entry is a constant in
- * every caller, so each gets exactly its own steps.
+ * writes no version, and the end of a speculative insertion was checked as
+ * its insertion); rel's storage (nvm_relation_table), into *table; and, for
+ * new rows and the end of a speculative insertion, the write itself
+ * (nvm_xact_begin_write), which it returns.  Rows of a table with indexes
+ * will get index entries, and a change that logical decoding is to see
+ * belongs to a PostgreSQL transaction, so an insert first publishes what
+ * waiters need (write_waiters).  An update or a delete begins its write
+ * later, in the writer protocol (nvm_write_row), after waiting for row
+ * lockers and with the waiters the write amounts to; for them, and for a
+ * row lock, the result is NULL.  Always inlined: entry is a constant in
+ * every caller, so each gets its own steps and nothing more.
  */
-static pg_attribute_always_inline WriteStart
-write_begin(Relation rel, WriteEntry entry, ItemPointer otid)
+static pg_attribute_always_inline NvmTxn *
+write_begin(Relation rel, WriteEntry entry, ItemPointer otid, NvmTable *table)
 {
-	WriteStart	w;
-
 	if (entry != WRITE_SPECULATIVE_END)
 		nvm_xact_check_access(rel);
 	if (entry == WRITE_INSERT || entry == WRITE_CHANGE)
 		nvm_ssi_write(rel, otid);
-	w.table = nvm_relation_table(rel);
-	w.txn = NULL;
+	*table = nvm_relation_table(rel);
 	if (entry == WRITE_INSERT)
-		w.txn = nvm_xact_begin_write(write_waiters(rel, rel->rd_rel->relhasindex));
-	else if (entry == WRITE_SPECULATIVE_END)
-		w.txn = nvm_xact_begin_write(NVM_WAITERS_NVM);
-	return w;
+		return nvm_xact_begin_write(write_waiters(rel, rel->rd_rel->relhasindex));
+	if (entry == WRITE_SPECULATIVE_END)
+		return nvm_xact_begin_write(NVM_WAITERS_NVM);
+	return NULL;
 }
 
 /*
@@ -209,9 +200,11 @@ static void
 insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 		   uint32 spec_token)
 {
-	WriteStart	w = write_begin(rel, WRITE_INSERT, NULL);
+	NvmTable	table;
+	NvmTxn	   *txn;
 
-	nvm_insert_one(rel, &w.table, w.txn, slot, cid, options, spec_token);
+	txn = write_begin(rel, WRITE_INSERT, NULL, &table);
+	nvm_insert_one(rel, &table, txn, slot, cid, options, spec_token);
 	nvm_commit_note_write(rel);
 	pgstat_count_heap_insert(rel, 1);
 }
@@ -258,17 +251,18 @@ void
 nvm_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 							   uint32 specToken, bool succeeded)
 {
-	WriteStart	w = write_begin(rel, WRITE_SPECULATIVE_END, NULL);
-	NvmVersion *v = nvm_version_by_no(&w.table, nvm_tid_to_version(&slot->tts_tid));
+	NvmTable	table;
+	NvmTxn	   *txn = write_begin(rel, WRITE_SPECULATIVE_END, NULL, &table);
+	NvmVersion *v = nvm_version_by_no(&table, nvm_tid_to_version(&slot->tts_tid));
 	HeapTupleData tuple;
 
 	nvm_wal_log_speculative_end(rel, succeeded);
-	if (v == NULL || nvm_version_is_tombstone(v) || v->txid != w.txn->txid)
+	if (v == NULL || nvm_version_is_tombstone(v) || v->txid != txn->txid)
 		elog(ERROR, "speculative insertion into nvm table \"%s\" not found",
 			 RelationGetRelationName(rel));
 	if (!succeeded)
 	{
-		(void) nvm_record_kill(&w.table, w.txn, v->version_no);
+		(void) nvm_record_kill(&table, txn, v->version_no);
 		nvm_version_tuple(rel, v, &tuple);
 		nvm_toast_forget(rel, &tuple, NULL, true);
 	}
@@ -282,10 +276,11 @@ void
 nvm_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 				 CommandId cid, int options, struct BulkInsertStateData *bistate)
 {
-	WriteStart	w = write_begin(rel, WRITE_INSERT, NULL);
+	NvmTable	table;
+	NvmTxn	   *txn = write_begin(rel, WRITE_INSERT, NULL, &table);
 
 	for (int i = 0; i < nslots; i++)
-		nvm_insert_one(rel, &w.table, w.txn, slots[i], cid, options, 0);
+		nvm_insert_one(rel, &table, txn, slots[i], cid, options, 0);
 	nvm_commit_note_write(rel);
 	pgstat_count_heap_insert(rel, nslots);
 }
@@ -597,7 +592,7 @@ nvm_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	NvmWriteResult res;
 	uint64		tombstone_no;
 
-	table = write_begin(rel, WRITE_CHANGE, tid).table;
+	(void) write_begin(rel, WRITE_CHANGE, tid, &table);
 	oldv = nvm_existing_version(rel, &table, tid);
 	if (nvm_crosscheck_fails(rel, &table, oldv, crosscheck, tid, tmfd))
 		return TM_Updated;
@@ -640,7 +635,7 @@ nvm_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	NvmWriteResult res;
 	uint64		new_no;
 
-	table = write_begin(rel, WRITE_CHANGE, otid).table;
+	(void) write_begin(rel, WRITE_CHANGE, otid, &table);
 	oldv = nvm_existing_version(rel, &table, otid);
 	if (nvm_crosscheck_fails(rel, &table, oldv, crosscheck, otid, tmfd))
 	{
@@ -844,7 +839,7 @@ nvm_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	NvmRowQueue queue = {0};
 	TM_Result	res;
 
-	table = write_begin(rel, WRITE_LOCK, NULL).table;
+	(void) write_begin(rel, WRITE_LOCK, NULL, &table);
 	v = nvm_version_by_no(&table, nvm_tid_to_version(tid));
 	if (v == NULL)
 		elog(ERROR, "version (%u,%u) of nvm table \"%s\" does not exist",

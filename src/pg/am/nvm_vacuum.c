@@ -1,23 +1,23 @@
 /*-------------------------------------------------------------------------
  *
  * nvm_vacuum.c
- *	  VACUUM of nvm tables: garbage collection of old versions and deleted
- *	  records, removal of their index entries, statistics and progress.
+ *	  VACUUM of nvm tables: the PostgreSQL side of the core's VACUUM
+ *	  (vacuum.h), that is the removal of index entries, the WAL they need,
+ *	  statistics and progress.
  *
  * Updates already prune their own rows (nvm.prune_on_update); VACUUM
- * collects the rest (gc.h has the design and persist orders):
- *	 1. scan: every chain is pruned below its newest all-visible version;
- *		records whose newest version is an all-visible tombstone are dead;
- *		records retired by an earlier VACUUM are finished when no pin is
- *		older than their retirement; row-lock words whose lockers have all
- *		ended are cleared (nvm_rowlock.c);
- *	 2. dead numbers: index roots (redirects) whose index run is gone, and
- *		those of dead records;
- *	 3. the indexes' bulk delete removes every entry naming a dead number;
- *	 4. the WAL of the bulk deletes is flushed; then dead records are
- *		retired and dead numbers given back; retired records are finished at
- *		once if no older pin remains, else by the next VACUUM.
- * No pass blocks readers or writers: pruning takes a per-chain lock that
+ * collects the rest.  The core's nvm_vacuum_table runs the steps in their
+ * order, which vacuum.h states and explains: the horizon, a scan that
+ * finishes earlier retirements, prunes every chain and finds dead records,
+ * the dead numbers, their index entries removed, that removal made durable,
+ * numbers given back and dead records retired, then finished where a new
+ * horizon allows.  This file is called back for what needs PostgreSQL: the
+ * horizon retried with interrupts (nvm_compute_horizon), progress and
+ * interrupts during the long steps, row-lock words whose lockers have all
+ * ended cleared after the scan (nvm_rowlock.c), the indexes' bulk delete and
+ * cleanup, the WAL flush before numbers are given back, and memory of the
+ * statement's context (so an error or a cancel leaves nothing behind).
+ * No step blocks readers or writers: pruning takes a per-chain lock that
  * only other collectors take.  pg_stat_progress_vacuum shows the phases
  * (heap blocks are groups of 291 record numbers), VACUUM VERBOSE reports
  * what was done, and the table's statistics are updated so that
@@ -47,6 +47,7 @@
 
 #include "gc.h"
 #include "pool.h"
+#include "vacuum.h"
 
 #include "am/nvm_am.h"
 #include "recovery/nvm_binding.h"
@@ -57,24 +58,21 @@
 /* Dead version numbers, ascending, for the bulk-delete callback. */
 typedef struct NvmDeadNumbers
 {
-	uint64	   *numbers;
+	const uint64 *numbers;
 	uint64		count;
-	uint64		capacity;
 } NvmDeadNumbers;
 
-static void
-dead_numbers_add(NvmDeadNumbers *d, uint64 n)
+/* What VACUUM's hooks (vacuum.h) work with. */
+typedef struct NvmVacuumState
 {
-	if (d->count == d->capacity)
-	{
-		d->capacity = d->capacity ? d->capacity * 2 : 1024;
-		if (d->numbers == NULL)
-			d->numbers = MemoryContextAllocHuge(CurrentMemoryContext, d->capacity * sizeof(uint64));
-		else
-			d->numbers = repalloc_huge(d->numbers, d->capacity * sizeof(uint64));
-	}
-	d->numbers[d->count++] = n;
-}
+	Relation	rel;
+	NvmTable   *table;
+	BufferAccessStrategy bstrategy;
+	int			elevel;			/* of VERBOSE's messages */
+	bool		has_indexes;
+	BlockNumber total_blocks;	/* of the scan, from its start */
+	uint64		locks_cleared;	/* row-lock words cleared after the scan */
+} NvmVacuumState;
 
 /* The bulk-delete callback: does the entry name a dead number? */
 static bool
@@ -164,137 +162,142 @@ vacuum_indexes(Relation rel, NvmDeadNumbers *dead, double live_rows, int elevel,
 	vac_close_indexes(nindexes, indrels, NoLock);
 }
 
+/* The horizon hook: nvm_compute_horizon, retried for up to 100 ms. */
+static bool
+vacuum_horizon(void *arg, NvmHorizon *h)
+{
+	return nvm_compute_horizon(h, 100);
+}
+
+/*
+ * The progress hook: interrupts are checked every block of records or
+ * numbers; the scan's phase and totals are reported at its start, the
+ * blocks scanned as it goes.
+ */
+static void
+vacuum_progress(void *arg, NvmVacuumStep step, uint64 done, uint64 total)
+{
+	NvmVacuumState *st = (NvmVacuumState *) arg;
+
+	CHECK_FOR_INTERRUPTS();
+	if (step != NVM_VACUUM_SCAN)
+		return;
+	if (done == 0)
+	{
+		const int	index[] = {PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_TOTAL_HEAP_BLKS,
+		PROGRESS_VACUUM_MAX_DEAD_TUPLES};
+		int64		val[3];
+
+		st->total_blocks = nvm_versions_to_blocks(total + 1);
+		val[0] = PROGRESS_VACUUM_PHASE_SCAN_HEAP;
+		val[1] = st->total_blocks;
+		val[2] = (int64) nvm_table_version_limit(st->table);
+		pgstat_progress_update_multi_param(3, index, val);
+	}
+	pgstat_progress_update_param(PROGRESS_VACUUM_HEAP_BLKS_SCANNED,
+								 done == total ? (int64) st->total_blocks :
+								 (int64) (done / NVM_TUPLES_PER_BLOCK));
+}
+
+/* The hook after the scan: row-lock words whose lockers have ended (nvm_rowlock.c, "Wraparound"). */
+static void
+vacuum_scanned(void *arg, uint64 nrec)
+{
+	NvmVacuumState *st = (NvmVacuumState *) arg;
+
+	st->locks_cleared = nvm_rowlock_vacuum(st->table, nrec);
+}
+
+/* The hook that removes the index entries of the dead numbers. */
+static void
+vacuum_remove_index_entries(void *arg, const uint64 *numbers, uint64 count, uint64 live_rows)
+{
+	NvmVacuumState *st = (NvmVacuumState *) arg;
+	NvmDeadNumbers dead = {numbers, count};
+
+	pgstat_progress_update_param(PROGRESS_VACUUM_NUM_DEAD_TUPLES, (int64) count);
+	if (!st->has_indexes)
+		return;
+	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_VACUUM_INDEX);
+	vacuum_indexes(st->rel, &dead, (double) live_rows, st->elevel, st->bstrategy);
+	pgstat_progress_update_param(PROGRESS_VACUUM_NUM_INDEX_VACUUMS, 1);
+}
+
+/*
+ * The hook before numbers are given back: no index entry names them any
+ * more, and the WAL that says so is flushed first, since the pool is durable
+ * at once (vacuum.h, step 5).  The pool records that it now depends on that
+ * WAL (nvm_binding.c).
+ */
+static void
+vacuum_before_give_back(void *arg)
+{
+	if (XactLastRecEnd != InvalidXLogRecPtr)
+		XLogFlush(XactLastRecEnd);
+	nvm_binding_note_flushed();
+	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_VACUUM_HEAP);
+}
+
+/* The memory hooks: VACUUM's current memory context, which an error resets. */
+static void *
+vacuum_alloc(void *arg, size_t size)
+{
+	return MemoryContextAllocHuge(CurrentMemoryContext, size);
+}
+
+static void
+vacuum_free(void *arg, void *p)
+{
+	pfree(p);
+}
+
 /*
  * nvm_relation_vacuum collects what no snapshot can see any more in rel
- * (see the file header).
+ * (see the file header), and updates the table's statistics.
  */
 void
 nvm_relation_vacuum(Relation rel, struct VacuumParams *params,
 					BufferAccessStrategy bstrategy)
 {
 	NvmTable	table = nvm_relation_table(rel);
-	NvmHorizon *h = palloc(sizeof(NvmHorizon));
-	NvmGcCounts counts;
-	NvmDeadNumbers dead = {0};
 	bool		verbose = (params->options & VACOPT_VERBOSE) != 0;
-	int			elevel = verbose ? INFO : DEBUG2;
-	uint64		nrec = nvm_table_record_limit(&table);
-	uint64		nver = nvm_table_version_limit(&table);
-	bool	   *dead_record;
-	uint64		ndead_records = 0;
-	uint64		retired_waiting = 0;
-	uint64		locks_cleared;
-	double		live_rows = 0;
-	BlockNumber total_blocks = nvm_versions_to_blocks(nrec);
-	bool		has_indexes = RelationGetForm(rel)->relhasindex;
+	NvmVacuumState st = {
+		.rel = rel,
+		.table = &table,
+		.bstrategy = bstrategy,
+		.elevel = verbose ? INFO : DEBUG2,
+		.has_indexes = RelationGetForm(rel)->relhasindex,
+	};
+	NvmVacuumHooks hooks = {
+		.arg = &st,
+		.horizon = vacuum_horizon,
+		.progress = vacuum_progress,
+		.tick_every = NVM_TUPLES_PER_BLOCK,
+		.scanned = vacuum_scanned,
+		.remove_index_entries = vacuum_remove_index_entries,
+		.before_give_back = vacuum_before_give_back,
+		.alloc = vacuum_alloc,
+		.free = vacuum_free,
+	};
+	NvmVacuumResult res;
+	double		live_rows;
 
-	memset(&counts, 0, sizeof(counts));
 	pgstat_progress_start_command(PROGRESS_COMMAND_VACUUM, RelationGetRelid(rel));
-	ereport(elevel,
+	ereport(st.elevel,
 			(errmsg("vacuuming \"%s.%s.%s\"",
 					get_database_name(MyDatabaseId),
 					get_namespace_name(RelationGetNamespace(rel)),
 					RelationGetRelationName(rel))));
 
-	if (!nvm_compute_horizon(h, 100))
+	if (!nvm_vacuum_table(&table, &hooks, &res))
 	{
-		ereport(elevel,
+		ereport(st.elevel,
 				(errmsg("skipping nvm table \"%s\": a snapshot being taken did not finish",
 						RelationGetRelationName(rel))));
 		pgstat_progress_end_command();
 		return;
 	}
-
-	/* 1. scan */
-	{
-		const int	index[] = {PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_TOTAL_HEAP_BLKS,
-		PROGRESS_VACUUM_MAX_DEAD_TUPLES};
-		const int64 val[] = {PROGRESS_VACUUM_PHASE_SCAN_HEAP, total_blocks, (int64) nver};
-
-		pgstat_progress_update_multi_param(3, index, val);
-	}
-	/*
-	 * Numbers given back are reused lowest first, as heap reuses the lowest
-	 * free line pointer of a page: so rows rewritten after a VACUUM keep
-	 * their relative order in sequential scans, as on heap.  Each chain
-	 * gives its numbers back in ascending order, and every loop that gives
-	 * numbers back runs from the last record (number) to the first, so that
-	 * the lowest numbers end up at the head of the free lists.
-	 */
-	dead_record = MemoryContextAllocHuge(CurrentMemoryContext, nrec * sizeof(bool));
-	memset(dead_record, 0, nrec * sizeof(bool));
-	for (uint64 r = nrec - 1; r >= 1; r--)
-	{
-		NvmVersion *head;
-
-		if ((nrec - r) % NVM_TUPLES_PER_BLOCK == 0)
-		{
-			CHECK_FOR_INTERRUPTS();
-			pgstat_progress_update_param(PROGRESS_VACUUM_HEAP_BLKS_SCANNED,
-										 (int64) ((nrec - r) / NVM_TUPLES_PER_BLOCK));
-		}
-		if (nvm_gc_finish_retired(&table, r, h, &counts))
-			continue;
-		head = nvm_ptr(nvm_record_head(&table, r));
-		if (head == NULL)
-			continue;
-		(void) nvm_gc_prune_chain(&table, r, h, &counts);
-		if (nvm_gc_record_is_dead(&table, r, h))
-		{
-			dead_record[r] = true;
-			ndead_records++;
-		}
-		else if (!nvm_version_is_tombstone(head))
-			live_rows += 1;
-	}
-	pgstat_progress_update_param(PROGRESS_VACUUM_HEAP_BLKS_SCANNED, total_blocks);
-	/* row-lock words whose lockers have ended (see "Wraparound" there) */
-	locks_cleared = nvm_rowlock_vacuum(&table, nrec);
-
-	/* 2. dead numbers: redirects whose run is gone (those of dead records included) */
-	for (uint64 n = 1; n < nver; n++)
-	{
-		if (n % 4096 == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (nvm_gc_number_is_dead_root(&table, n, dead_record, nrec))
-			dead_numbers_add(&dead, n);
-	}
-	pgstat_progress_update_param(PROGRESS_VACUUM_NUM_DEAD_TUPLES, (int64) dead.count);
-
-	/* 3. indexes */
-	if (has_indexes)
-	{
-		pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_VACUUM_INDEX);
-		vacuum_indexes(rel, &dead, live_rows, elevel, bstrategy);
-		pgstat_progress_update_param(PROGRESS_VACUUM_NUM_INDEX_VACUUMS, 1);
-	}
-
-	/*
-	 * 4. give back: no index entry names these any more.  Persist order: the
-	 * WAL of the bulk deletes is flushed before any number is given back in
-	 * the pool, which is durable at once; otherwise a crash could replay the
-	 * index to a state whose entries still name numbers already reused.
-	 * The pool records that it now depends on that WAL (nvm_binding.c).
-	 */
-	if (XactLastRecEnd != InvalidXLogRecPtr)
-		XLogFlush(XactLastRecEnd);
-	nvm_binding_note_flushed();
-	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_VACUUM_HEAP);
-	for (uint64 i = dead.count; i > 0; i--)
-		nvm_gc_free_number(&table, dead.numbers[i - 1], &counts);
-	for (uint64 r = nrec - 1; r >= 1; r--)
-		if (dead_record[r])
-			(void) nvm_gc_retire_record(&table, r, h, &counts);
-	if (ndead_records > 0 && nvm_compute_horizon(h, 100))
-	{
-		for (uint64 r = nrec - 1; r >= 1; r--)
-		{
-			if (!dead_record[r])
-				continue;
-			if (!nvm_gc_finish_retired(&table, r, h, &counts))
-				retired_waiting++;
-		}
-	}
+	live_rows = (double) res.live_rows;
 
 	/* statistics: what autovacuum and the planner read */
 	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_FINAL_CLEANUP);
@@ -314,14 +317,14 @@ nvm_relation_vacuum(Relation rel, struct VacuumParams *params,
 		 * so anti-wraparound vacuums of a table that has them (after a
 		 * rewrite) end as soon as they are made.
 		 */
-		vac_update_relstats(rel, pages, live_rows, retired_waiting == 0 ? pages : 0,
-							has_indexes, GetOldestNonRemovableTransactionId(rel),
+		vac_update_relstats(rel, pages, live_rows, res.retired_waiting == 0 ? pages : 0,
+							st.has_indexes, GetOldestNonRemovableTransactionId(rel),
 							GetOldestMultiXactId(), NULL, NULL, false);
 	}
 	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,
 						 (PgStat_Counter) live_rows, 0);
 
-	ereport(elevel,
+	ereport(st.elevel,
 			(errmsg("finished vacuuming \"%s.%s.%s\"",
 					get_database_name(MyDatabaseId),
 					get_namespace_name(RelationGetNamespace(rel)),
@@ -329,19 +332,15 @@ nvm_relation_vacuum(Relation rel, struct VacuumParams *params,
 			 errdetail("versions removed: %llu (%llu bytes); dead rows removed: %llu, finished: %llu, "
 					   "waiting for older snapshots: %llu; index roots removed: %llu; "
 					   "version numbers given back: %llu; row locks cleared: %llu; live rows: %.0f",
-					   (unsigned long long) counts.versions_freed,
-					   (unsigned long long) counts.bytes_freed,
-					   (unsigned long long) counts.records_retired,
-					   (unsigned long long) counts.records_freed,
-					   (unsigned long long) retired_waiting,
-					   (unsigned long long) dead.count,
-					   (unsigned long long) counts.numbers_freed,
-					   (unsigned long long) locks_cleared,
+					   (unsigned long long) res.counts.versions_freed,
+					   (unsigned long long) res.counts.bytes_freed,
+					   (unsigned long long) res.counts.records_retired,
+					   (unsigned long long) res.counts.records_freed,
+					   (unsigned long long) res.retired_waiting,
+					   (unsigned long long) res.dead_numbers,
+					   (unsigned long long) res.counts.numbers_freed,
+					   (unsigned long long) st.locks_cleared,
 					   live_rows)));
 
-	pfree(dead_record);
-	if (dead.numbers)
-		pfree(dead.numbers);
-	pfree(h);
 	pgstat_progress_end_command();
 }
