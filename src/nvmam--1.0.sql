@@ -38,7 +38,7 @@ AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT;
 
 COMMENT ON FUNCTION nvm_pool_stats() IS
-'size and use of the persistent-memory pool of this cluster: its present size, bytes used and free, tables, records and versions of every database, the bytes garbage collection can reclaim now, the versions collected since the server started, whether this data directory uses the pool (state attached) or is detached from it (a restored copy or a standby: state_detail says why, and the numbers are NULL), the largest size the pool may grow to, the number of times it has grown, and the storage class that holds it (persistent memory, page-cache file or volatile) with how it was found';
+'size and use of the persistent-memory pool of this cluster: its present size, bytes used and free, tables, records and versions of every database, the bytes garbage collection can reclaim now, the versions collected since the server started, whether this data directory uses the pool (state attached), replays into it as a standby (state standby), or is detached from it (a restored copy or a standby: state_detail says why, and the numbers are NULL), the largest size the pool may grow to, the number of times it has grown, and the storage class that holds it (persistent memory, page-cache file or volatile) with how it was found';
 
 CREATE VIEW nvm_pool AS SELECT * FROM nvm_pool_stats();
 

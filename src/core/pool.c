@@ -782,6 +782,21 @@ nvm_pool_note_wal(uint64_t lsn)
 		nvm_persist(&b->wal_lsn, sizeof(uint64_t));
 }
 
+void
+nvm_pool_note_replayed(uint64_t lsn)
+{
+	NvmPoolBinding *b = &nvm_pool_root()->binding;
+
+	atomic_store(&b->replayed_lsn, lsn);
+	nvm_persist(&b->replayed_lsn, sizeof(uint64_t));
+}
+
+uint64_t
+nvm_pool_replayed_lsn(void)
+{
+	return atomic_load(&nvm_pool_root()->binding.replayed_lsn);
+}
+
 /*
  * nvm_slot_note_wal raises slot's WAL position to lsn and flushes it; the
  * caller drains before the change that depends on it becomes durable (a

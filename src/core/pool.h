@@ -132,6 +132,8 @@ typedef struct NvmPoolBinding
 								 * made in (a hash of its identity); 0 = a
 								 * claim by a version that did not record it */
 	uint64_t	storage;		/* NvmStorageClass at the claim */
+	_Atomic uint64_t replayed_lsn;	/* a standby's pool: end of the last nvm redo
+									 * record applied (the PG layer's replay) */
 } NvmPoolBinding;
 
 _Static_assert(sizeof(NvmPoolBinding) <= NVM_CACHELINE,
@@ -351,6 +353,14 @@ extern void nvm_pool_binding_read(NvmPoolBinding *out);
 extern void nvm_pool_binding_claim(uint64_t id, uint64_t gen, uint64_t boot);
 extern int	nvm_pool_binding_mark_clean(uint64_t lsn);
 extern void nvm_pool_note_wal(uint64_t lsn);
+
+/*
+ * nvm_pool_note_replayed persists lsn as the end of the last redo record a
+ * standby applied to this pool; nvm_pool_replayed_lsn reads it (0 if none:
+ * a pool that was never a standby's, or a copy of a primary's pool).
+ */
+extern void nvm_pool_note_replayed(uint64_t lsn);
+extern uint64_t nvm_pool_replayed_lsn(void);
 extern void nvm_slot_note_wal(uint32_t slot, uint64_t lsn);
 extern uint64_t nvm_pool_required_wal(void);
 

@@ -1048,7 +1048,14 @@ check_newer(NvmVersion *head, NvmVersion *old, const NvmTxn *txn, uint32_t cid,
 		conflict->newer_cid = nvm_version_cid(v);
 		conflict->newer_is_tombstone = nvm_version_is_tombstone(v);
 		conflict->newer_is_moved = nvm_version_is_moved(v);
-		if (st == NVM_STATUS_RUNNING)
+		/*
+		 * A commit not completed yet (its status is final, its completion
+		 * not published) is waited for as a running writer: whatever it
+		 * logs at commit (the PG layer's redo for standbys, txn.h's commit
+		 * hook) comes before any write that builds on its versions.
+		 */
+		if (st == NVM_STATUS_RUNNING ||
+			(st == NVM_STATUS_COMMITTED && nvm_txid_unfinished(v->txid)))
 			return NVM_WRITE_BEING_MODIFIED;
 		return conflict->newer_is_tombstone ? NVM_WRITE_DELETED : NVM_WRITE_UPDATED;
 	}

@@ -31,6 +31,7 @@ typedef struct NvmTableDesc
 	_Atomic nvm_off lock_words; /* row-lock words (see below), 0 = none yet */
 	_Alignas(NVM_CACHELINE) _Atomic uint64_t next_version;	/* numbers start at 1 */
 	_Atomic nvm_off number_floor_of;	/* clone: the table it was cloned from, 0 = none */
+	_Atomic uint64_t redo_reserved; /* version numbers below it are in the WAL (replica.h) */
 	/* free lists of numbers (see "Reuse of numbers" in store.h): tag << 40 | first */
 	_Alignas(NVM_CACHELINE) _Atomic uint64_t free_records;
 	_Atomic uint64_t token_mark;	/* opaque to the core: the PG layer's xmin tokens */
@@ -38,7 +39,7 @@ typedef struct NvmTableDesc
 } NvmTableDesc;
 
 /*
- * lock_words and token_mark live in cache lines that descriptors written
+ * lock_words, redo_reserved and token_mark live in cache lines that descriptors written
  * before they existed have zeroed (descriptors are allocated zeroed and the
  * struct's size is unchanged), so older pools read as having neither: no
  * format change.

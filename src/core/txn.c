@@ -777,6 +777,7 @@ nvm_txn_log_version(NvmTxn *txn, nvm_off table, nvm_off version, int level)
 		txn->log = nvm_array_grow(txn->log, &txn->log_capacity,
 								  sizeof(NvmWriteLogEntry), 256);
 	txn->log[txn->nlog].version = version;
+	txn->log[txn->nlog].table = table;
 	txn->log[txn->nlog].level = level;
 	txn->nlog++;
 	return true;
@@ -808,6 +809,50 @@ nvm_txn_unlog_last(NvmTxn *txn)
 			txn->plog_block = blk;
 		}
 	}
+}
+
+static NvmTxnCommitHook commit_hook = NULL;
+
+void
+nvm_txn_set_commit_hook(NvmTxnCommitHook hook)
+{
+	commit_hook = hook;
+}
+
+size_t
+nvm_txn_write_log_each(uint32_t slot, uint64_t txid, const NvmTxn *txn,
+					   NvmWriteLogVisitor fn, void *arg)
+{
+	size_t		calls = 0;
+
+	if (txn != NULL)
+	{
+		for (size_t i = 0; i < txn->nlog; i++)
+		{
+			if (nvm_version_inlined_aborted(nvm_ptr(txn->log[i].version)))
+				continue;
+			fn(txn->log[i].table, txn->log[i].version, arg);
+			calls++;
+		}
+		return calls;
+	}
+	for (nvm_off block = nvm_pool_slot(slot)->log_head;
+		 block != 0 && valid_version_offset(block);
+		 block = ((NvmWriteLogBlock *) nvm_ptr(block))->next)
+	{
+		NvmWriteLogBlock *b = nvm_ptr(block);
+
+		for (int i = 0; i < NVM_WRITE_LOG_ENTRIES; i++)
+		{
+			if (!valid_log_pair(&b->entries[i], txid))
+				return calls;
+			if (nvm_version_inlined_aborted(nvm_ptr(b->entries[i].version)))
+				continue;
+			fn(b->entries[i].table, b->entries[i].version, arg);
+			calls++;
+		}
+	}
+	return calls;
 }
 
 static void
@@ -847,6 +892,10 @@ finish(NvmTxn *txn, NvmTxnStatus status)
 			nvm_flush(&sp->indoubt_txid, sizeof(uint64_t));
 		}
 	}
+
+	/* the commit is durable: the hook logs it before anybody can see it */
+	if (status == NVM_STATUS_COMMITTED && commit_hook != NULL)
+		commit_hook((uint32_t) txn->slot, txn->txid, txn);
 
 	/* inline the final status; flushed now, drained by the next fence */
 	for (size_t i = 0; i < txn->nlog; i++)
@@ -952,6 +1001,9 @@ finish_indoubt(uint32_t c, uint64_t t, bool commit)
 	uint64_t	running = t;
 
 	set_status(t, commit ? NVM_STATUS_COMMITTED : NVM_STATUS_ABORTED);
+	/* the commit is durable: the hook logs it before anybody can see it */
+	if (commit && commit_hook != NULL)
+		commit_hook(c, t, NULL);
 	replay_write_log(sp, false);	/* others may be reading: no reclaim */
 	nvm_drain();
 	sp->indoubt_txid = NVM_INVALID_TXID;

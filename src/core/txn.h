@@ -79,6 +79,7 @@
 typedef struct NvmWriteLogEntry
 {
 	nvm_off		version;
+	nvm_off		table;			/* the descriptor of the version's table */
 	int			level;			/* subtransaction nesting level that wrote it */
 } NvmWriteLogEntry;
 
@@ -133,6 +134,31 @@ extern void nvm_txn_abort(NvmTxn *txn);
 extern void nvm_txn_mark_indoubt(NvmTxn *txn, uint64_t external_xid);
 extern void nvm_txn_hand_over_indoubt(NvmTxn *txn);
 extern void nvm_txn_subxact_commit(NvmTxn *txn, int level);
+
+/*
+ * The commit hook (one per process, NULL by default) runs when a
+ * transaction that wrote commits: at nvm_txn_commit and when an in-doubt
+ * transaction is resolved as committed.  It runs after the COMMITTED
+ * status is durable and before the completion is published, so whatever
+ * it logs about the commit is logged before any snapshot can contain the
+ * transaction, and before any transaction that saw it can commit (the PG
+ * layer writes the commit's redo record for standbys there).  txn is the
+ * committing process's transaction, or NULL for an in-doubt one (its
+ * write log is then read from the pool).  The hook must not fail.
+ */
+typedef void (*NvmTxnCommitHook) (uint32_t slot, uint64_t txid, const NvmTxn *txn);
+extern void nvm_txn_set_commit_hook(NvmTxnCommitHook hook);
+
+/*
+ * nvm_txn_write_log_each calls fn for every version the transaction txid
+ * of slot wrote that is not aborted by itself (a rolled-back
+ * subtransaction's, a killed write), in the order written, with its
+ * table's descriptor: from txn's write log if txn is given, else from the
+ * slot's write log in the pool.  Returns the number of calls.
+ */
+typedef void (*NvmWriteLogVisitor) (nvm_off table, nvm_off version, void *arg);
+extern size_t nvm_txn_write_log_each(uint32_t slot, uint64_t txid, const NvmTxn *txn,
+									 NvmWriteLogVisitor fn, void *arg);
 
 /*
  * Resolving recovered in-doubt transactions: the resolver returns 1 if the

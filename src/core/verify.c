@@ -534,6 +534,22 @@ check_status(Verifier *v, uint64_t r, NvmVersion *ver, nvm_off x)
  * record r; newer is the version above it in the chain (NULL for the
  * head).
  */
+
+/*
+ * taken_over_by_replay says whether version slot value val names another
+ * version with number n in a pool a standby replayed into: the primary
+ * gave the number to a new version after it collected the old one, which
+ * the standby may keep for its queries (replica.h).
+ */
+static bool
+taken_over_by_replay(uint64_t val, uint64_t n)
+{
+	if (nvm_pool_replayed_lsn() == 0 || val == 0 || (val & NVM_TAG_MASK) != 0 ||
+		!nvm_alloc_contains(val, sizeof(NvmVersion)))
+		return false;
+	return ((NvmVersion *) nvm_ptr(val))->version_no == n;
+}
+
 static void
 check_version(Verifier *v, uint64_t r, NvmVersion *ver, nvm_off x, const NvmBlockInfo *bi,
 			  NvmVersion *newer)
@@ -571,6 +587,10 @@ check_version(Verifier *v, uint64_t r, NvmVersion *ver, nvm_off x, const NvmBloc
 	else if (n >= v->vlimit || !entry_value(&v->desc->versions, v->vseg, n, &val, &where))
 		problem(v, NVM_VERIFY_VERSION_SLOT, r, n, x,
 				"version number %llu has no slot in the version array", (unsigned long long) n);
+	else if (val != x && taken_over_by_replay(val, n))
+	{
+		/* a standby's replay gave the number to a newer version (replica.h) */
+	}
 	else
 	{
 		if (val != x)

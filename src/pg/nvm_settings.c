@@ -38,6 +38,7 @@ char	   *nvm_pool_path = NULL;
 int			nvm_pool_size_mb = 1024;
 int			nvm_concurrency_control = NVM_CC_MCSI;
 int			nvm_snapshot_buffering = NVM_SNAPSHOT_JOIN;
+bool		nvm_wal_redo = true;
 int			nvm_debug_crash_point = NVM_CRASH_NONE;
 static int	nvm_emulated_drain_delay_ns = 0;
 static bool nvm_prune_on_update = true;
@@ -147,6 +148,18 @@ nvm_define_settings(void)
 							GUC_NOT_IN_SAMPLE,
 							NULL, nvm_assign_drain_delay, NULL);
 
+	DefineCustomBoolVariable("nvm.wal_redo",
+							 "Writes the changes of nvm tables to the WAL for physical standbys.",
+							 "With wal_level replica or logical, each committed transaction's nvm rows, "
+							 "and the creation and removal of nvm tables' storage, go into the WAL as "
+							 "nvm redo records, which a standby made from a copy of the primary's data "
+							 "directory and pool replays into its own pool.  Commits still wait for no "
+							 "WAL flush.  Turn it off only on a cluster that never has a physical standby.",
+							 &nvm_wal_redo,
+							 true,
+							 PGC_POSTMASTER,
+							 0,
+							 NULL, NULL, NULL);
 	DefineCustomBoolVariable("nvm.prune_on_update",
 							 "Prunes a row's old versions when the row is updated.",
 							 "Every update frees the versions of its row that no running or "

@@ -40,6 +40,13 @@ typedef enum NvmCrashPoint
 extern int	nvm_debug_crash_point;
 
 /*
+ * nvm.wal_redo: with wal_level replica or logical, every change of the
+ * pool that a copy needs is written to the WAL as an nvm redo record, and
+ * a standby made from a cold copy replays it (nvm_redo.c, nvm_replay.c).
+ */
+extern bool nvm_wal_redo;
+
+/*
  * The pool file in use (nvm.pool_path, or its default), set once by
  * nvmam.c's _PG_init when it opens the pool.
  */

@@ -71,6 +71,7 @@
 #include "space/nvm_growth.h"
 #include "wait/nvm_rowlock.h"
 #include "wait/nvm_wait.h"
+#include "wal/nvm_redo.h"
 #include "wal/nvm_seqlog.h"
 #include "wal/nvm_wal.h"
 #include "xact/nvm_commit.h"
@@ -141,6 +142,7 @@ _PG_init(void)
 	nvm_commit_init();
 	nvm_drop_init();
 	nvm_wal_init();
+	nvm_redo_init();
 	nvm_imported_snapshot_init();
 
 	/* children drop this callback when they start (on_exit_reset) */
@@ -345,6 +347,7 @@ nvm_shmem_startup(void)
 		}
 		nvm_sweep_pool();
 		nvm_recover_index_log();
+		nvm_redo_start();
 		nvm_snapshot_set_policy((NvmSnapshotPolicy) nvm_snapshot_buffering);
 	}
 	else
@@ -444,7 +447,7 @@ nvm_executor_start(QueryDesc *queryDesc, int eflags)
 {
 	nvm_seqlog_finish();
 	nvm_xact_statement_boundary();
-	nvm_xact_query_start();
+	nvm_xact_query_start(queryDesc);
 	nvm_commit_note_query(queryDesc);
 	if (queryDesc->crosscheck_snapshot != InvalidSnapshot)
 		nvm_xact_statement_sees_latest();

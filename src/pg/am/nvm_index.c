@@ -45,6 +45,7 @@
 #include "row/nvm_tid.h"
 #include "row/nvm_tuple.h"
 #include "space/nvm_relation.h"
+#include "wal/nvm_redo.h"
 #include "xact/nvm_visibility.h"
 #include "xact/nvm_xact.h"
 
@@ -65,10 +66,31 @@
  * is read, so unlike heap there is no reason to favour entries by block.
  *
  * The returned horizon is for recovery conflicts on hot standbys.  It is
- * InvalidTransactionId: nvm rows are not replicated (a standby has no nvm
- * rows for its queries to see), and the deleted entries' rows are invisible
- * to every snapshot on the primary already.
+ * InvalidTransactionId: nvm commits have no xids to compare with.  A
+ * standby learns of the conflict from the CONFLICT record logged here
+ * instead (nvm_redo.c), which names the index runs whose entries go.
  */
+/*
+ * log_conflict tells standbys which index runs lose their entries
+ * (nvm_redo.c), before btree logs the deletion.
+ */
+static void
+log_conflict(Relation rel, TM_IndexDeleteOp *delstate)
+{
+	NvmTableKey key;
+	uint64	   *roots;
+
+	if (delstate->ndeltids == 0 || rel->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT ||
+		!nvm_redo_needed())
+		return;
+	roots = palloc(sizeof(uint64) * delstate->ndeltids);
+	for (int i = 0; i < delstate->ndeltids; i++)
+		roots[i] = nvm_tid_to_version(&delstate->deltids[i].tid);
+	nvm_relation_key(rel, &rel->rd_node, rel->rd_rel->relpersistence, &key);
+	nvm_redo_log_conflict(&key, roots, (uint64) delstate->ndeltids);
+	pfree(roots);
+}
+
 TransactionId
 nvm_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 {
@@ -116,6 +138,7 @@ nvm_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 			delstate->deltids[ndeletable++] = delstate->deltids[i];
 	}
 	delstate->ndeltids = ndeletable;
+	log_conflict(rel, delstate);
 	return InvalidTransactionId;
 }
 

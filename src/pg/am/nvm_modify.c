@@ -63,6 +63,7 @@
 #include "utils/relcache.h"
 
 #include "gc.h"
+#include "replica.h"
 
 #include "am/nvm_am.h"
 #include "row/nvm_tid.h"
@@ -71,6 +72,7 @@
 #include "space/nvm_relation.h"
 #include "wait/nvm_rowlock.h"
 #include "wait/nvm_wait.h"
+#include "wal/nvm_redo.h"
 #include "wal/nvm_wal.h"
 #include "xact/nvm_commit.h"
 #include "xact/nvm_ssi.h"
@@ -165,6 +167,23 @@ write_begin(Relation rel, WriteEntry entry, ItemPointer otid, NvmTable *table)
  * (options are the insert's); a speculative insertion (spec_token not 0)
  * carries its token in the image (nvm_tuple_mark_speculative).
  */
+/*
+ * note_version_number reserves version_no in the WAL for physical standbys
+ * if it is at or above the table's reserved limit (nvm_redo.c), before the
+ * caller makes an index entry naming it.
+ */
+static inline void
+note_version_number(Relation rel, NvmTable *table, uint64 version_no)
+{
+	NvmTableKey key;
+
+	if (likely(version_no < nvm_table_redo_reserved(table)) ||
+		rel->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT)
+		return;
+	nvm_relation_key(rel, &rel->rd_node, rel->rd_rel->relpersistence, &key);
+	nvm_redo_note_version(table, &key, version_no);
+}
+
 static void
 nvm_insert_one(Relation rel, NvmTable *table, NvmTxn *txn, TupleTableSlot *slot,
 			   CommandId cid, int options, uint32 spec_token)
@@ -187,6 +206,7 @@ nvm_insert_one(Relation rel, NvmTable *table, NvmTxn *txn, TupleTableSlot *slot,
 			 (int) res, RelationGetRelationName(rel));
 
 	nvm_storage_cover_version(rel, version_no);
+	note_version_number(rel, table, version_no);
 	nvm_store_version(rel, nvm_version_by_no(table, version_no), slot);
 	nvm_wal_log_insert(rel, tuple, options);
 	if (rel->rd_rel->relhasindex)
@@ -428,7 +448,10 @@ nvm_write_row(Relation rel, NvmTable *table, NvmVersion *oldv, CommandId cid,
 									newtup ? newtup->t_len : 0,
 									new_index_run, new_no, conflict);	/* W3 */
 		if (res == NVM_WRITE_OK)
+		{
 			nvm_storage_cover_version(rel, *new_no);
+			note_version_number(rel, table, *new_no);
+		}
 
 		/* W4: a locker may have come meanwhile */
 		if (res == NVM_WRITE_OK && nvm_rowlock_conflicts(table, record, mode))

@@ -60,6 +60,7 @@
 #include "row/nvm_tid.h"
 #include "space/nvm_drop.h"
 #include "space/nvm_relation.h"
+#include "wal/nvm_redo.h"
 #include "xact/nvm_xact.h"
 
 /* A heap tuple's overhead and a heap page's room (heapam_handler.c). */
@@ -140,6 +141,7 @@ nvm_relation_nontransactional_truncate(Relation rel)
 	nvm_relation_key(rel, &rel->rd_node, rel->rd_rel->relpersistence, &key);
 	if (!nvm_table_reset(&key, nvm_xact_my_txid(), &table, &detached))
 		nvm_report_storage_full(rel);
+	nvm_redo_log_storage(XLNVM_STORAGE_RESET, &key, NULL);
 	/* the relcache entry's handle is refreshed from the directory */
 	if (rel->rd_amcache != NULL)
 	{
@@ -190,6 +192,12 @@ nvm_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 	if (!nvm_table_clone(&src, &key, nvm_xact_my_txid(), nvm_xact_running_txn(),
 						 nvm_xact_level(), &copy))
 		nvm_report_storage_full(rel);
+	{
+		NvmTableKey src_key;
+
+		nvm_relation_key(rel, &rel->rd_node, persistence, &src_key);
+		nvm_redo_log_storage(XLNVM_STORAGE_CLONE, &key, &src_key);
+	}
 	nvm_drop_schedule(&key, false);
 	nvm_relation_key(rel, &rel->rd_node, persistence, &key);
 	nvm_drop_schedule(&key, true);

@@ -54,6 +54,7 @@
 #include "row/nvm_tid.h"
 #include "space/nvm_relation.h"
 #include "wait/nvm_rowlock.h"
+#include "wal/nvm_redo.h"
 
 /* Dead version numbers, ascending, for the bulk-delete callback. */
 typedef struct NvmDeadNumbers
@@ -218,6 +219,14 @@ vacuum_remove_index_entries(void *arg, const uint64 *numbers, uint64 count, uint
 	pgstat_progress_update_param(PROGRESS_VACUUM_NUM_DEAD_TUPLES, (int64) count);
 	if (!st->has_indexes)
 		return;
+	/* standbys whose queries may still see these runs wait first (nvm_redo.c) */
+	if (st->rel->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT)
+	{
+		NvmTableKey key;
+
+		nvm_relation_key(st->rel, &st->rel->rd_node, st->rel->rd_rel->relpersistence, &key);
+		nvm_redo_log_conflict(&key, numbers, count);
+	}
 	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_VACUUM_INDEX);
 	vacuum_indexes(st->rel, &dead, (double) live_rows, st->elevel, st->bstrategy);
 	pgstat_progress_update_param(PROGRESS_VACUUM_NUM_INDEX_VACUUMS, 1);

@@ -144,7 +144,8 @@ typedef enum NvmBindingState
 {
 	NVM_BINDING_ATTACHED = 0,	/* claimed: nvm rows may be used */
 	NVM_BINDING_PENDING,		/* after a crash: WAL check not done yet */
-	NVM_BINDING_DETACHED		/* the pool is not (or no longer) used */
+	NVM_BINDING_DETACHED,		/* the pool is not (or no longer) used */
+	NVM_BINDING_REPLICA			/* a standby's own pool: replay writes it, queries read it */
 } NvmBindingState;
 
 typedef struct NvmBindingShared
@@ -164,6 +165,7 @@ static NvmBindingShared *binding_shared = NULL;
  */
 static NvmDetachCause start_cause = NVM_DETACH_NONE;
 static bool start_claim_now = false;	/* claim at shared-memory start-up */
+static bool start_replica = false;	/* a standby made from a cold copy */
 static uint64 start_id = 0;		/* the id to claim with */
 static uint64 start_gen = 0;	/* the highest generation seen */
 static uint64 start_prev_gen = 0;	/* the pool's generation before the claim */
@@ -275,7 +277,7 @@ detail_of(NvmDetachCause cause, uint64 required, uint64 replay)
 			return psprintf("This data directory was restored from a file-level backup or rewound with pg_rewind (it started with a backup_label file), so the copy of nvm pool \"%s\" it came with, if any, is not consistent with it.",
 							nvm_pool_path_resolved);
 		case NVM_DETACH_STANDBY:
-			return psprintf("This data directory is (or was) a physical standby, and physical replication carries no nvm rows: they are in the primary's pool \"%s\", not in WAL.",
+			return psprintf("This data directory is (or was) a physical standby made from a file-level backup (it started with a backup_label file, or with no pool of its own), and a base backup does not carry nvm pool \"%s\" yet.",
 							nvm_pool_path_resolved);
 		case NVM_DETACH_RECOVERY:
 			return psprintf("This data directory ran archive recovery (it started with a recovery.signal file), which replays WAL that carries no nvm rows, so nvm pool \"%s\" is not consistent with it.",
@@ -297,7 +299,7 @@ hint_of(NvmDetachCause cause)
 	switch (cause)
 	{
 		case NVM_DETACH_STANDBY:
-			return "Read nvm tables on the primary, or replicate them with logical replication. "
+			return "Make the standby from a copy of the primary's data directory and pool taken while the primary was stopped (see \"Replication\" in the nvmam README), or read nvm tables on the primary. "
 				"To give a promoted standby its own empty pool, see \"Backups and copies\" in the nvmam README.";
 		case NVM_DETACH_BEHIND:
 			return "Start the data directory that last used this pool, or restore the data directory and the pool together from one atomic snapshot or one copy made while the server was stopped.";
@@ -354,7 +356,21 @@ nvm_binding_detached_at_start(void)
 	 * (pg_rewind copies the source's binding file), and a standby or
 	 * archive recovery more than its backup_label.
 	 */
-	if (file_exists_in_datadir(STANDBY_SIGNAL_FILE))
+	if (file_exists_in_datadir(STANDBY_SIGNAL_FILE) &&
+		!file_exists_in_datadir(BACKUP_LABEL_FILE) &&
+		bf.exists && bf.id != 0 && bf.detached == NVM_DETACH_NONE && nvm_wal_redo)
+	{
+		/*
+		 * A standby made from a cold copy of the primary (data directory
+		 * and pool, taken while the primary was stopped): its pool is its
+		 * own, and replay of the primary's nvm redo keeps it current
+		 * (nvm_replay.c).  nvm_binding_check_pool checks that the pair was
+		 * copied cleanly, or is this standby's own after a crash.
+		 */
+		start_replica = true;
+		cause = NVM_DETACH_NONE;
+	}
+	else if (file_exists_in_datadir(STANDBY_SIGNAL_FILE))
 		cause = NVM_DETACH_STANDBY;
 	else if (file_exists_in_datadir(RECOVERY_SIGNAL_FILE))
 		cause = NVM_DETACH_RECOVERY;
@@ -450,7 +466,23 @@ nvm_binding_check_pool(bool created)
 	nvm_durability_check_pool(&pb);
 
 	cf = get_controlfile(DataDir, &crc_ok);
-	clean = crc_ok && cf->state == DB_SHUTDOWNED;
+	clean = crc_ok && (cf->state == DB_SHUTDOWNED ||
+					   (start_replica && cf->state == DB_SHUTDOWNED_IN_RECOVERY));
+	if (start_replica && pb.clean_lsn == 0 && crc_ok && cf->state == DB_IN_ARCHIVE_RECOVERY)
+	{
+		/*
+		 * A standby that crashed (or was stopped at once) while it replayed
+		 * into its own pool: replay starts again from the restart point and
+		 * installs what it finds missing (replica.h: installs are
+		 * idempotent).  A copy of a running primary says "in production".
+		 */
+		pfree(cf);
+		start_id = pb.id;
+		start_gen = Max(pb.gen, bf.gen);
+		start_prev_gen = pb.gen;
+		start_claim_now = true;
+		return;
+	}
 	if (pb.clean_lsn != 0 && !clean)
 		report_refusal("was stopped cleanly, but this data directory was not",
 					   psprintf("The pool was last stopped cleanly with its data directory at checkpoint %X/%X, while this data directory's last checkpoint is %X/%X and it was not shut down cleanly: it is a copy made while its server ran, or it ran on without the pool.",
@@ -539,7 +571,8 @@ nvm_binding_shmem_startup(void)
 	{
 		(void) claim_pool(FATAL);
 		start_claim_now = false;
-		pg_atomic_init_u32(&binding_shared->state, NVM_BINDING_ATTACHED);
+		pg_atomic_init_u32(&binding_shared->state,
+						   start_replica ? NVM_BINDING_REPLICA : NVM_BINDING_ATTACHED);
 	}
 	else
 		pg_atomic_init_u32(&binding_shared->state, NVM_BINDING_PENDING);
@@ -607,6 +640,13 @@ nvm_binding_usable(void)
 
 	if (likely(state == NVM_BINDING_ATTACHED))
 		return true;
+	if (state == NVM_BINDING_REPLICA)
+	{
+		/* a promoted standby owns its pool as any primary does */
+		if (!RecoveryInProgress())
+			pg_atomic_write_u32(&binding_shared->state, NVM_BINDING_ATTACHED);
+		return true;
+	}
 	if (state == NVM_BINDING_DETACHED || RecoveryInProgress())
 		return false;
 	LWLockAcquire(binding_shared->lock, LW_EXCLUSIVE);
@@ -660,6 +700,17 @@ nvm_binding_settle(Relation rel)
 			 errhint("%s", hint_of(cause))));
 }
 
+/*
+ * nvm_binding_is_replica says whether this server is a standby replaying
+ * the primary's nvm redo into its own pool (until it is promoted).
+ */
+bool
+nvm_binding_is_replica(void)
+{
+	return binding_shared != NULL &&
+		pg_atomic_read_u32(&binding_shared->state) == NVM_BINDING_REPLICA;
+}
+
 /* nvm_binding_is_detached says whether nvm rows are unavailable for good. */
 bool
 nvm_binding_is_detached(void)
@@ -680,6 +731,8 @@ nvm_binding_state_detail(void)
 			return "attached";
 		case NVM_BINDING_PENDING:
 			return "pending";
+		case NVM_BINDING_REPLICA:
+			return "standby";
 		case NVM_BINDING_DETACHED:
 			break;
 	}
@@ -717,10 +770,12 @@ binding_at_exit(int code, Datum arg)
 	if (pg_atomic_read_u32(&binding_shared->state) == NVM_BINDING_PENDING &&
 		!RecoveryInProgress())
 		check_wal_and_claim(LOG);
-	if (pg_atomic_read_u32(&binding_shared->state) != NVM_BINDING_ATTACHED)
+	if (pg_atomic_read_u32(&binding_shared->state) != NVM_BINDING_ATTACHED &&
+		pg_atomic_read_u32(&binding_shared->state) != NVM_BINDING_REPLICA)
 		return;
 	cf = get_controlfile(DataDir, &crc_ok);
-	if (crc_ok && cf->state == DB_SHUTDOWNED)
+	if (crc_ok && (cf->state == DB_SHUTDOWNED ||
+				   (start_replica && cf->state == DB_SHUTDOWNED_IN_RECOVERY)))
 	{
 		int			rc = nvm_pool_binding_mark_clean((uint64) cf->checkPoint);
 

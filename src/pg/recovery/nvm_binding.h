@@ -49,6 +49,7 @@ extern void nvm_binding_settle(struct RelationData *rel);
 
 /* Whether the data directory is detached (for nvm_pool_stats). */
 extern bool nvm_binding_is_detached(void);
+extern bool nvm_binding_is_replica(void);
 extern const char *nvm_binding_state_detail(void);
 
 /*

@@ -42,6 +42,7 @@
 #include "recovery/nvm_binding.h"
 #include "space/nvm_drop.h"
 #include "space/nvm_relation.h"
+#include "wal/nvm_redo.h"
 
 typedef struct PendingDrop
 {
@@ -60,8 +61,8 @@ drop_storage(PendingDrop *p)
 {
 	if (p->detached != 0)
 		nvm_table_free_detached(p->detached);
-	else
-		nvm_table_drop(&p->key);
+	else if (nvm_table_drop(&p->key))
+		nvm_redo_log_storage(XLNVM_STORAGE_DROP, &p->key, NULL);
 }
 
 /*

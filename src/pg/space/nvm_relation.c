@@ -52,6 +52,7 @@
 #include "recovery/nvm_repair.h"
 #include "space/nvm_growth.h"
 #include "space/nvm_relation.h"
+#include "wal/nvm_redo.h"
 
 /*
  * What rd_amcache points to: one chunk (the relcache frees it with one
@@ -308,6 +309,7 @@ nvm_relation_create_storage(Relation rel, const RelFileNode *rnode, char persist
 	nvm_relation_key(rel, rnode, persistence, &key);
 	if (!nvm_table_create(&key, create_txid, &table))
 		nvm_report_storage_full(rel);
+	nvm_redo_log_storage(XLNVM_STORAGE_CREATE, &key, NULL);
 	if (RelFileNodeEquals(*rnode, rel->rd_node) &&
 		persistence == rel->rd_rel->relpersistence)
 		nvm_cache_table(rel, &key, table);

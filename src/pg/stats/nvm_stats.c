@@ -59,7 +59,8 @@ horizon_now(void)
  * every database: records, reachable versions, the bytes garbage
  * collection can reclaim now, and the versions collected since the server
  * started; then the pool's state for this data directory (nvm_binding.c):
- * "attached", or "detached" with the cause, when every number is NULL;
+ * "attached", "standby" (a standby replaying into its own pool, until it
+ * is promoted), or "detached" with the cause, when every number is NULL;
  * then the largest size the pool may grow to and the number of times it
  * has grown (its growth segments); then the storage class that holds the
  * pool (pool.h) and how it was found (the file system, or MAP_SYNC).
@@ -133,7 +134,7 @@ nvm_pool_stats(PG_FUNCTION_ARGS)
 	values[7] = Int64GetDatum((int64) versions);
 	values[8] = Int64GetDatum((int64) reclaimable);
 	values[9] = Int64GetDatum((int64) nvm_gc_versions_collected());
-	values[10] = CStringGetTextDatum("attached");
+	values[10] = CStringGetTextDatum(nvm_binding_is_replica() ? "standby" : "attached");
 	nulls[11] = true;
 	values[12] = Int64GetDatum((int64) Max(nvm_pool_reserved_size, stats.pool_size));
 	values[13] = Int32GetDatum((int32) stats.segments);

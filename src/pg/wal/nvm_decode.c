@@ -165,6 +165,9 @@ nvm_decode(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 	uint8		info = XLogRecGetInfo(r) & XLOG_NVM_OPMASK;
 	TransactionId xid = XLogRecGetXid(r);
 
+	/* the redo records of physical standbys say nothing decoding needs */
+	if (info >= XLOG_NVM_COMMIT && info <= XLOG_NVM_CONFLICT)
+		return;
 	ReorderBufferProcessXid(ctx->reorder, xid, buf->origptr);
 	if (SnapBuildCurrentState(ctx->snapshot_builder) < SNAPBUILD_FULL_SNAPSHOT)
 		return;

@@ -49,9 +49,10 @@
  * committed row that its subscribers cannot receive, nor the other way
  * round.
  *
- * Redo does nothing for any record type: the pool is not rebuilt from WAL,
- * and a standby or crash recovery must never fail on these records.  The
- * cleanup at the end of replay advances the sequences whose log-ahead
+ * Redo does nothing for the row changes of logical decoding.  The redo
+ * records of physical standbys (nvm_redo.h) are replayed by nvm_replay.c,
+ * on a standby with a pool of its own; crash recovery of the primary skips
+ * them (the pool holds what they say).  The cleanup at the end of replay advances the sequences whose log-ahead
  * records a crash lost while rows holding their values were committed
  * (nvm_seqlog.c).
  *
@@ -75,6 +76,7 @@
 #include "utils/datum.h"
 #include "utils/relcache.h"
 
+#include "wal/nvm_redo.h"
 #include "wal/nvm_seqlog.h"
 #include "wal/nvm_wal.h"
 
@@ -86,6 +88,7 @@
 static TransactionId logged_xid = InvalidTransactionId;
 
 static void nvm_redo(XLogReaderState *record);
+static void nvm_redo_cleanup(void);
 static void nvm_desc(StringInfo buf, XLogReaderState *record);
 static const char *nvm_identify(uint8 info);
 
@@ -95,7 +98,7 @@ static RmgrData nvm_rmgr = {
 	.rm_desc = nvm_desc,
 	.rm_identify = nvm_identify,
 	.rm_startup = NULL,
-	.rm_cleanup = nvm_seqlog_redo_cleanup,
+	.rm_cleanup = nvm_redo_cleanup,
 	.rm_mask = NULL,
 	.rm_decode = nvm_decode
 };
@@ -349,8 +352,9 @@ nvm_wal_log_toast_discard(Relation rel, HeapTuple tuple)
 }
 
 /*
- * nvm_redo replays a record: nothing to do for any of them (see the file
- * header).  An unknown type is WAL of a newer nvmam.
+ * nvm_redo replays a record: the redo records of physical standbys go to
+ * nvm_replay.c, the row changes of logical decoding need nothing (see the
+ * file header).  An unknown type is WAL of a newer nvmam.
  */
 static void
 nvm_redo(XLogReaderState *record)
@@ -359,6 +363,20 @@ nvm_redo(XLogReaderState *record)
 
 	if (nvm_identify(info) == NULL)
 		elog(PANIC, "nvm_redo: unknown op code %u", info);
+	if (info >= XLOG_NVM_COMMIT && info <= XLOG_NVM_CONFLICT)
+		nvm_replay(record);
+}
+
+/*
+ * nvm_redo_cleanup runs at the end of WAL replay: a replayed commit left
+ * without its last part is dropped (nvm_replay.c), and the sequences a
+ * crash left behind are advanced (nvm_seqlog.c).
+ */
+static void
+nvm_redo_cleanup(void)
+{
+	nvm_replay_end();
+	nvm_seqlog_redo_cleanup();
 }
 
 /*
@@ -383,6 +401,14 @@ nvm_identify(uint8 info)
 			return "SPEC_ABORT";
 		case XLOG_NVM_TOAST_DISCARD:
 			return "TOAST_DISCARD";
+		case XLOG_NVM_COMMIT:
+			return "COMMIT";
+		case XLOG_NVM_STORAGE:
+			return "STORAGE";
+		case XLOG_NVM_RESERVE:
+			return "RESERVE";
+		case XLOG_NVM_CONFLICT:
+			return "CONFLICT";
 	}
 	return NULL;
 }
@@ -397,6 +423,11 @@ nvm_desc(StringInfo buf, XLogReaderState *record)
 	uint8		info = XLogRecGetInfo(record) & XLOG_NVM_OPMASK;
 	xl_nvm_change *xlrec;
 
+	if (info >= XLOG_NVM_COMMIT && info <= XLOG_NVM_CONFLICT)
+	{
+		nvm_replay_desc(buf, record);
+		return;
+	}
 	if (info == XLOG_NVM_XID || XLogRecGetDataLen(record) < SizeOfNvmChange)
 		return;
 	xlrec = (xl_nvm_change *) XLogRecGetData(record);

@@ -27,8 +27,9 @@
 
 /*
  * Record types: the high four bits of xl_info.  Row changes exist only for
- * logical decoding (the rows themselves live in the pool, not in WAL), so
- * redo does nothing for them.  New record types take the next free value;
+ * logical decoding, so redo does nothing for them; the redo records
+ * (COMMIT, STORAGE, RESERVE: nvm_redo.h) carry what a physical standby
+ * replays into its own pool, and decoding skips them.  New record types take the next free value;
  * nvm_redo, nvm_identify and nvm_decode dispatch on the type.
  */
 #define XLOG_NVM_XID			0x00	/* an xid, nothing else (no longer written) */
@@ -38,6 +39,10 @@
 #define XLOG_NVM_SPEC_CONFIRM	0x40	/* a speculative insertion succeeded */
 #define XLOG_NVM_SPEC_ABORT		0x50	/* ... or was killed */
 #define XLOG_NVM_TOAST_DISCARD	0x60	/* out-of-line values saved for a failed write */
+#define XLOG_NVM_COMMIT			0x70	/* redo: a committed transaction's versions */
+#define XLOG_NVM_STORAGE		0x80	/* redo: a table's storage created, dropped, ... */
+#define XLOG_NVM_RESERVE		0x90	/* redo: version numbers reserved */
+#define XLOG_NVM_CONFLICT		0xA0	/* redo: index entries of these runs go */
 #define XLOG_NVM_OPMASK			0xF0
 
 /* xl_nvm_change.flags */

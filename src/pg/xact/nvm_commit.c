@@ -727,6 +727,17 @@ prepare_tied(NvmTxn *txn)
 }
 
 /*
+ * nvm_commit_session_sync returns the session's synchronous_commit, which
+ * a log-free or tied commit changes for its own commit (set_sync_commit):
+ * what the session asked for of replication.
+ */
+int
+nvm_commit_session_sync(void)
+{
+	return state.sync_saved ? state.saved_sync : synchronous_commit;
+}
+
+/*
  * commit_end runs at the end of every transaction (commit, abort, prepare,
  * a parallel worker's): synchronous_commit gets its value back and the
  * notes of the transaction are forgotten.

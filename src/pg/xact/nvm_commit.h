@@ -49,5 +49,6 @@ extern void nvm_commit_note_index_root(Relation rel, const NvmTable *table,
 
 /* The commit itself, one call per transaction event (nvm_xact.c). */
 extern NvmCommitPath nvm_commit_at_xact_end(XactEvent event, NvmTxn *txn);
+extern int	nvm_commit_session_sync(void);
 
 #endif							/* NVM_COMMIT_H */

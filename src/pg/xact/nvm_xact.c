@@ -65,16 +65,22 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/pg_class.h"
+#include "executor/execdesc.h"
 #include "miscadmin.h"
+#include "nodes/parsenodes.h"
 #include "portability/instr_time.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
 
 #include "gc.h"
 #include "pool.h"
 
+#include "nvm_routine.h"
 #include "nvm_settings.h"
 #include "recovery/nvm_binding.h"
 #include "space/nvm_relation.h"
@@ -317,17 +323,59 @@ nvm_xact_statement_boundary(void)
 }
 
 /*
+ * query_reads_nvm says whether the query reads an nvm table: a table or
+ * materialized view of its range table, read (SELECT privilege asked) and
+ * of the nvm access method.  The executor holds the locks already.
+ */
+static bool
+query_reads_nvm(QueryDesc *queryDesc)
+{
+	ListCell   *lc;
+
+	foreach(lc, queryDesc->plannedstmt->rtable)
+	{
+		RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
+		Relation	rel;
+		bool		nvm;
+
+		if (rte->rtekind != RTE_RELATION || (rte->requiredPerms & ACL_SELECT) == 0 ||
+			(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW))
+			continue;
+		rel = RelationIdGetRelation(rte->relid);
+		if (!RelationIsValid(rel))
+			continue;
+		nvm = nvm_routine_is_nvm(rel->rd_tableam);
+		RelationClose(rel);
+		if (nvm)
+			return true;
+	}
+	return false;
+}
+
+/*
  * nvm_xact_query_start is called when the executor starts a query.  With a
  * transaction snapshot, PostgreSQL takes it at the transaction's first
  * query; so does nvm, rather than at the first nvm access, which may come
  * later (after a wait, say) and would then see commits that PostgreSQL's
  * snapshot does not (ON CONFLICT's visibility check in REPEATABLE READ).
+ * In READ COMMITTED a query that reads nvm tables takes its statement's
+ * vector now, before it reads any index: an index scan reads a page of
+ * entries before its first fetch (a bitmap scan, every entry), and a
+ * vector taken after that could see a commit whose new index entries the
+ * page read did not have yet, while the row's older entries no longer
+ * lead to the version it sees: the row would be missed.
  */
 void
-nvm_xact_query_start(void)
+nvm_xact_query_start(QueryDesc *queryDesc)
 {
-	if (IsolationUsesXactSnapshot() && !nvm_snap_valid && !IsParallelWorker() &&
-		nvm_snap_import_refused == NULL)
+	if (IsParallelWorker() || nvm_snap_import_refused != NULL)
+		return;
+	if (IsolationUsesXactSnapshot())
+	{
+		if (!nvm_snap_valid)
+			(void) nvm_xact_transaction_snapshot();
+	}
+	else if (query_reads_nvm(queryDesc))
 		(void) nvm_xact_transaction_snapshot();
 }
 

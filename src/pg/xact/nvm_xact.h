@@ -54,7 +54,8 @@ typedef enum NvmWriteWaiters
 extern void nvm_xact_get_stats(NvmBackendStats *out);
 extern void nvm_xact_statement_boundary(void);
 extern void nvm_xact_statement_sees_latest(void);
-extern void nvm_xact_query_start(void);
+struct QueryDesc;
+extern void nvm_xact_query_start(struct QueryDesc *queryDesc);
 extern void nvm_xact_check_access(Relation rel);
 
 extern uint64 nvm_xact_my_txid(void);

@@ -1,0 +1,289 @@
+# regress/t/028_standby.pl
+#	  A physical standby of a cluster with nvm tables, made from a cold copy
+#	  of the primary (data directory and pool, copied while the primary was
+#	  stopped), replays the primary's nvm redo into its own pool:
+#	   - under a transfer load with inserts and deletes on the primary,
+#	     every read on the hot standby conserves the total, and after
+#	     catching up the standby holds the primary's rows exactly (count,
+#	     total, a digest of every row by key), its index and sequential
+#	     scans agree and its pool checks clean;
+#	   - table storage follows: a new table, TRUNCATE, a truncate in the
+#	     creating transaction, SET TABLESPACE, DROP;
+#	   - a clean restart and a kill -9 of the standby under load: it
+#	     replays again from its restart point and catches up exactly;
+#	   - a cascading standby, made from a cold copy of the standby;
+#	   - numbers of rolled-back writes, which index entries name, are never
+#	     given to other rows by a promoted standby;
+#	   - with a synchronous standby, the primary is killed under load, the
+#	     standby promoted (pg_promote), and every acknowledged commit is
+#	     there; the promoted standby's nvm tables are writable at once.
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use File::Copy qw(copy);
+use IPC::Run ();
+use NvmBackup;
+use NvmTest;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $ROWS = 2000;
+my $ITEMS = 500;
+
+my ($primary, $primary_pool) = nvm_node('primary', init => { allows_streaming => 1 });
+$primary->append_conf('postgresql.conf', qq{
+allow_in_place_tablespaces = on
+max_wal_senders = 10
+wal_keep_size = '256MB'
+});
+$primary->start;
+nvm_accounts_create($primary, $ROWS);
+$primary->safe_psql('postgres', qq{
+	CREATE TABLE items (id int PRIMARY KEY, owner int NOT NULL, payload text) USING nvm;
+	INSERT INTO items SELECT g, g % $ROWS + 1, repeat(md5(g::text), 1 + g % 3) FROM generate_series(1, $ITEMS) g;
+	CREATE TABLE dropped (id int PRIMARY KEY) USING nvm;
+	INSERT INTO dropped SELECT generate_series(1, 100);
+});
+
+# standby_from_cold_copy NODE NAME: a standby of NODE (stopped cleanly, as
+# a primary or as a standby) made from a copy of its data directory and
+# pool, with a pool of its own; NODE is started again.
+sub standby_from_cold_copy
+{
+	my ($src, $src_pool, $name) = @_;
+	$src->stop('fast');
+	$src->backup_fs_cold("cold_$name");
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init_from_backup($src, "cold_$name", has_streaming => 1);
+	my $pool = nvm_pool_path($name);
+	copy($src_pool, $pool) or die "cannot copy the pool: $!";
+	chmod 0600, $pool;
+	$node->append_conf('postgresql.conf', qq{
+nvm.pool_path = '$pool'
+hot_standby = on
+});
+	$src->start;
+	$node->start;
+	return ($node, $pool);
+}
+
+my ($standby, $standby_pool) = standby_from_cold_copy($primary, $primary_pool, 'standby');
+is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'), 't', 'the standby is in recovery');
+is(nvm_pool_state($standby), 'standby', 'nvm_pool says the standby replays into its own pool');
+
+# transfer load with inserts and deletes of items, on the primary
+sub load_start
+{
+	my ($node, $seconds, $clients) = @_;
+	my $script = PostgreSQL::Test::Utils::tempdir() . '/mixed.sql';
+	open(my $fh, '>', $script) or die "cannot write $script: $!";
+	print $fh <<"EOS";
+\\set a random(1, $ROWS)
+\\set b random(1, $ROWS)
+\\set amount random(1, 100)
+\\set item random(1, 20000)
+BEGIN;
+UPDATE accounts SET balance = balance - :amount WHERE id = :a;
+UPDATE accounts SET balance = balance + :amount WHERE id = :b;
+INSERT INTO items VALUES (:item + $ITEMS, :a, md5(:item::text)) ON CONFLICT (id) DO UPDATE SET payload = excluded.payload || 'x';
+DELETE FROM items WHERE id = :item % 700 + 1;
+END;
+EOS
+	close $fh;
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[
+			'pgbench', '-n', '-c', $clients, '-j', $clients, '-T', $seconds,
+			'--max-tries', '1000', '-f', $script,
+			'-h', $node->host, '-p', $node->port, 'postgres'
+		],
+		'>', \$out, '2>', \$err);
+	return { h => $h, out => \$out, err => \$err };
+}
+
+# items_digest NODE: "count|md5" of every item row, by id.
+sub items_digest
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres', q{
+		SELECT count(*) || '|' || md5(string_agg(id || ':' || owner || ':' || payload, ',' ORDER BY id))
+		  FROM items});
+}
+
+# reads_conserve NODE SECONDS: sums the balances on NODE again and again
+# for SECONDS seconds; returns the number of reads and the bad ones.
+sub reads_conserve
+{
+	my ($node, $seconds) = @_;
+	my ($reads, @bad) = (0);
+	my $until = time() + $seconds;
+	while (time() < $until)
+	{
+		my $r = $node->safe_psql('postgres', 'SELECT count(*), sum(balance) FROM accounts');
+		push @bad, $r if $r ne "$ROWS|" . ($ROWS * 1000);
+		my $s = $node->safe_psql('postgres', q{
+			BEGIN ISOLATION LEVEL REPEATABLE READ;
+			SELECT sum(balance) FROM accounts WHERE id <= 1000;
+			SELECT sum(balance) FROM accounts WHERE id > 1000;
+			COMMIT;});
+		my @parts = split /\n/, $s;
+		push @bad, "rr:$s" if @parts != 2 || $parts[0] + $parts[1] != $ROWS * 1000;
+		$reads++;
+	}
+	return ($reads, @bad);
+}
+
+# same_rows PRIMARY STANDBY NAME: after catching up, the standby holds the
+# primary's rows exactly, its scans agree, and its tables check clean.
+sub same_rows
+{
+	my ($p, $s, $name) = @_;
+	my $upstream_lsn = $p->safe_psql('postgres', 'SELECT pg_is_in_recovery()') eq 't'
+	  ? $p->lsn('replay') : $p->lsn('insert');
+	$p->wait_for_catchup($s, 'replay', $upstream_lsn);
+	is(nvm_rows_digest($s), nvm_rows_digest($p), "$name: every account row is the primary's");
+	is(items_digest($s), items_digest($p), "$name: every item row is the primary's");
+	is($s->safe_psql('postgres', 'SELECT count(*), sum(balance) FROM accounts'),
+		"$ROWS|" . ($ROWS * 1000), "$name: the total is kept");
+	my $d = nvm_scan_digests($s, 'items', 'id', "id || ':' || payload");
+	is($d->{index}, $d->{seq}, "$name: index and sequential scans of items agree");
+	$d = nvm_scan_digests($s, 'accounts', 'id', "id || ':' || balance");
+	is($d->{index}, $d->{seq}, "$name: index and sequential scans of accounts agree");
+	# the integrity check takes locks a standby does not grant: checked after promotion
+	if ($s->safe_psql('postgres', 'SELECT pg_is_in_recovery()') eq 'f')
+	{
+		nvm_verify_clean($s, 'items', $name);
+		nvm_verify_clean($s, 'accounts', $name);
+	}
+	is(nvm_log_crashes($s), '', "$name: no crash in the standby's log");
+	return;
+}
+
+# --- streaming under load; reads on the standby conserve the total --------
+my $load = load_start($primary, 8, 2);
+my ($reads, @bad) = reads_conserve($standby, 7);
+nvm_transfers_finish($load, 'load under replay');
+ok($reads > 5, "reads on the standby ran during the load ($reads)");
+is(scalar(@bad), 0, 'every read on the standby conserved the total') or diag(join(' ', @bad));
+same_rows($primary, $standby, 'streaming');
+
+# --- table storage: create, truncate, truncate in the creating transaction,
+# --- SET TABLESPACE, drop -----------------------------------------------------
+$primary->safe_psql('postgres', q{
+	CREATE TABLE fresh (id int PRIMARY KEY, v text) USING nvm;
+	INSERT INTO fresh SELECT g, 'v' || g FROM generate_series(1, 300) g;
+	BEGIN;
+	CREATE TABLE once (id int) USING nvm;
+	INSERT INTO once SELECT generate_series(1, 50);
+	TRUNCATE once;
+	INSERT INTO once SELECT generate_series(1001, 1010);
+	COMMIT;
+	CREATE TABLE truncated (id int) USING nvm;
+	INSERT INTO truncated SELECT generate_series(1, 40);
+	TRUNCATE truncated;
+	INSERT INTO truncated SELECT generate_series(500, 504);
+	CREATE TABLESPACE inplace LOCATION '';
+	ALTER TABLE fresh SET TABLESPACE inplace;
+	UPDATE fresh SET v = v || '!' WHERE id % 10 = 0;
+	DROP TABLE dropped;
+});
+$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+my $q = q{SELECT (SELECT count(*) || ':' || sum(id) || ':' || count(*) FILTER (WHERE v LIKE '%!') FROM fresh)
+	|| '/' || (SELECT count(*) || ':' || sum(id) FROM once)
+	|| '/' || (SELECT count(*) || ':' || sum(id) FROM truncated)};
+is($standby->safe_psql('postgres', $q), $primary->safe_psql('postgres', $q),
+	'table storage: new, truncated and moved tables hold the primary\'s rows');
+is($standby->safe_psql('postgres', $q), '300:45150:30/10:10055/5:2510',
+	'table storage: ... which are the rows written');
+is($standby->safe_psql('postgres', 'SELECT tables FROM nvm_pool'),
+	$primary->safe_psql('postgres', 'SELECT tables FROM nvm_pool'),
+	'table storage: the standby\'s pool has as many tables as the primary\'s (drops replayed)');
+
+# --- a clean restart, then a kill -9, of the standby under load --------------
+$load = load_start($primary, 6, 2);
+sleep 2;
+$standby->restart;
+nvm_transfers_finish($load, 'load over a restart of the standby');
+same_rows($primary, $standby, 'standby restarted');
+
+$load = load_start($primary, 6, 2);
+sleep 2;
+$standby->stop('immediate');
+sleep 1;
+$standby->start;
+nvm_transfers_finish($load, 'load over a kill of the standby');
+same_rows($primary, $standby, 'standby killed and restarted');
+
+# --- a cascading standby, from a cold copy of the standby --------------------
+my ($cascade) = standby_from_cold_copy($standby, $standby_pool, 'cascade');
+$load = load_start($primary, 5, 2);
+nvm_transfers_finish($load, 'load with a cascading standby');
+$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+same_rows($standby, $cascade, 'cascading standby');
+is(nvm_rows_digest($cascade), nvm_rows_digest($primary), 'cascading standby: the primary\'s rows');
+$cascade->stop;
+
+# --- rolled-back writes: their numbers are reserved --------------------------
+$primary->safe_psql('postgres', q{
+	CREATE TABLE reserved (id int PRIMARY KEY, v int) USING nvm;
+	INSERT INTO reserved SELECT g, g FROM generate_series(1, 10) g;
+	BEGIN;
+	INSERT INTO reserved SELECT g, g FROM generate_series(100001, 105000) g;
+	ROLLBACK;
+});
+
+# --- a synchronous standby; the primary is killed under load -----------------
+$primary->append_conf('postgresql.conf', qq{
+synchronous_standby_names = 'standby'
+synchronous_commit = on
+});
+$primary->reload;
+$primary->poll_query_until('postgres',
+	q{SELECT count(*) = 1 FROM pg_stat_replication WHERE sync_state = 'sync'})
+  or die 'the standby did not become synchronous';
+$primary->safe_psql('postgres', 'CREATE TABLE acked (id int PRIMARY KEY) USING nvm');
+$load = load_start($primary, 30, 2);
+my @acked;
+my $until = time() + 4;
+for (my $i = 1; time() < $until; $i++)
+{
+	my ($rc) = $primary->psql('postgres', "INSERT INTO acked VALUES ($i)");
+	push @acked, $i if $rc == 0;
+}
+nvm_crash($primary);
+$load->{h}->kill_kill;
+ok(@acked > 10, 'commits were acknowledged by the synchronous standby (' . scalar(@acked) . ')');
+$standby->safe_psql('postgres', 'SELECT pg_promote()');
+$standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'the standby was not promoted';
+my $have = $standby->safe_psql('postgres',
+	'SELECT count(*) FROM acked WHERE id IN (' . join(',', @acked) . ')');
+is($have, scalar(@acked), 'promoted: every acknowledged commit is there');
+is($standby->safe_psql('postgres', 'SELECT count(*), sum(balance) FROM accounts'),
+	"$ROWS|" . ($ROWS * 1000), 'promoted: the total is kept');
+is(nvm_pool_state($standby), 'attached', 'promoted: nvm_pool says attached');
+
+# writable at once; the rolled-back rows' numbers are never reused
+$standby->safe_psql('postgres', q{
+	UPDATE accounts SET balance = balance + 1 WHERE id = 1;
+	UPDATE accounts SET balance = balance - 1 WHERE id = 2;
+	INSERT INTO items VALUES (-1, 1, 'after promotion');
+	INSERT INTO reserved SELECT g, g FROM generate_series(11, 6000) g;
+});
+is($standby->safe_psql('postgres', 'SELECT count(*) FROM reserved WHERE id BETWEEN 100001 AND 105000'),
+	'0', 'promoted: no index entry of a rolled-back row leads to a new row');
+my $d = nvm_scan_digests($standby, 'reserved', 'id', "id || ':' || v");
+is($d->{index}, $d->{seq}, 'promoted: index and sequential scans of the reused table agree');
+nvm_check_indexes($standby, 'reserved', 'promoted');
+nvm_accounts_check($standby, 'promoted', $ROWS);
+is($standby->safe_psql('postgres', q{SELECT payload FROM items WHERE id = -1}), 'after promotion',
+	'promoted: new rows are written');
+
+$standby->restart;
+nvm_accounts_check($standby, 'promoted, restarted', $ROWS);
+is(nvm_log_crashes($standby), '', 'no crash in the promoted standby\'s log');
+
+done_testing();

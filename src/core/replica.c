@@ -1,0 +1,171 @@
+/*
+ * replica.c
+ *	  A standby's replay of the primary's committed versions into its own
+ *	  pool (replica.h has the design and the persist order).
+ */
+#include <string.h>
+
+#include "alloc.h"
+#include "persist.h"
+#include "pool.h"
+#include "replica.h"
+#include "segarray.h"
+#include "store.h"
+#include "visibility.h"
+
+/* raise_to raises *counter to at least value and flushes it. */
+static void
+raise_to(_Atomic uint64_t *counter, uint64_t value)
+{
+	uint64_t	cur = atomic_load(counter);
+
+	while (cur < value && !atomic_compare_exchange_weak(counter, &cur, value))
+		;
+	nvm_flush((const void *) counter, sizeof(uint64_t));
+}
+
+/*
+ * drop_free_list empties a free list of numbers (persisted): its numbers
+ * are never handed out again.
+ */
+static void
+drop_free_list(_Atomic uint64_t *list)
+{
+	atomic_store(list, 0);
+	nvm_persist((const void *) list, sizeof(uint64_t));
+}
+
+/*
+ * already_installed says whether the version slot value cur names a
+ * version that replay installed before: of the same record, with the same
+ * kind and contents, and not aborted.
+ */
+static bool
+already_installed(nvm_off cur, const NvmReplicaVersion *rv)
+{
+	NvmVersion *v;
+	uint64_t	tomb = rv->kind & NVM_VINFO_TOMBSTONE;
+
+	if (cur == 0 || (cur & NVM_TAG_MASK) != 0)
+		return false;
+	v = nvm_ptr(cur);
+	if (v->record_no != rv->record_no || v->version_no != rv->version_no ||
+		v->index_root != rv->index_root ||
+		(atomic_load(&v->info) & NVM_VINFO_TOMBSTONE) != tomb)
+		return false;
+	if (!tomb && (v->data_len != rv->len || memcmp(v->data, rv->data, rv->len) != 0))
+		return false;
+	return nvm_version_status(v) != NVM_STATUS_ABORTED;
+}
+
+NvmReplicaResult
+nvm_replica_install(NvmTable *t, NvmTxn *txn, const NvmReplicaVersion *rv)
+{
+	NvmTableDesc *desc = t->desc;
+	bool		tomb = (rv->kind & NVM_VINFO_TOMBSTONE) != 0;
+	uint32_t	len = tomb ? 0 : rv->len;
+	_Atomic uint64_t *slot;
+	_Atomic uint64_t *head;
+	nvm_off		h;
+	nvm_off		off;
+	NvmVersion *v;
+
+	slot = nvm_segarray_slot(&desc->versions, rv->version_no, true);
+	head = nvm_segarray_slot(&desc->records, rv->record_no, true);
+	if (slot == NULL || head == NULL)
+		return NVM_REPLICA_NO_SPACE;
+	if (already_installed(atomic_load(slot), rv))
+		return NVM_REPLICA_PRESENT;
+
+	/*
+	 * A number on the standby's free list (the pool was copied with it) is
+	 * taken by the primary: the list is dropped, its numbers left unused,
+	 * so that a promoted standby never pops a number in use.
+	 */
+	if ((atomic_load(slot) & NVM_TAG_MASK) == NVM_TAG_FREE)
+		drop_free_list(&desc->free_versions);
+	if ((atomic_load(head) & NVM_TAG_MASK) == NVM_TAG_FREE)
+		drop_free_list(&desc->free_records);
+	if (nvm_txn_begin_write(txn) == NVM_INVALID_TXID)
+		return NVM_REPLICA_NO_SPACE;
+
+	/* a tombstone has room for the epoch it is retired at (gc.h) */
+	off = nvm_alloc(sizeof(NvmVersion) + (tomb ? sizeof(uint64_t) : len));
+	if (off == 0)
+		return NVM_REPLICA_NO_SPACE;
+	v = nvm_ptr(off);
+
+	/*
+	 * The chain below: what the standby holds for the record number.  A
+	 * head that is no version (free, or a retired record's marker) starts
+	 * a new chain.
+	 */
+	h = atomic_load_explicit(head, memory_order_acquire);
+	v->txid = txn->txid;
+	v->prev = (h & NVM_TAG_MASK) == 0 ? h : 0;
+	/* an insert into a number in use here continues that chain */
+	atomic_store_explicit(&v->info, rv->kind & (NVM_VINFO_TOMBSTONE | NVM_VINFO_MOVED |
+												(v->prev == 0 ? NVM_VINFO_INSERTED : 0)),
+						  memory_order_relaxed);
+	v->record_no = rv->record_no;
+	v->version_no = rv->version_no;
+	v->index_root = rv->index_root;
+	v->data_len = len;
+	v->external_id = 0;
+	if (len)
+		memcpy(v->data, rv->data, len);
+	if (!nvm_txn_log_version(txn, nvm_off_of(desc), off, 1))
+	{
+		nvm_free(off);
+		return NVM_REPLICA_NO_SPACE;
+	}
+	nvm_flush(v, sizeof(NvmVersion) + len);
+	atomic_store_explicit(slot, off, memory_order_release);
+	nvm_flush(slot, sizeof(uint64_t));
+	raise_to(&desc->next_version, rv->version_no + 1);
+	raise_to(&desc->next_record, rv->record_no + 1);
+	/* version, slot, counters and log entry durable before the record reaches it */
+	nvm_drain();
+	atomic_store_explicit(head, off, memory_order_release);
+	nvm_flush(head, sizeof(uint64_t));
+	return NVM_REPLICA_INSTALLED;
+}
+
+void
+nvm_replica_raise_counters(NvmTable *t, uint64_t next_record, uint64_t next_version)
+{
+	raise_to(&t->desc->next_record, next_record);
+	raise_to(&t->desc->next_version, next_version);
+	nvm_drain();
+}
+
+void
+nvm_table_counters(const NvmTable *t, uint64_t *next_record, uint64_t *next_version)
+{
+	*next_record = atomic_load(&t->desc->next_record);
+	*next_version = atomic_load(&t->desc->next_version);
+}
+
+void
+nvm_table_raise_redo_reserved(NvmTable *t, uint64_t limit)
+{
+	uint64_t	cur = atomic_load(&t->desc->redo_reserved);
+
+	while (cur < limit && !atomic_compare_exchange_weak(&t->desc->redo_reserved, &cur, limit))
+		;
+}
+
+void
+nvm_replica_forget_reservations(void)
+{
+	NvmTableDirEntry *dir = nvm_table_dir();
+	size_t		n = nvm_table_dir_count();
+
+	for (size_t i = 0; i < n; i++)
+	{
+		nvm_off		d = atomic_load(&dir[i].desc);
+
+		if (d != 0)
+			atomic_store(&((NvmTableDesc *) nvm_ptr(d))->redo_reserved, 0);
+	}
+}

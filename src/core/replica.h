@@ -1,0 +1,115 @@
+/*
+ * replica.h
+ *	  A standby's replay of the primary's committed versions into its own
+ *	  pool: versions installed with the numbers the primary gave them.
+ *
+ * A physical standby replays the primary's WAL.  PostgreSQL replays the
+ * btree records, whose index entries hold TIDs, that is version numbers
+ * (store.h); so the standby's pool must give every version the number the
+ * primary gave it, and every record the primary's record number.  Where the
+ * bytes go is the standby's own business: it allocates for itself.
+ *
+ * The replaying process runs one transaction of its own per replayed
+ * commit (txn.h), so a standby's snapshots see replayed commits whole and
+ * in the order of the WAL: a commit record is written on the primary before
+ * the transaction's completion is published (the PG layer's redo), so a
+ * transaction that saw another one's rows comes later in the WAL.
+ *
+ * nvm_replica_install puts one version of a replayed commit into the table:
+ *	 - its version slot is set to the new version, whatever the slot held:
+ *	   the primary gives a number again only after it collected the
+ *	   version that had it (the old version, if the standby still keeps
+ *	   it, stays reachable from its own chain, never through the number);
+ *	 - the record's head is set to the new version, which chains onto
+ *	   the versions the standby holds for that record number (for an
+ *	   insert into a number the primary reused, the deleted record's
+ *	   versions, so that older snapshots of standby queries still find
+ *	   what they saw);
+ *	 - the table's counters are raised above both numbers, so that a
+ *	   promoted standby never hands them out again; and a free list of the
+ *	   standby's (copied with the pool) that holds either number is
+ *	   dropped (its numbers are left unused), so that a promoted standby
+ *	   never pops a number in use.
+ * An insert whose record number still holds versions here (the primary
+ * collected a deleted record and reused its number; the standby keeps the
+ * old chain for its queries) continues that chain: the new version is not
+ * marked inserted, and older snapshots still find what they saw.  A
+ * version the standby keeps while its number was given to a new version
+ * no longer owns the number (the integrity check knows it: verify.c).
+ * It is idempotent: a version whose number already names a version of the
+ * same record with the same contents that is not aborted is left alone
+ * (replay starts again from a restart point after a restart of the
+ * standby).
+ *
+ * Persist order (as a write's, store.h): the version and its version slot,
+ * the counters and the write-log entry are flushed, then drained; then the
+ * head is switched (a plain store: the replaying process is the only
+ * writer) and flushed; the replay transaction's commit makes it durable
+ * before its status.  A crash in between leaves a version of a transaction
+ * that recovery aborts and unlinks; replay installs it again.
+ */
+#ifndef NVM_REPLICA_H
+#define NVM_REPLICA_H
+
+#include "nvm_types.h"
+#include "storefmt.h"
+#include "txn.h"
+
+/* One version of a replayed commit. */
+typedef struct NvmReplicaVersion
+{
+	uint64_t	record_no;
+	uint64_t	version_no;
+	uint64_t	index_root;
+	uint64_t	kind;			/* NVM_VINFO_TOMBSTONE, _MOVED, _INSERTED */
+	const void *data;
+	uint32_t	len;
+} NvmReplicaVersion;
+
+typedef enum NvmReplicaResult
+{
+	NVM_REPLICA_INSTALLED = 0,
+	NVM_REPLICA_PRESENT,		/* already there (replayed before) */
+	NVM_REPLICA_NO_SPACE		/* the pool is full */
+} NvmReplicaResult;
+
+extern NvmReplicaResult nvm_replica_install(NvmTable *t, NvmTxn *txn,
+											const NvmReplicaVersion *rv);
+
+/*
+ * nvm_replica_raise_counters raises the table's record and version
+ * counters to at least next_record and next_version (flushed and drained):
+ * numbers the primary handed out (an aborted write's among them, which
+ * index entries may name) are never handed out by a promoted standby.
+ */
+extern void nvm_replica_raise_counters(NvmTable *t, uint64_t next_record,
+									   uint64_t next_version);
+
+/*
+ * nvm_table_counters reads the table's record and version counters (the
+ * primary logs them with its commits).
+ */
+extern void nvm_table_counters(const NvmTable *t, uint64_t *next_record,
+							   uint64_t *next_version);
+
+/*
+ * Reserved version numbers.  Index entries name version numbers, and
+ * PostgreSQL logs them (the btree records) before the transaction that
+ * wrote the version ends, committed or not.  So that a promoted standby
+ * never gives such a number to another row, the primary logs, before it
+ * uses a version number at or above the table's redo_reserved, a record
+ * that reserves the numbers up to a higher limit, and raises redo_reserved
+ * to that limit once the record is in the WAL; a standby raises its
+ * counter to every limit it replays.  redo_reserved means "logged in this
+ * run of the server": nvm_replica_forget_reservations zeroes it in every
+ * table at start-up, as a crash may have lost the records.
+ */
+static inline uint64_t
+nvm_table_redo_reserved(const NvmTable *t)
+{
+	return atomic_load_explicit(&t->desc->redo_reserved, memory_order_acquire);
+}
+extern void nvm_table_raise_redo_reserved(NvmTable *t, uint64_t limit);
+extern void nvm_replica_forget_reservations(void);
+
+#endif							/* NVM_REPLICA_H */

@@ -1,0 +1,355 @@
+/*-------------------------------------------------------------------------
+ *
+ * nvm_redo.c
+ *	  The primary's side of physical replication of nvm tables: the redo
+ *	  records that tell a standby what changed in the pool.
+ *
+ * With wal_level replica or logical (and nvm.wal_redo on, the default),
+ * the primary writes three kinds of nvm redo records (nvm_redo.h has their
+ * formats; nvm_replay.c replays them into the standby's own pool):
+ *
+ *	 - COMMIT, at every commit of a transaction that wrote permanent nvm
+ *	   tables: its versions with their numbers, index roots and row images,
+ *	   and the counters of its tables.  Written from the core's commit hook
+ *	   (txn.h), after the commit's status is durable in the pool and before
+ *	   its completion is published.  So:
+ *		 - a record is never written for a transaction the pool may still
+ *		   lose (a crash before the status leaves it aborted);
+ *		 - a transaction that saw another one's rows took its snapshot
+ *		   after that one's completion was published, so after its record,
+ *		   and its own record comes later in the WAL: replaying commits in
+ *		   WAL order gives the standby's snapshots only states the primary
+ *		   had.
+ *	   The commit does not wait for the record to be flushed: on persistent
+ *	   memory it is durable in the pool, and the record reaches standbys as
+ *	   asynchronous replication does (the WAL writer's next round).  With a
+ *	   synchronous standby (synchronous_standby_names, and
+ *	   synchronous_commit on, remote_write or remote_apply) the commit
+ *	   flushes its record and waits for the standby, as heap's commits do,
+ *	   before its rows become visible on the primary.
+ *	 - STORAGE, after a permanent table's storage is created, emptied,
+ *	   cloned (SET TABLESPACE) or dropped in the pool.
+ *	 - CONFLICT, before the primary removes index entries of dead index
+ *	   runs (btree's deletion, VACUUM): a standby whose queries may still
+ *	   see those runs' versions waits for them or cancels them
+ *	   (nvm_replay.c), as heap's pruning records make it do.
+ *	 - RESERVE, before the first use of a version number at or above the
+ *	   table's reserved limit (replica.h): PostgreSQL logs index entries,
+ *	   which hold version numbers, before the writer's transaction ends,
+ *	   committed or not; the standby raises its counter to every limit, so
+ *	   a promoted standby never gives a number an index entry may name to
+ *	   another row.  A record reserves NVM_REDO_RESERVE_STEP numbers ahead.
+ *
+ * Not logged: versions of aborted transactions (the standby never sees
+ * them; their numbers are reserved), pruning, VACUUM and number reuse (the
+ * standby keeps its own chains: the primary reuses a number only after it
+ * collected its version, and the standby then simply gives the number to
+ * the new version), temporary and unlogged tables.
+ *
+ * Not covered yet (the README's Limitations): a crash of the primary that
+ * loses COMMIT records of transactions committed in its pool makes a
+ * standby miss them; the standby then has to be made again.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "access/xloginsert.h"
+#include "miscadmin.h"
+#include "access/xact.h"
+#include "replication/syncrep.h"
+#include "replication/walsender.h"
+
+#include "pool.h"
+#include "replica.h"
+#include "txn.h"
+
+#include "nvm_settings.h"
+#include "wal/nvm_redo.h"
+#include "wal/nvm_wal.h"
+#include "xact/nvm_commit.h"
+
+/* Row images of one COMMIT record, at most (a larger commit takes parts). */
+#define NVM_REDO_PART_BYTES		(4 * 1024 * 1024)
+
+/* Version numbers one RESERVE record reserves ahead. */
+#define NVM_REDO_RESERVE_STEP	4096
+
+/* A COMMIT record being built (malloc'd: the commit hook must not fail). */
+typedef struct RedoBuild
+{
+	uint64		txid;
+	uint32		xid;
+	uint8		flags;			/* XLNVM_COMMIT_CONTINUED after a part */
+	nvm_off    *descs;			/* the tables' descriptors, in ref order */
+	xl_nvm_table_ref *refs;
+	int			ntables;
+	int			cap_tables;
+	char	   *versions;		/* xl_nvm_version + data, one after another */
+	size_t		len;
+	size_t		cap;
+	uint32		nversions;
+	XLogRecPtr	end;			/* end of the last part written */
+} RedoBuild;
+
+static void redo_commit_hook(uint32_t slot, uint64_t txid, const NvmTxn *txn);
+
+/*
+ * nvm_redo_init installs the commit hook; called from _PG_init.
+ */
+void
+nvm_redo_init(void)
+{
+	nvm_txn_set_commit_hook(redo_commit_hook);
+}
+
+/*
+ * nvm_redo_needed says whether this process writes nvm redo now: the
+ * setting is on, wal_level is replica or higher, and WAL can be written
+ * (not during recovery: the startup process's replay commits are not
+ * logged again; not in the postmaster).
+ */
+bool
+nvm_redo_needed(void)
+{
+	return nvm_wal_redo && XLogIsNeeded() &&
+		(IsUnderPostmaster || !IsPostmasterEnvironment) && XLogInsertAllowed();
+}
+
+/* grow_or_die makes room in a malloc'd buffer, or stops the server. */
+static void *
+grow_or_die(void *p, size_t *cap, size_t need, size_t elem)
+{
+	size_t		n = *cap ? *cap : 16;
+
+	if (need <= *cap)
+		return p;
+	while (n < need)
+		n *= 2;
+	p = realloc(p, n * elem);
+	if (p == NULL)
+		elog(PANIC, "out of memory while writing the nvm redo of a commit");
+	*cap = n;
+	return p;
+}
+
+/*
+ * emit_part writes the versions gathered so far as one COMMIT record, with
+ * the counters of every table they belong to read now, and starts the next
+ * part.  A failure to write WAL after a commit is durable in the pool is
+ * a PANIC, as a failure to write a commit record is.
+ */
+static void
+emit_part(RedoBuild *b, bool more)
+{
+	xl_nvm_commit hdr;
+	XLogRecPtr	save_last = XactLastRecEnd;
+
+	for (int i = 0; i < b->ntables; i++)
+	{
+		NvmTable	t = {.desc = nvm_ptr(b->descs[i])};
+
+		nvm_table_counters(&t, &b->refs[i].next_record, &b->refs[i].next_version);
+	}
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.txid = b->txid;
+	hdr.xid = b->xid;
+	hdr.nversions = b->nversions;
+	hdr.ntables = (uint16) b->ntables;
+	hdr.flags = b->flags | (more ? XLNVM_COMMIT_MORE : 0);
+
+	START_CRIT_SECTION();
+	XLogBeginInsert();
+	XLogRegisterData((char *) &hdr, sizeof(hdr));
+	XLogRegisterData((char *) b->refs, b->ntables * sizeof(xl_nvm_table_ref));
+	if (b->len > 0)
+		XLogRegisterData(b->versions, b->len);
+	b->end = XLogInsert(RM_NVM_ID, XLOG_NVM_COMMIT);
+	END_CRIT_SECTION();
+	/* PostgreSQL's own decisions about this transaction's WAL stay its own */
+	XactLastRecEnd = save_last;
+
+	b->flags = XLNVM_COMMIT_CONTINUED;
+	b->ntables = 0;
+	b->len = 0;
+	b->nversions = 0;
+}
+
+/* add_version is the write-log visitor: it adds one version to the record. */
+static void
+add_version(nvm_off table, nvm_off version, void *arg)
+{
+	RedoBuild  *b = arg;
+	NvmTableDesc *desc = nvm_ptr(table);
+	NvmVersion *v = nvm_ptr(version);
+	bool		tomb = nvm_version_is_tombstone(v);
+	uint32		len = tomb ? 0 : v->data_len;
+	xl_nvm_version xv;
+	int			ti;
+
+	if (NVM_KEY_KIND(&desc->key) != NVM_KIND_PERMANENT)
+		return;
+	if (b->len > 0 && b->len + sizeof(xv) + len > NVM_REDO_PART_BYTES)
+		emit_part(b, true);
+	for (ti = 0; ti < b->ntables; ti++)
+		if (b->descs[ti] == table)
+			break;
+	if (ti == b->ntables)
+	{
+		size_t		cap = b->cap_tables;
+		NvmTable	current;
+
+		/*
+		 * A descriptor the transaction detached (a truncate in the
+		 * transaction that created the table) is no longer the table's:
+		 * its versions are gone with it.
+		 */
+		if (!nvm_table_open(&desc->key, &current) || current.desc != desc)
+			return;
+
+		if (b->ntables == PG_UINT16_MAX)
+			emit_part(b, true);
+		ti = b->ntables;
+		b->descs = grow_or_die(b->descs, &cap, ti + 1, sizeof(nvm_off));
+		cap = b->cap_tables;
+		b->refs = grow_or_die(b->refs, &cap, ti + 1, sizeof(xl_nvm_table_ref));
+		b->cap_tables = (int) cap;
+		b->descs[ti] = table;
+		memset(&b->refs[ti], 0, sizeof(xl_nvm_table_ref));
+		b->refs[ti].key = desc->key;
+		b->ntables++;
+	}
+
+	memset(&xv, 0, sizeof(xv));
+	xv.record_no = v->record_no;
+	xv.version_no = v->version_no;
+	xv.index_root = v->index_root;
+	xv.data_len = len;
+	xv.table = (uint16) ti;
+	xv.kind = (uint8) (atomic_load(&v->info) &
+					   (NVM_VINFO_TOMBSTONE | NVM_VINFO_MOVED | NVM_VINFO_INSERTED));
+	b->versions = grow_or_die(b->versions, &b->cap, b->len + sizeof(xv) + len, 1);
+	memcpy(b->versions + b->len, &xv, sizeof(xv));
+	if (len > 0)
+		memcpy(b->versions + b->len + sizeof(xv), v->data, len);
+	b->len += sizeof(xv) + len;
+	b->nversions++;
+}
+
+/*
+ * redo_commit_hook writes the COMMIT record(s) of transaction txid, whose
+ * status is durable and whose completion is not published yet (txn.h);
+ * then, with a synchronous standby, flushes them and waits for it.  An
+ * in-doubt transaction resolved by another process (txn NULL: COMMIT
+ * PREPARED, or a tied commit after a crash) is logged, but that process
+ * does not wait: it resolves under a lock of the core.
+ */
+static void
+redo_commit_hook(uint32_t slot, uint64_t txid, const NvmTxn *txn)
+{
+	RedoBuild	b;
+
+	if (!nvm_redo_needed())
+		return;
+	memset(&b, 0, sizeof(b));
+	b.txid = txid;
+	b.xid = (uint32) (txn != NULL ? txn->external_id : nvm_indoubt_xid_of(txid));
+	(void) nvm_txn_write_log_each(slot, txid, txn, add_version, &b);
+	if (b.nversions > 0 || (b.flags & XLNVM_COMMIT_CONTINUED))
+		emit_part(&b, false);
+	free(b.descs);
+	free(b.refs);
+	free(b.versions);
+
+	if (b.end != InvalidXLogRecPtr && txn != NULL && max_wal_senders > 0 &&
+		nvm_commit_session_sync() > SYNCHRONOUS_COMMIT_LOCAL_FLUSH)
+	{
+		XLogFlush(b.end);
+		SyncRepWaitForLSN(b.end, true);
+	}
+}
+
+/*
+ * nvm_redo_log_storage writes a STORAGE record: op was just done to key's
+ * storage in the pool (src: the table a clone copies).  Only permanent
+ * tables are logged.
+ */
+void
+nvm_redo_log_storage(uint8 op, const NvmTableKey *key, const NvmTableKey *src)
+{
+	xl_nvm_storage rec;
+
+	if (NVM_KEY_KIND(key) != NVM_KIND_PERMANENT || !nvm_redo_needed())
+		return;
+	memset(&rec, 0, sizeof(rec));
+	rec.key = *key;
+	if (src != NULL)
+		rec.src = *src;
+	rec.op = op;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &rec, sizeof(rec));
+	(void) XLogInsert(RM_NVM_ID, XLOG_NVM_STORAGE);
+}
+
+/*
+ * nvm_redo_note_version is called after every write of a version of table
+ * (whose pool key is key) with the version's number, before the caller
+ * makes any index entry for it: a number at or above the table's reserved
+ * limit is reserved in the WAL first (RESERVE), then the limit is raised.
+ */
+void
+nvm_redo_note_version(NvmTable *table, const NvmTableKey *key, uint64 version_no)
+{
+	xl_nvm_reserve rec;
+
+	if (likely(version_no < nvm_table_redo_reserved(table)))
+		return;
+	if (NVM_KEY_KIND(key) != NVM_KIND_PERMANENT || !nvm_redo_needed())
+		return;
+	memset(&rec, 0, sizeof(rec));
+	rec.key = *key;
+	rec.limit = version_no + NVM_REDO_RESERVE_STEP;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &rec, sizeof(rec));
+	(void) XLogInsert(RM_NVM_ID, XLOG_NVM_RESERVE);
+	/* the record is in the WAL before any writer relies on the limit */
+	nvm_table_raise_redo_reserved(table, rec.limit);
+}
+
+/*
+ * nvm_redo_log_conflict writes CONFLICT records for the n index roots
+ * whose index entries the caller is about to remove (btree's deletion of
+ * dead entries, VACUUM's bulk delete), before their removal is logged.
+ */
+void
+nvm_redo_log_conflict(const NvmTableKey *key, const uint64 *roots, uint64 n)
+{
+	const uint64 per_record = 65536;
+
+	if (n == 0 || NVM_KEY_KIND(key) != NVM_KIND_PERMANENT || !nvm_redo_needed())
+		return;
+	for (uint64 done = 0; done < n; done += per_record)
+	{
+		xl_nvm_conflict rec;
+
+		memset(&rec, 0, sizeof(rec));
+		rec.key = *key;
+		rec.nroots = (uint32) Min(per_record, n - done);
+		XLogBeginInsert();
+		XLogRegisterData((char *) &rec, sizeof(rec));
+		XLogRegisterData((char *) (roots + done), rec.nroots * sizeof(uint64));
+		(void) XLogInsert(RM_NVM_ID, XLOG_NVM_CONFLICT);
+	}
+}
+
+/*
+ * nvm_redo_start runs at every start of shared memory: limits reserved in
+ * an earlier run may have lost their records in a crash, so every table
+ * reserves again at its next write.
+ */
+void
+nvm_redo_start(void)
+{
+	nvm_replica_forget_reservations();
+}

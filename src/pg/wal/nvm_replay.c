@@ -1,0 +1,463 @@
+/*-------------------------------------------------------------------------
+ *
+ * nvm_replay.c
+ *	  The standby's side of physical replication of nvm tables: the startup
+ *	  process replays the primary's nvm redo records into the standby's own
+ *	  pool.
+ *
+ * A standby made from a cold copy of the primary (its data directory and
+ * its pool, copied while the primary was stopped) has a pool of its own
+ * (nvm_binding.c: the "standby" state).  The startup process replays:
+ *
+ *	 - COMMIT: one transaction of the startup process's own (a clock slot
+ *	   it holds until it exits) installs the versions with the primary's
+ *	   numbers (core replica.h) and commits; the parts of a large commit go
+ *	   into one such transaction, committed at the last part.  Queries on
+ *	   the standby take snapshots of the standby's own clocks, so each sees
+ *	   a prefix of the replayed commits, whole: under a transfer load on
+ *	   the primary, every read on the standby conserves the total.
+ *	 - STORAGE: the table's storage is created (if missing), dropped,
+ *	   emptied or cloned, as on the primary.
+ *	 - RESERVE: the table's version counter is raised to the limit.
+ *	 - CONFLICT: the primary is about to remove index entries of index runs
+ *	   dead for its own snapshots; replay waits until no query of the
+ *	   standby can see a version of those runs any more, and after
+ *	   max_standby_streaming_delay cancels the queries holding nvm
+ *	   snapshots (replay_conflict), so a standby query never misses a row
+ *	   whose index entry the primary removed.
+ *
+ * Restarts.  After a restart the standby replays again from its restart
+ * point.  The pool keeps the end of the last record applied
+ * (nvm_pool_note_replayed, persisted after the record's effects: after the
+ * replayed commit, after the storage operation), and records up to it are
+ * skipped, so a record is never applied over the effects of later ones
+ * (a later commit may have given one of its numbers to another row).  A
+ * crash between a record's effects and the note makes replay apply that
+ * one record again, and that is idempotent: an installed version is
+ * recognised by its number, record and contents, a table that exists is
+ * not created again, a reset or a drop done is done again harmlessly.  A
+ * crash in the middle of a replayed commit leaves a transaction of the
+ * startup process that recovery aborts; replay installs it again.  While
+ * the parts of a large commit are open, nothing is noted (they are not
+ * committed: a restart must replay them again).
+ *
+ * Pruning on a standby.  The primary's pruning and VACUUM are not
+ * replayed: the standby keeps every version it installed (a later version
+ * with a reused number takes the number over), so no replayed record ever
+ * removes a version a standby query still reads.  What can take a row from
+ * a standby query is the removal of index entries, which PostgreSQL
+ * replays: CONFLICT above.  The cost is memory: the standby's pool grows
+ * with the versions written, until the standby is promoted and VACUUM
+ * runs on it (README, Limitations).
+ *
+ * During crash recovery of a primary (its pool is not a standby's), the
+ * records are skipped: the pool holds what they say.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlogreader.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "postmaster/startup.h"
+#include "storage/ipc.h"
+#include "storage/proc.h"
+#include "storage/procarray.h"
+#include "storage/standby.h"
+#include "utils/timestamp.h"
+
+#include "pool.h"
+#include "gc.h"
+#include "replica.h"
+#include "store.h"
+#include "txn.h"
+
+#include "nvm_settings.h"
+#include "recovery/nvm_binding.h"
+#include "wal/nvm_redo.h"
+#include "wal/nvm_wal.h"
+
+/* The startup process's own transaction, and the commit whose parts it holds. */
+static int	replay_slot = -1;
+static NvmTxn replay_txn;
+static uint64 open_txid = 0;
+
+/* replay_exit aborts an unfinished replayed commit and gives the slot back. */
+static void
+replay_exit(int code, Datum arg)
+{
+	if (replay_slot < 0)
+		return;
+	if (replay_txn.txid != NVM_INVALID_TXID)
+		nvm_txn_abort(&replay_txn);
+	nvm_slot_release(replay_slot);
+	replay_slot = -1;
+}
+
+/* replay_begin gives the startup process a clock slot, once. */
+static void
+replay_begin(void)
+{
+	int			slot;
+
+	if (replay_slot >= 0)
+		return;
+	slot = nvm_slot_acquire((uint32) MyProcPid);
+	if (slot < 0)
+		ereport(FATAL,
+				(errcode(ERRCODE_TOO_MANY_CONNECTIONS),
+				 errmsg("could not replay nvm redo: all clock slots of nvm pool \"%s\" are in use",
+						nvm_pool_path_resolved)));
+	replay_slot = slot;
+	nvm_txn_init(&replay_txn, slot);
+	on_shmem_exit(replay_exit, (Datum) 0);
+}
+
+/* report_full stops replay: the standby's pool has no room. */
+static void
+report_full(const NvmTableKey *key)
+{
+	ereport(FATAL,
+			(errcode(ERRCODE_DISK_FULL),
+			 errmsg("could not replay nvm redo for relfilenode %u/%u/%u: nvm pool \"%s\" is full",
+					key->spc, key->db, key->rel, nvm_pool_path_resolved),
+			 errhint("Give the standby a larger pool (nvm.pool_max_size), or make it again from a new copy of the primary.")));
+}
+
+/* open_table opens key's table in the standby's pool, creating it if missing. */
+static NvmTable
+open_table(const NvmTableKey *key)
+{
+	NvmTable	t;
+
+	if (!nvm_table_open(key, &t) && !nvm_table_create(key, 0, &t))
+		report_full(key);
+	return t;
+}
+
+/* abort_open_commit drops the parts of a commit whose last part never came. */
+static void
+abort_open_commit(void)
+{
+	if (replay_slot >= 0 && replay_txn.txid != NVM_INVALID_TXID)
+		nvm_txn_abort(&replay_txn);
+	open_txid = 0;
+}
+
+static void
+replay_commit(XLogReaderState *record)
+{
+	const char *p = XLogRecGetData(record);
+	const char *end = p + XLogRecGetDataLen(record);
+	xl_nvm_commit hdr;
+	NvmTable   *tables;
+
+	replay_begin();
+	memcpy(&hdr, p, sizeof(hdr));
+	p += sizeof(hdr);
+	if (hdr.flags & XLNVM_COMMIT_CONTINUED)
+	{
+		if (open_txid != hdr.txid)
+			ereport(FATAL,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("could not replay nvm redo at %X/%X: a later part of the commit of nvm transaction %llu without its first parts",
+							LSN_FORMAT_ARGS(record->ReadRecPtr),
+							(unsigned long long) hdr.txid),
+					 errdetail("The standby restarted from a restart point that lies between the parts of one large commit."),
+					 errhint("Make the standby again from a new copy of the primary.")));
+	}
+	else if (open_txid != 0)
+		abort_open_commit();
+
+	tables = palloc(sizeof(NvmTable) * Max(hdr.ntables, 1));
+	for (int i = 0; i < hdr.ntables; i++)
+	{
+		xl_nvm_table_ref ref;
+
+		memcpy(&ref, p, sizeof(ref));
+		p += sizeof(ref);
+		tables[i] = open_table(&ref.key);
+		nvm_replica_raise_counters(&tables[i], ref.next_record, ref.next_version);
+	}
+	for (uint32 i = 0; i < hdr.nversions; i++)
+	{
+		xl_nvm_version xv;
+		NvmReplicaVersion rv;
+
+		if (p + sizeof(xv) > end)
+			elog(PANIC, "nvm redo commit record at %X/%X is truncated",
+				 LSN_FORMAT_ARGS(record->ReadRecPtr));
+		memcpy(&xv, p, sizeof(xv));
+		p += sizeof(xv);
+		if (xv.table >= hdr.ntables || p + xv.data_len > end)
+			elog(PANIC, "nvm redo commit record at %X/%X is damaged",
+				 LSN_FORMAT_ARGS(record->ReadRecPtr));
+		rv.record_no = xv.record_no;
+		rv.version_no = xv.version_no;
+		rv.index_root = xv.index_root;
+		rv.kind = xv.kind;
+		rv.data = p;
+		rv.len = xv.data_len;
+		p += xv.data_len;
+		if (nvm_replica_install(&tables[xv.table], &replay_txn, &rv) == NVM_REPLICA_NO_SPACE)
+			report_full(&tables[xv.table].desc->key);
+	}
+	pfree(tables);
+
+	if (hdr.flags & XLNVM_COMMIT_MORE)
+		open_txid = hdr.txid;
+	else
+	{
+		nvm_txn_commit(&replay_txn);
+		open_txid = 0;
+	}
+}
+
+/*
+ * note_applied records in the pool that every record up to end is applied,
+ * unless the parts of a commit are open (they are not committed yet, so a
+ * restart must replay them again).
+ */
+static void
+note_applied(XLogRecPtr end)
+{
+	if (open_txid == 0)
+		nvm_pool_note_replayed((uint64) end);
+}
+
+static void
+replay_storage(XLogReaderState *record)
+{
+	xl_nvm_storage rec;
+	NvmTable	t;
+	nvm_off		detached = 0;
+
+	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
+	switch (rec.op)
+	{
+		case XLNVM_STORAGE_CREATE:
+			/* a stale table of a relfilenode used again is replaced, as on the primary */
+			if (!nvm_table_create(&rec.key, 0, &t))
+				report_full(&rec.key);
+			break;
+		case XLNVM_STORAGE_DROP:
+			(void) nvm_table_drop(&rec.key);
+			break;
+		case XLNVM_STORAGE_RESET:
+			/* only a table its own transaction created: no query reads it */
+			if (!nvm_table_reset(&rec.key, 0, &t, &detached))
+				report_full(&rec.key);
+			if (detached != 0)
+				nvm_table_free_detached(detached);
+			break;
+		case XLNVM_STORAGE_CLONE:
+			if (!nvm_table_open(&rec.key, &t))
+			{
+				NvmTable	src = open_table(&rec.src);
+
+				if (!nvm_table_clone(&src, &rec.key, 0, NULL, 0, &t))
+					report_full(&rec.key);
+			}
+			break;
+		default:
+			elog(PANIC, "nvm redo: unknown storage operation %u", rec.op);
+	}
+}
+
+static void
+replay_reserve(XLogReaderState *record)
+{
+	xl_nvm_reserve rec;
+	NvmTable	t;
+
+	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
+	t = open_table(&rec.key);
+	nvm_replica_raise_counters(&t, 0, rec.limit);
+	nvm_table_raise_redo_reserved(&t, rec.limit);
+}
+
+/*
+ * runs_still_seen says whether a query of this standby may still see a
+ * version of one of the index runs (under the collection horizon of the
+ * standby's pinned snapshots; unsure counts as seen).
+ */
+static bool
+runs_still_seen(NvmTable *t, const uint64 *roots, uint32 n, NvmHorizon *h)
+{
+	if (!nvm_gc_horizon(h))
+		return true;
+	for (uint32 i = 0; i < n; i++)
+	{
+		_Atomic uint64_t *slot = nvm_version_slot(t, roots[i]);
+
+		/* a number this standby never had a version for is seen by nobody */
+		if (slot == NULL || atomic_load(slot) == 0)
+			continue;
+		if (!nvm_gc_index_root_is_dead(t, roots[i], h))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * cancel_pinned cancels every query that holds an nvm snapshot, with the
+ * error of a recovery conflict; the caller looks again afterwards.
+ */
+static void
+cancel_pinned(void)
+{
+	for (int i = 0; i < (int) ProcGlobal->allProcCount; i++)
+	{
+		PGPROC	   *proc = &ProcGlobal->allProcs[i];
+		VirtualTransactionId vxid;
+
+		if (proc == MyProc || !nvm_gc_is_pinned(i))
+			continue;
+		GET_VXID_FROM_PGPROC(vxid, *proc);
+		if (VirtualTransactionIdIsValid(vxid))
+			(void) CancelVirtualTransaction(vxid, PROCSIG_RECOVERY_CONFLICT_SNAPSHOT);
+	}
+}
+
+/*
+ * replay_conflict lets the primary's removal of index entries (logged next)
+ * be replayed only once no query of this standby can still see a version
+ * of their index runs: it waits for such queries, and after
+ * max_standby_streaming_delay cancels them, as heap's pruning conflicts
+ * do (-1 waits for ever).
+ */
+static void
+replay_conflict(XLogReaderState *record)
+{
+	const char *p = XLogRecGetData(record);
+	xl_nvm_conflict rec;
+	uint64	   *roots;
+	NvmTable	t;
+	NvmHorizon *h;
+	TimestampTz start = GetCurrentTimestamp();
+
+	memcpy(&rec, p, sizeof(rec));
+	if (!nvm_table_open(&rec.key, &t))
+		return;
+	roots = palloc(sizeof(uint64) * Max(rec.nroots, 1));
+	memcpy(roots, p + sizeof(rec), sizeof(uint64) * rec.nroots);
+	h = palloc(sizeof(NvmHorizon));
+	while (runs_still_seen(&t, roots, rec.nroots, h))
+	{
+		if (max_standby_streaming_delay >= 0 &&
+			TimestampDifferenceExceeds(start, GetCurrentTimestamp(), max_standby_streaming_delay))
+			cancel_pinned();
+		HandleStartupProcInterrupts();
+		pg_usleep(5000L);
+	}
+	pfree(h);
+	pfree(roots);
+}
+
+/*
+ * nvm_replay replays one nvm redo record (nvm_wal.c's rm_redo calls it for
+ * COMMIT, STORAGE and RESERVE): into the pool of a standby, nothing during
+ * a primary's crash recovery.
+ */
+void
+nvm_replay(XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & XLOG_NVM_OPMASK;
+
+	if (!nvm_binding_is_replica())
+		return;
+	/* applied before a restart of the standby (see the file header) */
+	if (record->EndRecPtr <= (XLogRecPtr) nvm_pool_replayed_lsn())
+		return;
+	switch (info)
+	{
+		case XLOG_NVM_COMMIT:
+			replay_commit(record);
+			break;
+		case XLOG_NVM_STORAGE:
+			replay_storage(record);
+			break;
+		case XLOG_NVM_RESERVE:
+			replay_reserve(record);
+			break;
+		case XLOG_NVM_CONFLICT:
+			replay_conflict(record);
+			break;
+	}
+	note_applied(record->EndRecPtr);
+}
+
+/*
+ * nvm_replay_end runs at the end of WAL replay (rm_cleanup): a commit whose
+ * last part the WAL does not hold never committed on this server.
+ */
+void
+nvm_replay_end(void)
+{
+	if (open_txid != 0)
+		abort_open_commit();
+}
+
+static void
+desc_key(StringInfo buf, const NvmTableKey *key)
+{
+	appendStringInfo(buf, "rel %u/%u/%u", key->spc, key->db, key->rel);
+}
+
+/* nvm_replay_desc describes a redo record for pg_waldump. */
+void
+nvm_replay_desc(StringInfo buf, XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & XLOG_NVM_OPMASK;
+	const char *p = XLogRecGetData(record);
+
+	switch (info)
+	{
+		case XLOG_NVM_COMMIT:
+			{
+				xl_nvm_commit hdr;
+
+				memcpy(&hdr, p, sizeof(hdr));
+				appendStringInfo(buf, "txid %llu xid %u: %u versions in %u tables%s%s",
+								 (unsigned long long) hdr.txid, hdr.xid, hdr.nversions,
+								 (unsigned) hdr.ntables,
+								 (hdr.flags & XLNVM_COMMIT_CONTINUED) ? ", continued" : "",
+								 (hdr.flags & XLNVM_COMMIT_MORE) ? ", more follow" : "");
+				break;
+			}
+		case XLOG_NVM_STORAGE:
+			{
+				static const char *const ops[] = {"?", "create", "drop", "reset", "clone"};
+				xl_nvm_storage rec;
+
+				memcpy(&rec, p, sizeof(rec));
+				appendStringInfo(buf, "%s ", ops[rec.op <= 4 ? rec.op : 0]);
+				desc_key(buf, &rec.key);
+				if (rec.op == XLNVM_STORAGE_CLONE)
+				{
+					appendStringInfoString(buf, " from ");
+					desc_key(buf, &rec.src);
+				}
+				break;
+			}
+		case XLOG_NVM_RESERVE:
+			{
+				xl_nvm_reserve rec;
+
+				memcpy(&rec, p, sizeof(rec));
+				desc_key(buf, &rec.key);
+				appendStringInfo(buf, " versions below %llu", (unsigned long long) rec.limit);
+				break;
+			}
+		case XLOG_NVM_CONFLICT:
+			{
+				xl_nvm_conflict rec;
+
+				memcpy(&rec, p, sizeof(rec));
+				desc_key(buf, &rec.key);
+				appendStringInfo(buf, " %u index runs", rec.nroots);
+				break;
+			}
+	}
+}
