@@ -169,3 +169,121 @@ nvm_replica_forget_reservations(void)
 			atomic_store(&((NvmTableDesc *) nvm_ptr(d))->redo_reserved, 0);
 	}
 }
+
+void
+nvm_table_note_redo(NvmTable *t, uint64_t lsn)
+{
+	uint64_t	cur = atomic_load(&t->desc->redo_lsn);
+
+	/* a table marked for a resync keeps its mark until the resync is logged */
+	while (cur < lsn && cur != NVM_REDO_RESYNC &&
+		   !atomic_compare_exchange_weak(&t->desc->redo_lsn, &cur, lsn))
+		;
+	nvm_flush((const void *) &t->desc->redo_lsn, sizeof(uint64_t));
+}
+
+void
+nvm_table_set_redo(NvmTable *t, uint64_t lsn)
+{
+	atomic_store(&t->desc->redo_lsn, lsn);
+	nvm_persist((const void *) &t->desc->redo_lsn, sizeof(uint64_t));
+}
+
+/* mark_table marks the table at desc for a resync (persisted). */
+static void
+mark_table(nvm_off desc)
+{
+	NvmTableDesc *d = nvm_ptr(desc);
+
+	if (atomic_load(&d->redo_lsn) == NVM_REDO_RESYNC)
+		return;
+	atomic_store(&d->redo_lsn, NVM_REDO_RESYNC);
+	nvm_persist((const void *) &d->redo_lsn, sizeof(uint64_t));
+}
+
+/* mark_last_commit_table is the write-log visitor of nvm_replica_mark_resync. */
+static void
+mark_last_commit_table(nvm_off table, nvm_off version, void *arg)
+{
+	(void) version;
+	(void) arg;
+	mark_table(table);
+}
+
+uint32_t
+nvm_replica_mark_resync(bool after_crash, uint64_t durable_end)
+{
+	NvmTableDirEntry *dir = nvm_table_dir();
+	size_t		n = nvm_table_dir_count();
+	uint32_t	marked = 0;
+
+	for (uint32_t c = 0; after_crash && c < nvm_pool_header->max_slots; c++)
+	{
+		uint64_t	txid = nvm_pool_slot(c)->log_txid;
+
+		if (txid != NVM_INVALID_TXID && nvm_status_get(txid) == NVM_STATUS_COMMITTED)
+			(void) nvm_txn_write_log_each(c, txid, NULL, mark_last_commit_table, NULL);
+	}
+	for (size_t i = 0; i < n; i++)
+	{
+		nvm_off		d = atomic_load(&dir[i].desc);
+		uint64_t	lsn;
+
+		if (d == 0)
+			continue;
+		lsn = atomic_load(&((NvmTableDesc *) nvm_ptr(d))->redo_lsn);
+		if (after_crash && lsn > durable_end && lsn != NVM_REDO_RESYNC)
+			mark_table(d);
+		if (atomic_load(&((NvmTableDesc *) nvm_ptr(d))->redo_lsn) == NVM_REDO_RESYNC)
+			marked++;
+	}
+	return marked;
+}
+
+NvmVersion *
+nvm_replica_newest_committed(const NvmTable *t, uint64_t record_no)
+{
+	nvm_off		h = nvm_record_head(t, record_no);
+
+	for (NvmVersion *v = nvm_ptr(h); v != NULL; v = nvm_ptr(v->prev))
+	{
+		if (nvm_version_status(v) == NVM_STATUS_COMMITTED)
+			return v;
+	}
+	return NULL;
+}
+
+NvmReplicaResult
+nvm_replica_delete(NvmTable *t, NvmTxn *txn, uint64_t record_no)
+{
+	NvmReplicaVersion rv;
+
+	memset(&rv, 0, sizeof(rv));
+	rv.record_no = record_no;
+	rv.version_no = atomic_fetch_add(&t->desc->next_version, 1);
+	rv.index_root = rv.version_no;
+	rv.kind = NVM_VINFO_TOMBSTONE;
+	return nvm_replica_install(t, txn, &rv);
+}
+
+void
+nvm_replica_redirect(NvmTable *t, uint64_t root, uint64_t record_no)
+{
+	_Atomic uint64_t *slot = nvm_segarray_slot(&t->desc->versions, root, true);
+	uint64_t	val;
+
+	if (slot == NULL)
+		return;
+	val = atomic_load(slot);
+	if (val != 0 && (val & NVM_TAG_MASK) == 0 &&
+		((NvmVersion *) nvm_ptr(val))->record_no == record_no)
+		return;
+	if (val == ((record_no << 3) | NVM_TAG_REDIRECT))
+		return;
+	if ((val & NVM_TAG_MASK) == NVM_TAG_FREE)
+		drop_free_list(&t->desc->free_versions);
+	atomic_store(slot, (record_no << 3) | NVM_TAG_REDIRECT);
+	nvm_flush((const void *) slot, sizeof(uint64_t));
+	raise_to(&t->desc->next_version, root + 1);
+	nvm_drain();
+}

@@ -112,4 +112,44 @@ nvm_table_redo_reserved(const NvmTable *t)
 extern void nvm_table_raise_redo_reserved(NvmTable *t, uint64_t limit);
 extern void nvm_replica_forget_reservations(void);
 
+/*
+ * Redo positions.  The primary notes in each table the end of the last
+ * redo record of a commit that wrote it (nvm_table_note_redo: raised and
+ * flushed after the record is inserted; the process's next drain makes it
+ * durable).  After a crash, a table whose position lies beyond what the
+ * WAL surely kept (durable_end: its last checkpoint) may have lost redo its
+ * standbys need, and so may the tables of each slot's last committed
+ * transaction (a crash between its status and its record):
+ * nvm_replica_mark_resync marks both, persisted, with NVM_REDO_RESYNC as
+ * their position, and returns the number of tables so marked (those marked
+ * before included).  The PG layer logs a marked table's rows again
+ * (nvm_resync.c) and then notes the position of that redo, which clears
+ * the mark; a mark survives restarts until then.
+ */
+#define NVM_REDO_RESYNC			UINT64_MAX
+extern void nvm_table_note_redo(NvmTable *t, uint64_t lsn);
+extern void nvm_table_set_redo(NvmTable *t, uint64_t lsn);
+static inline bool
+nvm_table_needs_resync(const NvmTable *t)
+{
+	return atomic_load(&t->desc->redo_lsn) == NVM_REDO_RESYNC;
+}
+extern uint32_t nvm_replica_mark_resync(bool after_crash, uint64_t durable_end);
+
+/*
+ * nvm_replica_newest_committed returns the newest committed version of the
+ * record (a tombstone if it was deleted), NULL if it has none.
+ */
+extern NvmVersion *nvm_replica_newest_committed(const NvmTable *t, uint64_t record_no);
+
+/*
+ * A standby's side of a resync (the primary logs a table's committed rows
+ * again): nvm_replica_delete ends the record with a tombstone of its own
+ * number (above every number handed out, raising the counter), and
+ * nvm_replica_redirect makes version number root lead to record_no if it
+ * does not already (a redirect, as collection leaves for an index root).
+ */
+extern NvmReplicaResult nvm_replica_delete(NvmTable *t, NvmTxn *txn, uint64_t record_no);
+extern void nvm_replica_redirect(NvmTable *t, uint64_t root, uint64_t record_no);
+
 #endif							/* NVM_REPLICA_H */

@@ -32,6 +32,7 @@ typedef struct NvmTableDesc
 	_Alignas(NVM_CACHELINE) _Atomic uint64_t next_version;	/* numbers start at 1 */
 	_Atomic nvm_off number_floor_of;	/* clone: the table it was cloned from, 0 = none */
 	_Atomic uint64_t redo_reserved; /* version numbers below it are in the WAL (replica.h) */
+	_Atomic uint64_t redo_lsn;	/* end of the last redo record of a commit in it (replica.h) */
 	/* free lists of numbers (see "Reuse of numbers" in store.h): tag << 40 | first */
 	_Alignas(NVM_CACHELINE) _Atomic uint64_t free_records;
 	_Atomic uint64_t token_mark;	/* opaque to the core: the PG layer's xmin tokens */

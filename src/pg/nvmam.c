@@ -72,6 +72,7 @@
 #include "wait/nvm_rowlock.h"
 #include "wait/nvm_wait.h"
 #include "wal/nvm_redo.h"
+#include "wal/nvm_resync.h"
 #include "wal/nvm_seqlog.h"
 #include "wal/nvm_wal.h"
 #include "xact/nvm_commit.h"
@@ -91,6 +92,7 @@ void		_PG_init(void);
 
 /* Whether the last stop was not a clean shutdown (set at shmem start-up). */
 static bool nvm_unclean_start = false;
+static XLogRecPtr nvm_last_checkpoint = InvalidXLogRecPtr;	/* pg_control's, at start */
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -142,7 +144,8 @@ _PG_init(void)
 	nvm_commit_init();
 	nvm_drop_init();
 	nvm_wal_init();
-	nvm_redo_init();
+	nvm_redo_init(nvm_commit_session_sync);
+	nvm_binding_set_resync_hook(nvm_resync_run);
 	nvm_imported_snapshot_init();
 
 	/* children drop this callback when they start (on_exit_reset) */
@@ -347,7 +350,7 @@ nvm_shmem_startup(void)
 		}
 		nvm_sweep_pool();
 		nvm_recover_index_log();
-		nvm_redo_start();
+		nvm_redo_start(nvm_unclean_start, nvm_last_checkpoint);
 		nvm_snapshot_set_policy((NvmSnapshotPolicy) nvm_snapshot_buffering);
 	}
 	else
@@ -372,7 +375,8 @@ nvm_shmem_startup(void)
  * The startup process then does crash recovery, and resets unlogged
  * relations, in exactly these cases.  (The pool's own clean-shutdown mark
  * is not used: an immediate shutdown also exits the postmaster normally.)
- * A pg_control that cannot be read counts as unclean.
+ * A pg_control that cannot be read counts as unclean.  It notes the last
+ * checkpoint too: WAL up to it survived (nvm_redo_start).
  */
 static bool
 nvm_shutdown_was_unclean(void)
@@ -383,6 +387,7 @@ nvm_shutdown_was_unclean(void)
 
 	unclean = !crc_ok ||
 		(cf->state != DB_SHUTDOWNED && cf->state != DB_SHUTDOWNED_IN_RECOVERY);
+	nvm_last_checkpoint = crc_ok ? cf->checkPoint : InvalidXLogRecPtr;
 	pfree(cf);
 	return unclean;
 }

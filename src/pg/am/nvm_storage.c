@@ -61,6 +61,7 @@
 #include "space/nvm_drop.h"
 #include "space/nvm_relation.h"
 #include "wal/nvm_redo.h"
+#include "wal/nvm_redofmt.h"
 #include "xact/nvm_xact.h"
 
 /* A heap tuple's overhead and a heap page's room (heapam_handler.c). */

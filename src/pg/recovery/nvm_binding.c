@@ -145,7 +145,8 @@ typedef enum NvmBindingState
 	NVM_BINDING_ATTACHED = 0,	/* claimed: nvm rows may be used */
 	NVM_BINDING_PENDING,		/* after a crash: WAL check not done yet */
 	NVM_BINDING_DETACHED,		/* the pool is not (or no longer) used */
-	NVM_BINDING_REPLICA			/* a standby's own pool: replay writes it, queries read it */
+	NVM_BINDING_REPLICA,		/* a standby's own pool: replay writes it, queries read it */
+	NVM_BINDING_RESYNC			/* claimed, but tables must be logged again first */
 } NvmBindingState;
 
 typedef struct NvmBindingShared
@@ -155,7 +156,11 @@ typedef struct NvmBindingShared
 	uint32		cause;			/* NvmDetachCause when detached */
 	uint64		required_lsn;	/* NVM_DETACH_BEHIND: what the pool needed */
 	uint64		replay_lsn;		/* ... and where replay ended */
+	bool		resync_pending; /* nvm_binding_require_resync was called */
 } NvmBindingShared;
+
+/* Logs again the rows a crash may have lost the redo of (nvm_resync.c). */
+static void (*resync_hook) (void) = NULL;
 
 static NvmBindingShared *binding_shared = NULL;
 
@@ -299,7 +304,7 @@ hint_of(NvmDetachCause cause)
 	switch (cause)
 	{
 		case NVM_DETACH_STANDBY:
-			return "Make the standby from a copy of the primary's data directory and pool taken while the primary was stopped (see \"Replication\" in the nvmam README), or read nvm tables on the primary. "
+			return "Make the standby from a copy of the primary's data directory and pool taken while the primary was stopped (see \"Replication\" in the nvmam README), read nvm tables on the primary, or replicate them with logical replication. "
 				"To give a promoted standby its own empty pool, see \"Backups and copies\" in the nvmam README.";
 		case NVM_DETACH_BEHIND:
 			return "Start the data directory that last used this pool, or restore the data directory and the pool together from one atomic snapshot or one copy made while the server was stopped.";
@@ -565,6 +570,7 @@ nvm_binding_shmem_startup(void)
 	binding_shared->cause = (uint32) start_cause;
 	binding_shared->required_lsn = 0;
 	binding_shared->replay_lsn = 0;
+	binding_shared->resync_pending = false;
 	if (start_cause != NVM_DETACH_NONE)
 		pg_atomic_init_u32(&binding_shared->state, NVM_BINDING_DETACHED);
 	else if (start_claim_now)
@@ -606,7 +612,9 @@ check_wal_and_claim(int elevel)
 	if (required <= replay + (XLOG_BLCKSZ - replay % XLOG_BLCKSZ) % XLOG_BLCKSZ)
 	{
 		if (claim_pool(elevel))
-			pg_atomic_write_u32(&binding_shared->state, NVM_BINDING_ATTACHED);
+			pg_atomic_write_u32(&binding_shared->state,
+								binding_shared->resync_pending ? NVM_BINDING_RESYNC :
+								NVM_BINDING_ATTACHED);
 		return;
 	}
 	{
@@ -629,6 +637,32 @@ check_wal_and_claim(int elevel)
 }
 
 /*
+ * run_resync runs the resync hook in the first backend that finds the
+ * "resync" state; the others wait for the lock.  An error leaves the state
+ * as it was, for the next access to try again.
+ */
+static void
+run_resync(void)
+{
+	LWLockAcquire(binding_shared->lock, LW_EXCLUSIVE);
+	PG_TRY();
+	{
+		if (pg_atomic_read_u32(&binding_shared->state) == NVM_BINDING_RESYNC)
+		{
+			if (resync_hook != NULL)
+				resync_hook();
+			binding_shared->resync_pending = false;
+			pg_atomic_write_u32(&binding_shared->state, NVM_BINDING_ATTACHED);
+		}
+	}
+	PG_FINALLY();
+	{
+		LWLockRelease(binding_shared->lock);
+	}
+	PG_END_TRY();
+}
+
+/*
  * nvm_binding_usable says whether nvm rows may be used now: a pool that was
  * in use is checked against the end of WAL replay the first time
  * (check_wal_and_claim).  Never during recovery.
@@ -647,6 +681,11 @@ nvm_binding_usable(void)
 			pg_atomic_write_u32(&binding_shared->state, NVM_BINDING_ATTACHED);
 		return true;
 	}
+	if (state == NVM_BINDING_RESYNC && !RecoveryInProgress())
+	{
+		run_resync();
+		return true;
+	}
 	if (state == NVM_BINDING_DETACHED || RecoveryInProgress())
 		return false;
 	LWLockAcquire(binding_shared->lock, LW_EXCLUSIVE);
@@ -660,6 +699,8 @@ nvm_binding_usable(void)
 		LWLockRelease(binding_shared->lock);
 	}
 	PG_END_TRY();
+	if (pg_atomic_read_u32(&binding_shared->state) == NVM_BINDING_RESYNC)
+		run_resync();
 	return pg_atomic_read_u32(&binding_shared->state) == NVM_BINDING_ATTACHED;
 }
 
@@ -701,6 +742,28 @@ nvm_binding_settle(Relation rel)
 }
 
 /*
+ * nvm_binding_require_resync says, at shared-memory start-up, that nvm
+ * tables must be logged again for standbys before nvm rows are used
+ * (nvm_redo.c): the claim, now or after the WAL check, leads to the
+ * "resync" state, whose first access in a backend runs hook (which must
+ * have been set with nvm_binding_set_resync_hook).
+ */
+void
+nvm_binding_require_resync(void)
+{
+	binding_shared->resync_pending = true;
+	if (pg_atomic_read_u32(&binding_shared->state) == NVM_BINDING_ATTACHED)
+		pg_atomic_write_u32(&binding_shared->state, NVM_BINDING_RESYNC);
+}
+
+/* nvm_binding_set_resync_hook sets what the "resync" state runs (_PG_init). */
+void
+nvm_binding_set_resync_hook(void (*hook) (void))
+{
+	resync_hook = hook;
+}
+
+/*
  * nvm_binding_is_replica says whether this server is a standby replaying
  * the primary's nvm redo into its own pool (until it is promoted).
  */
@@ -733,6 +796,8 @@ nvm_binding_state_detail(void)
 			return "pending";
 		case NVM_BINDING_REPLICA:
 			return "standby";
+		case NVM_BINDING_RESYNC:
+			return "attached";
 		case NVM_BINDING_DETACHED:
 			break;
 	}
@@ -771,7 +836,8 @@ binding_at_exit(int code, Datum arg)
 		!RecoveryInProgress())
 		check_wal_and_claim(LOG);
 	if (pg_atomic_read_u32(&binding_shared->state) != NVM_BINDING_ATTACHED &&
-		pg_atomic_read_u32(&binding_shared->state) != NVM_BINDING_REPLICA)
+		pg_atomic_read_u32(&binding_shared->state) != NVM_BINDING_REPLICA &&
+		pg_atomic_read_u32(&binding_shared->state) != NVM_BINDING_RESYNC)
 		return;
 	cf = get_controlfile(DataDir, &crc_ok);
 	if (crc_ok && (cf->state == DB_SHUTDOWNED ||

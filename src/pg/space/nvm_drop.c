@@ -43,6 +43,7 @@
 #include "space/nvm_drop.h"
 #include "space/nvm_relation.h"
 #include "wal/nvm_redo.h"
+#include "wal/nvm_redofmt.h"
 
 typedef struct PendingDrop
 {

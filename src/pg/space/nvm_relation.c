@@ -53,6 +53,7 @@
 #include "space/nvm_growth.h"
 #include "space/nvm_relation.h"
 #include "wal/nvm_redo.h"
+#include "wal/nvm_redofmt.h"
 
 /*
  * What rd_amcache points to: one chunk (the relcache frees it with one

@@ -166,7 +166,7 @@ nvm_decode(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 	TransactionId xid = XLogRecGetXid(r);
 
 	/* the redo records of physical standbys say nothing decoding needs */
-	if (info >= XLOG_NVM_COMMIT && info <= XLOG_NVM_CONFLICT)
+	if (XLOG_NVM_IS_REDO(info))
 		return;
 	ReorderBufferProcessXid(ctx->reorder, xid, buf->origptr);
 	if (SnapBuildCurrentState(ctx->snapshot_builder) < SNAPBUILD_FULL_SNAPSHOT)

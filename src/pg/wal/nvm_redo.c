@@ -56,8 +56,8 @@
 
 #include "access/xlog.h"
 #include "access/xloginsert.h"
-#include "miscadmin.h"
 #include "access/xact.h"
+#include "miscadmin.h"
 #include "replication/syncrep.h"
 #include "replication/walsender.h"
 
@@ -66,9 +66,10 @@
 #include "txn.h"
 
 #include "nvm_settings.h"
+#include "recovery/nvm_binding.h"
 #include "wal/nvm_redo.h"
+#include "wal/nvm_redofmt.h"
 #include "wal/nvm_wal.h"
-#include "xact/nvm_commit.h"
 
 /* Row images of one COMMIT record, at most (a larger commit takes parts). */
 #define NVM_REDO_PART_BYTES		(4 * 1024 * 1024)
@@ -95,12 +96,18 @@ typedef struct RedoBuild
 
 static void redo_commit_hook(uint32_t slot, uint64_t txid, const NvmTxn *txn);
 
+/* The session's own synchronous_commit (see nvm_redo_init). */
+static int	(*session_sync) (void) = NULL;
+
 /*
- * nvm_redo_init installs the commit hook; called from _PG_init.
+ * nvm_redo_init installs the commit hook; called from _PG_init with the
+ * function that returns the session's synchronous_commit, which the commit
+ * path changes for its own commit (nvm_commit.c, nvm_commit_session_sync).
  */
 void
-nvm_redo_init(void)
+nvm_redo_init(int (*session_sync_fn) (void))
 {
+	session_sync = session_sync_fn;
 	nvm_txn_set_commit_hook(redo_commit_hook);
 }
 
@@ -169,6 +176,7 @@ emit_part(RedoBuild *b, bool more)
 	END_CRIT_SECTION();
 	/* PostgreSQL's own decisions about this transaction's WAL stay its own */
 	XactLastRecEnd = save_last;
+	nvm_redo_note_tables_logged(b->descs, b->ntables, b->end);
 
 	b->flags = XLNVM_COMMIT_CONTINUED;
 	b->ntables = 0;
@@ -263,7 +271,8 @@ redo_commit_hook(uint32_t slot, uint64_t txid, const NvmTxn *txn)
 	free(b.versions);
 
 	if (b.end != InvalidXLogRecPtr && txn != NULL && max_wal_senders > 0 &&
-		nvm_commit_session_sync() > SYNCHRONOUS_COMMIT_LOCAL_FLUSH)
+		SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0' &&
+		session_sync() > SYNCHRONOUS_COMMIT_LOCAL_FLUSH)
 	{
 		XLogFlush(b.end);
 		SyncRepWaitForLSN(b.end, true);
@@ -344,12 +353,45 @@ nvm_redo_log_conflict(const NvmTableKey *key, const uint64 *roots, uint64 n)
 }
 
 /*
- * nvm_redo_start runs at every start of shared memory: limits reserved in
- * an earlier run may have lost their records in a crash, so every table
- * reserves again at its next write.
+ * nvm_redo_note_tables_logged notes in each of the n tables that redo of
+ * its rows ends at end (replica.h, "Redo positions").
  */
 void
-nvm_redo_start(void)
+nvm_redo_note_tables_logged(const nvm_off *descs, int n, XLogRecPtr end)
 {
+	for (int i = 0; i < n; i++)
+	{
+		NvmTable	t = {.desc = nvm_ptr(descs[i])};
+
+		nvm_table_note_redo(&t, (uint64) end);
+	}
+}
+
+/*
+ * nvm_redo_start runs at every start of shared memory, in the postmaster,
+ * after the core's recovery.  Limits reserved in an earlier run may have
+ * lost their records in a crash, so every table reserves again at its next
+ * write.  After a crash, the tables that may have lost COMMIT records (the
+ * WAL beyond its last checkpoint, durable_end, may be gone) are marked for
+ * a resync; marked tables, now or by an earlier start, make the first
+ * access to nvm rows log their rows again first (nvm_resync.c, through the
+ * binding's "resync" state).
+ */
+void
+nvm_redo_start(bool after_crash, XLogRecPtr durable_end)
+{
+	uint32		marked;
+
 	nvm_replica_forget_reservations();
+	if (!nvm_wal_redo || !XLogIsNeeded())
+		return;
+	marked = nvm_replica_mark_resync(after_crash, (uint64) durable_end);
+	if (marked > 0)
+	{
+		ereport(LOG,
+				(errmsg("nvm: the rows of %u nvm tables are logged again for physical standbys at the first access to nvm tables",
+						marked),
+				 errdetail("A crash may have lost the WAL records of commits in them.")));
+		nvm_binding_require_resync();
+	}
 }

@@ -19,6 +19,9 @@
  *	 - STORAGE: the table's storage is created (if missing), dropped,
  *	   emptied or cloned, as on the primary.
  *	 - RESERVE: the table's version counter is raised to the limit.
+ *	 - RESYNC: after a crash of the primary, the rows of a table that may
+ *	   have lost COMMIT records, logged again (nvm_resync.c); the table
+ *	   comes to hold exactly them (replay_resync).
  *	 - CONFLICT: the primary is about to remove index entries of index runs
  *	   dead for its own snapshots; replay waits until no query of the
  *	   standby can see a version of those runs any more, and after
@@ -60,6 +63,7 @@
 #include "access/xlogreader.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "utils/memutils.h"
 #include "postmaster/startup.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
@@ -75,13 +79,19 @@
 
 #include "nvm_settings.h"
 #include "recovery/nvm_binding.h"
-#include "wal/nvm_redo.h"
-#include "wal/nvm_wal.h"
+#include "wal/nvm_redofmt.h"
+#include "wal/nvm_replay.h"
 
 /* The startup process's own transaction, and the commit whose parts it holds. */
 static int	replay_slot = -1;
 static NvmTxn replay_txn;
 static uint64 open_txid = 0;
+
+/* A resync being replayed (open_txid is RESYNC_OPEN then). */
+#define RESYNC_OPEN		PG_UINT64_MAX
+static NvmTable resync_table;
+static bool *resync_listed = NULL;	/* record numbers the primary listed */
+static uint64 resync_limit = 0;		/* entries of resync_listed */
 
 /* replay_exit aborts an unfinished replayed commit and gives the slot back. */
 static void
@@ -143,6 +153,9 @@ abort_open_commit(void)
 	if (replay_slot >= 0 && replay_txn.txid != NVM_INVALID_TXID)
 		nvm_txn_abort(&replay_txn);
 	open_txid = 0;
+	if (resync_listed != NULL)
+		pfree(resync_listed);
+	resync_listed = NULL;
 }
 
 static void
@@ -278,6 +291,93 @@ replay_reserve(XLogReaderState *record)
 }
 
 /*
+ * replay_resync makes a table hold exactly the rows the primary logs again
+ * after a crash (nvm_resync.c): BEGIN opens a transaction of the startup
+ * process, ROWS installs each listed row that the standby does not have
+ * as the record's newest version (and makes its index root lead to the
+ * record), END deletes every record the primary did not list and commits.
+ * Queries see the table before or after, never in between.
+ */
+static void
+replay_resync(XLogReaderState *record)
+{
+	const char *p = XLogRecGetData(record);
+	const char *end = p + XLogRecGetDataLen(record);
+	xl_nvm_resync rec;
+
+	memcpy(&rec, p, sizeof(rec));
+	p += sizeof(rec);
+	replay_begin();
+	if (rec.phase == XLNVM_RESYNC_BEGIN)
+	{
+		if (open_txid != 0)
+			abort_open_commit();
+		resync_table = open_table(&rec.key);
+		nvm_replica_raise_counters(&resync_table, rec.next_record, rec.next_version);
+		resync_limit = nvm_table_record_limit(&resync_table);
+		resync_listed = MemoryContextAllocZero(TopMemoryContext,
+											   sizeof(bool) * Max(resync_limit, 1));
+		open_txid = RESYNC_OPEN;
+		return;
+	}
+	if (open_txid != RESYNC_OPEN ||
+		memcmp(&rec.key, &resync_table.desc->key, sizeof(NvmTableKey)) != 0)
+		ereport(FATAL,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("could not replay nvm redo at %X/%X: a resync of relfilenode %u/%u/%u without its beginning",
+						LSN_FORMAT_ARGS(record->ReadRecPtr),
+						rec.key.spc, rec.key.db, rec.key.rel),
+				 errhint("Make the standby again from a new copy of the primary.")));
+	if (rec.phase == XLNVM_RESYNC_ROWS)
+	{
+		for (uint32 i = 0; i < rec.nrows; i++)
+		{
+			xl_nvm_version xv;
+			NvmReplicaVersion rv;
+
+			if (p + sizeof(xv) > end)
+				elog(PANIC, "nvm resync record at %X/%X is truncated",
+					 LSN_FORMAT_ARGS(record->ReadRecPtr));
+			memcpy(&xv, p, sizeof(xv));
+			p += sizeof(xv);
+			if (p + xv.data_len > end)
+				elog(PANIC, "nvm resync record at %X/%X is damaged",
+					 LSN_FORMAT_ARGS(record->ReadRecPtr));
+			if (xv.record_no < resync_limit)
+				resync_listed[xv.record_no] = true;
+			rv.record_no = xv.record_no;
+			rv.version_no = xv.version_no;
+			rv.index_root = xv.index_root;
+			rv.kind = 0;
+			rv.data = p;
+			rv.len = xv.data_len;
+			p += xv.data_len;
+			if (nvm_replica_install(&resync_table, &replay_txn, &rv) == NVM_REPLICA_NO_SPACE)
+				report_full(&rec.key);
+			if (rv.index_root != rv.version_no)
+				nvm_replica_redirect(&resync_table, rv.index_root, rv.record_no);
+		}
+		return;
+	}
+	/* END: what the primary did not list is deleted */
+	for (uint64 r = 1; r < nvm_table_record_limit(&resync_table); r++)
+	{
+		NvmVersion *v;
+
+		if (r < resync_limit && resync_listed[r])
+			continue;
+		v = nvm_replica_newest_committed(&resync_table, r);
+		if (v != NULL && !nvm_version_is_tombstone(v) &&
+			nvm_replica_delete(&resync_table, &replay_txn, r) == NVM_REPLICA_NO_SPACE)
+			report_full(&rec.key);
+	}
+	nvm_txn_commit(&replay_txn);
+	open_txid = 0;
+	pfree(resync_listed);
+	resync_listed = NULL;
+}
+
+/*
  * runs_still_seen says whether a query of this standby may still see a
  * version of one of the index runs (under the collection horizon of the
  * standby's pinned snapshots; unsure counts as seen).
@@ -295,6 +395,18 @@ runs_still_seen(NvmTable *t, const uint64 *roots, uint32 n, NvmHorizon *h)
 		if (slot == NULL || atomic_load(slot) == 0)
 			continue;
 		if (!nvm_gc_index_root_is_dead(t, roots[i], h))
+			return true;
+	}
+	return false;
+}
+
+/* any_pinned says whether a query of this standby holds an nvm snapshot. */
+static bool
+any_pinned(void)
+{
+	for (int i = 0; i < (int) ProcGlobal->allProcCount; i++)
+	{
+		if (&ProcGlobal->allProcs[i] != MyProc && nvm_gc_is_pinned(i))
 			return true;
 	}
 	return false;
@@ -343,7 +455,8 @@ replay_conflict(XLogReaderState *record)
 	roots = palloc(sizeof(uint64) * Max(rec.nroots, 1));
 	memcpy(roots, p + sizeof(rec), sizeof(uint64) * rec.nroots);
 	h = palloc(sizeof(NvmHorizon));
-	while (runs_still_seen(&t, roots, rec.nroots, h))
+	/* only a snapshot held now can still see them: none, no conflict */
+	while (any_pinned() && runs_still_seen(&t, roots, rec.nroots, h))
 	{
 		if (max_standby_streaming_delay >= 0 &&
 			TimestampDifferenceExceeds(start, GetCurrentTimestamp(), max_standby_streaming_delay))
@@ -383,6 +496,9 @@ nvm_replay(XLogReaderState *record)
 			break;
 		case XLOG_NVM_CONFLICT:
 			replay_conflict(record);
+			break;
+		case XLOG_NVM_RESYNC:
+			replay_resync(record);
 			break;
 	}
 	note_applied(record->EndRecPtr);
@@ -457,6 +573,18 @@ nvm_replay_desc(StringInfo buf, XLogReaderState *record)
 				memcpy(&rec, p, sizeof(rec));
 				desc_key(buf, &rec.key);
 				appendStringInfo(buf, " %u index runs", rec.nroots);
+				break;
+			}
+		case XLOG_NVM_RESYNC:
+			{
+				static const char *const phases[] = {"?", "begin", "rows", "end"};
+				xl_nvm_resync rec;
+
+				memcpy(&rec, p, sizeof(rec));
+				appendStringInfo(buf, "%s ", phases[rec.phase <= 3 ? rec.phase : 0]);
+				desc_key(buf, &rec.key);
+				if (rec.phase == XLNVM_RESYNC_ROWS)
+					appendStringInfo(buf, ": %u rows", rec.nrows);
 				break;
 			}
 	}

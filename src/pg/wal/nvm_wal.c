@@ -76,7 +76,7 @@
 #include "utils/datum.h"
 #include "utils/relcache.h"
 
-#include "wal/nvm_redo.h"
+#include "wal/nvm_replay.h"
 #include "wal/nvm_seqlog.h"
 #include "wal/nvm_wal.h"
 
@@ -363,7 +363,7 @@ nvm_redo(XLogReaderState *record)
 
 	if (nvm_identify(info) == NULL)
 		elog(PANIC, "nvm_redo: unknown op code %u", info);
-	if (info >= XLOG_NVM_COMMIT && info <= XLOG_NVM_CONFLICT)
+	if (XLOG_NVM_IS_REDO(info))
 		nvm_replay(record);
 }
 
@@ -409,6 +409,8 @@ nvm_identify(uint8 info)
 			return "RESERVE";
 		case XLOG_NVM_CONFLICT:
 			return "CONFLICT";
+		case XLOG_NVM_RESYNC:
+			return "RESYNC";
 	}
 	return NULL;
 }
@@ -423,7 +425,7 @@ nvm_desc(StringInfo buf, XLogReaderState *record)
 	uint8		info = XLogRecGetInfo(record) & XLOG_NVM_OPMASK;
 	xl_nvm_change *xlrec;
 
-	if (info >= XLOG_NVM_COMMIT && info <= XLOG_NVM_CONFLICT)
+	if (XLOG_NVM_IS_REDO(info))
 	{
 		nvm_replay_desc(buf, record);
 		return;

@@ -14,6 +14,8 @@
 #include "storage/relfilenode.h"
 #include "utils/rel.h"
 
+#include "wal/nvm_redofmt.h"	/* the redo records' types, and XLOG_NVM_OPMASK */
+
 /*
  * The resource manager id.  128 is PostgreSQL's id for extensions in
  * development; the PostgreSQL wiki page CustomWALResourceManagers keeps
@@ -28,7 +30,7 @@
 /*
  * Record types: the high four bits of xl_info.  Row changes exist only for
  * logical decoding, so redo does nothing for them; the redo records
- * (COMMIT, STORAGE, RESERVE: nvm_redo.h) carry what a physical standby
+ * (nvm_redofmt.h) carry what a physical standby
  * replays into its own pool, and decoding skips them.  New record types take the next free value;
  * nvm_redo, nvm_identify and nvm_decode dispatch on the type.
  */
@@ -39,11 +41,6 @@
 #define XLOG_NVM_SPEC_CONFIRM	0x40	/* a speculative insertion succeeded */
 #define XLOG_NVM_SPEC_ABORT		0x50	/* ... or was killed */
 #define XLOG_NVM_TOAST_DISCARD	0x60	/* out-of-line values saved for a failed write */
-#define XLOG_NVM_COMMIT			0x70	/* redo: a committed transaction's versions */
-#define XLOG_NVM_STORAGE		0x80	/* redo: a table's storage created, dropped, ... */
-#define XLOG_NVM_RESERVE		0x90	/* redo: version numbers reserved */
-#define XLOG_NVM_CONFLICT		0xA0	/* redo: index entries of these runs go */
-#define XLOG_NVM_OPMASK			0xF0
 
 /* xl_nvm_change.flags */
 #define XLNVM_HAS_NEW_TUPLE		0x01

@@ -1,0 +1,129 @@
+/*-------------------------------------------------------------------------
+ *
+ * nvm_redofmt.h
+ *	  The formats of the nvm redo records a physical standby replays: the
+ *	  record types, and what each record holds.  The primary writes them
+ *	  (nvm_redo.c, nvm_resync.c); a standby replays them (nvm_replay.c).
+ *
+ * Every record names tables by their pool key (NvmTableKey: tablespace,
+ * database, relfilenode, kind); only permanent tables are logged.  Nothing
+ * in a record is aligned: the replay copies each header out before it
+ * reads it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef NVM_REDOFMT_H
+#define NVM_REDOFMT_H
+
+#include "tabledir.h"
+
+/*
+ * Record types: the high four bits of xl_info (nvm_wal.h has the types of
+ * logical decoding's row changes, below these).
+ */
+#define XLOG_NVM_OPMASK			0xF0
+#define XLOG_NVM_COMMIT			0x70	/* a committed transaction's versions */
+#define XLOG_NVM_STORAGE		0x80	/* a table's storage created, dropped, ... */
+#define XLOG_NVM_RESERVE		0x90	/* version numbers reserved */
+#define XLOG_NVM_CONFLICT		0xA0	/* index entries of these runs go */
+#define XLOG_NVM_RESYNC			0xB0	/* a table's rows logged again after a crash */
+
+/* Is info (masked) one of the redo records of this header? */
+#define XLOG_NVM_IS_REDO(info)	((info) >= XLOG_NVM_COMMIT && (info) <= XLOG_NVM_RESYNC)
+
+/*
+ * XLOG_NVM_COMMIT: the versions a committed transaction wrote (not those
+ * its rolled-back subtransactions wrote), with their numbers, index roots
+ * and row images, and the counters of each table at the commit.  A large
+ * transaction takes several records ("parts"), each but the last flagged
+ * XLNVM_COMMIT_MORE; the standby applies them in one transaction of its
+ * own and commits it at the last part.
+ *
+ * Layout: xl_nvm_commit, then ntables xl_nvm_table_ref, then nversions
+ * times an xl_nvm_version followed by its data_len bytes.
+ */
+#define XLNVM_COMMIT_MORE		0x01	/* more parts of this commit follow */
+#define XLNVM_COMMIT_CONTINUED	0x02	/* continues the parts before */
+
+typedef struct xl_nvm_commit
+{
+	uint64		txid;			/* the primary's txid (for rm_desc) */
+	uint32		xid;			/* its PostgreSQL xid, if it had one */
+	uint32		nversions;
+	uint16		ntables;
+	uint8		flags;
+} xl_nvm_commit;
+
+typedef struct xl_nvm_table_ref
+{
+	NvmTableKey key;
+	uint64		next_record;	/* the table's counters at the commit */
+	uint64		next_version;
+} xl_nvm_table_ref;
+
+typedef struct xl_nvm_version
+{
+	uint64		record_no;
+	uint64		version_no;
+	uint64		index_root;
+	uint32		data_len;
+	uint16		table;			/* index into the table references */
+	uint8		kind;			/* NVM_VINFO_TOMBSTONE, _MOVED, _INSERTED */
+} xl_nvm_version;
+
+/* XLOG_NVM_STORAGE: a table's storage was created, dropped, emptied or cloned. */
+#define XLNVM_STORAGE_CREATE	1
+#define XLNVM_STORAGE_DROP		2
+#define XLNVM_STORAGE_RESET		3	/* emptied: a new, empty descriptor */
+#define XLNVM_STORAGE_CLONE		4	/* key is a copy of src (SET TABLESPACE) */
+
+typedef struct xl_nvm_storage
+{
+	NvmTableKey key;
+	NvmTableKey src;			/* XLNVM_STORAGE_CLONE */
+	uint8		op;
+} xl_nvm_storage;
+
+/* XLOG_NVM_RESERVE: version numbers below limit may be in use (replica.h). */
+typedef struct xl_nvm_reserve
+{
+	NvmTableKey key;
+	uint64		limit;
+} xl_nvm_reserve;
+
+/*
+ * XLOG_NVM_CONFLICT: the primary is about to remove the index entries of
+ * these index runs (their rows are dead for every snapshot of the
+ * primary).  Followed by nroots version numbers (uint64).  A standby whose
+ * queries may still see a version of one of the runs waits for them, and
+ * cancels them after max_standby_streaming_delay, as heap's pruning
+ * conflicts do.
+ */
+typedef struct xl_nvm_conflict
+{
+	NvmTableKey key;
+	uint32		nroots;
+} xl_nvm_conflict;
+
+/*
+ * XLOG_NVM_RESYNC: after a crash that may have lost COMMIT records, the
+ * primary logs again the committed rows of every table that may have lost
+ * some (nvm_resync.c): BEGIN with the table's counters, ROWS (nrows times
+ * an xl_nvm_version and its data: the record's newest committed version),
+ * END.  The standby makes the table hold exactly those rows, in one
+ * transaction of its own committed at END (nvm_replay.c).
+ */
+#define XLNVM_RESYNC_BEGIN		1
+#define XLNVM_RESYNC_ROWS		2
+#define XLNVM_RESYNC_END		3
+
+typedef struct xl_nvm_resync
+{
+	NvmTableKey key;
+	uint64		next_record;
+	uint64		next_version;
+	uint32		nrows;
+	uint8		phase;
+} xl_nvm_resync;
+
+#endif							/* NVM_REDOFMT_H */

@@ -1,0 +1,19 @@
+/*-------------------------------------------------------------------------
+ *
+ * nvm_replay.h
+ *	  A standby's replay of the nvm redo records into its own pool
+ *	  (nvm_replay.c), called by the nvm resource manager (nvm_wal.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef NVM_REPLAY_H
+#define NVM_REPLAY_H
+
+#include "access/xlogreader.h"
+#include "lib/stringinfo.h"
+
+extern void nvm_replay(XLogReaderState *record);
+extern void nvm_replay_end(void);
+extern void nvm_replay_desc(StringInfo buf, XLogReaderState *record);
+
+#endif							/* NVM_REPLAY_H */

@@ -1,0 +1,154 @@
+/*-------------------------------------------------------------------------
+ *
+ * nvm_resync.c
+ *	  After a crash of the primary: the committed rows of every table whose
+ *	  COMMIT records the crash may have lost are logged again, before any
+ *	  other access to nvm rows, so that no standby diverges.
+ *
+ * A commit on persistent memory is durable in the pool before its COMMIT
+ * record reaches the disk (nvm_redo.c): a crash can keep the commit and
+ * lose the record.  Later WAL would then build on rows no standby has.
+ * The primary does not know which records were lost, but it knows which
+ * tables may have lost some: start-up marks them in the pool (core
+ * replica.h: a table whose last COMMIT record ends beyond the last
+ * checkpoint, and the tables of each clock slot's last committed
+ * transaction), and the binding's "resync" state makes the first access to
+ * nvm rows in a backend run nvm_resync_run, while every other access waits
+ * for it.  For each marked table it writes RESYNC records: BEGIN, the
+ * newest committed version of every record (ROWS, a few MB a record), END;
+ * a standby replays them into a table that holds exactly those rows
+ * (nvm_replay.c).  Then the table's mark is replaced by the position of
+ * that redo (persisted), so a crash during the resync resyncs again.
+ *
+ * Transactions in doubt (prepared, or tied commits waiting for PostgreSQL's
+ * commit log) are not committed yet: their versions are left out, and
+ * their COMMIT records follow when they are resolved.
+ *
+ * The cost is the WAL of the marked tables' rows, once per crash.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "access/xloginsert.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "pool.h"
+#include "replica.h"
+#include "store.h"
+
+#include "wal/nvm_redo.h"
+#include "wal/nvm_redofmt.h"
+#include "wal/nvm_resync.h"
+#include "wal/nvm_wal.h"
+
+/* Row images of one ROWS record, at most. */
+#define RESYNC_ROWS_BYTES	(4 * 1024 * 1024)
+
+/* log_phase writes one RESYNC record of table t. */
+static XLogRecPtr
+log_phase(NvmTable *t, uint8 phase, uint32 nrows, const char *rows, size_t len)
+{
+	xl_nvm_resync rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.key = t->desc->key;
+	nvm_table_counters(t, &rec.next_record, &rec.next_version);
+	rec.nrows = nrows;
+	rec.phase = phase;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &rec, sizeof(rec));
+	if (len > 0)
+		XLogRegisterData((char *) rows, len);
+	return XLogInsert(RM_NVM_ID, XLOG_NVM_RESYNC);
+}
+
+/* resync_table logs the committed rows of table t; returns their number. */
+static uint64
+resync_table(NvmTable *t)
+{
+	StringInfoData rows;
+	uint32		nrows = 0;
+	uint64		total = 0;
+	uint64		limit;
+	XLogRecPtr	end;
+
+	initStringInfo(&rows);
+	(void) log_phase(t, XLNVM_RESYNC_BEGIN, 0, NULL, 0);
+	limit = nvm_table_record_limit(t);
+	for (uint64 r = 1; r < limit; r++)
+	{
+		NvmVersion *v = nvm_replica_newest_committed(t, r);
+		xl_nvm_version xv;
+
+		if (v == NULL || nvm_version_is_tombstone(v))
+			continue;
+		if (rows.len > 0 && rows.len + sizeof(xv) + v->data_len > RESYNC_ROWS_BYTES)
+		{
+			(void) log_phase(t, XLNVM_RESYNC_ROWS, nrows, rows.data, rows.len);
+			resetStringInfo(&rows);
+			nrows = 0;
+		}
+		memset(&xv, 0, sizeof(xv));
+		xv.record_no = r;
+		xv.version_no = v->version_no;
+		xv.index_root = v->index_root;
+		xv.data_len = v->data_len;
+		appendBinaryStringInfo(&rows, (char *) &xv, sizeof(xv));
+		appendBinaryStringInfo(&rows, v->data, v->data_len);
+		nrows++;
+		total++;
+		if (r % 4096 == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	if (nrows > 0)
+		(void) log_phase(t, XLNVM_RESYNC_ROWS, nrows, rows.data, rows.len);
+	end = log_phase(t, XLNVM_RESYNC_END, 0, NULL, 0);
+	pfree(rows.data);
+	/* the mark goes once the resync is in the WAL for good */
+	XLogFlush(end);
+	nvm_table_set_redo(t, (uint64) end);
+	return total;
+}
+
+/*
+ * nvm_resync_run logs again every table marked for a resync (see the file
+ * header); the binding runs it at the first access to nvm rows after a
+ * crash, holding the lock every other access waits for.
+ */
+void
+nvm_resync_run(void)
+{
+	NvmTableDirEntry *dir = nvm_table_dir();
+	size_t		n = nvm_table_dir_count();
+	uint32		tables = 0;
+	uint64		rows = 0;
+
+	if (!nvm_redo_needed())
+		return;
+	for (size_t i = 0; i < n; i++)
+	{
+		nvm_off		d = atomic_load(&dir[i].desc);
+		NvmTable	t;
+
+		if (d == 0)
+			continue;
+		t.desc = nvm_ptr(d);
+		if (!nvm_table_needs_resync(&t))
+			continue;
+		if (NVM_KEY_KIND(&t.desc->key) != NVM_KIND_PERMANENT)
+		{
+			nvm_table_set_redo(&t, 0);
+			continue;
+		}
+		rows += resync_table(&t);
+		tables++;
+	}
+	if (tables > 0)
+		ereport(LOG,
+				(errmsg("nvm: logged %llu rows of %u nvm tables again for physical standbys",
+						(unsigned long long) rows, tables),
+				 errdetail("A crash may have lost the WAL records of commits in them.")));
+}
