@@ -22,7 +22,8 @@
  *		   had.
  *	   The commit does not wait for the record to be flushed: on persistent
  *	   memory it is durable in the pool, and the record reaches standbys as
- *	   asynchronous replication does (the WAL writer's next round).  With a
+ *	   an asynchronous commit's does (the WAL writer is woken, as
+ *	   XLogSetAsyncXactLSN wakes it for asynchronous commits).  With a
  *	   synchronous standby (synchronous_standby_names, and
  *	   synchronous_commit on, remote_write or remote_apply) the commit
  *	   flushes its record and waits for the standby, as heap's commits do,
@@ -276,6 +277,15 @@ redo_commit_hook(uint32_t slot, uint64_t txid, const NvmTxn *txn)
 	{
 		XLogFlush(b.end);
 		SyncRepWaitForLSN(b.end, true);
+	}
+	else if (b.end != InvalidXLogRecPtr)
+	{
+		/*
+		 * As an asynchronous commit does: the WAL writer, which may be
+		 * hibernating, writes the record out soon, so that standbys do
+		 * not lag behind an idle primary.
+		 */
+		XLogSetAsyncXactLSN(b.end);
 	}
 }
 
