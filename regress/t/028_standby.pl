@@ -14,6 +14,9 @@
 #	   - a cascading standby, made from a cold copy of the standby;
 #	   - numbers of rolled-back writes, which index entries name, are never
 #	     given to other rows by a promoted standby;
+#	   - prepared transactions are in doubt on the standby as on the primary:
+#	     invisible until COMMIT PREPARED, and one still prepared when the
+#	     primary dies commits its nvm rows on the promoted standby;
 #	   - with a synchronous standby, the primary is killed under load, the
 #	     standby promoted (pg_promote), and every acknowledged commit is
 #	     there; the promoted standby's nvm tables are writable at once.
@@ -38,6 +41,7 @@ $primary->append_conf('postgresql.conf', qq{
 allow_in_place_tablespaces = on
 max_wal_senders = 10
 wal_keep_size = '256MB'
+max_prepared_transactions = 10
 });
 $primary->start;
 nvm_accounts_create($primary, $ROWS);
@@ -235,6 +239,34 @@ $primary->safe_psql('postgres', q{
 	ROLLBACK;
 });
 
+# --- prepared transactions: in doubt on the standby too ----------------------
+$primary->safe_psql('postgres', q{
+	BEGIN;
+	UPDATE accounts SET balance = balance - 300 WHERE id = 3;
+	UPDATE accounts SET balance = balance + 300 WHERE id = 4;
+	PREPARE TRANSACTION 'p1';});
+$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+my $pair = q{SELECT string_agg(balance::text, ',' ORDER BY id) FROM accounts WHERE id IN (3, 4)};
+my $pair_before = $primary->safe_psql('postgres', $pair);
+is($standby->safe_psql('postgres', $pair), $pair_before,
+	'prepared: the standby does not show the prepared transaction\'s rows');
+is($standby->safe_psql('postgres', 'SELECT sum(balance) FROM accounts'), $ROWS * 1000,
+	'prepared: the total is kept on the standby');
+$primary->safe_psql('postgres', q{COMMIT PREPARED 'p1'});
+$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+my $pair_after = $primary->safe_psql('postgres', $pair);
+isnt($pair_after, $pair_before, 'prepared: COMMIT PREPARED moved the money on the primary');
+is($standby->safe_psql('postgres', $pair), $pair_after,
+	'prepared: after COMMIT PREPARED the standby shows its rows');
+# one more, still prepared when the primary dies below; committed after promotion
+$primary->safe_psql('postgres', q{
+	BEGIN;
+	UPDATE accounts SET balance = balance - 200 WHERE id = 5;
+	UPDATE accounts SET balance = balance + 200 WHERE id = 6;
+	PREPARE TRANSACTION 'p2';});
+my $pair2 = q{SELECT string_agg(balance::text, ',' ORDER BY id) FROM accounts WHERE id IN (5, 6)};
+my $pair2_before = $primary->safe_psql('postgres', $pair2);
+
 # --- a synchronous standby; the primary is killed under load -----------------
 $primary->append_conf('postgresql.conf', qq{
 synchronous_standby_names = 'standby'
@@ -265,6 +297,12 @@ is($have, scalar(@acked), 'promoted: every acknowledged commit is there');
 is($standby->safe_psql('postgres', 'SELECT count(*), sum(balance) FROM accounts'),
 	"$ROWS|" . ($ROWS * 1000), 'promoted: the total is kept');
 is(nvm_pool_state($standby), 'attached', 'promoted: nvm_pool says attached');
+is($standby->safe_psql('postgres', q{SELECT gid FROM pg_prepared_xacts}), 'p2',
+	'promoted: the prepared transaction is there');
+$standby->safe_psql('postgres', q{COMMIT PREPARED 'p2'});
+my ($b5, $b6) = split /,/, $pair2_before;
+is($standby->safe_psql('postgres', $pair2), ($b5 - 200) . ',' . ($b6 + 200),
+	'promoted: COMMIT PREPARED of a transaction prepared on the old primary commits its nvm rows');
 
 # writable at once; the rolled-back rows' numbers are never reused
 $standby->safe_psql('postgres', q{

@@ -84,6 +84,7 @@ typedef struct RedoBuild
 	uint64		txid;
 	uint32		xid;
 	uint8		flags;			/* XLNVM_COMMIT_CONTINUED after a part */
+	uint8		last_flags;		/* XLNVM_COMMIT_PREPARED for a PREPARE */
 	nvm_off    *descs;			/* the tables' descriptors, in ref order */
 	xl_nvm_table_ref *refs;
 	int			ntables;
@@ -165,7 +166,7 @@ emit_part(RedoBuild *b, bool more)
 	hdr.xid = b->xid;
 	hdr.nversions = b->nversions;
 	hdr.ntables = (uint16) b->ntables;
-	hdr.flags = b->flags | (more ? XLNVM_COMMIT_MORE : 0);
+	hdr.flags = b->flags | (more ? XLNVM_COMMIT_MORE : b->last_flags);
 
 	START_CRIT_SECTION();
 	XLogBeginInsert();
@@ -247,6 +248,47 @@ add_version(nvm_off table, nvm_off version, void *arg)
 }
 
 /*
+ * log_versions writes the COMMIT record(s) of transaction txid of slot
+ * (see redo_commit_hook), the last one with last_flags; returns the end of
+ * the last one (InvalidXLogRecPtr if it wrote none: no permanent table).
+ */
+static XLogRecPtr
+log_versions(uint32_t slot, uint64_t txid, const NvmTxn *txn, uint32 xid, uint8 last_flags)
+{
+	RedoBuild	b;
+
+	memset(&b, 0, sizeof(b));
+	b.txid = txid;
+	b.xid = xid;
+	b.last_flags = last_flags;
+	(void) nvm_txn_write_log_each(slot, txid, txn, add_version, &b);
+	if (b.nversions > 0 || (b.flags & XLNVM_COMMIT_CONTINUED))
+		emit_part(&b, false);
+	free(b.descs);
+	free(b.refs);
+	free(b.versions);
+	return b.end;
+}
+
+/*
+ * nvm_redo_log_prepared writes the versions of txn, which PREPARE
+ * TRANSACTION has just tied to its xid (the in-doubt marker is persisted),
+ * as COMMIT records flagged prepared, before PostgreSQL's prepare record,
+ * whose flush makes them durable too.  A standby keeps them in doubt under
+ * the xid, as the primary does, and resolves them from its commit log once
+ * COMMIT or ROLLBACK PREPARED is replayed, or after a promotion.  A crash
+ * before the prepare record leaves an xid that never prepared: both sides
+ * resolve it as aborted.
+ */
+void
+nvm_redo_log_prepared(const NvmTxn *txn, uint32 xid)
+{
+	if (txn == NULL || txn->txid == NVM_INVALID_TXID || !nvm_redo_needed())
+		return;
+	(void) log_versions((uint32_t) txn->slot, txn->txid, txn, xid, XLNVM_COMMIT_PREPARED);
+}
+
+/*
  * redo_commit_hook writes the COMMIT record(s) of transaction txid, whose
  * status is durable and whose completion is not published yet (txn.h);
  * then, with a synchronous standby, flushes them and waits for it.  An
@@ -257,35 +299,29 @@ add_version(nvm_off table, nvm_off version, void *arg)
 static void
 redo_commit_hook(uint32_t slot, uint64_t txid, const NvmTxn *txn)
 {
-	RedoBuild	b;
+	XLogRecPtr	end;
 
 	if (!nvm_redo_needed())
 		return;
-	memset(&b, 0, sizeof(b));
-	b.txid = txid;
-	b.xid = (uint32) (txn != NULL ? txn->external_id : nvm_indoubt_xid_of(txid));
-	(void) nvm_txn_write_log_each(slot, txid, txn, add_version, &b);
-	if (b.nversions > 0 || (b.flags & XLNVM_COMMIT_CONTINUED))
-		emit_part(&b, false);
-	free(b.descs);
-	free(b.refs);
-	free(b.versions);
-
-	if (b.end != InvalidXLogRecPtr && txn != NULL && max_wal_senders > 0 &&
+	end = log_versions(slot, txid, txn,
+					   (uint32) (txn != NULL ? txn->external_id : nvm_indoubt_xid_of(txid)), 0);
+	if (end == InvalidXLogRecPtr)
+		return;
+	if (txn != NULL && max_wal_senders > 0 &&
 		SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0' &&
 		session_sync() > SYNCHRONOUS_COMMIT_LOCAL_FLUSH)
 	{
-		XLogFlush(b.end);
-		SyncRepWaitForLSN(b.end, true);
+		XLogFlush(end);
+		SyncRepWaitForLSN(end, true);
 	}
-	else if (b.end != InvalidXLogRecPtr)
+	else
 	{
 		/*
 		 * As an asynchronous commit does: the WAL writer, which may be
 		 * hibernating, writes the record out soon, so that standbys do
 		 * not lag behind an idle primary.
 		 */
-		XLogSetAsyncXactLSN(b.end);
+		XLogSetAsyncXactLSN(end);
 	}
 }
 

@@ -44,6 +44,7 @@
  */
 #define XLNVM_COMMIT_MORE		0x01	/* more parts of this commit follow */
 #define XLNVM_COMMIT_CONTINUED	0x02	/* continues the parts before */
+#define XLNVM_COMMIT_PREPARED	0x04	/* last part of a PREPARE: kept in doubt under xid */
 
 typedef struct xl_nvm_commit
 {

@@ -12,7 +12,9 @@
  *	 - COMMIT: one transaction of the startup process's own (a clock slot
  *	   it holds until it exits) installs the versions with the primary's
  *	   numbers (core replica.h) and commits; the parts of a large commit go
- *	   into one such transaction, committed at the last part.  Queries on
+ *	   into one such transaction, committed at the last part.  A PREPARE's
+ *	   versions are kept in doubt under its xid instead, as the primary
+ *	   keeps them, and resolved from the commit log.  Queries on
  *	   the standby take snapshots of the standby's own clocks, so each sees
  *	   a prefix of the replayed commits, whole: under a transfer load on
  *	   the primary, every read on the standby conserves the total.
@@ -220,6 +222,24 @@ replay_commit(XLogReaderState *record)
 
 	if (hdr.flags & XLNVM_COMMIT_MORE)
 		open_txid = hdr.txid;
+	else if (hdr.flags & XLNVM_COMMIT_PREPARED)
+	{
+		/*
+		 * A prepared transaction stays in doubt under its xid, as on the
+		 * primary: its slot is handed over (the startup process claims
+		 * another for the next record), and the first snapshot after
+		 * COMMIT or ROLLBACK PREPARED is replayed (or run after a
+		 * promotion) resolves it from the commit log.  Its later COMMIT
+		 * record finds its versions already there.
+		 */
+		if (replay_txn.txid != NVM_INVALID_TXID)
+		{
+			nvm_txn_mark_indoubt(&replay_txn, (uint64) hdr.xid);
+			nvm_txn_hand_over_indoubt(&replay_txn);
+			replay_slot = -1;
+		}
+		open_txid = 0;
+	}
 	else
 	{
 		nvm_txn_commit(&replay_txn);

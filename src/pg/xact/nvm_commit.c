@@ -138,6 +138,7 @@
 
 #include "nvm_settings.h"
 #include "space/nvm_relation.h"
+#include "wal/nvm_redo.h"
 #include "wal/nvm_seqlog.h"
 #include "wal/nvm_wal.h"
 #include "xact/nvm_commit.h"
@@ -796,7 +797,11 @@ nvm_commit_at_xact_end(XactEvent event, NvmTxn *txn)
 		case XACT_EVENT_PRE_PREPARE:
 			nvm_commit_abort_reused_xids();
 			if (txn != NULL)
+			{
 				tie_outcome_to_xid(txn, "prepare");
+				/* for standbys, before the prepare record that flushes it */
+				nvm_redo_log_prepared(txn, GetTopTransactionId());
+			}
 			break;
 		case XACT_EVENT_COMMIT:
 			if (txn != NULL && nvm_logical_must_flush())

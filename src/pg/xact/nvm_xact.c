@@ -158,6 +158,8 @@ static void nvm_xact_reset(void);
  *	   ROLLBACK PREPARED, also after a restart), or a subtransaction's that
  *	   took the xid again: not known yet (the owner's commit resolves the
  *	   marker first, nvm_commit_abort_reused_xids);
+ *	 - on a standby replaying into its own pool, PostgreSQL's commit log as
+ *	   replay has brought it: committed, aborted, or not known yet;
  *	 - otherwise PostgreSQL's commit log has the final answer (it is marked
  *	   before the xid stops being in progress, heap's order of checks), and
  *	   a "committed" is the marker's own transaction's: a new owner of the
@@ -172,7 +174,19 @@ resolve_indoubt(uint64 xid64)
 	TransactionId xid = (TransactionId) xid64;
 
 	if (RecoveryInProgress())
-		return -1;
+	{
+		/*
+		 * A standby replaying into its own pool (a prepared transaction of
+		 * the primary, nvm_replay.c) answers from the commit log as far as
+		 * replay has brought it; anything else waits for the end of
+		 * recovery.
+		 */
+		if (!nvm_binding_is_replica() || TransactionIdIsInProgress(xid))
+			return -1;
+		if (TransactionIdDidCommit(xid))
+			return 1;
+		return TransactionIdDidAbort(xid) ? 0 : -1;
+	}
 	if (!TransactionIdPrecedes(xid, ReadNextTransactionId()))
 		return 0;
 	if (TransactionIdIsInProgress(xid))
@@ -195,7 +209,8 @@ resolve_all_indoubt(void)
 {
 	if (!nvm_indoubt_pending() || !nvm_binding_usable())
 		return;
-	nvm_binding_note_flushed();
+	if (!RecoveryInProgress())
+		nvm_binding_note_flushed();
 	(void) nvm_indoubt_resolve_all(resolve_indoubt);
 }
 

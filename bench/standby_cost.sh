@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# bench/standby_cost.sh
+#   What the redo of physical standbys costs: the row workloads (single-row
+#   INSERT with an identity key, single-row UPDATE of a non-indexed column;
+#   bench/workloads/rows_schema.sql, insert.sql, update.sql) on heap and on
+#   nvm (MCSI), each at three WAL settings:
+#     minimal          wal_level = minimal, no WAL senders (nvm writes no redo)
+#     replica          wal_level = replica, no standby (nvm writes its redo)
+#     replica+standby  as replica, with one asynchronous streaming standby
+#                      (heap: from pg_basebackup; nvm: a cold copy with its own pool)
+#   For every run: transactions per second, WAL bytes per transaction, WAL
+#   fsyncs per transaction (pg_stat_wal), and with a standby the replay lag
+#   sampled every 0.5 s (the primary's insert position minus the standby's
+#   replay position, in bytes; pg_stat_replication.replay_lag, in ms; mean
+#   and maximum) and whether the standby ends with the primary's rows.  Contenders and settings are
+#   interleaved in every round.  Data directories (WAL included) on disk,
+#   pools in /dev/shm.
+#
+#   bash bench/standby_cost.sh [--rounds N] [--seconds S] [--clients C] [--out DIR]
+#   (as root: servers run as postgres; nvmam must be installed)
+set -euo pipefail
+
+ROUNDS=3
+SECONDS_PER_RUN=15
+CLIENTS=2
+ROWS=10000
+OUT="bench/results/standby-cost-$(date -u +%Y%m%d)"
+while [ $# -gt 0 ]; do
+	case "$1" in
+		--rounds) ROUNDS="$2"; shift 2 ;;
+		--seconds) SECONDS_PER_RUN="$2"; shift 2 ;;
+		--clients) CLIENTS="$2"; shift 2 ;;
+		--out) OUT="$2"; shift 2 ;;
+		*) echo "unknown option $1" >&2; exit 2 ;;
+	esac
+done
+
+BIN=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
+[ -x "$BIN/initdb" ] || BIN=/usr/lib/postgresql/15/bin
+HERE=$(cd "$(dirname "$0")" && pwd)
+WORK=$(mktemp -d /var/tmp/nvm-standby-cost.XXXXXX)
+SHM=$(mktemp -d /dev/shm/nvm-standby-cost.XXXXXX)
+chown postgres "$WORK" "$SHM"
+mkdir -p "$OUT"
+AS_PG=(runuser -u postgres --)
+PPORT=5471
+SPORT=5472
+
+cleanup()
+{
+	for d in "$WORK"/p "$WORK"/s; do
+		[ -f "$d/postmaster.pid" ] && "${AS_PG[@]}" "$BIN/pg_ctl" -D "$d" -m immediate stop >/dev/null 2>&1 || true
+	done
+	rm -rf "$WORK" "$SHM"
+}
+trap cleanup EXIT
+
+psql_p() { "${AS_PG[@]}" "$BIN/psql" -X -h "$WORK" -p "$PPORT" -d postgres -Atq "$@"; }
+psql_s() { "${AS_PG[@]}" "$BIN/psql" -X -h "$WORK" -p "$SPORT" -d postgres -Atq "$@"; }
+
+# setup AM LEVEL: a fresh primary (and standby) with the row tables
+setup()
+{
+	local am=$1 level=$2
+	rm -rf "$WORK/p" "$WORK/s" "$SHM"/*
+	"${AS_PG[@]}" "$BIN/initdb" -D "$WORK/p" >/dev/null
+	{
+		echo "port = $PPORT"
+		echo "unix_socket_directories = '$WORK'"
+		echo "shared_preload_libraries = 'nvmam'"
+		echo "nvm.pool_path = '$SHM/p.pool'"
+		echo "nvm.pool_size = '1GB'"
+		echo "default_table_access_method = $am"
+		echo "shared_buffers = '256MB'"
+		echo "max_wal_size = '4GB'"
+		echo "autovacuum = off"
+		if [ "$level" = minimal ]; then
+			echo "wal_level = minimal"
+			echo "max_wal_senders = 0"
+		else
+			echo "wal_level = replica"
+			echo "wal_keep_size = '1GB'"
+		fi
+	} >> "$WORK/p/postgresql.conf"
+	"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/p" -l "$WORK/p.log" -w start >/dev/null
+	psql_p -c "CREATE EXTENSION nvmam" >/dev/null
+	"${AS_PG[@]}" "$BIN/psql" -X -h "$WORK" -p "$PPORT" -d postgres -q -v rows="$ROWS" \
+		-f "$HERE/workloads/rows_schema.sql" >/dev/null
+	psql_p -c "CHECKPOINT" >/dev/null
+	if [ "$level" = replica+standby ]; then
+		if [ "$am" = nvm ]; then
+			# a cold copy: data directory and pool, the primary stopped
+			"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/p" -w stop >/dev/null
+			"${AS_PG[@]}" cp -a "$WORK/p" "$WORK/s"
+			"${AS_PG[@]}" cp "$SHM/p.pool" "$SHM/s.pool"
+			"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/p" -l "$WORK/p.log" -w start >/dev/null
+		else
+			"${AS_PG[@]}" "$BIN/pg_basebackup" -h "$WORK" -p "$PPORT" -D "$WORK/s" -X stream >/dev/null
+		fi
+		"${AS_PG[@]}" touch "$WORK/s/standby.signal"
+		{
+			echo "port = $SPORT"
+			echo "nvm.pool_path = '$SHM/s.pool'"
+			echo "primary_conninfo = 'host=$WORK port=$PPORT'"
+			echo "hot_standby = on"
+		} >> "$WORK/s/postgresql.conf"
+		"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/s" -l "$WORK/s.log" -w start >/dev/null
+	fi
+}
+
+teardown()
+{
+	[ -d "$WORK/s" ] && "${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/s" -m fast -w stop >/dev/null 2>&1 || true
+	"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/p" -m fast -w stop >/dev/null 2>&1 || true
+}
+
+# run AM LEVEL WORKLOAD ROUND: one pgbench run; appends a CSV line
+run()
+{
+	local am=$1 level=$2 wl=$3 round=$4
+	local lsn0 sync0 out tps tx lsn1 sync1 lagfile lag_mean lag_max same
+	lsn0=$(psql_p -c "SELECT pg_current_wal_insert_lsn() - '0/0'")
+	sync0=$(psql_p -c "SELECT wal_sync FROM pg_stat_wal")
+	lagfile="$WORK/lag"
+	: > "$lagfile"
+	if [ "$level" = replica+standby ]; then
+		(
+			end=$((SECONDS + SECONDS_PER_RUN))
+			while [ $SECONDS -lt $end ]; do
+				s=$(psql_s -c "SELECT pg_last_wal_replay_lsn() - '0/0'" 2>/dev/null || echo)
+				p=$(psql_p -c "SELECT pg_current_wal_insert_lsn() - '0/0'" 2>/dev/null || echo)
+				ms=$(psql_p -c "SELECT coalesce(round(extract(epoch FROM max(replay_lag)) * 1000), 0) FROM pg_stat_replication" 2>/dev/null || echo)
+				[ -n "$p" ] && [ -n "$s" ] && [ -n "$ms" ] && echo "$(( p > s ? p - s : 0 )) $ms" >> "$lagfile"
+				sleep 0.5
+			done
+		) &
+	fi
+	out=$("${AS_PG[@]}" "$BIN/pgbench" -n -h "$WORK" -p "$PPORT" -c "$CLIENTS" -j "$CLIENTS" \
+		-T "$SECONDS_PER_RUN" -D rows="$ROWS" -f "$HERE/workloads/$wl.sql" postgres 2>&1)
+	wait
+	tps=$(echo "$out" | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -1)
+	tx=$(echo "$out" | sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p')
+	lsn1=$(psql_p -c "SELECT pg_current_wal_insert_lsn() - '0/0'")
+	sync1=$(psql_p -c "SELECT wal_sync FROM pg_stat_wal")
+	lag_mean=""; lag_max=""; lag_ms_mean=""; lag_ms_max=""; same=""
+	if [ -s "$lagfile" ]; then
+		lag_mean=$(awk '{s+=$1} END {printf "%.0f", s/NR}' "$lagfile")
+		lag_max=$(awk '{print $1}' "$lagfile" | sort -n | tail -1)
+		lag_ms_mean=$(awk '{s+=$2} END {printf "%.0f", s/NR}' "$lagfile")
+		lag_ms_max=$(awk '{print $2}' "$lagfile" | sort -n | tail -1)
+	fi
+	if [ "$level" = replica+standby ]; then
+		local target
+		target=$(psql_p -c "SELECT pg_current_wal_insert_lsn()")
+		for _ in $(seq 1 600); do
+			[ "$(psql_s -c "SELECT pg_last_wal_replay_lsn() >= '$target'")" = t ] && break
+			sleep 0.1
+		done
+		local q="SELECT count(*) || ':' || coalesce(sum(n), 0) || ':' || (SELECT count(*) FROM o) FROM u"
+		[ "$(psql_p -c "$q")" = "$(psql_s -c "$q")" ] && same=yes || same=NO
+	fi
+	echo "$round,$am,$level,$wl,$tps,$tx,$(( (lsn1 - lsn0) / (tx > 0 ? tx : 1) )),$(awk -v a="$sync0" -v b="$sync1" -v t="$tx" 'BEGIN {printf "%.4f", (b - a) / (t > 0 ? t : 1)}'),$lag_mean,$lag_max,$lag_ms_mean,$lag_ms_max,$same" \
+		| tee -a "$OUT/runs.csv"
+}
+
+echo "round,am,level,workload,tps,transactions,wal_bytes_per_txn,wal_fsyncs_per_txn,lag_mean_bytes,lag_max_bytes,replay_lag_mean_ms,replay_lag_max_ms,standby_same_rows" > "$OUT/runs.csv"
+for round in $(seq 1 "$ROUNDS"); do
+	for level in minimal replica replica+standby; do
+		for am in heap nvm; do
+			setup "$am" "$level"
+			for wl in update insert; do
+				run "$am" "$level" "$wl" "$round"
+			done
+			teardown
+		done
+	done
+done
+
+python3 - "$OUT/runs.csv" > "$OUT/summary.md" <<'EOF'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+print("| workload | level | am | tps median (min-max) | WAL bytes/txn | fsyncs/txn | lag mean / max (bytes) | replay_lag mean / max (ms) | standby same rows |")
+print("|---|---|---|---|---|---|---|---|---|")
+key = lambda r: (r["workload"], r["level"], r["am"])
+groups = {}
+for r in rows:
+    groups.setdefault(key(r), []).append(r)
+for k in sorted(groups, key=lambda k: (k[0], ["minimal", "replica", "replica+standby"].index(k[1]), k[2])):
+    g = groups[k]
+    tps = [float(r["tps"]) for r in g if r["tps"]]
+    wal = statistics.median(int(r["wal_bytes_per_txn"]) for r in g)
+    fs = statistics.median(float(r["wal_fsyncs_per_txn"]) for r in g)
+    lags = [r for r in g if r["lag_mean_bytes"]]
+    lag = "-" if not lags else "%d / %d" % (statistics.median(int(r["lag_mean_bytes"]) for r in lags),
+                                            max(int(r["lag_max_bytes"]) for r in lags))
+    lagms = "-" if not lags else "%d / %d" % (statistics.median(int(r["replay_lag_mean_ms"]) for r in lags),
+                                              max(int(r["replay_lag_max_ms"]) for r in lags))
+    same = ",".join(sorted(set(r["standby_same_rows"] for r in g))) or "-"
+    print("| %s | %s | %s | %.0f (%.0f-%.0f) | %d | %.3f | %s | %s | %s |" % (
+        k[0], k[1], k[2], statistics.median(tps), min(tps), max(tps), wal, fs, lag, lagms, same))
+print()
+for wl in ("update", "insert"):
+    for level in ("minimal", "replica", "replica+standby"):
+        n = [float(r["tps"]) for r in rows if r["workload"] == wl and r["level"] == level and r["am"] == "nvm"]
+        h = [float(r["tps"]) for r in rows if r["workload"] == wl and r["level"] == level and r["am"] == "heap"]
+        if n and h:
+            print("- %s at %s: nvm/heap = %.2f (medians)" % (wl, level, statistics.median(n) / statistics.median(h)))
+EOF
+cat "$OUT/summary.md"
