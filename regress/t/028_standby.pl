@@ -3,7 +3,8 @@
 #	  of the primary (data directory and pool, copied while the primary was
 #	  stopped), replays the primary's nvm redo into its own pool:
 #	   - under a transfer load with inserts and deletes on the primary,
-#	     every read on the hot standby conserves the total, and after
+#	     every read on the hot standby conserves the total, replay prunes
+#	     the rows it updates, and after
 #	     catching up the standby holds the primary's rows exactly (count,
 #	     total, a digest of every row by key), its index and sequential
 #	     scans agree and its pool checks clean;
@@ -25,9 +26,8 @@ use warnings;
 
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use File::Copy qw(copy);
-use IPC::Run ();
 use NvmBackup;
+use NvmStandby;
 use NvmTest;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -52,70 +52,9 @@ $primary->safe_psql('postgres', qq{
 	INSERT INTO dropped SELECT generate_series(1, 100);
 });
 
-# standby_from_cold_copy NODE NAME: a standby of NODE (stopped cleanly, as
-# a primary or as a standby) made from a copy of its data directory and
-# pool, with a pool of its own; NODE is started again.
-sub standby_from_cold_copy
-{
-	my ($src, $src_pool, $name) = @_;
-	$src->stop('fast');
-	$src->backup_fs_cold("cold_$name");
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init_from_backup($src, "cold_$name", has_streaming => 1);
-	my $pool = nvm_pool_path($name);
-	copy($src_pool, $pool) or die "cannot copy the pool: $!";
-	chmod 0600, $pool;
-	$node->append_conf('postgresql.conf', qq{
-nvm.pool_path = '$pool'
-hot_standby = on
-});
-	$src->start;
-	$node->start;
-	return ($node, $pool);
-}
-
-my ($standby, $standby_pool) = standby_from_cold_copy($primary, $primary_pool, 'standby');
+my ($standby, $standby_pool) = nvm_standby_from_cold_copy($primary, $primary_pool, 'standby');
 is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'), 't', 'the standby is in recovery');
 is(nvm_pool_state($standby), 'standby', 'nvm_pool says the standby replays into its own pool');
-
-# transfer load with inserts and deletes of items, on the primary
-sub load_start
-{
-	my ($node, $seconds, $clients) = @_;
-	my $script = PostgreSQL::Test::Utils::tempdir() . '/mixed.sql';
-	open(my $fh, '>', $script) or die "cannot write $script: $!";
-	print $fh <<"EOS";
-\\set a random(1, $ROWS)
-\\set b random(1, $ROWS)
-\\set amount random(1, 100)
-\\set item random(1, 20000)
-BEGIN;
-UPDATE accounts SET balance = balance - :amount WHERE id = :a;
-UPDATE accounts SET balance = balance + :amount WHERE id = :b;
-INSERT INTO items VALUES (:item + $ITEMS, :a, md5(:item::text)) ON CONFLICT (id) DO UPDATE SET payload = excluded.payload || 'x';
-DELETE FROM items WHERE id = :item % 700 + 1;
-END;
-EOS
-	close $fh;
-	my ($out, $err) = ('', '');
-	my $h = IPC::Run::start(
-		[
-			'pgbench', '-n', '-c', $clients, '-j', $clients, '-T', $seconds,
-			'--max-tries', '1000', '-f', $script,
-			'-h', $node->host, '-p', $node->port, 'postgres'
-		],
-		'>', \$out, '2>', \$err);
-	return { h => $h, out => \$out, err => \$err };
-}
-
-# items_digest NODE: "count|md5" of every item row, by id.
-sub items_digest
-{
-	my ($node) = @_;
-	return $node->safe_psql('postgres', q{
-		SELECT count(*) || '|' || md5(string_agg(id || ':' || owner || ':' || payload, ',' ORDER BY id))
-		  FROM items});
-}
 
 # reads_conserve NODE SECONDS: sums the balances on NODE again and again
 # for SECONDS seconds; returns the number of reads and the bad ones.
@@ -149,7 +88,7 @@ sub same_rows
 	  ? $p->lsn('replay') : $p->lsn('insert');
 	$p->wait_for_catchup($s, 'replay', $upstream_lsn);
 	is(nvm_rows_digest($s), nvm_rows_digest($p), "$name: every account row is the primary's");
-	is(items_digest($s), items_digest($p), "$name: every item row is the primary's");
+	is(nvm_items_digest($s), nvm_items_digest($p), "$name: every item row is the primary's");
 	is($s->safe_psql('postgres', 'SELECT count(*), sum(balance) FROM accounts'),
 		"$ROWS|" . ($ROWS * 1000), "$name: the total is kept");
 	my $d = nvm_scan_digests($s, 'items', 'id', "id || ':' || payload");
@@ -167,12 +106,14 @@ sub same_rows
 }
 
 # --- streaming under load; reads on the standby conserve the total --------
-my $load = load_start($primary, 8, 2);
+my $load = nvm_mixed_load_start($primary, $ROWS, 8, 2, 1);
 my ($reads, @bad) = reads_conserve($standby, 7);
 nvm_transfers_finish($load, 'load under replay');
 ok($reads > 5, "reads on the standby ran during the load ($reads)");
 is(scalar(@bad), 0, 'every read on the standby conserved the total') or diag(join(' ', @bad));
 same_rows($primary, $standby, 'streaming');
+my $versions = $standby->safe_psql('postgres', q{SELECT versions FROM nvm_table_stats('accounts')});
+ok($versions < 3 * $ROWS, "streaming: replay prunes the rows it updates ($versions versions of $ROWS rows)");
 
 # --- table storage: create, truncate, truncate in the creating transaction,
 # --- SET TABLESPACE, drop -----------------------------------------------------
@@ -207,13 +148,13 @@ is($standby->safe_psql('postgres', 'SELECT tables FROM nvm_pool'),
 	'table storage: the standby\'s pool has as many tables as the primary\'s (drops replayed)');
 
 # --- a clean restart, then a kill -9, of the standby under load --------------
-$load = load_start($primary, 6, 2);
+$load = nvm_mixed_load_start($primary, $ROWS, 6, 2, 1);
 sleep 2;
 $standby->restart;
 nvm_transfers_finish($load, 'load over a restart of the standby');
 same_rows($primary, $standby, 'standby restarted');
 
-$load = load_start($primary, 6, 2);
+$load = nvm_mixed_load_start($primary, $ROWS, 6, 2, 1);
 sleep 2;
 $standby->stop('immediate');
 sleep 1;
@@ -222,8 +163,8 @@ nvm_transfers_finish($load, 'load over a kill of the standby');
 same_rows($primary, $standby, 'standby killed and restarted');
 
 # --- a cascading standby, from a cold copy of the standby --------------------
-my ($cascade) = standby_from_cold_copy($standby, $standby_pool, 'cascade');
-$load = load_start($primary, 5, 2);
+my ($cascade) = nvm_standby_from_cold_copy($standby, $standby_pool, 'cascade');
+$load = nvm_mixed_load_start($primary, $ROWS, 5, 2, 1);
 nvm_transfers_finish($load, 'load with a cascading standby');
 $primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
 same_rows($standby, $cascade, 'cascading standby');
@@ -277,7 +218,7 @@ $primary->poll_query_until('postgres',
 	q{SELECT count(*) = 1 FROM pg_stat_replication WHERE sync_state = 'sync'})
   or die 'the standby did not become synchronous';
 $primary->safe_psql('postgres', 'CREATE TABLE acked (id int PRIMARY KEY) USING nvm');
-$load = load_start($primary, 30, 2);
+$load = nvm_mixed_load_start($primary, $ROWS, 30, 2, 1);
 my @acked;
 my $until = time() + 4;
 for (my $i = 1; time() < $until; $i++)

@@ -14,9 +14,8 @@ use warnings;
 
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use File::Copy qw(copy);
-use IPC::Run ();
 use NvmBackup;
+use NvmStandby;
 use NvmTest;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -39,59 +38,17 @@ $primary->safe_psql('postgres', q{
 });
 
 # a standby from a cold copy of the primary, with a pool of its own
-$primary->stop('fast');
-$primary->backup_fs_cold('cold');
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'cold', has_streaming => 1);
-my $standby_pool = nvm_pool_path('standby');
-copy($primary_pool, $standby_pool) or die "cannot copy the pool: $!";
-chmod 0600, $standby_pool;
-$standby->append_conf('postgresql.conf', qq{
-nvm.pool_path = '$standby_pool'
-hot_standby = on
-wal_retrieve_retry_interval = '200ms'
-});
-$primary->start;
-$standby->start;
-
-my $script = PostgreSQL::Test::Utils::tempdir() . '/mixed.sql';
-open(my $fh, '>', $script) or die "cannot write $script: $!";
-print $fh <<"EOS";
-\\set a random(1, $ROWS)
-\\set b random(1, $ROWS)
-\\set amount random(1, 100)
-\\set item random(1000, 1000000000000)
-BEGIN;
-UPDATE accounts SET balance = balance - :amount WHERE id = :a;
-UPDATE accounts SET balance = balance + :amount WHERE id = :b;
-INSERT INTO items VALUES (:item, :a, md5(:item::text));
-DELETE FROM items WHERE id = :item % 400 + 1;
-END;
-EOS
-close $fh;
-
-sub items_digest
-{
-	my ($node) = @_;
-	return $node->safe_psql('postgres', q{
-		SELECT count(*) || '|' || md5(string_agg(id || ':' || owner || ':' || payload, ',' ORDER BY id))
-		  FROM items});
-}
+my ($standby) = nvm_standby_from_cold_copy($primary, $primary_pool, 'standby');
 
 for my $round (1 .. 3)
 {
-	my ($out, $err) = ('', '');
-	my $h = IPC::Run::start(
-		[
-			'pgbench', '-n', '-c', '2', '-j', '2', '-T', '30', '--max-tries', '1000',
-			'-f', $script, '-h', $primary->host, '-p', $primary->port, 'postgres'
-		],
-		'>', \$out, '2>', \$err);
+	# new items take no xid: nothing wakes the WAL writer
+	my $load = nvm_mixed_load_start($primary, $ROWS, 30, 2, 0);
 	sleep 3;
 	my $before = $primary->safe_psql('postgres',
 		q{SELECT pg_current_wal_insert_lsn() - pg_current_wal_flush_lsn()});
 	nvm_crash($primary);
-	$h->kill_kill;
+	$load->{h}->kill_kill;
 	ok($before > 0, "round $round: WAL was written but not flushed when the primary was killed ($before bytes)");
 	$primary->start;
 
@@ -104,7 +61,7 @@ for my $round (1 .. 3)
 	$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
 	is(nvm_rows_digest($standby), nvm_rows_digest($primary),
 		"round $round: every account row on the standby is the primary's");
-	is(items_digest($standby), items_digest($primary),
+	is(nvm_items_digest($standby), nvm_items_digest($primary),
 		"round $round: every item row on the standby is the primary's");
 	is($standby->safe_psql('postgres', 'SELECT count(*) FROM quiet'), '50',
 		"round $round: a table no transaction wrote is unchanged");

@@ -15,7 +15,8 @@
 #	  after updates and a VACUUM, shows the table as of the slot's start.
 #	  A snapshot whose xmin lies above its xmax (as a slot's can) shows
 #	  the rows of an xid between the two, as heap does.  Finally, with
-#	  wal_level = replica, nvm updates write no WAL for decoding.
+#	  wal_level = replica, nvm updates write no WAL for decoding (only the
+#	  redo of physical standbys, none with nvm.wal_redo = off).
 use strict;
 use warnings;
 
@@ -343,8 +344,13 @@ query(q{SELECT pg_drop_replication_slot(s) FROM unnest(ARRAY['td', 'td2']) s});
 $node->append_conf('postgresql.conf', "wal_level = replica\n");
 $node->restart;
 my $replica = wal_bytes(500);
+$node->append_conf('postgresql.conf', "nvm.wal_redo = off\n");
+$node->restart;
+my $no_redo = wal_bytes(500);
 cmp_ok($logical, '>', 500 * 40, "wal_level = logical: nvm updates are logged ($logical bytes)");
-cmp_ok($replica, '<', 4096, "wal_level = replica: nvm updates write no WAL ($replica bytes)");
+cmp_ok($replica, '<', $logical,
+	"wal_level = replica: nvm updates write their standbys' redo only, less than for decoding ($replica bytes)");
+cmp_ok($no_redo, '<', 4096, "wal_level = replica, nvm.wal_redo = off: nvm updates write no WAL ($no_redo bytes)");
 
 $node->stop;
 done_testing();

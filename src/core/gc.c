@@ -294,6 +294,9 @@ compare_numbers(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Whether pruning gives numbers back (nvm_gc_set_number_reuse). */
+static bool reuse_numbers = true;
+
 /*
  * free_chain frees the versions from first down its prev links, which
  * nobody can reach any more (the caller holds the chain lock): their
@@ -337,6 +340,12 @@ free_chain(NvmTable *t, nvm_off first, bool keep_roots, NvmGcCounts *counts)
 			atomic_store(slot, (v->record_no << 3) | NVM_TAG_REDIRECT);
 			nvm_flush((const void *) slot, sizeof(uint64_t));
 			counts->redirects++;
+		}
+		else if (!reuse_numbers)
+		{
+			/* a standby's replay: the number stays the primary's to give */
+			atomic_store(slot, 0);
+			nvm_flush((const void *) slot, sizeof(uint64_t));
 		}
 		else
 			nums[nnums++] = v->version_no;
@@ -489,6 +498,12 @@ nvm_gc_cached_horizon(void)
 	if (gc_shared == NULL)
 		return NULL;
 	return cached_horizon();
+}
+
+void
+nvm_gc_set_number_reuse(bool on)
+{
+	reuse_numbers = on;
 }
 
 void

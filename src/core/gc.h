@@ -167,6 +167,15 @@ extern void nvm_gc_set_auto_prune(bool on, uint32_t refresh_ms);
 extern void nvm_gc_after_update(NvmTable *t, uint64_t record_no);
 
 /*
+ * nvm_gc_set_number_reuse(false) makes this process's pruning give no
+ * numbers back: the version slot of a collected version that is no index
+ * root becomes unused (0) instead of going to the free list.  A standby's
+ * replay (replica.h) prunes so, as the numbers are the primary's to hand
+ * out; free_chain still touches only slots that name the version it frees.
+ */
+extern void nvm_gc_set_number_reuse(bool on);
+
+/*
  * Deferred pruning of rows a thread wrote (see gc.c): nvm_gc_defer
  * remembers a row; nvm_gc_run_deferred prunes the remembered rows of table
  * t whose entries are at least min_age_ns old.  The caller guarantees that

@@ -37,16 +37,29 @@ drop_free_list(_Atomic uint64_t *list)
 
 /*
  * already_installed says whether the version slot value cur names a
- * version that replay installed before: of the same record, with the same
- * kind and contents, and not aborted.
+ * version that replay installed before: on the chain that starts at head,
+ * of the same record, with the same kind and contents, committed (or in
+ * doubt).
  */
 static bool
-already_installed(nvm_off cur, const NvmReplicaVersion *rv)
+already_installed(nvm_off cur, nvm_off head, const NvmReplicaVersion *rv)
 {
 	NvmVersion *v;
 	uint64_t	tomb = rv->kind & NVM_VINFO_TOMBSTONE;
+	bool		linked = false;
 
 	if (cur == 0 || (cur & NVM_TAG_MASK) != 0)
+		return false;
+	/*
+	 * Only a version on its record's chain counts: a crash can leave a slot
+	 * naming a version whose install never reached its head (the slot is
+	 * written before the drain that publishes the version), with bytes of
+	 * whatever the block held before.
+	 */
+	for (nvm_off x = (head & NVM_TAG_MASK) == 0 ? head : 0; x != 0 && !linked;
+		 x = ((NvmVersion *) nvm_ptr(x))->prev)
+		linked = x == cur;
+	if (!linked)
 		return false;
 	v = nvm_ptr(cur);
 	if (v->record_no != rv->record_no || v->version_no != rv->version_no ||
@@ -55,7 +68,21 @@ already_installed(nvm_off cur, const NvmReplicaVersion *rv)
 		return false;
 	if (!tomb && (v->data_len != rv->len || memcmp(v->data, rv->data, rv->len) != 0))
 		return false;
-	return nvm_version_status(v) != NVM_STATUS_ABORTED;
+	/*
+	 * Committed, or a prepared transaction's (in doubt: its COMMIT record
+	 * comes after its PREPARE's).  Not a version of a replay transaction
+	 * that a crash cut short before its write-log entry was durable: its
+	 * txid may be handed out again, to the replay transaction now running.
+	 */
+	switch (nvm_version_status(v))
+	{
+		case NVM_STATUS_COMMITTED:
+			return true;
+		case NVM_STATUS_RUNNING:
+			return nvm_indoubt_xid_of(v->txid) != 0;
+		default:
+			return false;
+	}
 }
 
 NvmReplicaResult
@@ -74,7 +101,7 @@ nvm_replica_install(NvmTable *t, NvmTxn *txn, const NvmReplicaVersion *rv)
 	head = nvm_segarray_slot(&desc->records, rv->record_no, true);
 	if (slot == NULL || head == NULL)
 		return NVM_REPLICA_NO_SPACE;
-	if (already_installed(atomic_load(slot), rv))
+	if (already_installed(atomic_load(slot), atomic_load(head), rv))
 		return NVM_REPLICA_PRESENT;
 
 	/*
@@ -120,12 +147,12 @@ nvm_replica_install(NvmTable *t, NvmTxn *txn, const NvmReplicaVersion *rv)
 		return NVM_REPLICA_NO_SPACE;
 	}
 	nvm_flush(v, sizeof(NvmVersion) + len);
-	atomic_store_explicit(slot, off, memory_order_release);
-	nvm_flush(slot, sizeof(uint64_t));
 	raise_to(&desc->next_version, rv->version_no + 1);
 	raise_to(&desc->next_record, rv->record_no + 1);
-	/* version, slot, counters and log entry durable before the record reaches it */
+	/* version, counters and log entry durable before anything names it */
 	nvm_drain();
+	atomic_store_explicit(slot, off, memory_order_release);
+	nvm_flush(slot, sizeof(uint64_t));
 	atomic_store_explicit(head, off, memory_order_release);
 	nvm_flush(head, sizeof(uint64_t));
 	return NVM_REPLICA_INSTALLED;

@@ -37,16 +37,19 @@
  * version the standby keeps while its number was given to a new version
  * no longer owns the number (the integrity check knows it: verify.c).
  * It is idempotent: a version whose number already names a version of the
- * same record with the same contents that is not aborted is left alone
- * (replay starts again from a restart point after a restart of the
- * standby).
+ * same record with the same contents that is committed (or in doubt, a
+ * prepared transaction's) is left alone (replay starts again from a
+ * restart point after a restart of the standby).
  *
- * Persist order (as a write's, store.h): the version and its version slot,
- * the counters and the write-log entry are flushed, then drained; then the
- * head is switched (a plain store: the replaying process is the only
- * writer) and flushed; the replay transaction's commit makes it durable
- * before its status.  A crash in between leaves a version of a transaction
- * that recovery aborts and unlinks; replay installs it again.
+ * Persist order: the version, the counters and the write-log entry are
+ * flushed, then drained; then the version slot and the head are switched
+ * (plain stores: the replaying process is the only writer) and flushed;
+ * the replay transaction's commit makes them durable before its status.
+ * Unlike a primary's write (store.h), the slot is written after the drain:
+ * the number may name an older version the standby still keeps, and a
+ * crash must never leave it naming a version whose bytes are not durable.
+ * A crash in between leaves a version of a transaction that recovery
+ * aborts (and unlinks, if it is the head); replay installs it again.
  */
 #ifndef NVM_REPLICA_H
 #define NVM_REPLICA_H

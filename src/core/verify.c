@@ -536,16 +536,23 @@ check_status(Verifier *v, uint64_t r, NvmVersion *ver, nvm_off x)
  */
 
 /*
- * taken_over_by_replay says whether version slot value val names another
- * version with number n in a pool a standby replayed into: the primary
- * gave the number to a new version after it collected the old one, which
- * the standby may keep for its queries (replica.h).
+ * taken_over_by_replay says whether version slot value val may leave a
+ * version with number n without its slot in a pool a standby replayed
+ * into: the primary gave the number to a new version after it collected
+ * the old one, which the standby may keep for its queries (replica.h), so
+ * the slot names the new version, a redirect once the new version (an
+ * index root) was collected in turn, or nothing if a crash cut the new
+ * one's replay short (recovery unlinks it and empties the slot; replay
+ * installs it again).
  */
 static bool
 taken_over_by_replay(uint64_t val, uint64_t n)
 {
-	if (nvm_pool_replayed_lsn() == 0 || val == 0 || (val & NVM_TAG_MASK) != 0 ||
-		!nvm_alloc_contains(val, sizeof(NvmVersion)))
+	if (nvm_pool_replayed_lsn() == 0)
+		return false;
+	if (val == 0 || (val & NVM_TAG_MASK) == NVM_TAG_REDIRECT)
+		return true;
+	if ((val & NVM_TAG_MASK) != 0 || !nvm_alloc_contains(val, sizeof(NvmVersion)))
 		return false;
 	return ((NvmVersion *) nvm_ptr(val))->version_no == n;
 }

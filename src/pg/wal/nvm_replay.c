@@ -47,11 +47,14 @@
  * committed: a restart must replay them again).
  *
  * Pruning on a standby.  The primary's pruning and VACUUM are not
- * replayed: the standby keeps every version it installed (a later version
- * with a reused number takes the number over), so no replayed record ever
- * removes a version a standby query still reads.  What can take a row from
- * a standby query is the removal of index entries, which PostgreSQL
- * replays: CONFLICT above.  The cost is memory: the standby's pool grows
+ * replayed.  Replay prunes the chain of each row it updates as the
+ * primary's updates do (gc.h), under the standby's own collection horizon,
+ * which the snapshots of its queries hold back, so it never removes a
+ * version a standby query may still read; numbers it frees stay unused
+ * (nvm_gc_set_number_reuse), as they are the primary's to give.  A later
+ * version with a number the primary reused takes the number over.  What
+ * can take a row from a standby query is the removal of index entries,
+ * which PostgreSQL replays: CONFLICT above.  The cost is memory: the standby's pool grows
  * with the versions written, until the standby is promoted and VACUUM
  * runs on it (README, Limitations).
  *
@@ -88,6 +91,7 @@
 static int	replay_slot = -1;
 static NvmTxn replay_txn;
 static uint64 open_txid = 0;
+static bool registered_exit = false;
 
 /* A resync being replayed (open_txid is RESYNC_OPEN then). */
 #define RESYNC_OPEN		PG_UINT64_MAX
@@ -123,7 +127,13 @@ replay_begin(void)
 						nvm_pool_path_resolved)));
 	replay_slot = slot;
 	nvm_txn_init(&replay_txn, slot);
-	on_shmem_exit(replay_exit, (Datum) 0);
+	/* replay prunes as updates do, but never hands a number out */
+	nvm_gc_set_number_reuse(false);
+	if (!registered_exit)
+	{
+		on_shmem_exit(replay_exit, (Datum) 0);
+		registered_exit = true;
+	}
 }
 
 /* report_full stops replay: the standby's pool has no room. */
@@ -158,6 +168,35 @@ abort_open_commit(void)
 	if (resync_listed != NULL)
 		pfree(resync_listed);
 	resync_listed = NULL;
+}
+
+/*
+ * next_version reads the version at *p (an xl_nvm_version and its data,
+ * which must end by end) into rv, moves *p past it, and returns its table
+ * reference (below ntables).  A record that does not hold it is damaged.
+ */
+static uint16
+next_version(XLogReaderState *record, const char **p, const char *end, uint16 ntables,
+			 NvmReplicaVersion *rv)
+{
+	xl_nvm_version xv;
+
+	if (*p + sizeof(xv) > end)
+		elog(PANIC, "nvm redo record at %X/%X is truncated",
+			 LSN_FORMAT_ARGS(record->ReadRecPtr));
+	memcpy(&xv, *p, sizeof(xv));
+	*p += sizeof(xv);
+	if (xv.table >= ntables || *p + xv.data_len > end)
+		elog(PANIC, "nvm redo record at %X/%X is damaged",
+			 LSN_FORMAT_ARGS(record->ReadRecPtr));
+	rv->record_no = xv.record_no;
+	rv->version_no = xv.version_no;
+	rv->index_root = xv.index_root;
+	rv->kind = xv.kind;
+	rv->data = *p;
+	rv->len = xv.data_len;
+	*p += xv.data_len;
+	return xv.table;
 }
 
 static void
@@ -197,26 +236,22 @@ replay_commit(XLogReaderState *record)
 	}
 	for (uint32 i = 0; i < hdr.nversions; i++)
 	{
-		xl_nvm_version xv;
 		NvmReplicaVersion rv;
+		uint16		ti = next_version(record, &p, end, hdr.ntables, &rv);
 
-		if (p + sizeof(xv) > end)
-			elog(PANIC, "nvm redo commit record at %X/%X is truncated",
-				 LSN_FORMAT_ARGS(record->ReadRecPtr));
-		memcpy(&xv, p, sizeof(xv));
-		p += sizeof(xv);
-		if (xv.table >= hdr.ntables || p + xv.data_len > end)
-			elog(PANIC, "nvm redo commit record at %X/%X is damaged",
-				 LSN_FORMAT_ARGS(record->ReadRecPtr));
-		rv.record_no = xv.record_no;
-		rv.version_no = xv.version_no;
-		rv.index_root = xv.index_root;
-		rv.kind = xv.kind;
-		rv.data = p;
-		rv.len = xv.data_len;
-		p += xv.data_len;
-		if (nvm_replica_install(&tables[xv.table], &replay_txn, &rv) == NVM_REPLICA_NO_SPACE)
-			report_full(&tables[xv.table].desc->key);
+		switch (nvm_replica_install(&tables[ti], &replay_txn, &rv))
+		{
+			case NVM_REPLICA_NO_SPACE:
+				report_full(&tables[ti].desc->key);
+				break;
+			case NVM_REPLICA_INSTALLED:
+				/* what no query of the standby can see any more goes */
+				if ((rv.kind & NVM_VINFO_INSERTED) == 0)
+					nvm_gc_after_update(&tables[ti], rv.record_no);
+				break;
+			case NVM_REPLICA_PRESENT:
+				break;
+		}
 	}
 	pfree(tables);
 
@@ -352,26 +387,12 @@ replay_resync(XLogReaderState *record)
 	{
 		for (uint32 i = 0; i < rec.nrows; i++)
 		{
-			xl_nvm_version xv;
 			NvmReplicaVersion rv;
 
-			if (p + sizeof(xv) > end)
-				elog(PANIC, "nvm resync record at %X/%X is truncated",
-					 LSN_FORMAT_ARGS(record->ReadRecPtr));
-			memcpy(&xv, p, sizeof(xv));
-			p += sizeof(xv);
-			if (p + xv.data_len > end)
-				elog(PANIC, "nvm resync record at %X/%X is damaged",
-					 LSN_FORMAT_ARGS(record->ReadRecPtr));
-			if (xv.record_no < resync_limit)
-				resync_listed[xv.record_no] = true;
-			rv.record_no = xv.record_no;
-			rv.version_no = xv.version_no;
-			rv.index_root = xv.index_root;
+			(void) next_version(record, &p, end, 1, &rv);
 			rv.kind = 0;
-			rv.data = p;
-			rv.len = xv.data_len;
-			p += xv.data_len;
+			if (rv.record_no < resync_limit)
+				resync_listed[rv.record_no] = true;
 			if (nvm_replica_install(&resync_table, &replay_txn, &rv) == NVM_REPLICA_NO_SPACE)
 				report_full(&rec.key);
 			if (rv.index_root != rv.version_no)
