@@ -23,7 +23,8 @@
  *	   The commit does not wait for the record to be flushed: on persistent
  *	   memory it is durable in the pool, and the record reaches standbys as
  *	   an asynchronous commit's does (the WAL writer is woken, as
- *	   XLogSetAsyncXactLSN wakes it for asynchronous commits).  With a
+ *	   XLogSetAsyncXactLSN wakes it for asynchronous commits, at most every
+ *	   10 ms per backend).  With a
  *	   synchronous standby (synchronous_standby_names, and
  *	   synchronous_commit on, remote_write or remote_apply) the commit
  *	   flushes its record and waits for the standby, as heap's commits do,
@@ -61,6 +62,7 @@
 #include "miscadmin.h"
 #include "replication/syncrep.h"
 #include "replication/walsender.h"
+#include "utils/timestamp.h"
 
 #include "pool.h"
 #include "replica.h"
@@ -289,6 +291,30 @@ nvm_redo_log_prepared(const NvmTxn *txn, uint32 xid)
 }
 
 /*
+ * wake_wal_writer makes the WAL writer write the record at end out soon,
+ * as an asynchronous commit does (XLogSetAsyncXactLSN), so that standbys
+ * do not lag behind a primary that commits now and then (the WAL writer
+ * hibernates when idle).  A backend does it at most every
+ * NVM_REDO_WAKE_MS: under a steady load the WAL writer's own rounds and
+ * full WAL buffers write the WAL out, and a wake per commit would cost the
+ * log-free commits a sixth of their speed on two cores (measured in
+ * bench/results/standby-cost-*).
+ */
+#define NVM_REDO_WAKE_MS	10
+
+static void
+wake_wal_writer(XLogRecPtr end)
+{
+	static TimestampTz last_wake = 0;
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (now - last_wake < NVM_REDO_WAKE_MS * 1000)
+		return;
+	last_wake = now;
+	XLogSetAsyncXactLSN(end);
+}
+
+/*
  * redo_commit_hook writes the COMMIT record(s) of transaction txid, whose
  * status is durable and whose completion is not published yet (txn.h);
  * then, with a synchronous standby, flushes them and waits for it.  An
@@ -315,14 +341,7 @@ redo_commit_hook(uint32_t slot, uint64_t txid, const NvmTxn *txn)
 		SyncRepWaitForLSN(end, true);
 	}
 	else
-	{
-		/*
-		 * As an asynchronous commit does: the WAL writer, which may be
-		 * hibernating, writes the record out soon, so that standbys do
-		 * not lag behind an idle primary.
-		 */
-		XLogSetAsyncXactLSN(end);
-	}
+		wake_wal_writer(end);
 }
 
 /*
