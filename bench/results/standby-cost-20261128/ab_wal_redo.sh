@@ -1,3 +1,10 @@
+# bench/results/standby-cost-20261128/ab_wal_redo.sh
+#   The A/B of the README here, as last run: one cluster, three interleaved
+#   rounds of 10 s single-row UPDATEs (WL=insert for INSERTs) at
+#   wal_level = replica with nvm.wal_redo off and on, and at minimal.  The
+#   first table of the README ran a build that read NVM_NOWAKE (no wake of
+#   the WAL writer at all) in place of the minimal column; that switch is
+#   not in the code.
 set -e
 B=/usr/lib/postgresql/15/bin
 W=/var/tmp/ab; rm -rf $W; mkdir -p $W; chown postgres $W
