@@ -116,35 +116,6 @@ static NvmTableKey main_key = {1663, 1, 5000, 0};
 static char pool_path[256];
 
 /* the first problem the checker reports, kept for the message of the image */
-static char verify_error[600];
-
-static void
-verify_report(const NvmVerifyProblem *p, void *arg)
-{
-	(void) arg;
-	if (verify_error[0] == '\0')
-		snprintf(verify_error, sizeof(verify_error), "the checker finds damage: %s: %s",
-				 nvm_verify_kind_name(p->kind), p->message);
-}
-
-/* check_pool runs the integrity checker over the whole pool: NULL or its first problem */
-static const char *
-check_pool(void)
-{
-	NvmVerifyOptions o = {0};
-	NvmVerifyResult r;
-
-	o.report = verify_report;
-	verify_error[0] = '\0';
-	nvm_verify_check_pool(&o, &r);
-	if (r.out_of_memory)
-		return "the checker ran out of memory";
-	if (r.problems > 0)
-		return strdup(verify_error);	/* kept by the simulator: a bad image is rare */
-	if (!r.exact)
-		return "the pool changed while the checker ran, with nobody writing";
-	return NULL;
-}
 
 /* scan: read the visible rows into got[]; NULL or an error */
 static const char *
@@ -256,7 +227,7 @@ check_recovered(void *arg)
 				match_new = 1;
 
 	(void) arg;
-	if ((err = check_pool()) != NULL)
+	if ((err = unit_check_pool(true)) != NULL)
 		return err;
 	if (!nvm_table_open(&main_key, &t))
 		return "table lost";
@@ -337,7 +308,7 @@ check_recovered(void *arg)
 			return err;
 		if (memcmp(got, again, sizeof(got)) != 0)
 			return "a write after recovery damaged existing rows";
-		if ((err = check_pool()) != NULL || (err = check_ballast()) != NULL)
+		if ((err = unit_check_pool(true)) != NULL || (err = check_ballast()) != NULL)
 			return err;
 	}
 	nvm_slot_release(slot);

@@ -87,7 +87,6 @@ static Commit commits[MAX_COMMITS];
 static RecState states[MAX_COMMITS + 1][RECORDS + 1];	/* states[i]: after i commits */
 static int	applying = -1;		/* the commit being applied, -1 = none */
 static char pool_path[256];
-static char verify_error[600];
 static NvmTableKey key = {1663, 1, 4000, 0};
 
 static unsigned rng_state;
@@ -199,31 +198,6 @@ apply(NvmTable *t, NvmTxn *txn, int i)
 	return true;
 }
 
-static void
-verify_report(const NvmVerifyProblem *p, void *arg)
-{
-	(void) arg;
-	if (verify_error[0] == '\0')
-		snprintf(verify_error, sizeof(verify_error), "the checker finds damage: %s: %s",
-				 nvm_verify_kind_name(p->kind), p->message);
-}
-
-static const char *
-check_pool(void)
-{
-	NvmVerifyOptions o = {0};
-	NvmVerifyResult r;
-
-	o.report = verify_report;
-	verify_error[0] = '\0';
-	nvm_verify_check_pool(&o, &r);
-	if (r.out_of_memory)
-		return "the checker ran out of memory";
-	if (r.problems > 0)
-		return strdup(verify_error);
-	return NULL;
-}
-
 /* matches says whether the table's newest committed versions are state st */
 static bool
 matches(NvmTable *t, const RecState *st, bool slots)
@@ -259,7 +233,7 @@ check_recovered(void *arg)
 	(void) arg;
 	if (applying < 0)
 		return NULL;
-	if ((err = check_pool()) != NULL)
+	if ((err = unit_check_pool(false)) != NULL)
 		return err;
 	if (!nvm_table_open(&key, &t))
 		return "table lost";
@@ -278,7 +252,7 @@ check_recovered(void *arg)
 	nvm_slot_release(slot);
 	if (!matches(&t, states[applying + 1], true))
 		return "replaying again from the noted position does not give the primary's state";
-	return check_pool();
+	return unit_check_pool(false);
 }
 
 static bool

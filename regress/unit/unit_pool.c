@@ -5,9 +5,11 @@
 #include "unit_pool.h"
 
 #include "core.h"
+#include "verify.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* The core's "shared" memory: process memory, threads share it. */
@@ -54,4 +56,34 @@ unit_pool_create(const NvmPoolOptions *o)
 		exit(1);
 	}
 	return unit_start_core();
+}
+
+/* The first problem the checker reports (unit_check_pool). */
+static char check_error[600];
+
+static void
+report_first(const NvmVerifyProblem *p, void *arg)
+{
+	(void) arg;
+	if (check_error[0] == '\0')
+		snprintf(check_error, sizeof(check_error), "the checker finds damage: %s: %s",
+				 nvm_verify_kind_name(p->kind), p->message);
+}
+
+const char *
+unit_check_pool(bool exact)
+{
+	NvmVerifyOptions o = {0};
+	NvmVerifyResult r;
+
+	o.report = report_first;
+	check_error[0] = '\0';
+	nvm_verify_check_pool(&o, &r);
+	if (r.out_of_memory)
+		return "the checker ran out of memory";
+	if (r.problems > 0)
+		return strdup(check_error);	/* kept by the crash simulator: a bad image is rare */
+	if (exact && !r.exact)
+		return "the pool changed while the checker ran, with nobody writing";
+	return NULL;
 }

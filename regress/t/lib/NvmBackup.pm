@@ -21,7 +21,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use NvmTest;
 
-our @EXPORT = qw(nvm_accounts_create nvm_transfers_start nvm_transfers_finish
+our @EXPORT = qw(nvm_accounts_create nvm_transfers_start nvm_transfers_finish nvm_pgbench_start
   nvm_accounts_check nvm_rows_digest nvm_refuses_nvm nvm_pool_state
   nvm_freeze_and_copy);
 
@@ -66,6 +66,16 @@ UPDATE $to SET balance = balance + :amount WHERE id = :b;
 END;
 EOS
 	close $fh;
+	return nvm_pgbench_start($node, $script, $clients, $seconds);
+}
+
+# nvm_pgbench_start NODE SCRIPT CLIENTS SECONDS: pgbench in the background
+# on NODE's database postgres, CLIENTS clients running SCRIPT for SECONDS
+# seconds, serialization failures and deadlocks retried.  Returns a handle
+# for nvm_transfers_finish.
+sub nvm_pgbench_start
+{
+	my ($node, $script, $clients, $seconds) = @_;
 	my ($out, $err) = ('', '');
 	my $h = IPC::Run::start(
 		[

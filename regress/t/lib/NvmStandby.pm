@@ -11,9 +11,9 @@ use warnings;
 
 use Exporter 'import';
 use File::Copy qw(copy);
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use NvmBackup;
 use NvmTest;
 
 our @EXPORT = qw(nvm_standby_from_cold_copy nvm_mixed_load_start nvm_items_digest);
@@ -47,7 +47,7 @@ wal_retrieve_retry_interval = '200ms'
 # accounts (the total stays constant), adds an item (with UPSERT, one of
 # 20,000 ids, updated when it exists; else a new random bigint id, which
 # takes no xid) and deletes one of the first 700.  Returns a handle for
-# nvm_transfers_finish (NvmBackup.pm).
+# nvm_transfers_finish (NvmBackup.pm, which runs pgbench).
 sub nvm_mixed_load_start
 {
 	my ($node, $rows, $seconds, $clients, $upsert) = @_;
@@ -71,15 +71,7 @@ DELETE FROM items WHERE id = :item % 700 + 1;
 END;
 EOS
 	close $fh;
-	my ($out, $err) = ('', '');
-	my $h = IPC::Run::start(
-		[
-			'pgbench', '-n', '-c', $clients, '-j', $clients, '-T', $seconds,
-			'--max-tries', '1000', '-f', $script,
-			'-h', $node->host, '-p', $node->port, 'postgres'
-		],
-		'>', \$out, '2>', \$err);
-	return { h => $h, out => \$out, err => \$err };
+	return nvm_pgbench_start($node, $script, $clients, $seconds);
 }
 
 # nvm_items_digest NODE: "count|md5" of every item row, by id.
