@@ -12,11 +12,17 @@
 #   fsyncs per transaction (pg_stat_wal), and with a standby the replay lag
 #   sampled every 0.5 s (the primary's insert position minus the standby's
 #   replay position, in bytes; pg_stat_replication.replay_lag, in ms; mean
-#   and maximum) and whether the standby ends with the primary's rows.  Contenders and settings are
-#   interleaved in every round.  Data directories (WAL included) on disk,
-#   pools in /dev/shm.
+#   and maximum; and commit to replay: the time from reading the primary's
+#   insert position until the standby has replayed up to it, measured by
+#   the servers' clocks inside one psql call on each side, which adds a
+#   few milliseconds of psql start-up to every contender alike) and
+#   whether the standby ends with the primary's rows.  Contenders and
+#   settings are interleaved in every round.  Data directories (WAL
+#   included) on disk, pools in /dev/shm.
 #
 #   bash bench/standby_cost.sh [--rounds N] [--seconds S] [--clients C] [--out DIR]
+#        [--levels "minimal replica replica+standby"] [--workloads "update insert"]
+#        [--rate TPS]   (pgbench --rate: every contender offered the same load)
 #   (as root: servers run as postgres; nvmam must be installed)
 set -euo pipefail
 
@@ -25,8 +31,14 @@ SECONDS_PER_RUN=15
 CLIENTS=2
 ROWS=10000
 OUT="bench/results/standby-cost-$(date -u +%Y%m%d)"
+LEVELS="minimal replica replica+standby"
+WORKLOADS="update insert"
+RATE=""
 while [ $# -gt 0 ]; do
 	case "$1" in
+		--levels) LEVELS="$2"; shift 2 ;;
+		--workloads) WORKLOADS="$2"; shift 2 ;;
+		--rate) RATE="$2"; shift 2 ;;
 		--rounds) ROUNDS="$2"; shift 2 ;;
 		--seconds) SECONDS_PER_RUN="$2"; shift 2 ;;
 		--clients) CLIENTS="$2"; shift 2 ;;
@@ -114,6 +126,19 @@ teardown()
 	"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/p" -m fast -w stop >/dev/null 2>&1 || true
 }
 
+# commit_to_replay_ms: milliseconds from reading the primary's insert
+# position until the standby has replayed up to it (both servers' clocks)
+commit_to_replay_ms()
+{
+	local at lsn t0 t1
+	at=$(psql_p -c "SELECT pg_current_wal_insert_lsn() || ' ' || extract(epoch FROM clock_timestamp())")
+	lsn=${at% *}
+	t0=${at#* }
+	t1=$(psql_s -c "DO \$\$ BEGIN WHILE pg_last_wal_replay_lsn() < '$lsn' LOOP PERFORM pg_sleep(0.0005); END LOOP; END \$\$" \
+		-c "SELECT extract(epoch FROM clock_timestamp())")
+	awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", (b - a) * 1000}'
+}
+
 # run AM LEVEL WORKLOAD ROUND: one pgbench run; appends a CSV line
 run()
 {
@@ -130,20 +155,23 @@ run()
 				s=$(psql_s -c "SELECT pg_last_wal_replay_lsn() - '0/0'" 2>/dev/null || echo)
 				p=$(psql_p -c "SELECT pg_current_wal_insert_lsn() - '0/0'" 2>/dev/null || echo)
 				ms=$(psql_p -c "SELECT coalesce(round(extract(epoch FROM max(replay_lag)) * 1000), 0) FROM pg_stat_replication" 2>/dev/null || echo)
-				[ -n "$p" ] && [ -n "$s" ] && [ -n "$ms" ] && echo "$(( p > s ? p - s : 0 )) $ms" >> "$lagfile"
+				c2r=$(commit_to_replay_ms 2>/dev/null || echo)
+				[ -n "$p" ] && [ -n "$s" ] && [ -n "$ms" ] && [ -n "$c2r" ] && echo "$(( p > s ? p - s : 0 )) $ms $c2r" >> "$lagfile"
 				sleep 0.5
 			done
 		) &
 	fi
 	out=$("${AS_PG[@]}" "$BIN/pgbench" -n -h "$WORK" -p "$PPORT" -c "$CLIENTS" -j "$CLIENTS" \
-		-T "$SECONDS_PER_RUN" -D rows="$ROWS" -f "$HERE/workloads/$wl.sql" postgres 2>&1)
+		${RATE:+--rate "$RATE"} -T "$SECONDS_PER_RUN" -D rows="$ROWS" -f "$HERE/workloads/$wl.sql" postgres 2>&1)
 	wait
 	tps=$(echo "$out" | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -1)
 	tx=$(echo "$out" | sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p')
 	lsn1=$(psql_p -c "SELECT pg_current_wal_insert_lsn() - '0/0'")
 	sync1=$(psql_p -c "SELECT wal_sync FROM pg_stat_wal")
-	lag_mean=""; lag_max=""; lag_ms_mean=""; lag_ms_max=""; same=""
+	lag_mean=""; lag_max=""; lag_ms_mean=""; lag_ms_max=""; c2r_mean=""; c2r_max=""; same=""
 	if [ -s "$lagfile" ]; then
+		c2r_mean=$(awk '{s+=$3} END {printf "%.1f", s/NR}' "$lagfile")
+		c2r_max=$(awk '{print $3}' "$lagfile" | sort -n | tail -1)
 		lag_mean=$(awk '{s+=$1} END {printf "%.0f", s/NR}' "$lagfile")
 		lag_max=$(awk '{print $1}' "$lagfile" | sort -n | tail -1)
 		lag_ms_mean=$(awk '{s+=$2} END {printf "%.0f", s/NR}' "$lagfile")
@@ -159,16 +187,16 @@ run()
 		local q="SELECT count(*) || ':' || coalesce(sum(n), 0) || ':' || (SELECT count(*) FROM o) FROM u"
 		[ "$(psql_p -c "$q")" = "$(psql_s -c "$q")" ] && same=yes || same=NO
 	fi
-	echo "$round,$am,$level,$wl,$tps,$tx,$(( (lsn1 - lsn0) / (tx > 0 ? tx : 1) )),$(awk -v a="$sync0" -v b="$sync1" -v t="$tx" 'BEGIN {printf "%.4f", (b - a) / (t > 0 ? t : 1)}'),$lag_mean,$lag_max,$lag_ms_mean,$lag_ms_max,$same" \
+	echo "$round,$am,$level,$wl,$tps,$tx,$(( (lsn1 - lsn0) / (tx > 0 ? tx : 1) )),$(awk -v a="$sync0" -v b="$sync1" -v t="$tx" 'BEGIN {printf "%.4f", (b - a) / (t > 0 ? t : 1)}'),$lag_mean,$lag_max,$lag_ms_mean,$lag_ms_max,$c2r_mean,$c2r_max,$same" \
 		| tee -a "$OUT/runs.csv"
 }
 
-echo "round,am,level,workload,tps,transactions,wal_bytes_per_txn,wal_fsyncs_per_txn,lag_mean_bytes,lag_max_bytes,replay_lag_mean_ms,replay_lag_max_ms,standby_same_rows" > "$OUT/runs.csv"
+echo "round,am,level,workload,tps,transactions,wal_bytes_per_txn,wal_fsyncs_per_txn,lag_mean_bytes,lag_max_bytes,replay_lag_mean_ms,replay_lag_max_ms,commit_to_replay_mean_ms,commit_to_replay_max_ms,standby_same_rows" > "$OUT/runs.csv"
 for round in $(seq 1 "$ROUNDS"); do
-	for level in minimal replica replica+standby; do
+	for level in $LEVELS; do
 		for am in heap nvm; do
 			setup "$am" "$level"
-			for wl in update insert; do
+			for wl in $WORKLOADS; do
 				run "$am" "$level" "$wl" "$round"
 			done
 			teardown
@@ -179,8 +207,8 @@ done
 python3 - "$OUT/runs.csv" > "$OUT/summary.md" <<'EOF'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-print("| workload | level | am | tps median (min-max) | WAL bytes/txn | fsyncs/txn | lag mean / max (bytes) | replay_lag mean / max (ms) | standby same rows |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| workload | level | am | tps median (min-max) | WAL bytes/txn | fsyncs/txn | lag mean / max (bytes) | replay_lag mean / max (ms) | commit to replay mean / max (ms) | standby same rows |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 key = lambda r: (r["workload"], r["level"], r["am"])
 groups = {}
 for r in rows:
@@ -195,9 +223,13 @@ for k in sorted(groups, key=lambda k: (k[0], ["minimal", "replica", "replica+sta
                                             max(int(r["lag_max_bytes"]) for r in lags))
     lagms = "-" if not lags else "%d / %d" % (statistics.median(int(r["replay_lag_mean_ms"]) for r in lags),
                                               max(int(r["replay_lag_max_ms"]) for r in lags))
+    c2r = "-" if not lags else "%.1f (%s) / %.0f" % (
+        statistics.median(float(r["commit_to_replay_mean_ms"]) for r in lags),
+        " ".join(r["commit_to_replay_mean_ms"] for r in lags),
+        max(float(r["commit_to_replay_max_ms"]) for r in lags))
     same = ",".join(sorted(set(r["standby_same_rows"] for r in g))) or "-"
-    print("| %s | %s | %s | %.0f (%.0f-%.0f) | %d | %.3f | %s | %s | %s |" % (
-        k[0], k[1], k[2], statistics.median(tps), min(tps), max(tps), wal, fs, lag, lagms, same))
+    print("| %s | %s | %s | %.0f (%.0f-%.0f) | %d | %.3f | %s | %s | %s | %s |" % (
+        k[0], k[1], k[2], statistics.median(tps), min(tps), max(tps), wal, fs, lag, lagms, c2r, same))
 print()
 for wl in ("update", "insert"):
     for level in ("minimal", "replica", "replica+standby"):

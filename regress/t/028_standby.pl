@@ -17,7 +17,8 @@
 #	     given to other rows by a promoted standby;
 #	   - prepared transactions are in doubt on the standby as on the primary:
 #	     invisible until COMMIT PREPARED, and one still prepared when the
-#	     primary dies commits its nvm rows on the promoted standby;
+#	     primary dies holds its row locks (FOR UPDATE, FOR SHARE without a
+#	     change) and commits its nvm rows on the promoted standby;
 #	   - with a synchronous standby, the primary is killed under load, the
 #	     standby promoted (pg_promote), and every acknowledged commit is
 #	     there; the promoted standby's nvm tables are writable at once.
@@ -199,12 +200,36 @@ my $pair_after = $primary->safe_psql('postgres', $pair);
 isnt($pair_after, $pair_before, 'prepared: COMMIT PREPARED moved the money on the primary');
 is($standby->safe_psql('postgres', $pair), $pair_after,
 	'prepared: after COMMIT PREPARED the standby shows its rows');
-# one more, still prepared when the primary dies below; committed after promotion
+# one more, still prepared when the primary dies below, holding row locks
+# without changes too; committed after promotion
+$primary->safe_psql('postgres', q{
+	CREATE TABLE held (id int PRIMARY KEY, v int) USING nvm;
+	INSERT INTO held SELECT g, 0 FROM generate_series(1, 3) g;});
 $primary->safe_psql('postgres', q{
 	BEGIN;
 	UPDATE accounts SET balance = balance - 200 WHERE id = 5;
 	UPDATE accounts SET balance = balance + 200 WHERE id = 6;
+	SELECT * FROM held WHERE id = 1 FOR UPDATE;
+	SELECT * FROM held WHERE id = 2 FOR SHARE;
 	PREPARE TRANSACTION 'p2';});
+# held_locks NODE: what the row locks of p2 let other sessions do, as
+# "update 1 | lock 2 for update | lock 2 for share | update 3" (ok or the error)
+sub held_locks
+{
+	my ($node) = @_;
+	my @out;
+	for my $sql ('UPDATE held SET v = v + 1 WHERE id = 1',
+		'SELECT * FROM held WHERE id = 2 FOR UPDATE NOWAIT',
+		'SELECT * FROM held WHERE id = 2 FOR SHARE NOWAIT',
+		'UPDATE held SET v = v + 1 WHERE id = 3')
+	{
+		my ($rc, $o, $e) = $node->psql('postgres', "SET lock_timeout = '300ms'; $sql");
+		push @out, $rc == 0 ? 'ok' : ($e =~ /(lock timeout|could not obtain lock)/ ? $1 : $e);
+	}
+	return join ' | ', @out;
+}
+my $held_expected = 'lock timeout | could not obtain lock | ok | ok';
+is(held_locks($primary), $held_expected, 'prepared: its row locks are held on the primary');
 my $pair2 = q{SELECT string_agg(balance::text, ',' ORDER BY id) FROM accounts WHERE id IN (5, 6)};
 my $pair2_before = $primary->safe_psql('postgres', $pair2);
 
@@ -240,7 +265,10 @@ is($standby->safe_psql('postgres', 'SELECT count(*), sum(balance) FROM accounts'
 is(nvm_pool_state($standby), 'attached', 'promoted: nvm_pool says attached');
 is($standby->safe_psql('postgres', q{SELECT gid FROM pg_prepared_xacts}), 'p2',
 	'promoted: the prepared transaction is there');
+is(held_locks($standby), $held_expected,
+	'promoted: the row locks of the transaction still prepared are held');
 $standby->safe_psql('postgres', q{COMMIT PREPARED 'p2'});
+is(held_locks($standby), 'ok | ok | ok | ok', 'promoted: COMMIT PREPARED releases them');
 my ($b5, $b6) = split /,/, $pair2_before;
 is($standby->safe_psql('postgres', $pair2), ($b5 - 200) . ',' . ($b6 + 200),
 	'promoted: COMMIT PREPARED of a transaction prepared on the old primary commits its nvm rows');

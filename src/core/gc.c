@@ -21,6 +21,9 @@ static NvmGcShared *gc_shared = NULL;
 /* This process's external floor (nvm_gc_set_external_floor), or NULL. */
 static uint32_t (*external_floor_fn) (void) = NULL;
 
+/* This process's horizon floor (nvm_gc_set_horizon_floor), or NULL. */
+static void (*horizon_floor_fn) (NvmHorizon *h) = NULL;
+
 static inline NvmPin *
 pin_at(uint32_t pin)
 {
@@ -214,6 +217,8 @@ horizon_compute(NvmHorizon *h, bool wait)
 	h->min_epoch = UINT64_MAX;
 	if (!nvm_horizon_start(h))
 		return false;
+	if (horizon_floor_fn != NULL)
+		horizon_floor_fn(h);
 	/* what every future snapshot contains is read before the pins */
 	atomic_thread_fence(memory_order_seq_cst);
 
@@ -250,6 +255,12 @@ void
 nvm_gc_set_external_floor(uint32_t (*floor_fn) (void))
 {
 	external_floor_fn = floor_fn;
+}
+
+void
+nvm_gc_set_horizon_floor(void (*floor_fn) (NvmHorizon *h))
+{
+	horizon_floor_fn = floor_fn;
 }
 
 bool

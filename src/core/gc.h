@@ -147,6 +147,17 @@ extern bool nvm_gc_all_visible(const NvmHorizon *h, NvmVersion *v);
 extern void nvm_gc_set_external_floor(uint32_t (*floor_fn) (void));
 
 /*
+ * nvm_gc_set_horizon_floor installs, in this process, a function that
+ * every horizon computation calls after reading what every future
+ * snapshot contains and before lowering it to the pins: it may lower the
+ * horizon further (nvm_horizon_lower_to, txn.h) for readers that hold no
+ * pin in this pool (a physical standby's queries, held back with
+ * hot_standby_feedback), and may keep a copy of the horizon it is given,
+ * which every later snapshot contains.  NULL removes it.
+ */
+extern void nvm_gc_set_horizon_floor(void (*floor_fn) (NvmHorizon *h));
+
+/*
  * nvm_gc_prune_chain frees the versions of record_no below its newest
  * all-visible version.  Returns false if another pruner holds the chain.
  */

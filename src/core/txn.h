@@ -196,12 +196,15 @@ extern bool nvm_snapshot_contains(const NvmSnapshot *snap, uint64_t txid);
  * The mode's part of the collection horizon (gc.h): nvm_horizon_start sets
  * h to what every future snapshot contains (false if out of memory),
  * nvm_horizon_lower lowers it to a pinned snapshot's (MCSI: its vector vec
- * of nvec entries; N2DB: its xmin), and nvm_horizon_contains says whether
- * every snapshot h stands for counts txid as completed.
+ * of nvec entries; N2DB: its xmin), nvm_horizon_lower_to lowers it to
+ * another horizon of the same server start (the component-wise minimum),
+ * and nvm_horizon_contains says whether every snapshot h stands for counts
+ * txid as completed.
  */
 extern bool nvm_horizon_start(NvmHorizon *h);
 extern void nvm_horizon_lower(NvmHorizon *h, _Atomic uint64_t *vec, uint32_t nvec,
 							  uint64_t xmin);
+extern void nvm_horizon_lower_to(NvmHorizon *h, const NvmHorizon *to);
 extern bool nvm_horizon_contains(const NvmHorizon *h, uint64_t txid);
 
 /* Status of a transaction, read with the helping protocol (never dirty). */

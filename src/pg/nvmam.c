@@ -71,7 +71,9 @@
 #include "space/nvm_growth.h"
 #include "wait/nvm_rowlock.h"
 #include "wait/nvm_wait.h"
+#include "wal/nvm_feedback.h"
 #include "wal/nvm_redo.h"
+#include "wal/nvm_redo_flusher.h"
 #include "wal/nvm_resync.h"
 #include "wal/nvm_seqlog.h"
 #include "wal/nvm_wal.h"
@@ -147,6 +149,8 @@ _PG_init(void)
 	nvm_redo_init(nvm_commit_session_sync);
 	nvm_binding_set_resync_hook(nvm_resync_run);
 	nvm_imported_snapshot_init();
+	nvm_feedback_init();
+	nvm_redo_flusher_register();
 
 	/* children drop this callback when they start (on_exit_reset) */
 	on_proc_exit(nvm_postmaster_exit, (Datum) 0);
@@ -310,6 +314,8 @@ nvm_shmem_request(void)
 	RequestAddinShmemSpace(nvm_parallel_shmem_size());
 	RequestAddinShmemSpace(nvm_published_shmem_size());
 	RequestAddinShmemSpace(nvm_seqlog_shmem_size());
+	nvm_feedback_shmem_request();
+	RequestAddinShmemSpace(nvm_redo_flusher_shmem_size());
 }
 
 /*
@@ -362,6 +368,8 @@ nvm_shmem_startup(void)
 	nvm_parallel_shmem_startup();
 	nvm_published_shmem_startup();
 	nvm_seqlog_shmem_startup();
+	nvm_feedback_shmem_startup();
+	nvm_redo_flusher_shmem_startup();
 }
 
 /*

@@ -153,6 +153,7 @@
 
 #include "space/nvm_relation.h"
 #include "wait/nvm_rowlock.h"
+#include "wal/nvm_redo.h"
 
 /* Bits of a lock word (see the file header). */
 #define LW_XID_MASK			UINT64CONST(0xffffffff)
@@ -976,8 +977,56 @@ nvm_rowlock_vacuum(const NvmTable *table, uint64 nrec)
  */
 
 /*
+ * Words marked at PREPARE TRANSACTION, for the redo of standbys: pairs of
+ * record number and word of one table at a time (prepared_words_table).
+ */
+static uint64 *prepared_words = NULL;
+static uint32 nprepared_words = 0;
+static uint32 max_prepared_words = 0;
+static const NvmTableDesc *prepared_words_table = NULL;
+
+/*
+ * log_prepared_words writes the words gathered for the standbys' redo
+ * (nvm_redo_log_lock_words) and starts an empty list.
+ */
+static void
+log_prepared_words(void)
+{
+	if (nprepared_words > 0)
+		nvm_redo_log_lock_words(&prepared_words_table->key, prepared_words, nprepared_words);
+	nprepared_words = 0;
+}
+
+/*
+ * note_prepared_word remembers, for the standbys' redo, that record_no's
+ * word of table is word, which names the transaction being prepared.
+ */
+static void
+note_prepared_word(const NvmTable *table, uint64 record_no, uint64 word)
+{
+	if (!nvm_redo_needed())
+		return;
+	if (prepared_words_table != table->desc || nprepared_words == max_prepared_words)
+	{
+		log_prepared_words();
+		prepared_words_table = table->desc;
+	}
+	if (prepared_words == NULL)
+	{
+		max_prepared_words = NVM_REMEMBERED_LOCKS;
+		prepared_words = MemoryContextAlloc(TopMemoryContext,
+											2 * sizeof(uint64) * max_prepared_words);
+	}
+	prepared_words[2 * nprepared_words] = record_no;
+	prepared_words[2 * nprepared_words + 1] = word;
+	nprepared_words++;
+}
+
+/*
  * mark_prepared marks record_no's word PREPARED if it names this
- * transaction, and flushes it (with the array's segment pointer).
+ * transaction, and flushes it (with the array's segment pointer).  A word
+ * that names it is noted for the standbys' redo even when another prepared
+ * locker marked it already: the standby must have this locker too.
  */
 static void
 mark_prepared(const NvmTable *table, uint64 record_no)
@@ -992,16 +1041,18 @@ mark_prepared(const NvmTable *table, uint64 record_no)
 		NvmLockers	l;
 		bool		mine;
 
-		if (word == 0 || (word & LW_PREPARED))
+		if (word == 0)
 			return;
 		read_lockers(word, &l);
 		mine = own_mode(&l) >= 0;
 		free_lockers(&l);
 		if (!mine)
 			return;
-		if (pg_atomic_compare_exchange_u64(as_pg(w), &word, word | LW_PREPARED))
+		if ((word & LW_PREPARED) ||
+			pg_atomic_compare_exchange_u64(as_pg(w), &word, word | LW_PREPARED))
 		{
 			nvm_flush((void *) w, sizeof(uint64));
+			note_prepared_word(table, record_no, word | LW_PREPARED);
 			return;
 		}
 	}
@@ -1011,7 +1062,9 @@ mark_prepared(const NvmTable *table, uint64 record_no)
  * persist_prepared_locks marks every word this transaction installed
  * PREPARED and makes them durable, before the prepare record: the rows it
  * remembers, or, if it locked more than it remembers, every word of the
- * tables it locked rows in.
+ * tables it locked rows in.  Then it logs the marked words for standbys
+ * (LOCKS records, nvm_redofmt.h), also before the prepare record, so that
+ * a standby promoted while the transaction is prepared holds its locks.
  */
 static void
 persist_prepared_locks(void)
@@ -1044,6 +1097,8 @@ persist_prepared_locks(void)
 		}
 	}
 	nvm_drain();
+	log_prepared_words();
+	prepared_words_table = NULL;
 }
 
 /*
@@ -1072,6 +1127,8 @@ nvm_rowlock_at_xact_end(void)
 	nlocked_rows = 0;
 	nlocked_tables = 0;
 	locked_rows_overflow = false;
+	nprepared_words = 0;
+	prepared_words_table = NULL;
 }
 
 /*

@@ -5,7 +5,7 @@
  *	  records that tell a standby what changed in the pool.
  *
  * With wal_level replica or logical (and nvm.wal_redo on, the default),
- * the primary writes three kinds of nvm redo records (nvm_redo.h has their
+ * the primary writes these nvm redo records (nvm_redofmt.h has their
  * formats; nvm_replay.c replays them into the standby's own pool):
  *
  *	 - COMMIT, at every commit of a transaction that wrote permanent nvm
@@ -21,10 +21,12 @@
  *		   WAL order gives the standby's snapshots only states the primary
  *		   had.
  *	   The commit does not wait for the record to be flushed: on persistent
- *	   memory it is durable in the pool, and the record reaches standbys as
- *	   an asynchronous commit's does (the WAL writer is woken, as
- *	   XLogSetAsyncXactLSN wakes it for asynchronous commits, at most every
- *	   10 ms per backend).  With a
+ *	   memory it is durable in the pool.  While walsenders run, the redo
+ *	   flusher (nvm_redo_flusher.c) flushes it at once, in the background,
+ *	   so that standbys get it as soon as a heap commit's; otherwise it
+ *	   reaches the disk as an asynchronous commit's does (the WAL writer is
+ *	   woken, as XLogSetAsyncXactLSN wakes it for asynchronous commits, at
+ *	   most every 10 ms per backend).  With a
  *	   synchronous standby (synchronous_standby_names, and
  *	   synchronous_commit on, remote_write or remote_apply) the commit
  *	   flushes its record and waits for the standby, as heap's commits do,
@@ -35,6 +37,9 @@
  *	   runs (btree's deletion, VACUUM): a standby whose queries may still
  *	   see those runs' versions waits for them or cancels them
  *	   (nvm_replay.c), as heap's pruning records make it do.
+ *	 - LOCKS, at PREPARE TRANSACTION: the row-lock words that name the
+ *	   transaction (nvm_rowlock.c), so that a promoted standby holds the
+ *	   row locks of transactions still prepared.
  *	 - RESERVE, before the first use of a version number at or above the
  *	   table's reserved limit (replica.h): PostgreSQL logs index entries,
  *	   which hold version numbers, before the writer's transaction ends,
@@ -48,9 +53,10 @@
  * collected its version, and the standby then simply gives the number to
  * the new version), temporary and unlogged tables.
  *
- * Not covered yet (the README's Limitations): a crash of the primary that
- * loses COMMIT records of transactions committed in its pool makes a
- * standby miss them; the standby then has to be made again.
+ * A crash of the primary may lose COMMIT records of transactions committed
+ * in its pool (their WAL was not flushed yet): nvm_redo_start marks the
+ * tables concerned, and nvm_resync.c logs their rows again before any new
+ * work.
  *
  *-------------------------------------------------------------------------
  */
@@ -71,6 +77,7 @@
 #include "nvm_settings.h"
 #include "recovery/nvm_binding.h"
 #include "wal/nvm_redo.h"
+#include "wal/nvm_redo_flusher.h"
 #include "wal/nvm_redofmt.h"
 #include "wal/nvm_wal.h"
 
@@ -340,7 +347,7 @@ redo_commit_hook(uint32_t slot, uint64_t txid, const NvmTxn *txn)
 		XLogFlush(end);
 		SyncRepWaitForLSN(end, true);
 	}
-	else
+	else if (!nvm_redo_flusher_request(end))
 		wake_wal_writer(end);
 }
 
@@ -414,6 +421,32 @@ nvm_redo_log_conflict(const NvmTableKey *key, const uint64 *roots, uint64 n)
 		XLogRegisterData((char *) &rec, sizeof(rec));
 		XLogRegisterData((char *) (roots + done), rec.nroots * sizeof(uint64));
 		(void) XLogInsert(RM_NVM_ID, XLOG_NVM_CONFLICT);
+	}
+}
+
+/*
+ * nvm_redo_log_lock_words writes LOCKS records for n lock words of key's
+ * table (record_words: n pairs of record number and word) that PREPARE
+ * TRANSACTION has marked PREPARED and persisted, before the prepare record.
+ */
+void
+nvm_redo_log_lock_words(const NvmTableKey *key, const uint64 *record_words, uint32 n)
+{
+	const uint32 per_record = 65536;
+
+	if (n == 0 || NVM_KEY_KIND(key) != NVM_KIND_PERMANENT || !nvm_redo_needed())
+		return;
+	for (uint32 done = 0; done < n; done += per_record)
+	{
+		xl_nvm_locks rec;
+
+		memset(&rec, 0, sizeof(rec));
+		rec.key = *key;
+		rec.nwords = Min(per_record, n - done);
+		XLogBeginInsert();
+		XLogRegisterData((char *) &rec, sizeof(rec));
+		XLogRegisterData((char *) (record_words + 2 * done), rec.nwords * 2 * sizeof(uint64));
+		(void) XLogInsert(RM_NVM_ID, XLOG_NVM_LOCKS);
 	}
 }
 

@@ -27,9 +27,10 @@
 #define XLOG_NVM_RESERVE		0x90	/* version numbers reserved */
 #define XLOG_NVM_CONFLICT		0xA0	/* index entries of these runs go */
 #define XLOG_NVM_RESYNC			0xB0	/* a table's rows logged again after a crash */
+#define XLOG_NVM_LOCKS			0xC0	/* row-lock words of a prepared transaction */
 
 /* Is info (masked) one of the redo records of this header? */
-#define XLOG_NVM_IS_REDO(info)	((info) >= XLOG_NVM_COMMIT && (info) <= XLOG_NVM_RESYNC)
+#define XLOG_NVM_IS_REDO(info)	((info) >= XLOG_NVM_COMMIT && (info) <= XLOG_NVM_LOCKS)
 
 /*
  * XLOG_NVM_COMMIT: the versions a committed transaction wrote (not those
@@ -126,5 +127,21 @@ typedef struct xl_nvm_resync
 	uint32		nrows;
 	uint8		phase;
 } xl_nvm_resync;
+
+/*
+ * XLOG_NVM_LOCKS: row-lock words of one table that name a transaction
+ * being prepared, as PREPARE TRANSACTION marked them (PREPARED, durable;
+ * nvm_rowlock.c), written before PostgreSQL's prepare record.  Followed by
+ * nwords pairs of uint64: a record number and its word.  The standby
+ * stores each word in its own table's lock words, so that a standby
+ * promoted while the transaction is prepared still holds its row locks,
+ * as the primary does across a restart.  A MultiXactId in a word was
+ * logged by PostgreSQL before it.
+ */
+typedef struct xl_nvm_locks
+{
+	NvmTableKey key;
+	uint32		nwords;
+} xl_nvm_locks;
 
 #endif							/* NVM_REDOFMT_H */

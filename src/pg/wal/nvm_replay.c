@@ -24,6 +24,9 @@
  *	 - RESYNC: after a crash of the primary, the rows of a table that may
  *	   have lost COMMIT records, logged again (nvm_resync.c); the table
  *	   comes to hold exactly them (replay_resync).
+ *	 - LOCKS: the row-lock words of a prepared transaction are stored in
+ *	   the table's lock words, as the primary persisted them, so that a
+ *	   promoted standby holds the locks of transactions still prepared.
  *	 - CONFLICT: the primary is about to remove index entries of index runs
  *	   dead for its own snapshots; replay waits until no query of the
  *	   standby can see a version of those runs any more, and after
@@ -78,6 +81,7 @@
 
 #include "pool.h"
 #include "gc.h"
+#include "persist.h"
 #include "replica.h"
 #include "store.h"
 #include "txn.h"
@@ -510,8 +514,40 @@ replay_conflict(XLogReaderState *record)
 }
 
 /*
+ * replay_locks stores the lock words of a prepared transaction (marked
+ * PREPARED, so read whatever server start wrote them) in the standby's
+ * table, each flushed, and drained before the record is noted as applied.
+ * Nobody on a standby takes row locks, so the words are the primary's.
+ */
+static void
+replay_locks(XLogReaderState *record)
+{
+	const char *p = XLogRecGetData(record);
+	xl_nvm_locks rec;
+	NvmTable	t;
+
+	memcpy(&rec, p, sizeof(rec));
+	p += sizeof(rec);
+	t = open_table(&rec.key);
+	for (uint32 i = 0; i < rec.nwords; i++)
+	{
+		uint64		pair[2];
+		_Atomic uint64_t *w;
+
+		memcpy(pair, p + i * sizeof(pair), sizeof(pair));
+		w = nvm_record_lock_word(&t, pair[0], true);
+		if (w == NULL)
+			report_full(&rec.key);
+		atomic_store(w, pair[1]);
+		nvm_flush((void *) w, sizeof(uint64));
+	}
+	nvm_flush(&t.desc->lock_words, sizeof(nvm_off));
+	nvm_drain();
+}
+
+/*
  * nvm_replay replays one nvm redo record (nvm_wal.c's rm_redo calls it for
- * COMMIT, STORAGE and RESERVE): into the pool of a standby, nothing during
+ * every record type of nvm_redofmt.h): into the pool of a standby, nothing during
  * a primary's crash recovery.
  */
 void
@@ -540,6 +576,9 @@ nvm_replay(XLogReaderState *record)
 			break;
 		case XLOG_NVM_RESYNC:
 			replay_resync(record);
+			break;
+		case XLOG_NVM_LOCKS:
+			replay_locks(record);
 			break;
 	}
 	note_applied(record->EndRecPtr);
@@ -626,6 +665,15 @@ nvm_replay_desc(StringInfo buf, XLogReaderState *record)
 				desc_key(buf, &rec.key);
 				if (rec.phase == XLNVM_RESYNC_ROWS)
 					appendStringInfo(buf, ": %u rows", rec.nrows);
+				break;
+			}
+		case XLOG_NVM_LOCKS:
+			{
+				xl_nvm_locks rec;
+
+				memcpy(&rec, p, sizeof(rec));
+				desc_key(buf, &rec.key);
+				appendStringInfo(buf, " %u lock words of a prepared transaction", rec.nwords);
 				break;
 			}
 	}

@@ -411,6 +411,8 @@ nvm_identify(uint8 info)
 			return "CONFLICT";
 		case XLOG_NVM_RESYNC:
 			return "RESYNC";
+		case XLOG_NVM_LOCKS:
+			return "LOCKS";
 	}
 	return NULL;
 }
