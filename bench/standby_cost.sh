@@ -8,14 +8,15 @@
 #     replica          wal_level = replica, no standby (nvm writes its redo)
 #     replica+standby  as replica, with one asynchronous streaming standby
 #                      (heap: from pg_basebackup; nvm: a cold copy with its own pool)
+#     replica+standby+walwriter  nvm only: as replica+standby with
+#                      nvm.redo_flusher = off (the WAL writer writes the redo)
 #   For every run: transactions per second, WAL bytes per transaction, WAL
 #   fsyncs per transaction (pg_stat_wal), and with a standby the replay lag
 #   sampled every 0.5 s (the primary's insert position minus the standby's
 #   replay position, in bytes; pg_stat_replication.replay_lag, in ms; mean
-#   and maximum; and commit to replay: the time from reading the primary's
-#   insert position until the standby has replayed up to it, measured by
-#   the servers' clocks inside one psql call on each side, which adds a
-#   few milliseconds of psql start-up to every contender alike) and
+#   and maximum; and commit to replay: every 50 ms, the time from reading
+#   the primary's insert position until the standby reports having
+#   replayed up to it, mean and maximum) and
 #   whether the standby ends with the primary's rows.  Contenders and
 #   settings are interleaved in every round.  Data directories (WAL
 #   included) on disk, pools in /dev/shm.
@@ -93,13 +94,27 @@ setup()
 			echo "wal_level = replica"
 			echo "wal_keep_size = '1GB'"
 		fi
+		if [ "$level" = replica+standby+walwriter ]; then echo "nvm.redo_flusher = off"; fi
 	} >> "$WORK/p/postgresql.conf"
 	"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/p" -l "$WORK/p.log" -w start >/dev/null
 	psql_p -c "CREATE EXTENSION nvmam" >/dev/null
 	"${AS_PG[@]}" "$BIN/psql" -X -h "$WORK" -p "$PPORT" -d postgres -q -v rows="$ROWS" \
 		-f "$HERE/workloads/rows_schema.sql" >/dev/null
+	psql_p >/dev/null <<'EOS'
+CREATE PROCEDURE c2r_once(INOUT ms numeric DEFAULT NULL) LANGUAGE plpgsql AS $$
+DECLARE
+	t0 timestamptz := clock_timestamp();
+	target pg_lsn := pg_current_wal_insert_lsn();
+BEGIN
+	WHILE coalesce((SELECT min(replay_lsn) FROM pg_stat_replication), '0/0') < target LOOP
+		COMMIT;
+		PERFORM pg_sleep(0.0002);
+	END LOOP;
+	ms := round((extract(epoch FROM clock_timestamp() - t0) * 1000)::numeric, 2);
+END $$;
+EOS
 	psql_p -c "CHECKPOINT" >/dev/null
-	if [ "$level" = replica+standby ]; then
+	if [ "${level#replica+standby}" != "$level" ]; then
 		if [ "$am" = nvm ]; then
 			# a cold copy: data directory and pool, the primary stopped
 			"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/p" -w stop >/dev/null
@@ -126,17 +141,18 @@ teardown()
 	"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/p" -m fast -w stop >/dev/null 2>&1 || true
 }
 
-# commit_to_replay_ms: milliseconds from reading the primary's insert
-# position until the standby has replayed up to it (both servers' clocks)
-commit_to_replay_ms()
+# commit_to_replay SECONDS: samples, for SECONDS seconds, every 50 ms, the
+# time from reading the primary's insert position until the standby reports
+# that it has replayed up to it (pg_stat_replication.replay_lsn; the
+# procedure c2r_once, in one session on the primary: nothing runs on the
+# standby that its replay could have to wait for); prints "samples mean_ms
+# max_ms"
+commit_to_replay()
 {
-	local at lsn t0 t1
-	at=$(psql_p -c "SELECT pg_current_wal_insert_lsn() || ' ' || extract(epoch FROM clock_timestamp())")
-	lsn=${at% *}
-	t0=${at#* }
-	t1=$(psql_s -c "DO \$\$ BEGIN WHILE pg_last_wal_replay_lsn() < '$lsn' LOOP PERFORM pg_sleep(0.0005); END LOOP; END \$\$" \
-		-c "SELECT extract(epoch FROM clock_timestamp())")
-	awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", (b - a) * 1000}'
+	local n=$(( $1 * 1000 / 55 ))
+	for _ in $(seq 1 "$n"); do echo "CALL c2r_once(); SELECT pg_sleep(0.05);"; done \
+		| psql_p -f - 2>/dev/null | awk '/^[0-9.]+$/ {n++; s+=$1; if ($1 > m) m=$1}
+		END {if (n) printf "%d %.2f %.1f\n", n, s/n, m}'
 }
 
 # run AM LEVEL WORKLOAD ROUND: one pgbench run; appends a CSV line
@@ -148,18 +164,18 @@ run()
 	sync0=$(psql_p -c "SELECT wal_sync FROM pg_stat_wal")
 	lagfile="$WORK/lag"
 	: > "$lagfile"
-	if [ "$level" = replica+standby ]; then
+	if [ "${level#replica+standby}" != "$level" ]; then
 		(
 			end=$((SECONDS + SECONDS_PER_RUN))
 			while [ $SECONDS -lt $end ]; do
 				s=$(psql_s -c "SELECT pg_last_wal_replay_lsn() - '0/0'" 2>/dev/null || echo)
 				p=$(psql_p -c "SELECT pg_current_wal_insert_lsn() - '0/0'" 2>/dev/null || echo)
 				ms=$(psql_p -c "SELECT coalesce(round(extract(epoch FROM max(replay_lag)) * 1000), 0) FROM pg_stat_replication" 2>/dev/null || echo)
-				c2r=$(commit_to_replay_ms 2>/dev/null || echo)
-				[ -n "$p" ] && [ -n "$s" ] && [ -n "$ms" ] && [ -n "$c2r" ] && echo "$(( p > s ? p - s : 0 )) $ms $c2r" >> "$lagfile"
+				[ -n "$p" ] && [ -n "$s" ] && [ -n "$ms" ] && echo "$(( p > s ? p - s : 0 )) $ms" >> "$lagfile"
 				sleep 0.5
 			done
 		) &
+		commit_to_replay "$((SECONDS_PER_RUN - 2))" > "$WORK/c2r" &
 	fi
 	out=$("${AS_PG[@]}" "$BIN/pgbench" -n -h "$WORK" -p "$PPORT" -c "$CLIENTS" -j "$CLIENTS" \
 		${RATE:+--rate "$RATE"} -T "$SECONDS_PER_RUN" -D rows="$ROWS" -f "$HERE/workloads/$wl.sql" postgres 2>&1)
@@ -170,14 +186,13 @@ run()
 	sync1=$(psql_p -c "SELECT wal_sync FROM pg_stat_wal")
 	lag_mean=""; lag_max=""; lag_ms_mean=""; lag_ms_max=""; c2r_mean=""; c2r_max=""; same=""
 	if [ -s "$lagfile" ]; then
-		c2r_mean=$(awk '{s+=$3} END {printf "%.1f", s/NR}' "$lagfile")
-		c2r_max=$(awk '{print $3}' "$lagfile" | sort -n | tail -1)
+		read -r _ c2r_mean c2r_max < "$WORK/c2r" || true
 		lag_mean=$(awk '{s+=$1} END {printf "%.0f", s/NR}' "$lagfile")
 		lag_max=$(awk '{print $1}' "$lagfile" | sort -n | tail -1)
 		lag_ms_mean=$(awk '{s+=$2} END {printf "%.0f", s/NR}' "$lagfile")
 		lag_ms_max=$(awk '{print $2}' "$lagfile" | sort -n | tail -1)
 	fi
-	if [ "$level" = replica+standby ]; then
+	if [ "${level#replica+standby}" != "$level" ]; then
 		local target
 		target=$(psql_p -c "SELECT pg_current_wal_insert_lsn()")
 		for _ in $(seq 1 600); do
@@ -195,6 +210,7 @@ echo "round,am,level,workload,tps,transactions,wal_bytes_per_txn,wal_fsyncs_per_
 for round in $(seq 1 "$ROUNDS"); do
 	for level in $LEVELS; do
 		for am in heap nvm; do
+			[ "$level" = replica+standby+walwriter ] && [ "$am" = heap ] && continue
 			setup "$am" "$level"
 			for wl in $WORKLOADS; do
 				run "$am" "$level" "$wl" "$round"
@@ -213,7 +229,8 @@ key = lambda r: (r["workload"], r["level"], r["am"])
 groups = {}
 for r in rows:
     groups.setdefault(key(r), []).append(r)
-for k in sorted(groups, key=lambda k: (k[0], ["minimal", "replica", "replica+standby"].index(k[1]), k[2])):
+levels = ["minimal", "replica", "replica+standby", "replica+standby+walwriter"]
+for k in sorted(groups, key=lambda k: (k[0], levels.index(k[1]), k[2])):
     g = groups[k]
     tps = [float(r["tps"]) for r in g if r["tps"]]
     wal = statistics.median(int(r["wal_bytes_per_txn"]) for r in g)
@@ -223,6 +240,7 @@ for k in sorted(groups, key=lambda k: (k[0], ["minimal", "replica", "replica+sta
                                             max(int(r["lag_max_bytes"]) for r in lags))
     lagms = "-" if not lags else "%d / %d" % (statistics.median(int(r["replay_lag_mean_ms"]) for r in lags),
                                               max(int(r["replay_lag_max_ms"]) for r in lags))
+    lags = [r for r in g if r["commit_to_replay_mean_ms"]]
     c2r = "-" if not lags else "%.1f (%s) / %.0f" % (
         statistics.median(float(r["commit_to_replay_mean_ms"]) for r in lags),
         " ".join(r["commit_to_replay_mean_ms"] for r in lags),
@@ -232,7 +250,7 @@ for k in sorted(groups, key=lambda k: (k[0], ["minimal", "replica", "replica+sta
         k[0], k[1], k[2], statistics.median(tps), min(tps), max(tps), wal, fs, lag, lagms, c2r, same))
 print()
 for wl in ("update", "insert"):
-    for level in ("minimal", "replica", "replica+standby"):
+    for level in levels:
         n = [float(r["tps"]) for r in rows if r["workload"] == wl and r["level"] == level and r["am"] == "nvm"]
         h = [float(r["tps"]) for r in rows if r["workload"] == wl and r["level"] == level and r["am"] == "heap"]
         if n and h:

@@ -158,8 +158,8 @@ _PG_init(void)
 
 /*
  * define_settings defines every nvm.* setting: the module-wide ones
- * (nvm_settings.c), then those of nvm_wait.c, nvm_growth.c and
- * nvm_durability.c, and reserves the prefix.
+ * (nvm_settings.c), then those of nvm_wait.c, nvm_growth.c,
+ * nvm_durability.c and nvm_redo_flusher.c, and reserves the prefix.
  */
 static void
 define_settings(void)
@@ -168,6 +168,7 @@ define_settings(void)
 	nvm_wait_define_settings();
 	nvm_growth_define_settings();
 	nvm_durability_define_settings();
+	nvm_redo_flusher_define_settings();
 
 	MarkGUCPrefixReserved("nvm");
 }

@@ -20,6 +20,7 @@
  * themselves never wait.  Without walsenders nothing changes: the WAL
  * writer's rounds write the records (nvm_redo.c wakes it).
  *
+ * nvm.redo_flusher = off (reloadable) leaves the records to the WAL writer.
  * The worker runs on a server that is not in recovery (it starts when
  * recovery ends, so also after a promotion) and is registered only when
  * the server can have standbys: wal_level replica or logical,
@@ -40,10 +41,17 @@
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
+#include "utils/guc.h"
 #include "utils/timestamp.h"
 
 #include "nvm_settings.h"
 #include "wal/nvm_redo_flusher.h"
+
+/*
+ * The shortest time between two flushes of the flusher: commits that come
+ * meanwhile share the next one (and the walsender's next send).
+ */
+#define NVM_FLUSHER_PACE_US		1000
 
 /* How often a backend looks again whether walsenders run. */
 #define NVM_FLUSHER_LOOK_MS		100
@@ -56,11 +64,32 @@ typedef struct FlusherShared
 
 static FlusherShared *flusher = NULL;
 
+/* nvm.redo_flusher: off leaves COMMIT records to the WAL writer. */
+static bool redo_flusher_on = true;
+
 /* This backend's last look at the walsenders, and when it was taken. */
 static bool walsenders_seen = false;
 static TimestampTz walsenders_looked_at = 0;
 
 PGDLLEXPORT void nvm_redo_flusher_main(Datum arg);
+
+/*
+ * nvm_redo_flusher_define_settings defines nvm.redo_flusher; called from
+ * the module's settings function.
+ */
+void
+nvm_redo_flusher_define_settings(void)
+{
+	DefineCustomBoolVariable("nvm.redo_flusher",
+							 "Flushes the WAL of nvm commits at once while walsenders run.",
+							 "off leaves the redo records of nvm commits to the WAL writer's rounds: "
+							 "fewer WAL fsyncs, and standbys up to wal_writer_delay behind.",
+							 &redo_flusher_on,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+}
 
 /*
  * nvm_redo_flusher_register registers the worker when the server can have
@@ -143,8 +172,8 @@ nvm_redo_flusher_request(XLogRecPtr end)
 	uint64		target;
 	uint32		procno;
 
-	if (flusher == NULL || (procno = pg_atomic_read_u32(&flusher->procno)) == 0 ||
-		!walsenders_run())
+	if (!redo_flusher_on || flusher == NULL ||
+		(procno = pg_atomic_read_u32(&flusher->procno)) == 0 || !walsenders_run())
 		return false;
 	target = pg_atomic_read_u64(&flusher->target);
 	while (target < end &&
@@ -178,6 +207,7 @@ nvm_redo_flusher_main(Datum arg)
 	while (!ShutdownRequestPending)
 	{
 		XLogRecPtr	target;
+		static TimestampTz last_flush = 0;
 
 		ResetLatch(MyLatch);
 		if (ConfigReloadPending)
@@ -188,9 +218,21 @@ nvm_redo_flusher_main(Datum arg)
 		target = (XLogRecPtr) pg_atomic_read_u64(&flusher->target);
 		if (target > GetFlushRecPtr(NULL))
 		{
+			TimestampTz now = GetCurrentTimestamp();
+
+			/* flushes at most every NVM_FLUSHER_PACE_US: more commits per flush */
+			if (now - last_flush < NVM_FLUSHER_PACE_US)
+			{
+				pg_usleep(NVM_FLUSHER_PACE_US - (now - last_flush));
+				target = (XLogRecPtr) pg_atomic_read_u64(&flusher->target);
+			}
+			last_flush = GetCurrentTimestamp();
 			XLogFlush(target);
+			/* its writes and fsyncs count in pg_stat_wal, as the WAL writer's */
+			pgstat_report_wal(false);
 			continue;
 		}
+		pgstat_report_wal(true);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 1000L, PG_WAIT_EXTENSION);
 	}

@@ -11,6 +11,7 @@
 
 #include "access/xlogdefs.h"
 
+extern void nvm_redo_flusher_define_settings(void);
 extern void nvm_redo_flusher_register(void);
 extern Size nvm_redo_flusher_shmem_size(void);
 extern void nvm_redo_flusher_shmem_startup(void);
