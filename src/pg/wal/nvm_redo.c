@@ -399,12 +399,13 @@ nvm_redo_note_version(NvmTable *table, const NvmTableKey *key, uint64 version_no
 }
 
 /*
- * nvm_redo_log_conflict writes CONFLICT records for the n index roots
- * whose index entries the caller is about to remove (btree's deletion of
- * dead entries, VACUUM's bulk delete), before their removal is logged.
+ * log_table_items writes n items of item_size bytes about key's table as
+ * records of type info (an xl_nvm_table_items and the items), 65,536 items
+ * a record at most.  Only permanent tables are logged.
  */
-void
-nvm_redo_log_conflict(const NvmTableKey *key, const uint64 *roots, uint64 n)
+static void
+log_table_items(uint8 info, const NvmTableKey *key, const char *items, size_t item_size,
+				uint64 n)
 {
 	const uint64 per_record = 65536;
 
@@ -412,16 +413,27 @@ nvm_redo_log_conflict(const NvmTableKey *key, const uint64 *roots, uint64 n)
 		return;
 	for (uint64 done = 0; done < n; done += per_record)
 	{
-		xl_nvm_conflict rec;
+		xl_nvm_table_items rec;
 
 		memset(&rec, 0, sizeof(rec));
 		rec.key = *key;
-		rec.nroots = (uint32) Min(per_record, n - done);
+		rec.nitems = (uint32) Min(per_record, n - done);
 		XLogBeginInsert();
 		XLogRegisterData((char *) &rec, sizeof(rec));
-		XLogRegisterData((char *) (roots + done), rec.nroots * sizeof(uint64));
-		(void) XLogInsert(RM_NVM_ID, XLOG_NVM_CONFLICT);
+		XLogRegisterData((char *) (items + done * item_size), rec.nitems * item_size);
+		(void) XLogInsert(RM_NVM_ID, info);
 	}
+}
+
+/*
+ * nvm_redo_log_conflict writes CONFLICT records for the n index roots
+ * whose index entries the caller is about to remove (btree's deletion of
+ * dead entries, VACUUM's bulk delete), before their removal is logged.
+ */
+void
+nvm_redo_log_conflict(const NvmTableKey *key, const uint64 *roots, uint64 n)
+{
+	log_table_items(XLOG_NVM_CONFLICT, key, (const char *) roots, sizeof(uint64), n);
 }
 
 /*
@@ -432,22 +444,7 @@ nvm_redo_log_conflict(const NvmTableKey *key, const uint64 *roots, uint64 n)
 void
 nvm_redo_log_lock_words(const NvmTableKey *key, const uint64 *record_words, uint32 n)
 {
-	const uint32 per_record = 65536;
-
-	if (n == 0 || NVM_KEY_KIND(key) != NVM_KIND_PERMANENT || !nvm_redo_needed())
-		return;
-	for (uint32 done = 0; done < n; done += per_record)
-	{
-		xl_nvm_locks rec;
-
-		memset(&rec, 0, sizeof(rec));
-		rec.key = *key;
-		rec.nwords = Min(per_record, n - done);
-		XLogBeginInsert();
-		XLogRegisterData((char *) &rec, sizeof(rec));
-		XLogRegisterData((char *) (record_words + 2 * done), rec.nwords * 2 * sizeof(uint64));
-		(void) XLogInsert(RM_NVM_ID, XLOG_NVM_LOCKS);
-	}
+	log_table_items(XLOG_NVM_LOCKS, key, (const char *) record_words, 2 * sizeof(uint64), n);
 }
 
 /*

@@ -14,10 +14,12 @@
  * flush their own WAL.  While at least one walsender runs, a backend that
  * wrote a COMMIT record raises the flusher's target to its end and sets
  * the flusher's latch (nvm_redo_flusher_request); the flusher flushes up
- * to the target (XLogFlush), then again to whatever came meanwhile, and
- * sleeps when it has caught up.  Flushes made so gather every commit that
- * came during the previous one, as group commit does; the commits
- * themselves never wait.  Without walsenders nothing changes: the WAL
+ * to the target (XLogFlush), then again to whatever came meanwhile, at
+ * most once every NVM_FLUSHER_PACE_US, and sleeps when it has caught up.
+ * Flushes made so gather every commit that came since the previous one, as
+ * group commit does (a flush per commit, as heap's, made the walsender and
+ * the standby handle a tiny send per commit and cost a third of the
+ * primary's throughput on two cores); the commits themselves never wait.  Without walsenders nothing changes: the WAL
  * writer's rounds write the records (nvm_redo.c wakes it).
  *
  * nvm.redo_flusher = off (reloadable) leaves the records to the WAL writer.

@@ -96,16 +96,16 @@ typedef struct xl_nvm_reserve
 /*
  * XLOG_NVM_CONFLICT: the primary is about to remove the index entries of
  * these index runs (their rows are dead for every snapshot of the
- * primary).  Followed by nroots version numbers (uint64).  A standby whose
- * queries may still see a version of one of the runs waits for them, and
- * cancels them after max_standby_streaming_delay, as heap's pruning
- * conflicts do.
+ * primary): an xl_nvm_table_items followed by nitems version numbers
+ * (uint64).  A standby whose queries may still see a version of one of
+ * the runs waits for them, and cancels them after
+ * max_standby_streaming_delay, as heap's pruning conflicts do.
  */
-typedef struct xl_nvm_conflict
+typedef struct xl_nvm_table_items
 {
 	NvmTableKey key;
-	uint32		nroots;
-} xl_nvm_conflict;
+	uint32		nitems;			/* CONFLICT: roots; LOCKS: pairs */
+} xl_nvm_table_items;
 
 /*
  * XLOG_NVM_RESYNC: after a crash that may have lost COMMIT records, the
@@ -131,17 +131,12 @@ typedef struct xl_nvm_resync
 /*
  * XLOG_NVM_LOCKS: row-lock words of one table that name a transaction
  * being prepared, as PREPARE TRANSACTION marked them (PREPARED, durable;
- * nvm_rowlock.c), written before PostgreSQL's prepare record.  Followed by
- * nwords pairs of uint64: a record number and its word.  The standby
- * stores each word in its own table's lock words, so that a standby
- * promoted while the transaction is prepared still holds its row locks,
- * as the primary does across a restart.  A MultiXactId in a word was
- * logged by PostgreSQL before it.
+ * nvm_rowlock.c), written before PostgreSQL's prepare record: an
+ * xl_nvm_table_items followed by nitems pairs of uint64, a record number
+ * and its word.  The standby stores each word in its own table's lock
+ * words, so that a standby promoted while the transaction is prepared
+ * still holds its row locks, as the primary does across a restart.  A
+ * MultiXactId in a word was logged by PostgreSQL before it.
  */
-typedef struct xl_nvm_locks
-{
-	NvmTableKey key;
-	uint32		nwords;
-} xl_nvm_locks;
 
 #endif							/* NVM_REDOFMT_H */

@@ -488,7 +488,7 @@ static void
 replay_conflict(XLogReaderState *record)
 {
 	const char *p = XLogRecGetData(record);
-	xl_nvm_conflict rec;
+	xl_nvm_table_items rec;
 	uint64	   *roots;
 	NvmTable	t;
 	NvmHorizon *h;
@@ -497,11 +497,11 @@ replay_conflict(XLogReaderState *record)
 	memcpy(&rec, p, sizeof(rec));
 	if (!nvm_table_open(&rec.key, &t))
 		return;
-	roots = palloc(sizeof(uint64) * Max(rec.nroots, 1));
-	memcpy(roots, p + sizeof(rec), sizeof(uint64) * rec.nroots);
+	roots = palloc(sizeof(uint64) * Max(rec.nitems, 1));
+	memcpy(roots, p + sizeof(rec), sizeof(uint64) * rec.nitems);
 	h = palloc(sizeof(NvmHorizon));
 	/* only a snapshot held now can still see them: none, no conflict */
-	while (any_pinned() && runs_still_seen(&t, roots, rec.nroots, h))
+	while (any_pinned() && runs_still_seen(&t, roots, rec.nitems, h))
 	{
 		if (max_standby_streaming_delay >= 0 &&
 			TimestampDifferenceExceeds(start, GetCurrentTimestamp(), max_standby_streaming_delay))
@@ -523,13 +523,13 @@ static void
 replay_locks(XLogReaderState *record)
 {
 	const char *p = XLogRecGetData(record);
-	xl_nvm_locks rec;
+	xl_nvm_table_items rec;
 	NvmTable	t;
 
 	memcpy(&rec, p, sizeof(rec));
 	p += sizeof(rec);
 	t = open_table(&rec.key);
-	for (uint32 i = 0; i < rec.nwords; i++)
+	for (uint32 i = 0; i < rec.nitems; i++)
 	{
 		uint64		pair[2];
 		_Atomic uint64_t *w;
@@ -647,12 +647,14 @@ nvm_replay_desc(StringInfo buf, XLogReaderState *record)
 				break;
 			}
 		case XLOG_NVM_CONFLICT:
+		case XLOG_NVM_LOCKS:
 			{
-				xl_nvm_conflict rec;
+				xl_nvm_table_items rec;
 
 				memcpy(&rec, p, sizeof(rec));
 				desc_key(buf, &rec.key);
-				appendStringInfo(buf, " %u index runs", rec.nroots);
+				appendStringInfo(buf, info == XLOG_NVM_CONFLICT ? " %u index runs" :
+								 " %u lock words of a prepared transaction", rec.nitems);
 				break;
 			}
 		case XLOG_NVM_RESYNC:
@@ -665,15 +667,6 @@ nvm_replay_desc(StringInfo buf, XLogReaderState *record)
 				desc_key(buf, &rec.key);
 				if (rec.phase == XLNVM_RESYNC_ROWS)
 					appendStringInfo(buf, ": %u rows", rec.nrows);
-				break;
-			}
-		case XLOG_NVM_LOCKS:
-			{
-				xl_nvm_locks rec;
-
-				memcpy(&rec, p, sizeof(rec));
-				desc_key(buf, &rec.key);
-				appendStringInfo(buf, " %u lock words of a prepared transaction", rec.nwords);
 				break;
 			}
 	}
