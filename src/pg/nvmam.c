@@ -316,6 +316,7 @@ nvm_shmem_request(void)
 	RequestAddinShmemSpace(nvm_published_shmem_size());
 	RequestAddinShmemSpace(nvm_seqlog_shmem_size());
 	nvm_feedback_shmem_request();
+	nvm_redo_shmem_request();
 	RequestAddinShmemSpace(nvm_redo_flusher_shmem_size());
 }
 
@@ -370,6 +371,7 @@ nvm_shmem_startup(void)
 	nvm_published_shmem_startup();
 	nvm_seqlog_shmem_startup();
 	nvm_feedback_shmem_startup();
+	nvm_redo_shmem_startup();
 	nvm_redo_flusher_shmem_startup();
 }
 

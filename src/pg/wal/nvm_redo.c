@@ -53,6 +53,21 @@
  * collected its version, and the standby then simply gives the number to
  * the new version), temporary and unlogged tables.
  *
+ * Groups.  A standby applies the parts of a large commit, and the records
+ * of a resync (nvm_resync.c), as one transaction of its own, opened at the
+ * group's first record and committed at its last, so nothing may come
+ * between them that it must apply on its own: the writer of a group holds
+ * the group lock exclusively while it writes the group, and every other
+ * COMMIT record is written under that lock in shared mode (the other
+ * records touch no open transaction of the standby).  The writer also
+ * delays checkpoints (DELAY_CHKPT_START, as a commit record's writer does):
+ * a checkpoint whose redo pointer falls inside the group writes its record
+ * after the group.  A standby creates restart points only at checkpoint
+ * records it replayed, by which time it has applied, and noted in its
+ * pool, the whole group; so a restarted standby that begins replay inside
+ * a group skips it as already applied, and never meets a later part
+ * without the first ones (nvm_replay.c).
+ *
  * A crash of the primary may lose COMMIT records of transactions committed
  * in its pool (their WAL was not flushed yet): nvm_redo_start marks the
  * tables concerned, and nvm_resync.c logs their rows again before any new
@@ -68,6 +83,8 @@
 #include "miscadmin.h"
 #include "replication/syncrep.h"
 #include "replication/walsender.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
 #include "utils/timestamp.h"
 
 #include "pool.h"
@@ -107,6 +124,11 @@ typedef struct RedoBuild
 
 static void redo_commit_hook(uint32_t slot, uint64_t txid, const NvmTxn *txn);
 
+/* The group lock (see the file header), and this backend's group. */
+static LWLock *group_lock = NULL;
+static bool group_open = false;
+static int	group_saved_chkpt_flags = 0;
+
 /* The session's own synchronous_commit (see nvm_redo_init). */
 static int	(*session_sync) (void) = NULL;
 
@@ -120,6 +142,49 @@ nvm_redo_init(int (*session_sync_fn) (void))
 {
 	session_sync = session_sync_fn;
 	nvm_txn_set_commit_hook(redo_commit_hook);
+}
+
+/* nvm_redo_shmem_request asks for the group lock; nvm_redo_shmem_startup finds it. */
+void
+nvm_redo_shmem_request(void)
+{
+	RequestNamedLWLockTranche("nvm_redo_group", 1);
+}
+
+void
+nvm_redo_shmem_startup(void)
+{
+	group_lock = &(GetNamedLWLockTranche("nvm_redo_group"))->lock;
+}
+
+/*
+ * nvm_redo_group_begin starts a group of records that a standby applies as
+ * one (see the file header): no other COMMIT record until
+ * nvm_redo_group_end, and checkpoints wait for the group.
+ */
+void
+nvm_redo_group_begin(void)
+{
+	Assert(!group_open);
+	LWLockAcquire(group_lock, LW_EXCLUSIVE);
+	group_saved_chkpt_flags = MyProc->delayChkptFlags;
+	MyProc->delayChkptFlags |= DELAY_CHKPT_START;
+	group_open = true;
+}
+
+/*
+ * nvm_redo_group_end ends this backend's group, if one is open (also after
+ * an error, whose abort may have released the lock already).
+ */
+void
+nvm_redo_group_end(void)
+{
+	if (!group_open)
+		return;
+	MyProc->delayChkptFlags = group_saved_chkpt_flags;
+	if (LWLockHeldByMe(group_lock))
+		LWLockRelease(group_lock);
+	group_open = false;
 }
 
 /*
@@ -177,6 +242,11 @@ emit_part(RedoBuild *b, bool more)
 	hdr.ntables = (uint16) b->ntables;
 	hdr.flags = b->flags | (more ? XLNVM_COMMIT_MORE : b->last_flags);
 
+	/* a first part opens a group; a lone record keeps out of others' groups */
+	if (more && !group_open)
+		nvm_redo_group_begin();
+	if (!group_open)
+		LWLockAcquire(group_lock, LW_SHARED);
 	START_CRIT_SECTION();
 	XLogBeginInsert();
 	XLogRegisterData((char *) &hdr, sizeof(hdr));
@@ -185,6 +255,10 @@ emit_part(RedoBuild *b, bool more)
 		XLogRegisterData(b->versions, b->len);
 	b->end = XLogInsert(RM_NVM_ID, XLOG_NVM_COMMIT);
 	END_CRIT_SECTION();
+	if (!group_open)
+		LWLockRelease(group_lock);
+	else if (!more)
+		nvm_redo_group_end();
 	/* PostgreSQL's own decisions about this transaction's WAL stay its own */
 	XactLastRecEnd = save_last;
 	nvm_redo_note_tables_logged(b->descs, b->ntables, b->end);

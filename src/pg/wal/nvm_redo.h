@@ -15,6 +15,10 @@
 
 extern void nvm_redo_init(int (*session_sync_fn) (void));
 extern bool nvm_redo_needed(void);
+extern void nvm_redo_shmem_request(void);
+extern void nvm_redo_shmem_startup(void);
+extern void nvm_redo_group_begin(void);
+extern void nvm_redo_group_end(void);
 extern void nvm_redo_log_storage(uint8 op, const NvmTableKey *key, const NvmTableKey *src);
 extern void nvm_redo_note_version(NvmTable *table, const NvmTableKey *key, uint64 version_no);
 struct NvmTxn;

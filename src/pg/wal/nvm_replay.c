@@ -222,7 +222,7 @@ replay_commit(XLogReaderState *record)
 					 errmsg("could not replay nvm redo at %X/%X: a later part of the commit of nvm transaction %llu without its first parts",
 							LSN_FORMAT_ARGS(record->ReadRecPtr),
 							(unsigned long long) hdr.txid),
-					 errdetail("The standby restarted from a restart point that lies between the parts of one large commit."),
+					 errdetail("The primary writes the parts of a commit as one group of records; this WAL holds a part without the ones before it."),
 					 errhint("Make the standby again from a new copy of the primary.")));
 	}
 	else if (open_txid != 0)

@@ -65,13 +65,15 @@ log_phase(NvmTable *t, uint8 phase, uint32 nrows, const char *rows, size_t len)
 	return XLogInsert(RM_NVM_ID, XLOG_NVM_RESYNC);
 }
 
-/* resync_table logs the committed rows of table t; returns their number. */
-static uint64
-resync_table(NvmTable *t)
+/*
+ * log_rows writes the RESYNC records of table t, BEGIN to END, and returns
+ * the end of END; *total counts the rows.
+ */
+static XLogRecPtr
+log_rows(NvmTable *t, uint64 *total)
 {
 	StringInfoData rows;
 	uint32		nrows = 0;
-	uint64		total = 0;
 	uint64		limit;
 	XLogRecPtr	end;
 
@@ -99,7 +101,7 @@ resync_table(NvmTable *t)
 		appendBinaryStringInfo(&rows, (char *) &xv, sizeof(xv));
 		appendBinaryStringInfo(&rows, v->data, v->data_len);
 		nrows++;
-		total++;
+		(*total)++;
 		if (r % 4096 == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
@@ -107,6 +109,33 @@ resync_table(NvmTable *t)
 		(void) log_phase(t, XLNVM_RESYNC_ROWS, nrows, rows.data, rows.len);
 	end = log_phase(t, XLNVM_RESYNC_END, 0, NULL, 0);
 	pfree(rows.data);
+	return end;
+}
+
+/*
+ * resync_table logs the committed rows of table t, as one group of records
+ * for the standby (nvm_redo.c: no other COMMIT record in between, and no
+ * checkpoint record before its end); returns their number.
+ */
+static uint64
+resync_table(NvmTable *t)
+{
+	volatile uint64 total = 0;
+	volatile XLogRecPtr end = InvalidXLogRecPtr;
+
+	nvm_redo_group_begin();
+	PG_TRY();
+	{
+		uint64		n = 0;
+
+		end = log_rows(t, &n);
+		total = n;
+	}
+	PG_FINALLY();
+	{
+		nvm_redo_group_end();
+	}
+	PG_END_TRY();
 	/* the mark goes once the resync is in the WAL for good */
 	XLogFlush(end);
 	nvm_table_set_redo(t, (uint64) end);
