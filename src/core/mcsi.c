@@ -398,6 +398,24 @@ nvm_mcsi_horizon_lower(NvmHorizon *h, _Atomic uint64_t *vec, uint32_t nvec)
 }
 
 /*
+ * nvm_mcsi_horizon_lower_to lowers h's vector to another horizon's, to
+ * (the component-wise minimum; slots that `to` does not list had their
+ * boot value when it was computed), as nvm_mcsi_horizon_lower does to a
+ * pin's.
+ */
+void
+nvm_mcsi_horizon_lower_to(NvmHorizon *h, const NvmHorizon *to)
+{
+	for (uint32_t c = 0; c < h->nslots; c++)
+	{
+		uint64_t	v = c < to->nslots ? to->ts[c] : nvm_cc->slots[c].boot_last_completed;
+
+		if (v < h->ts[c])
+			h->ts[c] = v;
+	}
+}
+
+/*
  * nvm_mcsi_horizon_contains says whether every snapshot the horizon h
  * stands for counts txid as completed.
  */

@@ -76,6 +76,7 @@ nvm_mcsi_snapshot_contains(const NvmSnapshot *snap, uint64_t txid)
 /* The collection horizon's vector (gc.h; called through txn.c). */
 extern void nvm_mcsi_horizon_start(NvmHorizon *h);
 extern void nvm_mcsi_horizon_lower(NvmHorizon *h, _Atomic uint64_t *vec, uint32_t nvec);
+extern void nvm_mcsi_horizon_lower_to(NvmHorizon *h, const NvmHorizon *to);
 extern bool nvm_mcsi_horizon_contains(const NvmHorizon *h, uint64_t txid);
 
 #endif							/* NVM_MCSI_H */

@@ -235,8 +235,7 @@ nvm_horizon_lower(NvmHorizon *h, _Atomic uint64_t *vec, uint32_t nvec, uint64_t 
 }
 
 /*
- * nvm_horizon_lower_to: see txn.h.  MCSI: slots that `to` does not list
- * had their boot value when it was computed.
+ * nvm_horizon_lower_to: see txn.h.
  */
 void
 nvm_horizon_lower_to(NvmHorizon *h, const NvmHorizon *to)
@@ -244,17 +243,9 @@ nvm_horizon_lower_to(NvmHorizon *h, const NvmHorizon *to)
 	if (h->mode != to->mode)
 		return;
 	if (h->mode == NVM_CC_N2DB)
-	{
 		nvm_n2db_horizon_lower(h, to->xmin);
-		return;
-	}
-	for (uint32_t c = 0; c < h->nslots; c++)
-	{
-		uint64_t	v = c < to->nslots ? to->ts[c] : nvm_cc->slots[c].boot_last_completed;
-
-		if (v < h->ts[c])
-			h->ts[c] = v;
-	}
+	else
+		nvm_mcsi_horizon_lower_to(h, to);
 }
 
 /*

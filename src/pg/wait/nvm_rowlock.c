@@ -1098,7 +1098,6 @@ persist_prepared_locks(void)
 	}
 	nvm_drain();
 	log_prepared_words();
-	prepared_words_table = NULL;
 }
 
 /*

@@ -127,20 +127,6 @@ nvm_feedback_shmem_startup(void)
 }
 
 /*
- * older_xmin returns the older of two xids, either of which may be
- * invalid (none).
- */
-static TransactionId
-older_xmin(TransactionId a, TransactionId b)
-{
-	if (!TransactionIdIsNormal(a))
-		return b;
-	if (!TransactionIdIsNormal(b))
-		return a;
-	return TransactionIdPrecedes(a, b) ? a : b;
-}
-
-/*
  * standby_xmin returns the oldest xmin that physical standbys sent with
  * hot_standby_feedback (held by their walsenders, or by their replication
  * slots: a slot's xmin also counts a logical slot still building its
@@ -166,10 +152,10 @@ standby_xmin(void)
 		/* a logical walsender is connected to a database; its xmin is its own */
 		if (OidIsValid(proc->databaseId))
 			continue;
-		xmin = older_xmin(xmin, *(volatile TransactionId *) &proc->xmin);
+		xmin = TransactionIdOlder(xmin, *(volatile TransactionId *) &proc->xmin);
 	}
 	ProcArrayGetReplicationSlotXmin(&slot_xmin, NULL);
-	return older_xmin(xmin, slot_xmin);
+	return TransactionIdOlder(xmin, slot_xmin);
 }
 
 /*

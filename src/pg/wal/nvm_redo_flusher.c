@@ -199,6 +199,8 @@ flusher_exit(int code, Datum arg)
 void
 nvm_redo_flusher_main(Datum arg)
 {
+	TimestampTz last_flush = 0;
+
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
@@ -209,7 +211,6 @@ nvm_redo_flusher_main(Datum arg)
 	while (!ShutdownRequestPending)
 	{
 		XLogRecPtr	target;
-		static TimestampTz last_flush = 0;
 
 		ResetLatch(MyLatch);
 		if (ConfigReloadPending)
