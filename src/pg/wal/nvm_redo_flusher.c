@@ -18,9 +18,10 @@
  * most once every NVM_FLUSHER_PACE_US, and sleeps when it has caught up.
  * Flushes made so gather every commit that came since the previous one, as
  * group commit does (a flush per commit, as heap's, made the walsender and
- * the standby handle a tiny send per commit and cost a third of the
- * primary's throughput on two cores); the commits themselves never wait.  Without walsenders nothing changes: the WAL
- * writer's rounds write the records (nvm_redo.c wakes it).
+ * the standby handle a tiny send per commit and cost half of the
+ * primary's throughput on two cores); the commits themselves never wait.
+ * Without walsenders nothing changes: the WAL writer's rounds write the
+ * records (nvm_redo.c wakes it).
  *
  * nvm.redo_flusher = off (reloadable) leaves the records to the WAL writer.
  * The worker runs on a server that is not in recovery (it starts when
