@@ -1,24 +1,28 @@
 # regress/t/020_basebackup.pl
-#	  File-level copies of a running cluster never serve torn nvm data.  A
-#	  cluster with its pool at the default place (pg_nvm/pool, inside the
-#	  data directory, so pg_basebackup copies it byte by byte while backends
-#	  write it) holds 200,000 accounts of 1,000 each; four clients move
-#	  money between them (the total is constant) while pg_basebackup takes
-#	  backups in plain and tar format, with -X stream and -X fetch.  Every
-#	  restored copy, a streaming standby (hot-standby queries included,
-#	  before and after promotion) and a copy that runs archive recovery
-#	  start, serve their heap tables, and refuse their nvm tables with an
-#	  error that names the table, the pool and the cause, with a hint; the
-#	  copied pool file is left untouched, and the refusal survives a
-#	  restart.  A copy given a new, empty pool (the README's procedure)
-#	  works again with empty nvm tables.  The original keeps every row.
+#	  Online base backups carry nvm rows.  A cluster with its pool at the
+#	  default place (pg_nvm/pool, inside the data directory, so
+#	  pg_basebackup copies it byte by byte while backends write it) holds
+#	  200,000 accounts of 1,000 each; four clients move money between them
+#	  (the total is constant) while pg_basebackup takes backups in plain and
+#	  tar format, with -X stream and -X fetch.  Every restored copy rebuilds
+#	  its pool from the WAL (the torn copy of the pool is replaced) and
+#	  holds every account, the total kept, index and sequential scans
+#	  agreeing, amcheck and the integrity checks clean, across a restart.
+#	  A backup taken without load holds exactly the rows of its end.  A
+#	  streaming standby made from a backup serves hot-standby reads of nvm
+#	  rows that keep the total, catches up, and is promoted; archive
+#	  recovery replays to the end of the archive; point-in-time recovery to
+#	  a named restore point and to a time taken under load restores a
+#	  marker table to the right moment.  A restore whose WAL holds no image
+#	  of the pool (the primary ran without nvm redo) refuses its nvm tables
+#	  with a hint, also after a restart.
 use strict;
 use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(time);
+use Time::HiRes qw(time usleep);
 use NvmTest;
 use NvmBackup;
 
@@ -28,6 +32,7 @@ my ($primary, $pool) = nvm_node('bb_primary', pool_in_datadir => 1,
 	init => { allows_streaming => 1, has_archiving => 1 });
 $primary->start;
 nvm_accounts_create($primary, $ROWS);
+$primary->safe_psql('postgres', 'CREATE TABLE marks (note text) USING nvm');
 ok(-f $pool, 'the pool is at its default place, inside the data directory');
 
 # --- backups under load ------------------------------------------------------
@@ -45,9 +50,31 @@ foreach my $b (@backups)
 	$primary->backup($name, backup_options => $opts);
 	cmp_ok(time, '<', $load_end, "$name: the backup ended while the transfers ran");
 }
+ok($primary->log_contains(qr/logged the rows of \d+ nvm tables \(\d+ rows, 0 prepared transactions\) for a base backup/),
+	'the primary logged the image of the pool for the backups');
+
+# point-in-time targets, under the same load: a restore point and a time,
+# each between two marker rows
+$primary->safe_psql('postgres', q{INSERT INTO marks VALUES ('before the restore point')});
+$primary->safe_psql('postgres', q{SELECT pg_create_restore_point('nvm_rp')});
+$primary->safe_psql('postgres', q{INSERT INTO marks VALUES ('after the restore point')});
+usleep(300_000);
+$primary->safe_psql('postgres', q{INSERT INTO marks VALUES ('before the time')});
+usleep(300_000);
+my $target_time = $primary->safe_psql('postgres', 'SELECT now()');
+usleep(300_000);
+$primary->safe_psql('postgres', q{INSERT INTO marks VALUES ('after the time')});
+# a heap commit gives PostgreSQL's own replay a place to stop at
+$primary->safe_psql('postgres', q{INSERT INTO ledger VALUES ('after the time')});
 nvm_transfers_finish($load, 'the transfers during the backups');
 nvm_accounts_check($primary, 'the original after the load', $ROWS);
-my $original_rows = nvm_rows_digest($primary);
+
+# a backup without load: its restore holds exactly the rows of its end
+$primary->backup('quiet');
+my $quiet_rows = nvm_rows_digest($primary);
+$primary->safe_psql('postgres', 'UPDATE accounts SET balance = balance + 5 WHERE id = 1; UPDATE accounts SET balance = balance - 5 WHERE id = 2');
+$primary->safe_psql('postgres', 'SELECT pg_switch_wal()');
+my $final_rows = nvm_rows_digest($primary);
 
 # restore NAME BACKUP OPTIONS: a node initialised from a backup
 sub restore
@@ -69,81 +96,123 @@ sub restore
 	return $copy;
 }
 
-my $backup_cause = qr/restored from a file-level backup|backup_label/;
-
 foreach my $b (@backups)
 {
 	my ($name) = @$b;
 	my $copy = restore("copy_$name", $name);
 	my $copied_pool = $copy->data_dir . '/pg_nvm/pool';
 	ok(-f $copied_pool, "$name: the backup holds a copy of the pool file");
-	my @before = (stat $copied_pool)[ 7, 9 ];
 	$copy->start;
-	ok($copy->log_contains(qr/detached from nvm pool/), "$name: the start logs that the copy is detached");
-	nvm_refuses_nvm($copy, $name, $copied_pool, $backup_cause, qr/pg_dump/);
-	my ($rc, $out, $err) = $copy->psql('postgres', 'CREATE TABLE t2 (a int) USING nvm');
-	isnt($rc, 0, "$name: no new nvm table either");
-	like($err, qr/detached/, "$name: ... with the same error");
-	$copy->safe_psql('postgres', q{INSERT INTO ledger VALUES ('written on the copy')});
+	ok($copy->log_contains(qr/restored from a base backup: nvm pool .* is rebuilt from the WAL/),
+		"$name: the start says the pool is rebuilt from the WAL");
+	ok($copy->log_contains(qr/image of the nvm pool logged at the start of the base backup is replayed/),
+		"$name: replay found the image of the pool");
+	is(nvm_pool_state($copy), 'attached', "$name: attached once recovery ended");
+	nvm_accounts_check($copy, $name, $ROWS);
+	is($copy->safe_psql('postgres', q{SELECT count(*) FROM marks}), '0',
+		"$name: no marker of after the backup");
+	$copy->safe_psql('postgres', q{UPDATE accounts SET balance = balance + 1 WHERE id = 3; UPDATE accounts SET balance = balance - 1 WHERE id = 4; INSERT INTO marks VALUES ('written on the copy')});
 	$copy->restart;
-	nvm_refuses_nvm($copy, "$name, restarted", $copied_pool, $backup_cause, qr/pg_dump/);
-	is(join(',', (stat $copied_pool)[ 7, 9 ]), join(',', @before),
-		"$name: the copied pool file was not touched");
-	$copy->stop;
-
-	next unless $name eq 'plain_stream';
-
-	# the README's way to give a detached data directory a new, empty pool
-	unlink($copy->data_dir . '/pg_nvm/binding', $copied_pool)
-	  or die "cannot remove the binding and the pool: $!";
-	$copy->start;
-	is(nvm_pool_state($copy), 'attached', 'a new, empty pool: attached');
-	($rc, $out, $err) = $copy->psql('postgres', 'SELECT count(*) FROM accounts');
-	like($err, qr/has no storage in the pool/, 'a new, empty pool: the old nvm table has no storage');
-	$copy->safe_psql('postgres', 'TRUNCATE accounts; INSERT INTO accounts VALUES (1, 5)');
-	is($copy->safe_psql('postgres', 'SELECT count(*), sum(balance) FROM accounts'), '1|5',
-		'a new, empty pool: TRUNCATE gives the table new storage, and it works');
-	$copy->restart;
-	is($copy->safe_psql('postgres', 'SELECT count(*), sum(balance) FROM accounts'), '1|5',
-		'a new, empty pool: its rows survive a restart');
+	is($copy->safe_psql('postgres', 'SELECT count(*), sum(balance) FROM accounts'),
+		"$ROWS|" . ($ROWS * 1000), "$name: the total is kept across a restart");
+	is($copy->safe_psql('postgres', 'SELECT note FROM marks'), 'written on the copy',
+		"$name: rows written on the copy survive a restart");
+	is(nvm_log_crashes($copy), '', "$name: no crash in the log");
 	$copy->stop;
 }
 
-# --- a streaming standby, with hot-standby queries, then promoted -----------
+{
+	my $copy = restore('copy_quiet', 'quiet');
+	$copy->start;
+	is(nvm_rows_digest($copy), $quiet_rows, 'a backup without load: exactly the rows of its end');
+	$copy->stop;
+}
+
+# --- a streaming standby, with hot-standby reads, then promoted --------------
 my $standby = restore('standby', 'plain_stream', has_streaming => 1, has_restoring => 1);
 $standby->start;
-$primary->safe_psql('postgres', q{INSERT INTO ledger VALUES ('after the backup')});
 $primary->wait_for_catchup($standby);
-is($standby->safe_psql('postgres', q{SELECT count(*) FROM ledger WHERE note = 'after the backup'}), '1',
-	'standby: heap rows are replicated and readable');
+is(nvm_rows_digest($standby), $final_rows, 'standby: caught up, every row of the primary');
+$load = nvm_transfers_start($primary, $ROWS, 2, 6);
+my $bad = 0;
+for (1 .. 10)
 {
-	my ($rc, $out, $err) = $standby->psql('postgres', 'SELECT count(*) FROM accounts');
-	isnt($rc, 0, 'standby: reading the nvm table fails');
-	like($err, qr/nvm table "accounts" cannot be read on a physical standby/,
-		'standby: the error says physical standbys carry no nvm rows');
-	like($err, qr/\Q$standby->{_basedir}\E|pg_nvm\/pool/, 'standby: the error names the pool');
-	like($err, qr/HINT:.*logical replication/s, 'standby: the hint points to the primary and logical replication');
+	my $sum = $standby->safe_psql('postgres', 'SELECT count(*), sum(balance) FROM accounts');
+	$bad++ if $sum ne "$ROWS|" . ($ROWS * 1000);
+	usleep(300_000);
 }
+is($bad, 0, 'standby: every read under the primary\'s load keeps the total');
+nvm_transfers_finish($load, 'the transfers during the standby reads');
+$primary->wait_for_catchup($standby);
+is(nvm_rows_digest($standby), nvm_rows_digest($primary), 'standby: caught up again');
 $standby->promote;
 $standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'the standby did not leave recovery';
-nvm_refuses_nvm($standby, 'promoted standby', $standby->data_dir . '/pg_nvm/pool',
-	qr/physical standby/, qr/primary|logical replication|empty pool/);
+is(nvm_pool_state($standby), 'attached', 'promoted standby: attached');
+$standby->safe_psql('postgres', q{INSERT INTO marks VALUES ('on the promoted standby')});
+nvm_accounts_check($standby, 'promoted standby', $ROWS);
 $standby->stop;
+my $after_standby = nvm_rows_digest($primary);
 
-# --- archive recovery ---------------------------------------------------------
+# --- archive recovery to the end of the archive ------------------------------
+my $last_wal = $primary->safe_psql('postgres', 'SELECT pg_walfile_name(pg_current_wal_lsn())');
+$primary->safe_psql('postgres', 'SELECT pg_switch_wal()');
+$primary->poll_query_until('postgres',
+	qq{SELECT count(*) = 1 FROM pg_ls_archive_statusdir() WHERE name = '$last_wal.done'})
+  or die "$last_wal was not archived";
 my $archived = restore('archived', 'plain_fetch', has_restoring => 1, standby => 0);
 $archived->start;
 $archived->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'archive recovery did not end';
-nvm_refuses_nvm($archived, 'archive recovery', $archived->data_dir . '/pg_nvm/pool',
-	qr/archive recovery/, qr/pg_dump/);
+is(nvm_rows_digest($archived), $after_standby, 'archive recovery: every row of the end of the archive');
+nvm_accounts_check($archived, 'archive recovery', $ROWS);
 $archived->stop;
+
+# --- point-in-time recovery ----------------------------------------------------
+sub pitr
+{
+	my ($name, $target, $want) = @_;
+	my $node = restore($name, 'tar_fetch', has_restoring => 1, standby => 0);
+	$node->append_conf('postgresql.conf', "$target\nrecovery_target_action = 'promote'\n");
+	$node->start;
+	$node->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+	  or die "$name: recovery did not end";
+	is($node->safe_psql('postgres', q{SELECT string_agg(note, ', ' ORDER BY note) FROM marks}),
+		$want, "$name: the marker table is at the target");
+	nvm_accounts_check($node, $name, $ROWS);
+	$node->stop;
+	return;
+}
+pitr('pitr_name', "recovery_target_name = 'nvm_rp'", 'before the restore point');
+pitr('pitr_time', "recovery_target_time = '$target_time'",
+	'after the restore point, before the restore point, before the time');
+
+# --- a restore whose WAL holds no image of the pool ---------------------------
+# the primary runs a while without redo (nvm.wal_redo off): a backup then
+# has no image, and its restore (with redo on) refuses its nvm tables
+$primary->append_conf('postgresql.conf', "nvm.wal_redo = off\n");
+$primary->restart;
+$primary->backup('no_redo');
+{
+	my $node = restore('no_image', 'no_redo');
+	$node->append_conf('postgresql.conf', "nvm.wal_redo = on\n");
+	$node->start;
+	my ($rc, $out, $err) = $node->psql('postgres', 'SELECT count(*) FROM accounts');
+	isnt($rc, 0, 'no image: reading the nvm table fails');
+	like($err, qr/no image of the nvm pool/, 'no image: the error says why');
+	like($err, qr/HINT:.*new base backup/s, 'no image: the hint says to take a new base backup');
+	is($node->safe_psql('postgres', q{SELECT count(*) FROM ledger WHERE note = 'heap row'}), '1',
+		'no image: heap tables are readable');
+	$node->restart;
+	($rc, $out, $err) = $node->psql('postgres', 'SELECT count(*) FROM accounts');
+	like($err, qr/no image of the nvm pool/, 'no image: still refused after a restart');
+	$node->stop;
+}
+$primary->append_conf('postgresql.conf', "nvm.wal_redo = on\n");
 
 # --- the original is intact --------------------------------------------------
 $primary->restart;
 nvm_accounts_check($primary, 'the original after a restart', $ROWS);
-is(nvm_rows_digest($primary), $original_rows, 'the original: every row as before the restart');
-is(nvm_pool_state($primary), 'attached', 'the original: attached');
+is(nvm_rows_digest($primary), $after_standby, 'the original: every row as before the restart');
 $primary->stop;
 done_testing();

@@ -1,12 +1,15 @@
 # regress/t/021_backup_api_rewind.pl
-#	  Two more file-level copies of a running cluster refuse their nvm
-#	  tables: a backup made with pg_backup_start() / pg_backup_stop() and a
-#	  file copy (under a transfer load, with the pool file copied too, and
-#	  once with the copy's settings still naming the original's pool while
-#	  the original runs), and a former primary rewound with pg_rewind to
-#	  follow its promoted standby.  Each starts, serves heap tables, names
-#	  the pool and the cause; the pools they were given are left untouched,
-#	  and the originals keep every row.
+#	  The low-level backup API with the pool outside the data directory, and
+#	  pg_rewind.  A backup made with pg_backup_start() / pg_backup_stop()
+#	  and a file copy under a transfer load carries the nvm rows: its
+#	  restore refuses to start while its settings name an existing pool
+#	  (a copy of the pool file, or the original's own pool while the
+#	  original runs), saying how to go on, and with nvm.pool_path set to a
+#	  new file it rebuilds its pool from the WAL and holds every account,
+#	  the total kept.  A former primary rewound with pg_rewind to follow its
+#	  promoted standby (made from a base backup, with its nvm rows) refuses
+#	  its nvm tables and points to a new base backup; its old pool is left
+#	  untouched, and the originals keep every row.
 use strict;
 use warnings;
 
@@ -19,7 +22,6 @@ use NvmTest;
 use NvmBackup;
 
 my $ROWS = 50_000;
-my $backup_cause = qr/restored from a file-level backup|backup_label/;
 
 # --- pg_backup_start / pg_backup_stop and a file copy ----------------------
 my ($node, $pool) = nvm_node('api', init => { allows_streaming => 1 });
@@ -53,26 +55,39 @@ foreach my $f (grep { /^[0-9A-F]{24}$/ } readdir $dh)
 closedir $dh;
 nvm_accounts_check($node, 'the original after the load', $ROWS);
 
-# the copy, with the pool file copied next to it
+ok($node->log_contains(qr/logged the rows of \d+ nvm tables .* for a base backup/),
+	'the image of the pool was logged for pg_backup_start()');
+
+# the copy, with its settings naming the pool file copied next to it: the
+# restore builds a new pool, and will not overwrite an existing file
 my $copy = PostgreSQL::Test::Cluster->new('api_copy');
 $copy->init_from_backup($node, 'api');
 $copy->append_conf('postgresql.conf', "nvm.pool_path = '$pool_copy'\n");
 my @before = (stat $pool_copy)[ 7, 9 ];
-$copy->start;
-nvm_refuses_nvm($copy, 'backup API copy', $pool_copy, $backup_cause, qr/pg_dump/);
-$copy->restart;
-nvm_refuses_nvm($copy, 'backup API copy, restarted', $pool_copy, $backup_cause, qr/pg_dump/);
-$copy->stop;
+ok(!$copy->start(fail_ok => 1), 'backup API copy naming an existing pool file: refused');
+like(nvm_fatal_text($copy), qr/nvm pool "\Q$pool_copy\E" exists, but this data directory is restored from a base backup/,
+	'backup API copy: the FATAL names the pool and says why');
+like(nvm_fatal_text($copy), qr/HINT:.*nvm.pool_path to a file that does not exist yet/s,
+	'backup API copy: the hint says how to go on');
 is(join(',', (stat $pool_copy)[ 7, 9 ]), join(',', @before), 'backup API copy: the pool copy was not touched');
 
 # a second copy whose settings still name the original's pool, which runs
 my $copy2 = PostgreSQL::Test::Cluster->new('api_copy2');
 $copy2->init_from_backup($node, 'api');
-$copy2->start;
-nvm_refuses_nvm($copy2, "backup API copy naming the original's pool", $pool, $backup_cause, qr/pg_dump/);
-$copy2->stop;
+ok(!$copy2->start(fail_ok => 1), "backup API copy naming the original's pool: refused");
+like(nvm_fatal_text($copy2), qr/\Q$pool\E" exists/, "backup API copy naming the original's pool: the FATAL names it");
 is($node->safe_psql('postgres', 'SELECT count(*) FROM accounts'), $ROWS,
 	'the original works while and after the copy names its pool');
+
+# with a new pool path, the copy rebuilds its pool from the WAL
+my $new_pool = nvm_pool_path('api_copy_new');
+$copy->append_conf('postgresql.conf', "nvm.pool_path = '$new_pool'\n");
+$copy->start;
+ok(-f $new_pool, 'backup API copy: the new pool is made at the new path');
+nvm_accounts_check($copy, 'backup API copy', $ROWS);
+$copy->restart;
+nvm_accounts_check($copy, 'backup API copy, restarted', $ROWS);
+$copy->stop;
 nvm_accounts_check($node, 'the original after its copies ran', $ROWS);
 $node->stop;
 
@@ -84,9 +99,12 @@ nvm_accounts_create($old, 1000);
 $old->backup('for_standby');
 my $new = PostgreSQL::Test::Cluster->new('rewind_new');
 $new->init_from_backup($old, 'for_standby', has_streaming => 1);
+my $new_pool2 = nvm_pool_path('rewind_new');
+$new->append_conf('postgresql.conf', "nvm.pool_path = '$new_pool2'\n");
 $new->start;
 $old->safe_psql('postgres', q{INSERT INTO ledger VALUES ('before the failover')});
 $old->wait_for_catchup($new);
+my $before_failover = nvm_rows_digest($old);
 $new->promote;
 $new->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'the standby was not promoted';
@@ -98,6 +116,8 @@ $old->safe_psql('postgres', q{
 	UPDATE accounts SET balance = balance - 1 WHERE id = 2;
 });
 my $old_rows = nvm_rows_digest($old);
+my $new_rows = nvm_rows_digest($new);
+is($new_rows, $before_failover, 'the promoted standby holds the nvm rows of before the failover');
 $old->stop;
 my @old_pool_before = (stat $old_pool)[ 7, 9 ];
 # pg_rewind copies the source's configuration: keep the old node's own
@@ -116,7 +136,8 @@ $old->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'the rewound data directory did not finish recovery';
 is($old->safe_psql('postgres', q{SELECT count(*) FROM ledger WHERE note = 'on the new primary'}), '1',
 	'rewound: the heap rows are those of the new primary');
-nvm_refuses_nvm($old, 'rewound', $old_pool, qr/pg_rewind/, qr/pg_dump/);
+nvm_refuses_nvm($old, 'rewound', $old_pool, qr/pg_rewind/, qr/new base backup/);
+is(nvm_rows_digest($new), $new_rows, 'the new primary (a standby made from a base backup) has its nvm rows');
 $old->stop;
 is(join(',', (stat $old_pool)[ 7, 9 ]), join(',', @old_pool_before),
 	"rewound: the old primary's pool was not touched");

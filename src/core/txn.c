@@ -1066,6 +1066,41 @@ nvm_indoubt_resolve_all(NvmIndoubtResolver resolver)
 }
 
 /*
+ * nvm_indoubt_each calls fn for every transaction in doubt, with its slot,
+ * txid and external xid, under the lock its resolution takes: it is not
+ * resolved (and its slot not reused) while fn reads its write log.  fn
+ * must not take that lock (it may write the external log, as the commit
+ * hook does under it).  Returns how many it visited.
+ */
+uint32_t
+nvm_indoubt_each(NvmIndoubtVisitor fn, void *arg)
+{
+	NvmCcShared *ms = nvm_cc;
+	uint32_t	visited = 0;
+	uint32_t	nslots = atomic_load(&ms->slots_high_water);
+
+	if (!nvm_indoubt_pending())
+		return 0;
+	for (uint32_t c = 0; c < nslots; c++)
+	{
+		NvmSlotShared *ss = &ms->slots[c];
+		uint64_t	t;
+
+		if (atomic_load(&ss->indoubt_txid) == NVM_INVALID_TXID)
+			continue;
+		nvm_spin_lock(&ms->indoubt_lock);
+		t = atomic_load(&ss->indoubt_txid);
+		if (t != NVM_INVALID_TXID)
+		{
+			fn(c, t, ss->indoubt_xid, arg);
+			visited++;
+		}
+		nvm_spin_unlock(&ms->indoubt_lock);
+	}
+	return visited;
+}
+
+/*
  * nvm_indoubt_abort_external resolves as aborted every unresolved in-doubt
  * transaction whose external xid is one of the n in xids, and returns how
  * many it resolved.  The external log calls it before it commits a

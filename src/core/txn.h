@@ -171,6 +171,14 @@ extern uint32_t nvm_indoubt_resolve_all(NvmIndoubtResolver resolver);
 extern uint32_t nvm_indoubt_abort_external(const uint64_t *xids, size_t n);
 extern uint64_t nvm_indoubt_xid_of(uint64_t txid);
 
+/*
+ * nvm_indoubt_each visits every transaction in doubt (slot, txid,
+ * external xid) under the lock its resolution takes (see txn.c).
+ */
+typedef void (*NvmIndoubtVisitor) (uint32_t slot, uint64_t txid, uint64_t external_xid,
+								   void *arg);
+extern uint32_t nvm_indoubt_each(NvmIndoubtVisitor fn, void *arg);
+
 static inline bool
 nvm_indoubt_pending(void)
 {

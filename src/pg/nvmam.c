@@ -71,6 +71,7 @@
 #include "space/nvm_growth.h"
 #include "wait/nvm_rowlock.h"
 #include "wait/nvm_wait.h"
+#include "wal/nvm_backup.h"
 #include "wal/nvm_feedback.h"
 #include "wal/nvm_redo.h"
 #include "wal/nvm_redo_flusher.h"
@@ -99,6 +100,7 @@ static XLogRecPtr nvm_last_checkpoint = InvalidXLogRecPtr;	/* pg_control's, at s
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
 static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 
 static void define_settings(void);
@@ -110,6 +112,7 @@ static bool nvm_shutdown_was_unclean(void);
 static void nvm_sweep_pool(void);
 static void nvm_recover_index_log(void);
 static void nvm_executor_start(QueryDesc *queryDesc, int eflags);
+static void nvm_executor_end(QueryDesc *queryDesc);
 static void nvm_process_utility(PlannedStmt *pstmt, const char *queryString,
 								bool readOnlyTree, ProcessUtilityContext context,
 								ParamListInfo params, QueryEnvironment *queryEnv,
@@ -138,6 +141,8 @@ _PG_init(void)
 	shmem_startup_hook = nvm_shmem_startup;
 	prev_ExecutorStart = ExecutorStart_hook;
 	ExecutorStart_hook = nvm_executor_start;
+	prev_ExecutorEnd = ExecutorEnd_hook;
+	ExecutorEnd_hook = nvm_executor_end;
 	prev_ProcessUtility = ProcessUtility_hook;
 	ProcessUtility_hook = nvm_process_utility;
 
@@ -151,6 +156,7 @@ _PG_init(void)
 	nvm_imported_snapshot_init();
 	nvm_feedback_init();
 	nvm_redo_flusher_register();
+	nvm_backup_register();
 
 	/* children drop this callback when they start (on_exit_reset) */
 	on_proc_exit(nvm_postmaster_exit, (Datum) 0);
@@ -479,6 +485,21 @@ nvm_executor_start(QueryDesc *queryDesc, int eflags)
 		prev_ExecutorStart(queryDesc, eflags);
 	else
 		standard_ExecutorStart(queryDesc, eflags);
+}
+
+/*
+ * nvm_executor_end ends the statement, then logs the image of the pool for
+ * a base backup that the statement started with pg_backup_start()
+ * (nvm_backup.c).
+ */
+static void
+nvm_executor_end(QueryDesc *queryDesc)
+{
+	if (prev_ExecutorEnd)
+		prev_ExecutorEnd(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+	nvm_backup_after_statement();
 }
 
 /*

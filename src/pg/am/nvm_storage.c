@@ -140,9 +140,14 @@ nvm_relation_nontransactional_truncate(Relation rel)
 	nvm_check_pool_mapped();
 	nvm_binding_settle(rel);
 	nvm_relation_key(rel, &rel->rd_node, rel->rd_rel->relpersistence, &key);
+	nvm_redo_storage_begin();
 	if (!nvm_table_reset(&key, nvm_xact_my_txid(), &table, &detached))
+	{
+		nvm_redo_storage_end();
 		nvm_report_storage_full(rel);
+	}
 	nvm_redo_log_storage(XLNVM_STORAGE_RESET, &key, NULL);
+	nvm_redo_storage_end();
 	/* the relcache entry's handle is refreshed from the directory */
 	if (rel->rd_amcache != NULL)
 	{

@@ -91,6 +91,7 @@
 #include "postgres.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "access/xlog.h"
 #include "access/xlogrecovery.h"
@@ -98,6 +99,7 @@
 #include "common/controldata_utils.h"
 #include "miscadmin.h"
 #include "port/pg_crc32c.h"
+#include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
@@ -122,12 +124,28 @@ typedef enum NvmDetachCause
 	NVM_DETACH_BACKUP,			/* backup_label: restored backup or pg_rewind */
 	NVM_DETACH_STANDBY,			/* standby.signal */
 	NVM_DETACH_RECOVERY,		/* recovery.signal: archive recovery */
-	NVM_DETACH_BEHIND			/* WAL replay ended before the pool's changes */
+	NVM_DETACH_BEHIND,			/* WAL replay ended before the pool's changes */
+	NVM_DETACH_REWIND,			/* backup_label of pg_rewind */
+	NVM_DETACH_NO_IMAGE			/* a restored backup whose WAL has no image */
 } NvmDetachCause;
 
 static const char *const detach_keywords[] = {
-	"", "backup", "standby", "archive-recovery", "behind-pool"
+	"", "backup", "standby", "archive-recovery", "behind-pool", "rewind", "no-image"
 };
+
+/*
+ * A data directory restored from a base backup rebuilds its pool from the
+ * WAL (wal/nvm_backup.c): the image of the pool is awaited, then replay
+ * goes on until recovery ends.
+ */
+typedef enum NvmRestoreState
+{
+	NVM_RESTORE_NONE = 0,
+	NVM_RESTORE_IMAGE,			/* the image has not been replayed yet */
+	NVM_RESTORE_REPLAY			/* it has; recovery goes on */
+} NvmRestoreState;
+
+static const char *const restore_keywords[] = {"", "image", "replay"};
 
 /* What the data directory's binding file says. */
 typedef struct BindingFile
@@ -137,6 +155,7 @@ typedef struct BindingFile
 	uint64		gen;
 	uint64		prev_gen;		/* 0 unless a claim was under way */
 	NvmDetachCause detached;
+	NvmRestoreState restore;
 } BindingFile;
 
 /* State of the binding in shared memory. */
@@ -157,6 +176,7 @@ typedef struct NvmBindingShared
 	uint64		required_lsn;	/* NVM_DETACH_BEHIND: what the pool needed */
 	uint64		replay_lsn;		/* ... and where replay ended */
 	bool		resync_pending; /* nvm_binding_require_resync was called */
+	uint32		restore;		/* NvmRestoreState */
 } NvmBindingShared;
 
 /* Logs again the rows a crash may have lost the redo of (nvm_resync.c). */
@@ -171,6 +191,7 @@ static NvmBindingShared *binding_shared = NULL;
 static NvmDetachCause start_cause = NVM_DETACH_NONE;
 static bool start_claim_now = false;	/* claim at shared-memory start-up */
 static bool start_replica = false;	/* a standby made from a cold copy */
+static NvmRestoreState start_restore = NVM_RESTORE_NONE;	/* a restored backup */
 static uint64 start_id = 0;		/* the id to claim with */
 static uint64 start_gen = 0;	/* the highest generation seen */
 static uint64 start_prev_gen = 0;	/* the pool's generation before the claim */
@@ -229,6 +250,16 @@ read_binding_file(BindingFile *bf)
 			if (bf->detached == NVM_DETACH_NONE)
 				goto corrupt;
 		}
+		else if (strcmp(key, "restore") == 0)
+		{
+			for (int i = 1; i < lengthof(restore_keywords); i++)
+			{
+				if (strcmp(value, restore_keywords[i]) == 0)
+					bf->restore = (NvmRestoreState) i;
+			}
+			if (bf->restore == NVM_RESTORE_NONE)
+				goto corrupt;
+		}
 		else
 			goto corrupt;
 	}
@@ -264,6 +295,9 @@ write_binding_file(const BindingFile *bf, int elevel)
 	if (bf->detached != NVM_DETACH_NONE)
 		len += snprintf(buf + len, sizeof(buf) - len, "detached %s\n",
 						detach_keywords[bf->detached]);
+	if (bf->restore != NVM_RESTORE_NONE)
+		len += snprintf(buf + len, sizeof(buf) - len, "restore %s\n",
+						restore_keywords[bf->restore]);
 	return nvm_datafile_write(BINDING_NAME, "nvm binding file", buf, len, elevel);
 }
 
@@ -291,6 +325,12 @@ detail_of(NvmDetachCause cause, uint64 required, uint64 replay)
 			return psprintf("nvm pool \"%s\" holds changes that depend on WAL up to %X/%X, but WAL replay of this data directory ended at %X/%X: the data directory is older than the pool.",
 							nvm_pool_path_resolved,
 							LSN_FORMAT_ARGS(required), LSN_FORMAT_ARGS(replay));
+		case NVM_DETACH_REWIND:
+			return psprintf("This data directory was rewound with pg_rewind, which copies no nvm rows: nvm pool \"%s\" is not consistent with it.",
+							nvm_pool_path_resolved);
+		case NVM_DETACH_NO_IMAGE:
+			return psprintf("This data directory was restored from a base backup whose WAL holds no image of the nvm pool (the backup was taken from a standby, or while the primary had nvm.wal_redo off or wal_level minimal, or recovery ended before the image), so its new nvm pool \"%s\" has no rows of the tables made before the backup.",
+							nvm_pool_path_resolved);
 		case NVM_DETACH_NONE:
 			break;
 	}
@@ -308,6 +348,10 @@ hint_of(NvmDetachCause cause)
 				"To give a promoted standby its own empty pool, see \"Backups and copies\" in the nvmam README.";
 		case NVM_DETACH_BEHIND:
 			return "Start the data directory that last used this pool, or restore the data directory and the pool together from one atomic snapshot or one copy made while the server was stopped.";
+		case NVM_DETACH_REWIND:
+			return "Make the former primary again from a new base backup of the new primary (pg_basebackup), which carries the nvm rows.";
+		case NVM_DETACH_NO_IMAGE:
+			return "Take a new base backup of the primary, with nvm.wal_redo on and wal_level replica or logical (see \"Backups and copies\" in the nvmam README).";
 		default:
 			return "Copy nvm tables from the original cluster with pg_dump, or restore the data directory and the pool together from one atomic snapshot or one copy made while the server was stopped. "
 				"To give this data directory a new, empty pool, see \"Backups and copies\" in the nvmam README.";
@@ -341,6 +385,79 @@ file_exists_in_datadir(const char *name)
 	return stat(path, &st) == 0;
 }
 
+/* backup_label_is_rewind says whether backup_label was written by pg_rewind. */
+static bool
+backup_label_is_rewind(void)
+{
+	char		path[MAXPGPATH];
+	char		line[256];
+	bool		rewind = false;
+	FILE	   *f;
+
+	snprintf(path, sizeof(path), "%s/%s", DataDir, BACKUP_LABEL_FILE);
+	f = AllocateFile(path, "r");
+	if (f == NULL)
+		return false;
+	while (fgets(line, sizeof(line), f) != NULL)
+	{
+		if (strncmp(line, "BACKUP METHOD: pg_rewind", 24) == 0)
+			rewind = true;
+	}
+	FreeFile(f);
+	return rewind;
+}
+
+/*
+ * prepare_restore_pool makes way for the new pool of a data directory
+ * restored from a base backup: a copy of the pool inside the data
+ * directory (torn: copied while the server ran) is removed; a pool file at
+ * a path outside it may be the original cluster's, and stops the server.
+ */
+static void
+prepare_restore_pool(void)
+{
+	const char *path = nvm_pool_path_resolved;
+	size_t		dlen = strlen(DataDir);
+	struct stat st;
+
+	if (!is_absolute_path(path) ||
+		(strncmp(path, DataDir, dlen) == 0 && path[dlen] == '/'))
+	{
+		if (unlink(path) != 0 && errno != ENOENT)
+			ereport(FATAL,
+					(errcode_for_file_access(),
+					 errmsg("could not remove the copy of nvm pool \"%s\" that came with the base backup: %m",
+							path)));
+		return;
+	}
+	if (stat(path, &st) == 0)
+		ereport(FATAL,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("nvm pool \"%s\" exists, but this data directory is restored from a base backup",
+						path),
+				 errdetail("A data directory restored from a base backup builds a new nvm pool from the WAL; the file at that path may be the pool of the cluster the backup was taken from."),
+				 errhint("Set nvm.pool_path to a file that does not exist yet (or leave it empty for pg_nvm/pool inside the data directory), or remove that file if no cluster uses it.")));
+}
+
+/*
+ * restore_continues says whether this start of a data directory restored
+ * from a base backup goes on with recovery (pg_control says so), as
+ * opposed to a start after recovery ended.
+ */
+static bool
+restore_continues(void)
+{
+	bool		crc_ok = false;
+	ControlFileData *cf = get_controlfile(DataDir, &crc_ok);
+	bool		in_recovery;
+
+	in_recovery = crc_ok && (cf->state == DB_IN_ARCHIVE_RECOVERY ||
+							 cf->state == DB_IN_CRASH_RECOVERY ||
+							 cf->state == DB_SHUTDOWNED_IN_RECOVERY);
+	pfree(cf);
+	return in_recovery;
+}
+
 /*
  * nvm_binding_detached_at_start reads the data directory's binding file and
  * the files that mark a copy replaying WAL (see the file header).  A data
@@ -356,6 +473,50 @@ nvm_binding_detached_at_start(void)
 	struct stat st;
 
 	read_binding_file(&bf);
+
+	/*
+	 * A data directory restored from a base backup (backup_label, not
+	 * pg_rewind's) rebuilds its pool from the WAL, into a new pool
+	 * (wal/nvm_backup.c): a standby made from a base backup, archive
+	 * recovery and point-in-time recovery alike.  The binding file keeps
+	 * the state across restarts until recovery ends.
+	 */
+	if (nvm_wal_redo && file_exists_in_datadir(BACKUP_LABEL_FILE) && !backup_label_is_rewind())
+	{
+		prepare_restore_pool();
+		memset(&bf, 0, sizeof(bf));
+		bf.restore = NVM_RESTORE_IMAGE;
+		(void) write_binding_file(&bf, FATAL);
+		start_replica = true;
+		start_restore = NVM_RESTORE_IMAGE;
+		ereport(LOG,
+				(errmsg("nvm: this data directory is restored from a base backup: nvm pool \"%s\" is rebuilt from the WAL",
+						nvm_pool_path_resolved)));
+		return false;
+	}
+	if (bf.restore != NVM_RESTORE_NONE && bf.detached == NVM_DETACH_NONE &&
+		!file_exists_in_datadir(BACKUP_LABEL_FILE))
+	{
+		if (restore_continues())
+		{
+			start_replica = true;
+			start_restore = bf.restore;
+			return false;
+		}
+		if (bf.restore == NVM_RESTORE_REPLAY)
+		{
+			/* recovery ended with the image in: the pool is an ordinary one now */
+			bf.restore = NVM_RESTORE_NONE;
+			(void) write_binding_file(&bf, FATAL);
+		}
+		else
+		{
+			bf.detached = NVM_DETACH_NO_IMAGE;
+			bf.restore = NVM_RESTORE_NONE;
+			(void) write_binding_file(&bf, FATAL);
+		}
+	}
+
 	/*
 	 * What this start replays says more than what an earlier one recorded
 	 * (pg_rewind copies the source's binding file), and a standby or
@@ -380,7 +541,7 @@ nvm_binding_detached_at_start(void)
 	else if (file_exists_in_datadir(RECOVERY_SIGNAL_FILE))
 		cause = NVM_DETACH_RECOVERY;
 	else if (file_exists_in_datadir(BACKUP_LABEL_FILE))
-		cause = NVM_DETACH_BACKUP;
+		cause = backup_label_is_rewind() ? NVM_DETACH_REWIND : NVM_DETACH_BACKUP;
 	else
 		cause = bf.detached;
 
@@ -473,7 +634,9 @@ nvm_binding_check_pool(bool created)
 	cf = get_controlfile(DataDir, &crc_ok);
 	clean = crc_ok && (cf->state == DB_SHUTDOWNED ||
 					   (start_replica && cf->state == DB_SHUTDOWNED_IN_RECOVERY));
-	if (start_replica && pb.clean_lsn == 0 && crc_ok && cf->state == DB_IN_ARCHIVE_RECOVERY)
+	if (start_replica && pb.clean_lsn == 0 && crc_ok &&
+		(cf->state == DB_IN_ARCHIVE_RECOVERY ||
+		 (start_restore != NVM_RESTORE_NONE && cf->state == DB_IN_CRASH_RECOVERY)))
 	{
 		/*
 		 * A standby that crashed (or was stopped at once) while it replayed
@@ -528,6 +691,7 @@ claim_pool(int elevel)
 	bf.id = start_id;
 	bf.gen = gen;
 	bf.prev_gen = start_prev_gen;
+	bf.restore = binding_shared != NULL ? (NvmRestoreState) binding_shared->restore : start_restore;
 	if (!write_binding_file(&bf, elevel) || !nvm_durability_note_claim(elevel))
 		return false;
 	nvm_pool_binding_claim(start_id, gen, nvm_boot_current());
@@ -571,6 +735,7 @@ nvm_binding_shmem_startup(void)
 	binding_shared->required_lsn = 0;
 	binding_shared->replay_lsn = 0;
 	binding_shared->resync_pending = false;
+	binding_shared->restore = (uint32) start_restore;
 	if (start_cause != NVM_DETACH_NONE)
 		pg_atomic_init_u32(&binding_shared->state, NVM_BINDING_DETACHED);
 	else if (start_claim_now)
@@ -663,6 +828,80 @@ run_resync(void)
 }
 
 /*
+ * restore_usable says whether the pool of a data directory restored from a
+ * base backup may be used now: during recovery once the image is replayed;
+ * when recovery has ended, the pool becomes an ordinary one if the image
+ * was replayed, else the data directory is detached for good.
+ */
+static bool
+restore_usable(void)
+{
+	BindingFile bf;
+
+	if (RecoveryInProgress())
+		return binding_shared->restore == NVM_RESTORE_REPLAY;
+	LWLockAcquire(binding_shared->lock, LW_EXCLUSIVE);
+	PG_TRY();
+	{
+		if (pg_atomic_read_u32(&binding_shared->state) == NVM_BINDING_REPLICA &&
+			binding_shared->restore != NVM_RESTORE_NONE)
+		{
+			bool		image = binding_shared->restore == NVM_RESTORE_REPLAY;
+
+			read_binding_file(&bf);
+			bf.restore = NVM_RESTORE_NONE;
+			if (!image)
+				bf.detached = NVM_DETACH_NO_IMAGE;
+			(void) write_binding_file(&bf, ERROR);
+			binding_shared->restore = NVM_RESTORE_NONE;
+			if (!image)
+				binding_shared->cause = NVM_DETACH_NO_IMAGE;
+			pg_atomic_write_u32(&binding_shared->state,
+								image ? NVM_BINDING_ATTACHED : NVM_BINDING_DETACHED);
+		}
+	}
+	PG_FINALLY();
+	{
+		LWLockRelease(binding_shared->lock);
+	}
+	PG_END_TRY();
+	return pg_atomic_read_u32(&binding_shared->state) == NVM_BINDING_ATTACHED;
+}
+
+/*
+ * nvm_binding_restore_image_replayed says that replay of a data directory
+ * restored from a base backup has applied the image of the pool (the
+ * startup process, at IMAGE END): nvm rows may be served from now on, and
+ * after restarts too.
+ */
+void
+nvm_binding_restore_image_replayed(void)
+{
+	BindingFile bf;
+
+	if (binding_shared->restore != NVM_RESTORE_IMAGE)
+		return;
+	read_binding_file(&bf);
+	bf.restore = NVM_RESTORE_REPLAY;
+	(void) write_binding_file(&bf, FATAL);
+	binding_shared->restore = NVM_RESTORE_REPLAY;
+	ereport(LOG,
+			(errmsg("nvm: the image of the nvm pool logged at the start of the base backup is replayed"),
+			 errdetail("nvm tables can be read once the data directory is consistent.")));
+}
+
+/*
+ * nvm_binding_is_restore says whether this server rebuilds its pool from
+ * the WAL of a base backup (until recovery ends): replay skips what names
+ * a table the image has not brought yet.
+ */
+bool
+nvm_binding_is_restore(void)
+{
+	return binding_shared != NULL && binding_shared->restore != NVM_RESTORE_NONE;
+}
+
+/*
  * nvm_binding_usable says whether nvm rows may be used now: a pool that was
  * in use is checked against the end of WAL replay the first time
  * (check_wal_and_claim).  Never during recovery.
@@ -676,6 +915,8 @@ nvm_binding_usable(void)
 		return true;
 	if (state == NVM_BINDING_REPLICA)
 	{
+		if (binding_shared->restore != NVM_RESTORE_NONE)
+			return restore_usable();
 		/* a promoted standby owns its pool as any primary does */
 		if (!RecoveryInProgress())
 			pg_atomic_write_u32(&binding_shared->state, NVM_BINDING_ATTACHED);
@@ -722,6 +963,14 @@ nvm_binding_settle(Relation rel)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("nvm tables cannot be used during recovery")));
 
+	if (pg_atomic_read_u32(&binding_shared->state) == NVM_BINDING_REPLICA &&
+		binding_shared->restore == NVM_RESTORE_IMAGE)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 rel ? errmsg("nvm table \"%s\" is not available yet", RelationGetRelationName(rel)) :
+				 errmsg("nvm tables are not available yet"),
+				 errdetail("This data directory is restored from a base backup, and WAL replay has not yet reached the image of the nvm pool logged at the backup's start."),
+				 errhint("Wait until replay passes the image; if the backup's WAL holds none, take a new base backup of the primary (see \"Backups and copies\" in the nvmam README).")));
 	cause = (NvmDetachCause) binding_shared->cause;
 	detail = detail_of(cause, binding_shared->required_lsn, binding_shared->replay_lsn);
 	if (cause == NVM_DETACH_STANDBY && RecoveryInProgress())
@@ -795,7 +1044,7 @@ nvm_binding_state_detail(void)
 		case NVM_BINDING_PENDING:
 			return "pending";
 		case NVM_BINDING_REPLICA:
-			return "standby";
+			return binding_shared->restore == NVM_RESTORE_IMAGE ? "restoring" : "standby";
 		case NVM_BINDING_RESYNC:
 			return "attached";
 		case NVM_BINDING_DETACHED:

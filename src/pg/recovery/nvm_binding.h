@@ -50,6 +50,8 @@ extern void nvm_binding_settle(struct RelationData *rel);
 /* Whether the data directory is detached (for nvm_pool_stats). */
 extern bool nvm_binding_is_detached(void);
 extern bool nvm_binding_is_replica(void);
+extern bool nvm_binding_is_restore(void);
+extern void nvm_binding_restore_image_replayed(void);
 extern void nvm_binding_require_resync(void);
 extern void nvm_binding_set_resync_hook(void (*hook) (void));
 extern const char *nvm_binding_state_detail(void);

@@ -57,13 +57,19 @@ typedef struct PendingDrop
 static PendingDrop *pending_drops = NULL;
 static object_access_hook_type prev_object_access_hook = NULL;
 
+/*
+ * drop_storage frees p's storage and logs the drop, with the image of a
+ * base backup kept out meanwhile (nvm_redo_storage_begin).
+ */
 static void
 drop_storage(PendingDrop *p)
 {
+	nvm_redo_storage_begin();
 	if (p->detached != 0)
 		nvm_table_free_detached(p->detached);
 	else if (nvm_table_drop(&p->key))
 		nvm_redo_log_storage(XLNVM_STORAGE_DROP, &p->key, NULL);
+	nvm_redo_storage_end();
 }
 
 /*

@@ -188,6 +188,27 @@ nvm_redo_group_end(void)
 }
 
 /*
+ * nvm_redo_storage_begin keeps groups of records out while this backend
+ * drops, empties or frees a table's storage and logs it, until
+ * nvm_redo_storage_end: the image of a base backup (nvm_backup.c) reads a
+ * table's rows inside its group, and never from storage freed under it
+ * or replaced after it looked the table up.
+ */
+void
+nvm_redo_storage_begin(void)
+{
+	if (nvm_redo_needed() && !group_open)
+		LWLockAcquire(group_lock, LW_SHARED);
+}
+
+void
+nvm_redo_storage_end(void)
+{
+	if (!group_open && LWLockHeldByMe(group_lock))
+		LWLockRelease(group_lock);
+}
+
+/*
  * nvm_redo_needed says whether this process writes nvm redo now: the
  * setting is on, wal_level is replica or higher, and WAL can be written
  * (not during recovery: the startup process's replay commits are not
@@ -237,6 +258,7 @@ emit_part(RedoBuild *b, bool more)
 	}
 	memset(&hdr, 0, sizeof(hdr));
 	hdr.txid = b->txid;
+	hdr.time = (int64) GetCurrentTimestamp();
 	hdr.xid = b->xid;
 	hdr.nversions = b->nversions;
 	hdr.ntables = (uint16) b->ntables;
@@ -369,6 +391,20 @@ nvm_redo_log_prepared(const NvmTxn *txn, uint32 xid)
 	if (txn == NULL || txn->txid == NVM_INVALID_TXID || !nvm_redo_needed())
 		return;
 	(void) log_versions((uint32_t) txn->slot, txn->txid, txn, xid, XLNVM_COMMIT_PREPARED);
+}
+
+/*
+ * nvm_redo_log_indoubt writes the versions of transaction txid of slot,
+ * in doubt under external xid xid (prepared, or a tied commit a crash left
+ * undecided), as COMMIT records flagged prepared: the image of a base
+ * backup (nvm_backup.c) carries them so, and the restored cluster resolves
+ * them from its commit log as a standby does.  The caller holds the core's
+ * in-doubt lock (nvm_indoubt_each).
+ */
+void
+nvm_redo_log_indoubt(uint32_t slot, uint64_t txid, uint32 xid)
+{
+	(void) log_versions(slot, txid, NULL, xid, XLNVM_COMMIT_PREPARED);
 }
 
 /*

@@ -28,9 +28,10 @@
 #define XLOG_NVM_CONFLICT		0xA0	/* index entries of these runs go */
 #define XLOG_NVM_RESYNC			0xB0	/* a table's rows logged again after a crash */
 #define XLOG_NVM_LOCKS			0xC0	/* row-lock words of a prepared transaction */
+#define XLOG_NVM_IMAGE			0xD0	/* every table's rows, for a base backup */
 
 /* Is info (masked) one of the redo records of this header? */
-#define XLOG_NVM_IS_REDO(info)	((info) >= XLOG_NVM_COMMIT && (info) <= XLOG_NVM_LOCKS)
+#define XLOG_NVM_IS_REDO(info)	((info) >= XLOG_NVM_COMMIT && (info) <= XLOG_NVM_IMAGE)
 
 /*
  * XLOG_NVM_COMMIT: the versions a committed transaction wrote (not those
@@ -50,6 +51,7 @@
 typedef struct xl_nvm_commit
 {
 	uint64		txid;			/* the primary's txid (for rm_desc) */
+	int64		time;			/* when it was written (recovery_target_time) */
 	uint32		xid;			/* its PostgreSQL xid, if it had one */
 	uint32		nversions;
 	uint16		ntables;
@@ -138,5 +140,25 @@ typedef struct xl_nvm_resync
  * still holds its row locks, as the primary does across a restart.  A
  * MultiXactId in a word was logged by PostgreSQL before it.
  */
+
+/*
+ * XLOG_NVM_IMAGE: the image of the pool a base backup needs
+ * (nvm_backup.c): BEGIN, then a RESYNC group of every permanent table and
+ * a COMMIT record flagged prepared of every transaction in doubt, then END.
+ * A data directory restored from the backup replays WAL from the backup's
+ * start into a new, empty pool (nvm_replay.c): a table has rows there only
+ * from its RESYNC group on (or from its creation, if that is later), and
+ * nvm rows are served only once an END whose BEGIN was replayed too.
+ */
+#define XLNVM_IMAGE_BEGIN		1
+#define XLNVM_IMAGE_END			2
+
+typedef struct xl_nvm_image
+{
+	uint64		tables;			/* END: tables and rows logged */
+	uint64		rows;
+	uint32		indoubt;		/* END: transactions in doubt logged */
+	uint8		phase;
+} xl_nvm_image;
 
 #endif							/* NVM_REDOFMT_H */

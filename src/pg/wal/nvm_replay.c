@@ -69,6 +69,7 @@
 #include "postgres.h"
 
 #include "access/xlogreader.h"
+#include "access/xlogrecovery.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
@@ -90,6 +91,8 @@
 #include "recovery/nvm_binding.h"
 #include "wal/nvm_redofmt.h"
 #include "wal/nvm_replay.h"
+
+static NvmTable open_table(const NvmTableKey *key);
 
 /* The startup process's own transaction, and the commit whose parts it holds. */
 static int	replay_slot = -1;
@@ -151,6 +154,23 @@ report_full(const NvmTableKey *key)
 			 errhint("Give the standby a larger pool (nvm.pool_max_size), or make it again from a new copy of the primary.")));
 }
 
+/*
+ * known_table opens key's table into *t; a data directory restored from a
+ * base backup knows only the tables its replay has brought (the image's,
+ * and those created after it), and skips what names another: the image
+ * brings its rows later (nvm_backup.c).  A standby's pool has every table.
+ */
+static bool
+known_table(const NvmTableKey *key, NvmTable *t)
+{
+	if (nvm_table_open(key, t))
+		return true;
+	if (nvm_binding_is_restore())
+		return false;
+	*t = open_table(key);
+	return true;
+}
+
 /* open_table opens key's table in the standby's pool, creating it if missing. */
 static NvmTable
 open_table(const NvmTableKey *key)
@@ -203,6 +223,43 @@ next_version(XLogReaderState *record, const char **p, const char *end, uint16 nt
 	return xv.table;
 }
 
+/*
+ * past_target_time says whether a commit lies beyond recovery_target_time,
+ * and if so stops recovery right after its record, which is not applied.
+ * PostgreSQL stops replay at the first commit record of its own past the
+ * target; a log-free nvm commit has none (no xid), so replay does the same
+ * at the first such nvm commit: it turns the target into the position of
+ * the next record (recovery_target_lsn, not inclusive), so that nothing
+ * after it (index entries, heap commits) is replayed either, and the nvm
+ * rows and the rest of the cluster stop at the same point of the WAL.  A
+ * commit with an xid has its PostgreSQL commit record before this one:
+ * replay reaches it only if PostgreSQL replayed that, and applies it.
+ */
+static bool target_time_passed = false;
+
+static bool
+past_target_time(XLogReaderState *record, const xl_nvm_commit *hdr)
+{
+	if (target_time_passed)
+		return true;
+	if (recoveryTarget != RECOVERY_TARGET_TIME || hdr->xid != InvalidTransactionId)
+		return false;
+	if (hdr->time > recoveryTargetTime ||
+		(!recoveryTargetInclusive && hdr->time == recoveryTargetTime))
+	{
+		target_time_passed = true;
+		recoveryTarget = RECOVERY_TARGET_LSN;
+		recoveryTargetLSN = record->EndRecPtr;
+		recoveryTargetInclusive = false;
+		ereport(LOG,
+				(errmsg("nvm: recovery stops before an nvm commit of %s, past recovery_target_time",
+						timestamptz_to_str(hdr->time)),
+				 errdetail("The nvm commit at %X/%X has no PostgreSQL commit record; recovery stops at the next record.",
+						   LSN_FORMAT_ARGS(record->ReadRecPtr))));
+	}
+	return target_time_passed;
+}
+
 static void
 replay_commit(XLogReaderState *record)
 {
@@ -214,8 +271,13 @@ replay_commit(XLogReaderState *record)
 	replay_begin();
 	memcpy(&hdr, p, sizeof(hdr));
 	p += sizeof(hdr);
+	if ((hdr.flags & XLNVM_COMMIT_CONTINUED) == 0 && open_txid == 0 && past_target_time(record, &hdr))
+		return;
 	if (hdr.flags & XLNVM_COMMIT_CONTINUED)
 	{
+		/* a restore starts within the WAL: the image holds the commit */
+		if (open_txid != hdr.txid && (nvm_binding_is_restore() || target_time_passed))
+			return;
 		if (open_txid != hdr.txid)
 			ereport(FATAL,
 					(errcode(ERRCODE_DATA_CORRUPTED),
@@ -228,21 +290,25 @@ replay_commit(XLogReaderState *record)
 	else if (open_txid != 0)
 		abort_open_commit();
 
-	tables = palloc(sizeof(NvmTable) * Max(hdr.ntables, 1));
+	tables = palloc0(sizeof(NvmTable) * Max(hdr.ntables, 1));
 	for (int i = 0; i < hdr.ntables; i++)
 	{
 		xl_nvm_table_ref ref;
 
 		memcpy(&ref, p, sizeof(ref));
 		p += sizeof(ref);
-		tables[i] = open_table(&ref.key);
-		nvm_replica_raise_counters(&tables[i], ref.next_record, ref.next_version);
+		if (known_table(&ref.key, &tables[i]))
+			nvm_replica_raise_counters(&tables[i], ref.next_record, ref.next_version);
+		else
+			tables[i].desc = NULL;
 	}
 	for (uint32 i = 0; i < hdr.nversions; i++)
 	{
 		NvmReplicaVersion rv;
 		uint16		ti = next_version(record, &p, end, hdr.ntables, &rv);
 
+		if (tables[ti].desc == NULL)
+			continue;
 		switch (nvm_replica_install(&tables[ti], &replay_txn, &rv))
 		{
 			case NVM_REPLICA_NO_SPACE:
@@ -318,7 +384,13 @@ replay_storage(XLogReaderState *record)
 			break;
 		case XLNVM_STORAGE_RESET:
 			/* only a table its own transaction created: no query reads it */
-			if (!nvm_table_reset(&rec.key, 0, &t, &detached))
+			if (!nvm_table_open(&rec.key, &t))
+			{
+				/* a restore that has not seen the table: it is empty now */
+				if (!nvm_table_create(&rec.key, 0, &t))
+					report_full(&rec.key);
+			}
+			else if (!nvm_table_reset(&rec.key, 0, &t, &detached))
 				report_full(&rec.key);
 			if (detached != 0)
 				nvm_table_free_detached(detached);
@@ -326,8 +398,11 @@ replay_storage(XLogReaderState *record)
 		case XLNVM_STORAGE_CLONE:
 			if (!nvm_table_open(&rec.key, &t))
 			{
-				NvmTable	src = open_table(&rec.src);
+				NvmTable	src;
 
+				/* a restore brings the copy with the image if it lacks the source */
+				if (!known_table(&rec.src, &src))
+					break;
 				if (!nvm_table_clone(&src, &rec.key, 0, NULL, 0, &t))
 					report_full(&rec.key);
 			}
@@ -344,7 +419,8 @@ replay_reserve(XLogReaderState *record)
 	NvmTable	t;
 
 	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
-	t = open_table(&rec.key);
+	if (!known_table(&rec.key, &t))
+		return;
 	nvm_replica_raise_counters(&t, 0, rec.limit);
 	nvm_table_raise_redo_reserved(&t, rec.limit);
 }
@@ -420,6 +496,31 @@ replay_resync(XLogReaderState *record)
 	open_txid = 0;
 	pfree(resync_listed);
 	resync_listed = NULL;
+}
+
+/*
+ * replay_image follows the image of the pool that the primary logs at the
+ * start of a base backup (nvm_backup.c): its tables' RESYNC groups and
+ * in-doubt transactions are replayed as such; an END whose BEGIN was
+ * replayed too completes the image of a restored data directory
+ * (nvm_binding_restore_image_replayed).  A restore starts replay at the
+ * backup's start, so an image cut by it shows an END alone.
+ */
+static void
+replay_image(XLogReaderState *record)
+{
+	static bool image_begun = false;
+	xl_nvm_image rec;
+
+	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
+	if (rec.phase == XLNVM_IMAGE_BEGIN)
+		image_begun = true;
+	else if (rec.phase == XLNVM_IMAGE_END && image_begun)
+	{
+		image_begun = false;
+		if (nvm_binding_is_restore())
+			nvm_binding_restore_image_replayed();
+	}
 }
 
 /*
@@ -528,7 +629,8 @@ replay_locks(XLogReaderState *record)
 
 	memcpy(&rec, p, sizeof(rec));
 	p += sizeof(rec);
-	t = open_table(&rec.key);
+	if (!known_table(&rec.key, &t))
+		return;
 	for (uint32 i = 0; i < rec.nitems; i++)
 	{
 		uint64		pair[2];
@@ -579,6 +681,9 @@ nvm_replay(XLogReaderState *record)
 			break;
 		case XLOG_NVM_LOCKS:
 			replay_locks(record);
+			break;
+		case XLOG_NVM_IMAGE:
+			replay_image(record);
 			break;
 	}
 	note_applied(record->EndRecPtr);
@@ -667,6 +772,19 @@ nvm_replay_desc(StringInfo buf, XLogReaderState *record)
 				desc_key(buf, &rec.key);
 				if (rec.phase == XLNVM_RESYNC_ROWS)
 					appendStringInfo(buf, ": %u rows", rec.nrows);
+				break;
+			}
+		case XLOG_NVM_IMAGE:
+			{
+				xl_nvm_image rec;
+
+				memcpy(&rec, p, sizeof(rec));
+				if (rec.phase == XLNVM_IMAGE_BEGIN)
+					appendStringInfoString(buf, "begin");
+				else
+					appendStringInfo(buf, "end: %llu tables, %llu rows, %u in doubt",
+									 (unsigned long long) rec.tables,
+									 (unsigned long long) rec.rows, rec.indoubt);
 				break;
 			}
 	}

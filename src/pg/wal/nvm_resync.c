@@ -66,11 +66,13 @@ log_phase(NvmTable *t, uint8 phase, uint32 nrows, const char *rows, size_t len)
 }
 
 /*
- * log_rows writes the RESYNC records of table t, BEGIN to END, and returns
- * the end of END; *total counts the rows.
+ * nvm_resync_log_rows writes the RESYNC records of table t, BEGIN to END,
+ * and returns the end of END; *total counts the rows.  The caller holds a
+ * group of records (nvm_redo_group_begin), as resync_table does and the
+ * image of a base backup (nvm_backup.c) does per table.
  */
-static XLogRecPtr
-log_rows(NvmTable *t, uint64 *total)
+XLogRecPtr
+nvm_resync_log_rows(NvmTable *t, uint64 *total)
 {
 	StringInfoData rows;
 	uint32		nrows = 0;
@@ -115,7 +117,8 @@ log_rows(NvmTable *t, uint64 *total)
 /*
  * resync_table logs the committed rows of table t, as one group of records
  * for the standby (nvm_redo.c: no other COMMIT record in between, and no
- * checkpoint record before its end); returns their number.
+ * checkpoint record before its end), then clears its mark; returns their
+ * number.
  */
 static uint64
 resync_table(NvmTable *t)
@@ -128,7 +131,7 @@ resync_table(NvmTable *t)
 	{
 		uint64		n = 0;
 
-		end = log_rows(t, &n);
+		end = nvm_resync_log_rows(t, &n);
 		total = n;
 	}
 	PG_FINALLY();

@@ -413,6 +413,8 @@ nvm_identify(uint8 info)
 			return "RESYNC";
 		case XLOG_NVM_LOCKS:
 			return "LOCKS";
+		case XLOG_NVM_IMAGE:
+			return "IMAGE";
 	}
 	return NULL;
 }

@@ -1,0 +1,16 @@
+/*-------------------------------------------------------------------------
+ *
+ * nvm_backup.h
+ *	  Online base backups of nvm tables: the image of the pool logged at a
+ *	  backup's start (nvm_backup.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef NVM_BACKUP_H
+#define NVM_BACKUP_H
+
+extern void nvm_backup_register(void);
+extern void nvm_backup_log_image(const char *why);
+extern void nvm_backup_after_statement(void);
+
+#endif							/* NVM_BACKUP_H */
