@@ -12,8 +12,10 @@
 #	  streaming standby made from a backup serves hot-standby reads of nvm
 #	  rows that keep the total, catches up, and is promoted; archive
 #	  recovery replays to the end of the archive; point-in-time recovery to
-#	  a named restore point and to a time taken under load restores a
-#	  marker table to the right moment.  A restore whose WAL holds no image
+#	  a named restore point, to a time taken under load and to the xid of
+#	  a transaction with heap and nvm rows (inclusive and not) restores a
+#	  marker table to the right moment, the transaction's heap and nvm
+#	  parts together.  A restore whose WAL holds no image
 #	  of the pool (the primary ran without nvm redo) refuses its nvm tables
 #	  with a hint, also after a restart.
 use strict;
@@ -66,6 +68,14 @@ usleep(300_000);
 $primary->safe_psql('postgres', q{INSERT INTO marks VALUES ('after the time')});
 # a heap commit gives PostgreSQL's own replay a place to stop at
 $primary->safe_psql('postgres', q{INSERT INTO ledger VALUES ('after the time')});
+# a transaction with heap and nvm rows, the target of recovery_target_xid
+my $tied_xid = $primary->safe_psql('postgres', q{
+	BEGIN;
+	INSERT INTO ledger VALUES ('tied');
+	INSERT INTO marks VALUES ('tied');
+	SELECT txid_current();
+	COMMIT;});
+$primary->safe_psql('postgres', q{INSERT INTO marks VALUES ('after the tied one')});
 nvm_transfers_finish($load, 'the transfers during the backups');
 nvm_accounts_check($primary, 'the original after the load', $ROWS);
 
@@ -157,9 +167,9 @@ my $after_standby = nvm_rows_digest($primary);
 # --- archive recovery to the end of the archive ------------------------------
 my $last_wal = $primary->safe_psql('postgres', 'SELECT pg_walfile_name(pg_current_wal_lsn())');
 $primary->safe_psql('postgres', 'SELECT pg_switch_wal()');
-$primary->poll_query_until('postgres',
-	qq{SELECT count(*) = 1 FROM pg_ls_archive_statusdir() WHERE name = '$last_wal.done'})
-  or die "$last_wal was not archived";
+my $archived_by = time + 180;
+usleep(100_000) while !-f $primary->archive_dir . "/$last_wal" && time < $archived_by;
+ok(-f $primary->archive_dir . "/$last_wal", 'the WAL of the primary is archived');
 my $archived = restore('archived', 'plain_fetch', has_restoring => 1, standby => 0);
 $archived->start;
 $archived->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
@@ -171,7 +181,7 @@ $archived->stop;
 # --- point-in-time recovery ----------------------------------------------------
 sub pitr
 {
-	my ($name, $target, $want) = @_;
+	my ($name, $target, $want, $want_ledger) = @_;
 	my $node = restore($name, 'tar_fetch', has_restoring => 1, standby => 0);
 	$node->append_conf('postgresql.conf', "$target\nrecovery_target_action = 'promote'\n");
 	$node->start;
@@ -179,6 +189,9 @@ sub pitr
 	  or die "$name: recovery did not end";
 	is($node->safe_psql('postgres', q{SELECT string_agg(note, ', ' ORDER BY note) FROM marks}),
 		$want, "$name: the marker table is at the target");
+	is($node->safe_psql('postgres', q{SELECT count(*) FROM ledger WHERE note = 'tied'}),
+		$want_ledger, "$name: the heap part of the tied transaction goes with its nvm part")
+	  if defined $want_ledger;
 	nvm_accounts_check($node, $name, $ROWS);
 	$node->stop;
 	return;
@@ -186,6 +199,12 @@ sub pitr
 pitr('pitr_name', "recovery_target_name = 'nvm_rp'", 'before the restore point');
 pitr('pitr_time', "recovery_target_time = '$target_time'",
 	'after the restore point, before the restore point, before the time');
+# recovery_target_xid stops right after (inclusive) or before the commit
+# record of a transaction with heap and nvm rows: both parts or neither
+pitr('pitr_xid', "recovery_target_xid = '$tied_xid'",
+	'after the restore point, after the time, before the restore point, before the time, tied', 1);
+pitr('pitr_xid_exclusive', "recovery_target_xid = '$tied_xid'\nrecovery_target_inclusive = false",
+	'after the restore point, after the time, before the restore point, before the time', 0);
 
 # --- a restore whose WAL holds no image of the pool ---------------------------
 # the primary runs a while without redo (nvm.wal_redo off): a backup then

@@ -648,6 +648,24 @@ replay_locks(XLogReaderState *record)
 }
 
 /*
+ * replay_resolver answers for a transaction in doubt on this standby (a
+ * prepared or tied transaction of the primary, replayed in doubt under its
+ * xid) from the commit log as far as replay has brought it: 1 committed, 0
+ * aborted, -1 not known yet (still running, or prepared).
+ */
+static int
+replay_resolver(uint64 xid64)
+{
+	TransactionId xid = (TransactionId) xid64;
+
+	if (TransactionIdIsInProgress(xid))
+		return -1;
+	if (TransactionIdDidCommit(xid))
+		return 1;
+	return TransactionIdDidAbort(xid) ? 0 : -1;
+}
+
+/*
  * nvm_replay replays one nvm redo record (nvm_wal.c's rm_redo calls it for
  * every record type of nvm_redofmt.h): into the pool of a standby, nothing during
  * a primary's crash recovery.
@@ -659,6 +677,14 @@ nvm_replay(XLogReaderState *record)
 
 	if (!nvm_binding_is_replica())
 		return;
+	/*
+	 * Transactions in doubt whose PostgreSQL commit or abort record was
+	 * replayed since are resolved first: a tied commit's versions are
+	 * replayed before its commit record, and their clock slot stays taken
+	 * until they are resolved.
+	 */
+	if (nvm_indoubt_pending())
+		(void) nvm_indoubt_resolve_all(replay_resolver);
 	/* applied before a restart of the standby (see the file header) */
 	if (record->EndRecPtr <= (XLogRecPtr) nvm_pool_replayed_lsn())
 		return;

@@ -725,6 +725,17 @@ prepare_tied(NvmTxn *txn)
 		set_sync_commit(SYNCHRONOUS_COMMIT_LOCAL_FLUSH);
 	nvm_commit_stats.tied++;
 	tie_outcome_to_xid(txn, "commit");
+
+	/*
+	 * For copies of the cluster (standbys, restored backups, point-in-time
+	 * recovery), the versions go into the WAL before PostgreSQL's commit
+	 * record, in doubt under the xid, as a prepare's do: a copy whose
+	 * replay stops between the two records (recovery_target_xid, _lsn,
+	 * _name) decides the nvm part from its commit log, as the heap part
+	 * is decided.  The COMMIT record after the nvm status follows as for
+	 * any commit (nvm_redo.c).
+	 */
+	nvm_redo_log_prepared(txn, GetTopTransactionId());
 }
 
 /*
