@@ -4,14 +4,15 @@
 #   heap: three clusters with one table accounts (id, balance, filler) of
 #   --rows rows and its primary key, wal_level = replica, data directories
 #   on disk:
-#     heap         the table in heap
+#     heap         the table in heap (the cluster's pool, empty, in /dev/shm)
 #     nvm          the table in nvm, the pool in /dev/shm (outside the data
 #                  directory: the backup copies no pool)
 #     nvm-inside   the table in nvm, the pool at its default place
 #                  (pg_nvm/pool, copied by the backup and then not used)
 #   For every backup (pg_basebackup -c fast -X stream, to disk): seconds,
 #   bytes copied (the backup's size), MB copied per second, the WAL the
-#   primary wrote during the backup (nvm: the image of the pool), and the
+#   primary wrote during the backup (the rest of the segment the backup
+#   switches from, and for nvm the image of the pool), and the
 #   restore: seconds from the start of the restored server until the table
 #   answers, and whether it holds every row.  Contenders are interleaved in
 #   every round.
@@ -69,7 +70,7 @@ make_cluster()
 		echo "max_wal_senders = 4"
 		echo "max_wal_size = 4GB"
 		echo "nvm.pool_size = '1GB'"
-		[ "$c" = nvm ] && echo "nvm.pool_path = '$SHM/$c.pool'"
+		[ "$c" != nvm-inside ] && echo "nvm.pool_path = '$SHM/$c.pool'"
 		true
 	} >> "$WORK/$c/postgresql.conf"
 	"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/$c" -l "$WORK/$c.log" -w start >/dev/null
@@ -98,7 +99,7 @@ backup_once()
 	rport=$((port + 10))
 	{
 		echo "port = $rport"
-		[ "$c" = nvm ] && echo "nvm.pool_path = '$SHM/$c.restored.pool'"
+		[ "$c" != nvm-inside ] && echo "nvm.pool_path = '$SHM/$c.restored.pool'"
 		true
 	} >> "$dest/postgresql.conf"
 	rm -f "$SHM/$c.restored.pool"
