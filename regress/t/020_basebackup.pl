@@ -8,7 +8,8 @@
 #	  its pool from the WAL (the torn copy of the pool is replaced) and
 #	  holds every account, the total kept, index and sequential scans
 #	  agreeing, amcheck and the integrity checks clean, across a restart.
-#	  A backup taken without load holds exactly the rows of its end.  A
+#	  A backup taken without load holds exactly the rows of its end, and a
+#	  transaction prepared before it with its row lock and its row.  A
 #	  streaming standby made from a backup serves hot-standby reads of nvm
 #	  rows that keep the total, catches up, and is promoted; archive
 #	  recovery replays to the end of the archive; point-in-time recovery to
@@ -32,6 +33,7 @@ my $ROWS = 200_000;
 
 my ($primary, $pool) = nvm_node('bb_primary', pool_in_datadir => 1,
 	init => { allows_streaming => 1, has_archiving => 1 });
+$primary->append_conf('postgresql.conf', "max_prepared_transactions = 5\n");
 $primary->start;
 nvm_accounts_create($primary, $ROWS);
 $primary->safe_psql('postgres', 'CREATE TABLE marks (note text) USING nvm');
@@ -79,9 +81,17 @@ $primary->safe_psql('postgres', q{INSERT INTO marks VALUES ('after the tied one'
 nvm_transfers_finish($load, 'the transfers during the backups');
 nvm_accounts_check($primary, 'the original after the load', $ROWS);
 
-# a backup without load: its restore holds exactly the rows of its end
+# a backup without load, while a prepared transaction holds a row lock and
+# an inserted row: its restore holds exactly the rows of its end, and the
+# prepared transaction with its lock and its row
+$primary->safe_psql('postgres', q{
+	BEGIN;
+	SELECT 1 FROM accounts WHERE id = 10 FOR UPDATE;
+	INSERT INTO marks VALUES ('prepared');
+	PREPARE TRANSACTION 'p1';});
 $primary->backup('quiet');
 my $quiet_rows = nvm_rows_digest($primary);
+$primary->safe_psql('postgres', q{COMMIT PREPARED 'p1'});
 $primary->safe_psql('postgres', 'UPDATE accounts SET balance = balance + 5 WHERE id = 1; UPDATE accounts SET balance = balance - 5 WHERE id = 2');
 $primary->safe_psql('postgres', 'SELECT pg_switch_wal()');
 my $final_rows = nvm_rows_digest($primary);
@@ -135,6 +145,18 @@ foreach my $b (@backups)
 	my $copy = restore('copy_quiet', 'quiet');
 	$copy->start;
 	is(nvm_rows_digest($copy), $quiet_rows, 'a backup without load: exactly the rows of its end');
+	is($copy->safe_psql('postgres', 'SELECT gid FROM pg_prepared_xacts'), 'p1',
+		'a backup without load: the prepared transaction is there');
+	my ($rc, $out, $err) = $copy->psql('postgres',
+		q{SET lock_timeout = '1s'; UPDATE accounts SET balance = balance WHERE id = 10});
+	isnt($rc, 0, 'a backup without load: the prepared transaction holds its row lock');
+	like($err, qr/lock timeout/, 'a backup without load: ... an update of the row waits for it');
+	is($copy->safe_psql('postgres', q{SELECT count(*) FROM marks WHERE note = 'prepared'}), '0',
+		'a backup without load: the prepared row is not visible yet');
+	$copy->safe_psql('postgres', q{COMMIT PREPARED 'p1'});
+	is($copy->safe_psql('postgres', q{SELECT count(*) FROM marks WHERE note = 'prepared'}), '1',
+		'a backup without load: COMMIT PREPARED brings its row');
+	$copy->safe_psql('postgres', q{UPDATE accounts SET balance = balance WHERE id = 10});
 	$copy->stop;
 }
 

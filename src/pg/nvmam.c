@@ -157,6 +157,7 @@ _PG_init(void)
 	nvm_feedback_init();
 	nvm_redo_flusher_register();
 	nvm_backup_register();
+	nvm_backup_set_prepared_locks_logger(nvm_rowlock_log_prepared_words);
 
 	/* children drop this callback when they start (on_exit_reset) */
 	on_proc_exit(nvm_postmaster_exit, (Datum) 0);

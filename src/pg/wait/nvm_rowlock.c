@@ -1101,6 +1101,36 @@ persist_prepared_locks(void)
 }
 
 /*
+ * nvm_rowlock_log_prepared_words logs (LOCKS records) every word of table t
+ * that a prepared transaction holds, as PREPARE TRANSACTION logged them:
+ * the image of the pool for a base backup (wal/nvm_backup.c) carries them,
+ * so that a restored cluster holds the row locks of transactions still
+ * prepared.  A word a COMMIT or ROLLBACK PREPARED releases meanwhile is
+ * logged as it was; the restored cluster treats it as its primary would
+ * after a restart.
+ */
+void
+nvm_rowlock_log_prepared_words(const NvmTable *t)
+{
+	uint64		limit = nvm_table_record_limit(t);
+
+	for (uint64 r = 1; r < limit; r++)
+	{
+		_Atomic uint64_t *w = nvm_record_lock_word(t, r, false);
+		uint64		word;
+
+		if (r % 4096 == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (w == NULL)
+			continue;
+		word = atomic_load(w);
+		if (word & LW_PREPARED)
+			note_prepared_word(t, r, word);
+	}
+	log_prepared_words();
+}
+
+/*
  * nvm_rowlock_before_prepare persists the words of a transaction being
  * prepared (PRE_PREPARE comes before the prepare record); the transaction
  * end (nvm_xact_end.c) calls it.

@@ -66,6 +66,7 @@ extern uint64 nvm_rowlock_vacuum(const NvmTable *table, uint64 nrec);
 
 /* PREPARE TRANSACTION and transaction end (nvm_xact_end.c) */
 extern void nvm_rowlock_before_prepare(void);
+extern void nvm_rowlock_log_prepared_words(const NvmTable *t);
 extern void nvm_rowlock_at_xact_end(void);
 extern void nvm_rowlock_at_subxact_abort(void);
 

@@ -13,9 +13,10 @@
  * before the backup can end, the primary logs an image of every nvm table:
  *
  *	 IMAGE BEGIN, then for every permanent table a RESYNC group (its
- *	 committed rows, as after a crash: nvm_resync.c), then a COMMIT record
- *	 flagged prepared for every transaction in doubt (prepared ones), then
- *	 IMAGE END.
+ *	 committed rows, as after a crash: nvm_resync.c) and the LOCKS records
+ *	 of the row locks prepared transactions hold in it, then a COMMIT
+ *	 record flagged prepared for every transaction in doubt (prepared
+ *	 ones), then IMAGE END.
  *
  * A data directory restored from the backup builds a new, empty pool and
  * replays the WAL from R into it (nvm_replay.c, recovery/nvm_binding.c):
@@ -88,6 +89,9 @@
 
 PGDLLEXPORT void nvm_backup_watch_main(Datum arg);
 
+/* Logs the row locks prepared transactions hold in a table (wait/nvm_rowlock.c). */
+static void (*prepared_locks_logger) (const NvmTable *t) = NULL;
+
 /* This session's backup (pg_backup_start) has its image in the WAL. */
 static bool session_image_logged = false;
 
@@ -135,6 +139,8 @@ log_table(const NvmTableKey *key, ImageCounts *counts)
 		if (nvm_table_open(key, &t))
 		{
 			(void) nvm_resync_log_rows(&t, &rows);
+			if (prepared_locks_logger != NULL)
+				prepared_locks_logger(&t);
 			counts->tables++;
 			counts->rows += rows;
 		}
@@ -248,6 +254,17 @@ nvm_backup_log_image(const char *why)
 					counts.indoubt),
 			 errdetail("The backup was started by %s; a data directory restored from it rebuilds its nvm pool from the WAL.",
 					   why)));
+}
+
+/*
+ * nvm_backup_set_prepared_locks_logger sets what logs the row locks of
+ * prepared transactions in a table for the image (_PG_init: the row locks
+ * are wait/'s, which depends on this folder).
+ */
+void
+nvm_backup_set_prepared_locks_logger(void (*logger) (const NvmTable *t))
+{
+	prepared_locks_logger = logger;
 }
 
 /*

@@ -9,7 +9,10 @@
 #ifndef NVM_BACKUP_H
 #define NVM_BACKUP_H
 
+#include "store.h"
+
 extern void nvm_backup_register(void);
+extern void nvm_backup_set_prepared_locks_logger(void (*logger) (const NvmTable *t));
 extern void nvm_backup_log_image(const char *why);
 extern void nvm_backup_after_statement(void);
 
