@@ -316,7 +316,7 @@ detail_of(NvmDetachCause cause, uint64 required, uint64 replay)
 			return psprintf("This data directory was restored from a file-level backup or rewound with pg_rewind (it started with a backup_label file), so the copy of nvm pool \"%s\" it came with, if any, is not consistent with it.",
 							nvm_pool_path_resolved);
 		case NVM_DETACH_STANDBY:
-			return psprintf("This data directory is (or was) a physical standby made from a file-level backup (it started with a backup_label file, or with no pool of its own), and a base backup does not carry nvm pool \"%s\" yet.",
+			return psprintf("This data directory is (or was) a physical standby without a pool of its own (it started with standby.signal, from a copy that had no nvm pool of its own, or with nvm.wal_redo off), so nvm pool \"%s\" is not consistent with it.",
 							nvm_pool_path_resolved);
 		case NVM_DETACH_RECOVERY:
 			return psprintf("This data directory ran archive recovery (it started with a recovery.signal file), which replays WAL that carries no nvm rows, so nvm pool \"%s\" is not consistent with it.",
@@ -344,7 +344,7 @@ hint_of(NvmDetachCause cause)
 	switch (cause)
 	{
 		case NVM_DETACH_STANDBY:
-			return "Make the standby from a copy of the primary's data directory and pool taken while the primary was stopped (see \"Replication\" in the nvmam README), read nvm tables on the primary, or replicate them with logical replication. "
+			return "Make the standby again from a base backup of the primary (pg_basebackup -R) with nvm.wal_redo on, or from a copy of the primary's data directory and pool taken while the primary was stopped (see \"Replication\" in the nvmam README), or replicate nvm tables with logical replication. "
 				"To give a promoted standby its own empty pool, see \"Backups and copies\" in the nvmam README.";
 		case NVM_DETACH_BEHIND:
 			return "Start the data directory that last used this pool, or restore the data directory and the pool together from one atomic snapshot or one copy made while the server was stopped.";
