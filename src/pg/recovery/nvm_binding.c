@@ -440,6 +440,20 @@ prepare_restore_pool(void)
 }
 
 /*
+ * end_restore records in bf that recovery of a data directory restored
+ * from a base backup has ended: the pool is an ordinary one from now on if
+ * the image was replayed (image_replayed), else the data directory is
+ * detached for good.
+ */
+static void
+end_restore(BindingFile *bf, bool image_replayed)
+{
+	bf->restore = NVM_RESTORE_NONE;
+	if (!image_replayed)
+		bf->detached = NVM_DETACH_NO_IMAGE;
+}
+
+/*
  * restore_continues says whether this start of a data directory restored
  * from a base backup goes on with recovery (pg_control says so), as
  * opposed to a start after recovery ended.
@@ -471,6 +485,8 @@ nvm_binding_detached_at_start(void)
 	BindingFile bf;
 	NvmDetachCause cause = NVM_DETACH_NONE;
 	struct stat st;
+	bool		label = file_exists_in_datadir(BACKUP_LABEL_FILE);
+	bool		rewind = label && backup_label_is_rewind();
 
 	read_binding_file(&bf);
 
@@ -481,7 +497,7 @@ nvm_binding_detached_at_start(void)
 	 * recovery and point-in-time recovery alike.  The binding file keeps
 	 * the state across restarts until recovery ends.
 	 */
-	if (nvm_wal_redo && file_exists_in_datadir(BACKUP_LABEL_FILE) && !backup_label_is_rewind())
+	if (nvm_wal_redo && label && !rewind)
 	{
 		prepare_restore_pool();
 		memset(&bf, 0, sizeof(bf));
@@ -494,8 +510,7 @@ nvm_binding_detached_at_start(void)
 						nvm_pool_path_resolved)));
 		return false;
 	}
-	if (bf.restore != NVM_RESTORE_NONE && bf.detached == NVM_DETACH_NONE &&
-		!file_exists_in_datadir(BACKUP_LABEL_FILE))
+	if (bf.restore != NVM_RESTORE_NONE && bf.detached == NVM_DETACH_NONE && !label)
 	{
 		if (restore_continues())
 		{
@@ -503,18 +518,9 @@ nvm_binding_detached_at_start(void)
 			start_restore = bf.restore;
 			return false;
 		}
-		if (bf.restore == NVM_RESTORE_REPLAY)
-		{
-			/* recovery ended with the image in: the pool is an ordinary one now */
-			bf.restore = NVM_RESTORE_NONE;
-			(void) write_binding_file(&bf, FATAL);
-		}
-		else
-		{
-			bf.detached = NVM_DETACH_NO_IMAGE;
-			bf.restore = NVM_RESTORE_NONE;
-			(void) write_binding_file(&bf, FATAL);
-		}
+		/* recovery ended before a first access to nvm rows could record it */
+		end_restore(&bf, bf.restore == NVM_RESTORE_REPLAY);
+		(void) write_binding_file(&bf, FATAL);
 	}
 
 	/*
@@ -540,8 +546,8 @@ nvm_binding_detached_at_start(void)
 		cause = NVM_DETACH_STANDBY;
 	else if (file_exists_in_datadir(RECOVERY_SIGNAL_FILE))
 		cause = NVM_DETACH_RECOVERY;
-	else if (file_exists_in_datadir(BACKUP_LABEL_FILE))
-		cause = backup_label_is_rewind() ? NVM_DETACH_REWIND : NVM_DETACH_BACKUP;
+	else if (label)
+		cause = rewind ? NVM_DETACH_REWIND : NVM_DETACH_BACKUP;
 	else
 		cause = bf.detached;
 
@@ -849,9 +855,7 @@ restore_usable(void)
 			bool		image = binding_shared->restore == NVM_RESTORE_REPLAY;
 
 			read_binding_file(&bf);
-			bf.restore = NVM_RESTORE_NONE;
-			if (!image)
-				bf.detached = NVM_DETACH_NO_IMAGE;
+			end_restore(&bf, image);
 			(void) write_binding_file(&bf, ERROR);
 			binding_shared->restore = NVM_RESTORE_NONE;
 			if (!image)

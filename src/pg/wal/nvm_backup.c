@@ -219,9 +219,8 @@ nvm_backup_log_image(const char *why)
 {
 	ImageCounts counts;
 	XLogRecPtr	end;
-	int			pin = MyProc->pgprocno;
-	bool		own_pin = !nvm_gc_is_pinned(pin);
-	NvmSnapshot *snap;
+	int			pin;
+	bool		own_pin;
 
 	if (!nvm_redo_needed() || nvm_pool_base == NULL)
 		return;
@@ -230,9 +229,15 @@ nvm_backup_log_image(const char *why)
 	 * The versions read stay until the pin goes; a transaction's pin of
 	 * this session, older, does as well.
 	 */
-	snap = palloc(sizeof(NvmSnapshot));
+	pin = MyProc->pgprocno;
+	own_pin = !nvm_gc_is_pinned(pin);
 	if (own_pin)
+	{
+		NvmSnapshot *snap = palloc(sizeof(NvmSnapshot));
+
 		nvm_snapshot_take_pinned(pin, snap);
+		pfree(snap);
+	}
 	PG_TRY();
 	{
 		(void) log_image_phase(XLNVM_IMAGE_BEGIN, NULL);
@@ -247,7 +252,6 @@ nvm_backup_log_image(const char *why)
 			nvm_gc_unpin(pin);
 	}
 	PG_END_TRY();
-	pfree(snap);
 	ereport(LOG,
 			(errmsg("nvm: logged the rows of %llu nvm tables (%llu rows, %u prepared transactions) for a base backup",
 					(unsigned long long) counts.tables, (unsigned long long) counts.rows,

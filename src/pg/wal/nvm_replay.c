@@ -290,7 +290,7 @@ replay_commit(XLogReaderState *record)
 	else if (open_txid != 0)
 		abort_open_commit();
 
-	tables = palloc0(sizeof(NvmTable) * Max(hdr.ntables, 1));
+	tables = palloc(sizeof(NvmTable) * Max(hdr.ntables, 1));
 	for (int i = 0; i < hdr.ntables; i++)
 	{
 		xl_nvm_table_ref ref;
@@ -648,13 +648,15 @@ replay_locks(XLogReaderState *record)
 }
 
 /*
- * replay_resolver answers for a transaction in doubt on this standby (a
- * prepared or tied transaction of the primary, replayed in doubt under its
- * xid) from the commit log as far as replay has brought it: 1 committed, 0
- * aborted, -1 not known yet (still running, or prepared).
+ * nvm_replay_resolve_indoubt answers for a transaction in doubt on this
+ * standby (a prepared or tied transaction of the primary, replayed in
+ * doubt under its xid) from the commit log as far as replay has brought
+ * it: 1 committed, 0 aborted, -1 not known yet (still running, or
+ * prepared).  Replay resolves with it before each record, and so do the
+ * snapshots of standby queries (xact/nvm_xact.c).
  */
-static int
-replay_resolver(uint64 xid64)
+int
+nvm_replay_resolve_indoubt(uint64 xid64)
 {
 	TransactionId xid = (TransactionId) xid64;
 
@@ -684,7 +686,7 @@ nvm_replay(XLogReaderState *record)
 	 * until they are resolved.
 	 */
 	if (nvm_indoubt_pending())
-		(void) nvm_indoubt_resolve_all(replay_resolver);
+		(void) nvm_indoubt_resolve_all(nvm_replay_resolve_indoubt);
 	/* applied before a restart of the standby (see the file header) */
 	if (record->EndRecPtr <= (XLogRecPtr) nvm_pool_replayed_lsn())
 		return;

@@ -14,6 +14,7 @@
 
 extern void nvm_replay(XLogReaderState *record);
 extern void nvm_replay_end(void);
+extern int	nvm_replay_resolve_indoubt(uint64 xid64);
 extern void nvm_replay_desc(StringInfo buf, XLogReaderState *record);
 
 #endif							/* NVM_REPLAY_H */

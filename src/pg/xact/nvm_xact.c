@@ -83,6 +83,7 @@
 #include "nvm_routine.h"
 #include "nvm_settings.h"
 #include "recovery/nvm_binding.h"
+#include "wal/nvm_replay.h"
 #include "space/nvm_relation.h"
 #include "xact/nvm_commit.h"
 #include "xact/nvm_imported_snapshot.h"
@@ -181,11 +182,9 @@ resolve_indoubt(uint64 xid64)
 		 * replay has brought it; anything else waits for the end of
 		 * recovery.
 		 */
-		if (!nvm_binding_is_replica() || TransactionIdIsInProgress(xid))
+		if (!nvm_binding_is_replica())
 			return -1;
-		if (TransactionIdDidCommit(xid))
-			return 1;
-		return TransactionIdDidAbort(xid) ? 0 : -1;
+		return nvm_replay_resolve_indoubt(xid64);
 	}
 	if (!TransactionIdPrecedes(xid, ReadNextTransactionId()))
 		return 0;
