@@ -3,26 +3,34 @@
 #	  Two clients move money between the accounts of an nvm table and log
 #	  each transfer in an nvm history table, with the pool at its default
 #	  place (pg_nvm/pool in the data directory, on an ordinary file
-#	  system).  Image A of the pool is copied mid-run, image B after every
-#	  server process was killed.  After a power loss each 4 KiB page of the
-#	  file holds whatever the kernel last wrote back: the model takes each
-#	  page from A or from B at random (one seed a round), with the WAL and
-#	  the rest of the data directory whole, and starts the server in a new
-#	  boot of the operating system (nvm.debug_boot_id).
+#	  system) and nvm.durability at its default (auto: through the WAL on a
+#	  page-cache file).  Image A of the pool is copied mid-run; a
+#	  checkpoint follows (the recovery after the power loss starts at its
+#	  redo point, so the image of the pool it logs is the one replayed);
+#	  image B is copied after every server process was killed, with the
+#	  data directory.  After a power loss each 4 KiB page of the file holds
+#	  whatever the kernel last wrote back: the model takes each page from A
+#	  or from B at random (one seed a round), with the WAL and the rest of
+#	  the data directory whole, and starts the server in a new boot of the
+#	  operating system (nvm.debug_boot_id).
 #
-#	  The server must refuse each mixed pool with a clear FATAL; if it ever
-#	  serves one, the rows must be exact (every account, the total
-#	  conserved, index and sequential scans agreeing, the integrity check
-#	  clean, every acknowledged transfer there), which a torn pool is not.
+#	  The server must rebuild each mixed pool from the WAL and serve it
+#	  exactly: every account, the total conserved, index and sequential
+#	  scans agreeing, the integrity check and amcheck clean, every
+#	  acknowledged transfer there.  A rebuild cut short by a crash of the
+#	  startup process (nvm.debug_crash_point = replay_before_note) goes on
+#	  at the next start, replaying again what was not noted, exactly.
 #	  Then image B alone in the same boot (what a crash of the server's
-#	  processes leaves) is served exactly.
+#	  processes leaves) is served exactly, as it is, without a rebuild.
 #
 #	  NVM_POWER_LOSS_SEEDS="1 2 3" chooses the seeds.
 use strict;
 use warnings;
 
 use File::Copy;
+use File::Path qw(rmtree);
 use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::RecursiveCopy;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time usleep);
@@ -34,9 +42,13 @@ my $TOTAL = $ACCOUNTS * $INITIAL;
 my $PAGE = 4096;
 my @SEEDS = split ' ', ($ENV{NVM_POWER_LOSS_SEEDS} // '11 22 33');
 
-my ($node, $pool) = nvm_node('power_loss', pool_in_datadir => 1, pool_size => '64MB');
+my ($node, $pool) = nvm_node('power_loss', pool_in_datadir => 1, pool_size => '64MB',
+	durability => 'auto', init => { allows_streaming => 1 });
 $node->append_conf('postgresql.conf', "autovacuum = off\n");
 $node->start;
+like(slurp_file($node->logfile),
+	qr/nvm pool "\Q$pool\E" is a page-cache file .*: commits of nvm rows are made durable through the WAL/,
+	'on a page-cache file, commits of nvm rows are made durable through the WAL by default');
 $node->safe_psql('postgres', qq{
 	CREATE EXTENSION nvmam;
 	CREATE EXTENSION amcheck;
@@ -101,14 +113,15 @@ sub run_for
 	return;
 }
 
-my $image_a = "$pool.image-a";
-my $image_b = "$pool.image-b";
-my $mixed = "$pool.mixed";
-push @NvmTest::extra_files, $image_a, $image_b, $mixed;
+my $image_a = $node->basedir . '/pool.image-a';
+my $image_b = $node->basedir . '/pool.image-b';
+my $mixed = $node->basedir . '/pool.mixed';
 
 run_for(1.5);
 copy($pool, $image_a) or die "cannot copy $pool: $!";
 my $acked_at_a = scalar keys %acked;
+run_for(0.5);
+$node->safe_psql('postgres', 'CHECKPOINT');
 run_for(1.5);
 nvm_crash($node);
 run_for(0.5);
@@ -118,6 +131,22 @@ copy($pool, $image_b) or die "cannot copy $pool: $!";
 my $acked_n = scalar keys %acked;
 ok($acked_at_a > 0 && $acked_n > $acked_at_a,
 	"transfers were acknowledged before image A ($acked_at_a) and before the kill ($acked_n)");
+
+# the data directory at the power loss, restored before each round
+my $saved_dir = $node->basedir . '/data_at_power_loss';
+PostgreSQL::Test::RecursiveCopy::copypath($node->data_dir, $saved_dir);
+
+# restore_data_directory POOL: the data directory as at the power loss,
+# with POOL as its pool file
+sub restore_data_directory
+{
+	my ($pool_file) = @_;
+	rmtree($node->data_dir);
+	PostgreSQL::Test::RecursiveCopy::copypath($saved_dir, $node->data_dir);
+	chmod 0700, $node->data_dir;
+	copy($pool_file, $pool) or die "cannot copy $pool_file: $!";
+	return;
+}
 
 # ---------------------------------------------------------------------------
 # the checks of a pool that is served
@@ -177,34 +206,44 @@ sub mix_images
 	return ($differ, $from_a);
 }
 
+my $round = 0;
 foreach my $seed (@SEEDS)
 {
 	my $name = "power loss, seed $seed";
 	my ($differ, $from_a) = mix_images($seed);
 	ok($from_a > 0 && $from_a < $differ,
 		"$name: $differ pages of the two images differ, $from_a taken from image A");
-	copy($mixed, $pool) or die "cannot copy $mixed: $!";
+	restore_data_directory($mixed);
 	$node->append_conf('postgresql.conf', "nvm.debug_boot_id = 'power-loss-$seed'\n");
+	# the first round's rebuild is cut short once by a crash of the startup process
 	my $offset = -s $node->logfile;
-	my $started = $node->start(fail_ok => 1);
-	ok(!$started, "$name: the server refuses the mixed pool");
-	if ($started)
+	if ($round++ == 0)
 	{
-		served_exactly("$name, served anyway");
-		$node->stop('immediate');
-		next;
+		$node->append_conf('postgresql.conf', "nvm.debug_crash_point = 'replay_before_note'\n");
+		ok(!$node->start(fail_ok => 1), "$name: a rebuild cut short by a crash of the startup process stops the start");
+		like(slurp_file($node->logfile, $offset), qr/nvm: debug crash point replay_before_note/,
+			"$name: the startup process crashed in the rebuild, after a replayed commit and before its note");
+		$node->append_conf('postgresql.conf', "nvm.debug_crash_point = 'none'\n");
 	}
-	my $fatal = nvm_fatal_text($node, $offset);
-	like($fatal, qr/FATAL:  nvm pool "\Q$pool\E" may have been torn by a crash of the operating system or a power loss\n.*DETAIL:  The pool is a page-cache file .*\n.*HINT:  Restore the data directory and the pool together from a backup/,
-		"$name: the FATAL names the pool, its class and the cause, with a hint");
+	ok($node->start(fail_ok => 1), "$name: the server starts with the mixed pool");
+	like(slurp_file($node->logfile, $offset),
+		qr/nvm pool "\Q$pool\E" is perhaps torn after a crash of the operating system, a power loss or a reboot: it is rebuilt from the WAL/,
+		"$name: the log says the pool is rebuilt from the WAL");
+	is($node->safe_psql('postgres', 'SELECT state FROM nvm_pool_stats()'), 'attached',
+		"$name: the rebuilt pool is attached");
+	served_exactly($name);
+	$node->stop('immediate');
 }
 
 # ---------------------------------------------------------------------------
 # a crash of the server's processes in the same boot: image B is served
 # ---------------------------------------------------------------------------
-copy($image_b, $pool) or die "cannot copy $image_b: $!";
+restore_data_directory($image_b);
 $node->append_conf('postgresql.conf', "nvm.debug_boot_id = ''\n");
+my $offset = -s $node->logfile;
 $node->start;
+unlike(slurp_file($node->logfile, $offset), qr/rebuilt from the WAL/,
+	'process crash in the same boot: the pool is not rebuilt');
 served_exactly('process crash in the same boot');
 $node->stop;
 

@@ -15,6 +15,15 @@
 #	  - persistent memory (PMEM_IS_PMEM_FORCE=1 makes libpmem report the
 #	    page-cache file as persistent memory): a crash and a new boot serve
 #	    every row.
+#	  The page-cache and first volatile parts run with nvm.durability =
+#	  pool (the pool's own durability, what persistent memory gives); the
+#	  last part runs with the default, auto, which makes commits durable
+#	  through the WAL off persistent memory:
+#	  - volatile memory, through the WAL: a crash and a new boot that
+#	    removed the pool rebuild it from the last checkpoint's image and
+#	    the WAL, with every row; a clean stop copies the pool to
+#	    pg_nvm/pool.saved, and a new boot that removed the pool copies it
+#	    back; the copy is removed once the pool is there.
 #	  Each start says the class in the server log and nvm_pool_stats().
 use strict;
 use warnings;
@@ -171,6 +180,55 @@ like($fatal, qr/DETAIL:  .*It was on volatile storage \(such as tmpfs\), which a
 	'volatile, pool gone: the detail says why');
 like($fatal, qr/HINT:  .*remove pg_nvm\/binding to start with a new, empty pool/,
 	'volatile, pool gone: the hint says what to do');
+
+# ---------------------------------------------------------------------------
+# volatile memory (tmpfs), commits durable through the WAL
+# ---------------------------------------------------------------------------
+my ($wnode, $wpool) = nvm_node('reboot_tmpfs_wal', pool_size => '64MB', durability => 'auto',
+	init => { allows_streaming => 1 });
+$wnode->start;
+fill($wnode);
+ok($wnode->log_contains(qr/LOG:  nvm pool "\Q$wpool\E" is in volatile memory \(tmpfs\): commits of nvm rows are made durable through the WAL/),
+	'volatile, through the WAL: the start says so');
+$wnode->safe_psql('postgres', 'CHECKPOINT');
+$wnode->safe_psql('postgres', qq{
+	UPDATE t SET v = v || 'y' WHERE id % 4 = 0;
+	DELETE FROM t WHERE id % 7 = 0;
+	INSERT INTO t SELECT g, md5(g::text) FROM generate_series($ROWS + 1, $ROWS + 500) g;
+});
+$digest = rows_digest($wnode);
+nvm_crash($wnode);
+unlink $wpool or die "cannot remove $wpool: $!";
+boot_id($wnode, 'reboot-1');
+my $offset = -s $wnode->logfile;
+$wnode->start;
+like(slurp_file($wnode->logfile, $offset),
+	qr/LOG:  nvm: nvm pool "\Q$wpool\E" is gone after a crash of the operating system, a power loss or a reboot: it is rebuilt from the WAL/,
+	'volatile, through the WAL, crash and a new boot that removed the pool: the log says it is rebuilt');
+is(rows_digest($wnode), $digest,
+	'volatile, through the WAL, crash and a new boot that removed the pool: every row is served');
+is($wnode->safe_psql('postgres', 'SELECT state FROM nvm_pool_stats()'), 'attached',
+	'volatile, through the WAL, rebuilt: the pool is attached');
+nvm_verify_clean($wnode, 't', 'volatile, through the WAL, rebuilt');
+
+# a clean stop copies the pool to disk; a reboot that removed it brings it back
+$wnode->safe_psql('postgres', "UPDATE t SET v = 'z' WHERE id < 100");
+$digest = rows_digest($wnode);
+$wnode->stop;
+my $saved = $wnode->data_dir . '/pg_nvm/pool.saved';
+ok(-f $saved, 'volatile, through the WAL, clean stop: the pool is copied to pg_nvm/pool.saved');
+unlink $wpool or die "cannot remove $wpool: $!";
+boot_id($wnode, 'reboot-2');
+$offset = -s $wnode->logfile;
+$wnode->start;
+like(slurp_file($wnode->logfile, $offset),
+	qr/LOG:  nvm: volatile nvm pool "\Q$wpool\E" was gone after a clean stop; it is copied back from pg_nvm\/pool.saved/,
+	'volatile, through the WAL, clean stop and a new boot: the pool is copied back');
+is(rows_digest($wnode), $digest,
+	'volatile, through the WAL, clean stop and a new boot: every row is served');
+ok(!-e $saved, 'volatile, through the WAL: the copy is removed once the pool is there');
+nvm_verify_clean($wnode, 't', 'volatile, through the WAL, copied back');
+$wnode->stop;
 
 # ---------------------------------------------------------------------------
 # persistent memory (libpmem told so)

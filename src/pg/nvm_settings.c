@@ -63,6 +63,7 @@ static const struct config_enum_entry nvm_crash_point_options[] = {
 	{"after_indoubt", NVM_CRASH_AFTER_INDOUBT, false},
 	{"before_nvm_commit", NVM_CRASH_BEFORE_NVM_COMMIT, false},
 	{"after_nvm_commit", NVM_CRASH_AFTER_NVM_COMMIT, false},
+	{"replay_before_note", NVM_CRASH_REPLAY_BEFORE_NOTE, false},
 	{NULL, 0, false}
 };
 
@@ -109,11 +110,13 @@ nvm_define_settings(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("nvm.debug_crash_point",
-							 "Crashes the server at a point of the commit protocol (for tests).",
+							 "Crashes the server at a point of the commit protocol or of replay (for tests).",
 							 "after_indoubt: after the in-doubt marker, before PostgreSQL's commit "
 							 "(or prepare) record; before_nvm_commit: after the commit record, before the nvm "
 							 "status; after_nvm_commit: after the nvm status of a log-free commit, before its "
-							 "WAL is flushed.  Never set it on a server that matters.",
+							 "WAL is flushed; replay_before_note: in the startup process, after the first nvm "
+							 "commit replayed after an image of the pool, before the pool notes it applied.  "
+							 "Never set it on a server that matters.",
 							 &nvm_debug_crash_point,
 							 NVM_CRASH_NONE,
 							 nvm_crash_point_options,

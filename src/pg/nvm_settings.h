@@ -28,13 +28,14 @@ extern int	nvm_concurrency_control;
 /* nvm.snapshot_buffering: an NvmSnapshotPolicy (ccstate.h) */
 extern int	nvm_snapshot_buffering;
 
-/* nvm.debug_crash_point: where a test makes the commit protocol crash. */
+/* nvm.debug_crash_point: where a test makes the commit protocol or replay crash. */
 typedef enum NvmCrashPoint
 {
 	NVM_CRASH_NONE = 0,
 	NVM_CRASH_AFTER_INDOUBT,
 	NVM_CRASH_BEFORE_NVM_COMMIT,
-	NVM_CRASH_AFTER_NVM_COMMIT
+	NVM_CRASH_AFTER_NVM_COMMIT,
+	NVM_CRASH_REPLAY_BEFORE_NOTE
 } NvmCrashPoint;
 
 extern int	nvm_debug_crash_point;

@@ -120,6 +120,21 @@ static void nvm_process_utility(PlannedStmt *pstmt, const char *queryString,
 static void nvm_postmaster_exit(int code, Datum arg);
 
 /*
+ * nvm_log_at_first_access runs at the first access to nvm rows after a start
+ * that needs it (the binding's "resync" state): the rows a crash may have
+ * lost the redo of are logged again (nvm_resync.c), then, where commits are
+ * durable through the WAL, the image of the pool (nvm_backup.c), so that
+ * the WAL after the last checkpoint holds one before anything changes.
+ */
+static void
+nvm_log_at_first_access(void)
+{
+	nvm_resync_run();
+	if (nvm_durability_through_wal())
+		nvm_backup_log_image("the start of the server", false);
+}
+
+/*
  * _PG_init defines the settings, maps the pool and installs the hooks.  It
  * refuses to run anywhere but in shared_preload_libraries processing.
  */
@@ -152,7 +167,7 @@ _PG_init(void)
 	nvm_drop_init();
 	nvm_wal_init();
 	nvm_redo_init(nvm_commit_session_sync);
-	nvm_binding_set_resync_hook(nvm_resync_run);
+	nvm_binding_set_resync_hook(nvm_log_at_first_access);
 	nvm_imported_snapshot_init();
 	nvm_feedback_init();
 	nvm_redo_flusher_register();

@@ -47,11 +47,13 @@ sub nvm_pool_path
 }
 
 # nvm_node NAME [, preload => 0] [, pool_size => SIZE] [, pool_in_datadir
-# => 1] [, init => { OPTIONS }]: an initialised (not started) node whose
-# postgresql.conf loads nvmam with a pool of its own (by default in
-# NVM_SHM_DIR; with pool_in_datadir, at its default place, pg_nvm/pool in
-# the data directory); OPTIONS go to PostgreSQL::Test::Cluster's init
-# (allows_streaming, has_archiving).  Returns the node and the pool's path.
+# => 1] [, durability => MODE] [, init => { OPTIONS }]: an initialised (not
+# started) node whose postgresql.conf loads nvmam with a pool of its own (by
+# default in NVM_SHM_DIR; with pool_in_datadir, at its default place,
+# pg_nvm/pool in the data directory) and nvm.durability = MODE (pool by
+# default: the pool stands for persistent memory); OPTIONS go to
+# PostgreSQL::Test::Cluster's init (allows_streaming, has_archiving).
+# Returns the node and the pool's path.
 sub nvm_node
 {
 	my ($name, %opts) = @_;
@@ -70,6 +72,9 @@ sub nvm_node
 		$pool = nvm_pool_path($name);
 		$conf .= "nvm.pool_path = '$pool'\n";
 	}
+	# the pool emulates persistent memory (commits durable in the pool)
+	# unless the test asks for durability through the WAL
+	$conf .= "nvm.durability = '" . ($opts{durability} // 'pool') . "'\n";
 	# the harness runs every TAP test once per concurrency-control mode
 	$conf .= "nvm.concurrency_control = '$ENV{NVM_CC_MODE}'\n" if $ENV{NVM_CC_MODE};
 	$conf = "shared_preload_libraries = 'nvmam'\n" . $conf if $preload;

@@ -440,6 +440,21 @@ prepare_restore_pool(void)
 }
 
 /*
+ * begin_restore starts the rebuild of the pool from the WAL, into a new
+ * pool: the binding file bf says so durably, and this start replays into
+ * the pool as a standby does.
+ */
+static void
+begin_restore(BindingFile *bf)
+{
+	memset(bf, 0, sizeof(*bf));
+	bf->restore = NVM_RESTORE_IMAGE;
+	(void) write_binding_file(bf, FATAL);
+	start_replica = true;
+	start_restore = NVM_RESTORE_IMAGE;
+}
+
+/*
  * end_restore records in bf that recovery of a data directory restored
  * from a base backup has ended: the pool is an ordinary one from now on if
  * the image was replayed (image_replayed), else the data directory is
@@ -500,15 +515,42 @@ nvm_binding_detached_at_start(void)
 	if (nvm_wal_redo && label && !rewind)
 	{
 		prepare_restore_pool();
-		memset(&bf, 0, sizeof(bf));
-		bf.restore = NVM_RESTORE_IMAGE;
-		(void) write_binding_file(&bf, FATAL);
-		start_replica = true;
-		start_restore = NVM_RESTORE_IMAGE;
+		begin_restore(&bf);
 		ereport(LOG,
 				(errmsg("nvm: this data directory is restored from a base backup: nvm pool \"%s\" is rebuilt from the WAL",
 						nvm_pool_path_resolved)));
 		return false;
+	}
+
+	/*
+	 * A pool whose commits were made durable through the WAL, gone or
+	 * perhaps torn by a crash of the operating system, a power loss or a
+	 * reboot, is rebuilt from the WAL in the same way, by crash recovery
+	 * (nvm_durability.c); a volatile pool gone after a clean stop is
+	 * copied back from its copy on disk first.
+	 */
+	if (!label && bf.exists && bf.id != 0 && bf.detached == NVM_DETACH_NONE &&
+		!file_exists_in_datadir(STANDBY_SIGNAL_FILE) &&
+		!file_exists_in_datadir(RECOVERY_SIGNAL_FILE))
+	{
+		bool		missing;
+
+		(void) nvm_durability_bring_back_volatile_pool();
+		missing = stat(nvm_pool_path_resolved, &st) != 0 && errno == ENOENT;
+		if (nvm_durability_rebuild_needed(missing))
+		{
+			if (!missing && unlink(nvm_pool_path_resolved) != 0)
+				ereport(FATAL,
+						(errcode_for_file_access(),
+						 errmsg("could not remove nvm pool \"%s\" to rebuild it from the WAL: %m",
+								nvm_pool_path_resolved)));
+			begin_restore(&bf);
+			ereport(LOG,
+					(errmsg("nvm: nvm pool \"%s\" is %s after a crash of the operating system, a power loss or a reboot: it is rebuilt from the WAL",
+							nvm_pool_path_resolved, missing ? "gone" : "perhaps torn"),
+					 errdetail("Its commits were made durable through the WAL (nvm.durability); crash recovery replays the image of the pool after the last checkpoint and the commits after it into a new pool.")));
+			return false;
+		}
 	}
 	if (bf.restore != NVM_RESTORE_NONE && bf.detached == NVM_DETACH_NONE && !label)
 	{
@@ -861,7 +903,9 @@ restore_usable(void)
 			if (!image)
 				binding_shared->cause = NVM_DETACH_NO_IMAGE;
 			pg_atomic_write_u32(&binding_shared->state,
-								image ? NVM_BINDING_ATTACHED : NVM_BINDING_DETACHED);
+								!image ? NVM_BINDING_DETACHED :
+								binding_shared->resync_pending ? NVM_BINDING_RESYNC :
+								NVM_BINDING_ATTACHED);
 		}
 	}
 	PG_FINALLY();
@@ -890,7 +934,7 @@ nvm_binding_restore_image_replayed(void)
 	(void) write_binding_file(&bf, FATAL);
 	binding_shared->restore = NVM_RESTORE_REPLAY;
 	ereport(LOG,
-			(errmsg("nvm: the image of the nvm pool logged at the start of the base backup is replayed"),
+			(errmsg("nvm: the image of the nvm pool in the WAL is replayed: the rebuilt pool holds every nvm table"),
 			 errdetail("nvm tables can be read once the data directory is consistent.")));
 }
 
@@ -920,10 +964,22 @@ nvm_binding_usable(void)
 	if (state == NVM_BINDING_REPLICA)
 	{
 		if (binding_shared->restore != NVM_RESTORE_NONE)
-			return restore_usable();
+		{
+			if (restore_usable())
+				return true;
+			if (pg_atomic_read_u32(&binding_shared->state) != NVM_BINDING_RESYNC)
+				return false;
+			run_resync();
+			return true;
+		}
+		if (RecoveryInProgress())
+			return true;
 		/* a promoted standby owns its pool as any primary does */
-		if (!RecoveryInProgress())
-			pg_atomic_write_u32(&binding_shared->state, NVM_BINDING_ATTACHED);
+		pg_atomic_write_u32(&binding_shared->state,
+							binding_shared->resync_pending ? NVM_BINDING_RESYNC :
+							NVM_BINDING_ATTACHED);
+		if (pg_atomic_read_u32(&binding_shared->state) == NVM_BINDING_RESYNC)
+			run_resync();
 		return true;
 	}
 	if (state == NVM_BINDING_RESYNC && !RecoveryInProgress())
@@ -1106,6 +1162,8 @@ binding_at_exit(int code, Datum arg)
 					 errmsg("could not sync nvm pool \"%s\": %m", nvm_pool_path_resolved),
 					 errdetail("The pool stays marked in use: a restart of the operating system before the next start of the server makes the server refuse it.")));
 		}
+		else if (pg_atomic_read_u32(&binding_shared->state) != NVM_BINDING_REPLICA)
+			nvm_durability_save_volatile_pool();
 	}
 	pfree(cf);
 }

@@ -2,9 +2,11 @@
  *
  * nvm_durability.c
  *	  What the pool's storage guarantees, said and enforced at start: the
- *	  storage class in the server log, the boot of the operating system a
- *	  pool was last claimed in, and the refusal of a pool that a crash of
- *	  the operating system or a power loss may have torn.
+ *	  storage class in the server log, how commits are made durable
+ *	  (nvm.durability), the boot of the operating system a pool was last
+ *	  claimed in, the rebuild of a pool that a crash of the operating
+ *	  system or a power loss may have torn, and the copy on disk of a pool
+ *	  on volatile storage.
  *
  * The core finds the storage class when it maps the pool (pool.h,
  * NvmStorageClass).  On persistent memory a drained flush is durable, so
@@ -16,11 +18,33 @@
  *	   processes left it and crash recovery works as on persistent memory;
  *	 - a crash of the operating system or a power loss keeps whichever pages
  *	   the kernel had written back, each as of some moment, in any order: a
- *	   torn pool, which no recovery can mend, since nothing recorded the
- *	   order in which the pages reached the disk.
+ *	   torn pool, which nothing in it can mend.
  *
- * The two are told apart by the boot of the operating system.  Every claim
- * of the pool (nvm_binding.c) records the boot it is made in, a hash of
+ * Durability through the WAL (nvm.durability = wal; auto, the default,
+ * chooses it everywhere but on persistent memory).  Each commit of nvm rows
+ * flushes its COMMIT record (nvm_redo.c) before its completion is
+ * published, as a heap commit flushes its commit record, with PostgreSQL's
+ * group commit; synchronous_commit = off skips the flush, as for heap.  The
+ * WAL after the redo point of the last checkpoint always holds an image of
+ * the pool (wal/nvm_backup.c: IMAGE BEGIN, a RESYNC group per table, the
+ * transactions in doubt, IMAGE END):
+ *	 - every checkpoint waits, after choosing its redo point, until the
+ *	   "nvm backup watch" worker has logged one;
+ *	 - after every start of the server (a clean one, crash recovery, the
+ *	   rebuild below), the first access to nvm rows logs one before any
+ *	   change (the binding's "resync" state), and the worker makes that
+ *	   access as soon as recovery ends.
+ * So the pool is checkpointed into the WAL, and a start that finds the pool
+ * torn or gone rebuilds it exactly as a data directory restored from a
+ * base backup does (nvm_binding.c, the "restore" states): a new, empty
+ * pool, WAL replay from the last checkpoint into it (its image, then the
+ * COMMIT records after it), served once the image is replayed.  Every
+ * acknowledged commit is there, since its record was flushed.
+ *
+ * Durability in the pool (nvm.durability = pool; auto on persistent
+ * memory).  Commits wait for no WAL flush.  The two kinds of crash are told
+ * apart by the boot of the operating system.  Every claim of the pool
+ * (nvm_binding.c) records the boot it is made in, a hash of
  * /proc/sys/kernel/random/boot_id (of nvm.debug_boot_id when a test sets
  * it), and makes that word durable before anything else in the pool
  * changes (pool.c, nvm_pool_binding_claim).  A clean stop syncs the whole
@@ -36,23 +60,36 @@
  * changed (nvm_durability_check_pool).  A pool marked in use in this boot
  * is a process crash: served after crash recovery, as before.
  *
+ * A pool on volatile storage that durability through the WAL protects is
+ * also copied to pg_nvm/pool.saved at a clean stop (after its sync and
+ * mark), since the WAL after a shutdown checkpoint holds no image; a start
+ * that finds the pool gone after a clean stop copies it back, and every
+ * start removes the copy once the pool is there (a stale copy is never
+ * used).
+ *
  * Limits: a pool whose server was killed and whose operating system was
  * then shut down cleanly (which writes the page cache back) is whole, but
- * cannot be told from a torn one, and is refused too.  A claim made by a
- * version of nvmam that did not record the boot cannot be checked (a
- * WARNING says so).  Checkpoints do not sync the pool: a checkpoint makes
- * PostgreSQL's own files durable, but the pool changes again at the next
- * commit, and a sync followed by changes gives the same torn file after a
- * power loss, so only a clean stop makes a page-cache pool durable.
+ * cannot be told from a torn one: it is refused, or rebuilt from the WAL.
+ * A claim made by a version of nvmam that did not record the boot cannot
+ * be checked (a WARNING says so).  An operating system that stops between
+ * the end of a start's recovery and the first image of that start (a
+ * moment) leaves no image after the last checkpoint: the rebuild then
+ * ends detached, with a hint, and so does one between the shutdown
+ * checkpoint of a clean stop and the sync of the pool (or its copy).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "access/xlog.h"
+#include "catalog/pg_control.h"
+#include "common/controldata_utils.h"
 #include "miscadmin.h"
+#include "storage/fd.h"
 #include "utils/guc.h"
 
 #include "nvm_settings.h"
@@ -70,8 +107,36 @@
 #define STORAGE_NAME		"storage"
 #define STORAGE_MAGIC_LINE	"nvmam pool storage 1"
 
+/* The copy on disk of a pool on volatile storage, inside pg_nvm. */
+#define SAVED_POOL_NAME		"pool.saved"
+
 /* nvm.debug_boot_id: replaces the boot identity in tests ("" = the OS's). */
 static char *nvm_debug_boot_id = NULL;
+
+/* nvm.durability: how commits of nvm rows are made durable. */
+typedef enum NvmDurabilityMode
+{
+	NVM_DURABILITY_AUTO,		/* pool on persistent memory, wal elsewhere */
+	NVM_DURABILITY_POOL,		/* the pool's own: commits write no log */
+	NVM_DURABILITY_WAL			/* the WAL's: commits flush their redo */
+}			NvmDurabilityMode;
+
+static const struct config_enum_entry durability_options[] = {
+	{"auto", NVM_DURABILITY_AUTO, false},
+	{"pool", NVM_DURABILITY_POOL, false},
+	{"wal", NVM_DURABILITY_WAL, false},
+	{NULL, 0, false}
+};
+
+static int	nvm_durability_mode = NVM_DURABILITY_AUTO;
+
+/* What pg_nvm/storage says of the last claim. */
+typedef struct StorageNote
+{
+	char		storage[32];	/* a storage keyword, "" if unknown */
+	uint64		boot;			/* 0 if unknown */
+	bool		through_wal;	/* its commits were durable through the WAL */
+} StorageNote;
 
 /*
  * nvm_durability_define_settings defines nvm.debug_boot_id, read once at
@@ -90,6 +155,45 @@ nvm_durability_define_settings(void)
 							   PGC_POSTMASTER,
 							   GUC_SUPERUSER_ONLY | GUC_NOT_IN_SAMPLE,
 							   NULL, NULL, NULL);
+	DefineCustomEnumVariable("nvm.durability",
+							 "How commits of nvm rows are made durable: in the pool, or through the WAL.",
+							 "pool: a commit is durable once its status is in the pool and waits for no "
+							 "WAL flush; only persistent memory keeps it across a crash of the operating "
+							 "system or a power loss.  wal: a commit also flushes its nvm redo record, as "
+							 "a heap commit flushes its commit record; the WAL holds an image of the pool "
+							 "after every checkpoint, and a pool torn or lost by a crash of the operating "
+							 "system, a power loss or a reboot is rebuilt from it at start (needs "
+							 "nvm.wal_redo on and wal_level replica or logical).  auto (the default) is "
+							 "pool on persistent memory and wal on any other storage.",
+							 &nvm_durability_mode,
+							 NVM_DURABILITY_AUTO,
+							 durability_options,
+							 PGC_POSTMASTER,
+							 0,
+							 NULL, NULL, NULL);
+}
+
+/*
+ * nvm_durability_through_wal says whether commits of nvm rows are made
+ * durable through the WAL (see the file header): the setting, or auto on a
+ * pool that is not on persistent memory; never without nvm redo in the WAL
+ * (nvm.wal_redo off, or wal_level minimal).
+ */
+bool
+nvm_durability_through_wal(void)
+{
+	if (!nvm_wal_redo || !XLogIsNeeded())
+		return false;
+	switch (nvm_durability_mode)
+	{
+		case NVM_DURABILITY_WAL:
+			return true;
+		case NVM_DURABILITY_POOL:
+			return false;
+		default:
+			return nvm_pool_storage == NVM_STORAGE_PAGE_CACHE ||
+				nvm_pool_storage == NVM_STORAGE_VOLATILE;
+	}
 }
 
 /* hash_boot hashes a boot identity with FNV-1a; never 0. */
@@ -159,7 +263,7 @@ storage_phrase(void)
 	return pstrdup("on storage of an unknown class");
 }
 
-#define STORAGE_HINT "Put nvm.pool_path on a DAX file system of persistent memory for commits that survive any crash, and keep backups: see \"What your storage guarantees\" in the nvmam README."
+#define STORAGE_HINT "Put nvm.pool_path on a DAX file system of persistent memory, or set nvm.durability to wal (or auto) with nvm.wal_redo on and wal_level replica: see \"What your storage guarantees\" in the nvmam README."
 
 /*
  * nvm_durability_report_storage: see nvm_durability.h.
@@ -167,6 +271,22 @@ storage_phrase(void)
 void
 nvm_durability_report_storage(void)
 {
+	if (nvm_pool_storage == NVM_STORAGE_UNKNOWN)
+		return;
+	if (nvm_durability_through_wal())
+	{
+		ereport(LOG,
+				(errmsg("nvm pool \"%s\" is %s: commits of nvm rows are made durable through the WAL",
+						nvm_pool_path_resolved, storage_phrase()),
+				 errdetail("Each commit flushes its nvm redo record, and the WAL holds an image of the pool after every checkpoint: "
+						   "a pool torn or lost by a crash of the operating system, a power loss or a reboot is rebuilt from it at start.")));
+		return;
+	}
+	if (nvm_durability_mode == NVM_DURABILITY_WAL)
+		ereport(WARNING,
+				(errmsg("nvm.durability cannot make commits of nvm rows durable through the WAL"),
+				 errdetail("That needs nvm.wal_redo on and wal_level replica or logical."),
+				 errhint("Set nvm.wal_redo to on and wal_level to replica, or set nvm.durability to pool to say that the pool's own durability is meant.")));
 	switch (nvm_pool_storage)
 	{
 		case NVM_STORAGE_PMEM:
@@ -178,7 +298,7 @@ nvm_durability_report_storage(void)
 			ereport(WARNING,
 					(errmsg("nvm pool \"%s\" is %s: a crash of the operating system or a power loss while the server runs loses every nvm row",
 							nvm_pool_path_resolved, storage_phrase()),
-					 errdetail("Writes to the pool reach only the kernel's page cache. "
+					 errdetail("Writes to the pool reach only the kernel's page cache, and nvm.durability is pool. "
 							   "They survive a crash of the server, and a clean stop makes them durable; "
 							   "after a crash of the operating system the server refuses the pool, which may be torn."),
 					 errhint(STORAGE_HINT)));
@@ -187,7 +307,7 @@ nvm_durability_report_storage(void)
 			ereport(WARNING,
 					(errmsg("nvm pool \"%s\" is %s: a restart of the operating system or a power loss loses every nvm row",
 							nvm_pool_path_resolved, storage_phrase()),
-					 errdetail("The pool survives a crash or a restart of the server, but not of the operating system, even after a clean stop."),
+					 errdetail("The pool survives a crash or a restart of the server, but not of the operating system, even after a clean stop, and nvm.durability is pool."),
 					 errhint(STORAGE_HINT)));
 			break;
 		case NVM_STORAGE_UNKNOWN:
@@ -239,8 +359,9 @@ static const char *const storage_keywords[] = {
 
 /*
  * nvm_durability_note_claim records in pg_nvm/storage the storage class of
- * the pool and the boot of the operating system, durably, before a claim
- * changes the pool (nvm_binding.c); a failure is reported at elevel.
+ * the pool, the boot of the operating system and whether commits are made
+ * durable through the WAL, durably, before a claim changes the pool
+ * (nvm_binding.c); a failure is reported at elevel.
  */
 bool
 nvm_durability_note_claim(int elevel)
@@ -248,10 +369,45 @@ nvm_durability_note_claim(int elevel)
 	char		buf[256];
 	int			len;
 
-	len = snprintf(buf, sizeof(buf), "%s\nstorage %s\nboot %016" INT64_MODIFIER "x\n",
+	len = snprintf(buf, sizeof(buf), "%s\nstorage %s\nboot %016" INT64_MODIFIER "x\ndurability %s\n",
 				   STORAGE_MAGIC_LINE, storage_keywords[nvm_pool_storage],
-				   nvm_boot_current());
+				   nvm_boot_current(), nvm_durability_through_wal() ? "wal" : "pool");
 	return nvm_datafile_write(STORAGE_NAME, "nvm storage file", buf, len, elevel);
+}
+
+/*
+ * read_storage_note reads pg_nvm/storage into *note; a file missing or
+ * unreadable leaves it unknown (false).
+ */
+static bool
+read_storage_note(StorageNote *note)
+{
+	char		buf[256];
+	char	   *line;
+	char	   *save;
+
+	memset(note, 0, sizeof(*note));
+	if (nvm_datafile_read(STORAGE_NAME, "nvm storage file", buf, sizeof(buf), LOG) < 0)
+		return false;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+	{
+		char		value[64];
+
+		if (sscanf(line, "storage %31s", note->storage) == 1)
+			continue;
+		if (sscanf(line, "boot %63s", value) == 1)
+			note->boot = strtou64(value, NULL, 16);
+		else if (sscanf(line, "durability %63s", value) == 1)
+			note->through_wal = strcmp(value, "wal") == 0;
+	}
+	return true;
+}
+
+/* note_is_volatile says whether the last claim's pool was on volatile storage. */
+static bool
+note_is_volatile(const StorageNote *note)
+{
+	return strcmp(note->storage, storage_keywords[NVM_STORAGE_VOLATILE]) == 0;
 }
 
 /*
@@ -261,27 +417,172 @@ nvm_durability_note_claim(int elevel)
 char *
 nvm_durability_missing_detail(void)
 {
-	char		buf[256];
-	char		keyword[32] = "";
-	uint64		boot = 0;
+	StorageNote note;
 	uint64		now = nvm_boot_current();
-	char	   *line;
-	char	   *save;
 
-	if (nvm_datafile_read(STORAGE_NAME, "nvm storage file", buf, sizeof(buf), LOG) < 0)
+	if (!read_storage_note(&note) || !note_is_volatile(&note))
 		return pstrdup("");
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-	{
-		char		value[64];
-
-		if (sscanf(line, "storage %31s", keyword) == 1)
-			continue;
-		if (sscanf(line, "boot %63s", value) == 1)
-			boot = strtou64(value, NULL, 16);
-	}
-	if (strcmp(keyword, storage_keywords[NVM_STORAGE_VOLATILE]) != 0)
-		return pstrdup("");
-	if (boot != 0 && now != 0 && boot != now)
+	if (note.boot != 0 && now != 0 && note.boot != now)
 		return pstrdup(" It was on volatile storage (such as tmpfs), which a restart of the operating system empties, and the operating system has restarted since: the rows of every nvm table are lost.");
 	return pstrdup(" It was on volatile storage (such as tmpfs), which a restart of the operating system empties.");
+}
+
+/* stopped_cleanly says whether pg_control says the server was shut down. */
+static bool
+stopped_cleanly(void)
+{
+	bool		crc_ok = false;
+	ControlFileData *cf = get_controlfile(DataDir, &crc_ok);
+	bool		clean = crc_ok && cf->state == DB_SHUTDOWNED;
+
+	pfree(cf);
+	return clean;
+}
+
+/*
+ * nvm_durability_rebuild_needed says whether this start rebuilds the pool
+ * from the WAL (see the file header): the last claim made commits durable
+ * through the WAL on storage other than persistent memory, the server did
+ * not stop cleanly, and the pool is gone (pool_missing) or was claimed in
+ * another boot of the operating system (so may be torn).  Read before the
+ * pool is opened.
+ */
+bool
+nvm_durability_rebuild_needed(bool pool_missing)
+{
+	StorageNote note;
+	uint64		now = nvm_boot_current();
+
+	if (!read_storage_note(&note) || !note.through_wal ||
+		strcmp(note.storage, storage_keywords[NVM_STORAGE_PMEM]) == 0 ||
+		stopped_cleanly())
+		return false;
+	return pool_missing || (note.boot != 0 && now != 0 && note.boot != now);
+}
+
+/*
+ * saved_pool_path returns the path of the copy on disk of a volatile pool.
+ */
+static char *
+saved_pool_path(void)
+{
+	return psprintf("%s/pg_nvm/%s", DataDir, SAVED_POOL_NAME);
+}
+
+/* Bytes copied at a time by copy_sparse. */
+#define COPY_CHUNK	(1024 * 1024)
+
+/*
+ * copy_sparse copies file from to a new file to, of the same size, writing
+ * only the chunks that are not all zero (a pool is mostly free space,
+ * which stays a hole); errors are raised at ERROR.
+ */
+static void
+copy_sparse(const char *from, const char *to)
+{
+	char	   *buf = palloc(COPY_CHUNK);
+	char	   *zero = palloc0(COPY_CHUNK);
+	int			in = OpenTransientFile(from, O_RDONLY | PG_BINARY);
+	int			out;
+	off_t		off = 0;
+
+	if (in < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not open file \"%s\": %m", from)));
+	out = OpenTransientFile(to, O_RDWR | O_CREAT | O_TRUNC | PG_BINARY);
+	if (out < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create file \"%s\": %m", to)));
+	for (;;)
+	{
+		ssize_t		n = read(in, buf, COPY_CHUNK);
+
+		if (n < 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not read file \"%s\": %m", from)));
+		if (n == 0)
+			break;
+		if (memcmp(buf, zero, n) != 0 && pwrite(out, buf, n, off) != n)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not write file \"%s\": %m", to)));
+		off += n;
+	}
+	if (ftruncate(out, off) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", to)));
+	CloseTransientFile(in);
+	CloseTransientFile(out);
+	pfree(buf);
+	pfree(zero);
+}
+
+/*
+ * nvm_durability_save_volatile_pool copies a pool on volatile storage that
+ * durability through the WAL protects to pg_nvm/pool.saved, durably, at a
+ * clean stop, after the pool is marked clean (see the file header).  A
+ * failure is logged: the pool is then lost at the next restart of the
+ * operating system, and the server says so at start.
+ */
+void
+nvm_durability_save_volatile_pool(void)
+{
+	char	   *saved;
+	char	   *tmp;
+
+	if (nvm_pool_storage != NVM_STORAGE_VOLATILE || !nvm_durability_through_wal())
+		return;
+	saved = saved_pool_path();
+	tmp = psprintf("%s.tmp", saved);
+	PG_TRY();
+	{
+		copy_sparse(nvm_pool_path_resolved, tmp);
+		fsync_fname(tmp, false);
+		if (durable_rename(tmp, saved, LOG) != 0)
+			(void) unlink(tmp);
+	}
+	PG_CATCH();
+	{
+		EmitErrorReport();
+		FlushErrorState();
+		(void) unlink(tmp);
+	}
+	PG_END_TRY();
+}
+
+/*
+ * nvm_durability_bring_back_volatile_pool runs at start, before the pool
+ * is opened: a pool on volatile storage that is gone after a clean stop is
+ * copied back from pg_nvm/pool.saved; a copy is then, and whenever the
+ * pool is there, removed, so that a later start never takes a stale one.
+ * It says whether the pool was brought back.
+ */
+bool
+nvm_durability_bring_back_volatile_pool(void)
+{
+	char	   *saved = saved_pool_path();
+	struct stat st;
+	StorageNote note;
+	bool		back = false;
+
+	if (stat(saved, &st) != 0)
+		return false;
+	if (stat(nvm_pool_path_resolved, &st) != 0 && errno == ENOENT &&
+		read_storage_note(&note) && note_is_volatile(&note) && stopped_cleanly())
+	{
+		copy_sparse(saved, nvm_pool_path_resolved);
+		back = true;
+		ereport(LOG,
+				(errmsg("nvm: volatile nvm pool \"%s\" was gone after a clean stop; it is copied back from pg_nvm/%s",
+						nvm_pool_path_resolved, SAVED_POOL_NAME)));
+	}
+	if (unlink(saved) != 0 && errno != ENOENT)
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not remove file \"%s\": %m", saved)));
+	return back;
 }

@@ -2,9 +2,11 @@
  *
  * nvm_durability.h
  *	  What the pool's storage guarantees, said and enforced at start
- *	  (nvm_durability.c): the storage class in the server log, the boot of
- *	  the operating system a pool was last claimed in, and the refusal of a
- *	  pool that a crash of the operating system may have torn.
+ *	  (nvm_durability.c): the storage class in the server log, how commits
+ *	  are made durable (nvm.durability), the boot of the operating system a
+ *	  pool was last claimed in, the rebuild or refusal of a pool that a
+ *	  crash of the operating system may have torn, and the copy on disk of
+ *	  a volatile pool.
  *
  *-------------------------------------------------------------------------
  */
@@ -13,8 +15,37 @@
 
 #include "pool.h"
 
-/* Defines nvm.debug_boot_id (nvmam.c's define_settings calls it). */
+/* Defines nvm.debug_boot_id and nvm.durability (nvmam.c's define_settings calls it). */
 extern void nvm_durability_define_settings(void);
+
+/*
+ * nvm_durability_through_wal says whether commits of nvm rows are made
+ * durable through the WAL: a flush of their redo at commit, an image of the
+ * pool after every checkpoint and every start, a rebuild from the WAL after
+ * a crash of the operating system.
+ */
+extern bool nvm_durability_through_wal(void);
+
+/*
+ * nvm_durability_rebuild_needed says, before the pool is opened, whether
+ * this start rebuilds it from the WAL: the last claim made commits durable
+ * through the WAL, the server did not stop cleanly, and the pool is gone
+ * (pool_missing) or was claimed in another boot of the operating system.
+ */
+extern bool nvm_durability_rebuild_needed(bool pool_missing);
+
+/*
+ * nvm_durability_save_volatile_pool copies a volatile pool protected
+ * through the WAL to pg_nvm/pool.saved at a clean stop, after its mark.
+ */
+extern void nvm_durability_save_volatile_pool(void);
+
+/*
+ * nvm_durability_bring_back_volatile_pool copies a volatile pool that is
+ * gone after a clean stop back from pg_nvm/pool.saved, and removes the
+ * copy; true if the pool was brought back.
+ */
+extern bool nvm_durability_bring_back_volatile_pool(void);
 
 /*
  * nvm_boot_current returns the identity of this boot of the operating
@@ -33,13 +64,13 @@ extern void nvm_durability_report_storage(void);
  * nvm_durability_check_pool stops the server with FATAL when the pool just
  * opened was in use (not marked clean) in an earlier boot of the operating
  * system and is not on persistent memory: a crash of the operating system
- * or a power loss may have torn it.
+ * or a power loss may have torn it, and it was not rebuilt from the WAL.
  */
 extern void nvm_durability_check_pool(const NvmPoolBinding *pb);
 
 /*
- * nvm_durability_note_claim records the storage class and the boot of a
- * claim in pg_nvm/storage, durably (false, reported at elevel, on failure).
+ * nvm_durability_note_claim records the storage class, the boot and the
+ * durability of a claim in pg_nvm/storage, durably (false, reported at elevel, on failure).
  */
 extern bool nvm_durability_note_claim(int elevel);
 

@@ -42,6 +42,13 @@
  *	   hence its start, comes after the image is in the WAL.  Every
  *	   checkpoint waits for the worker's next look (NVM_BACKUP_LOOK_MS).
  *
+ * The same worker logs the image at every checkpoint, the same way, where
+ * commits of nvm rows are durable through the WAL (nvm.durability,
+ * recovery/nvm_durability.c): the WAL after the redo point of the last
+ * checkpoint then always holds one, from which a pool torn or lost by a
+ * crash of the operating system is rebuilt.  At its start it makes the
+ * first access to nvm rows, which logs the image a start needs.
+ *
  * Order and consistency: each table's RESYNC group is written under the
  * exclusive group lock (nvm_redo.c): no COMMIT record lies inside it, and
  * drops and truncates of storage (which take the lock shared) are kept
@@ -78,6 +85,8 @@
 #include "txn.h"
 
 #include "nvm_settings.h"
+#include "recovery/nvm_binding.h"
+#include "recovery/nvm_durability.h"
 #include "wal/nvm_backup.h"
 #include "wal/nvm_redo.h"
 #include "wal/nvm_redofmt.h"
@@ -208,21 +217,23 @@ log_all_tables(ImageCounts *counts)
 }
 
 /*
- * nvm_backup_log_image logs the image of the pool for a base backup that
- * started (see the file header); why names the backup for the log.  It
- * does nothing where no redo is written (nvm.wal_redo off, wal_level
- * minimal, recovery: a backup of a standby carries no image, and its
- * restore refuses nvm tables).
+ * nvm_backup_log_image logs the image of the pool (see the file header)
+ * for a base backup that started (for_backup) or as the checkpoint of the
+ * pool that durability through the WAL needs (recovery/nvm_durability.c);
+ * why names the occasion for the log.  It does nothing where no redo is
+ * written (nvm.wal_redo off, wal_level minimal, recovery: a backup of a
+ * standby carries no image, and its restore refuses nvm tables), nor for a
+ * data directory detached from its pool (whose rows are not there).
  */
 void
-nvm_backup_log_image(const char *why)
+nvm_backup_log_image(const char *why, bool for_backup)
 {
 	ImageCounts counts;
 	XLogRecPtr	end;
 	int			pin;
 	bool		own_pin;
 
-	if (!nvm_redo_needed() || nvm_pool_base == NULL)
+	if (!nvm_redo_needed() || nvm_pool_base == NULL || nvm_binding_is_detached())
 		return;
 	memset(&counts, 0, sizeof(counts));
 	/*
@@ -252,12 +263,19 @@ nvm_backup_log_image(const char *why)
 			nvm_gc_unpin(pin);
 	}
 	PG_END_TRY();
-	ereport(LOG,
-			(errmsg("nvm: logged the rows of %llu nvm tables (%llu rows, %u prepared transactions) for a base backup",
-					(unsigned long long) counts.tables, (unsigned long long) counts.rows,
-					counts.indoubt),
-			 errdetail("The backup was started by %s; a data directory restored from it rebuilds its nvm pool from the WAL.",
-					   why)));
+	if (for_backup)
+		ereport(LOG,
+				(errmsg("nvm: logged the rows of %llu nvm tables (%llu rows, %u prepared transactions) for a base backup",
+						(unsigned long long) counts.tables, (unsigned long long) counts.rows,
+						counts.indoubt),
+				 errdetail("The backup was started by %s; a data directory restored from it rebuilds its nvm pool from the WAL.",
+						   why)));
+	else
+		ereport(log_checkpoints ? LOG : DEBUG1,
+				(errmsg("nvm: logged the rows of %llu nvm tables (%llu rows, %u prepared transactions) as the checkpoint of the pool at %s",
+						(unsigned long long) counts.tables, (unsigned long long) counts.rows,
+						counts.indoubt, why),
+				 errdetail("Commits of nvm rows are durable through the WAL: a pool torn or lost by a crash of the operating system is rebuilt from this image and the WAL after it.")));
 }
 
 /*
@@ -286,7 +304,7 @@ nvm_backup_after_statement(void)
 	}
 	if (session_image_logged)
 		return;
-	nvm_backup_log_image("pg_backup_start()");
+	nvm_backup_log_image("pg_backup_start()", true);
 	session_image_logged = true;
 }
 
@@ -338,6 +356,15 @@ nvm_backup_watch_main(Datum arg)
 	image_cxt = AllocSetContextCreate(TopMemoryContext, "nvm backup image",
 									  ALLOCSET_DEFAULT_SIZES);
 
+	/*
+	 * The first access to nvm rows after a start logs what the start needs
+	 * (the image where commits are durable through the WAL): made here at
+	 * once, it does not wait for a first query.
+	 */
+	StartTransactionCommand();
+	(void) nvm_binding_usable();
+	CommitTransactionCommand();
+
 	for (;;)
 	{
 		XLogRecPtr	redo;
@@ -357,11 +384,14 @@ nvm_backup_watch_main(Datum arg)
 				ProcessConfigFile(PGC_SIGHUP);
 			}
 		}
-		if (basebackup_waits_for_checkpoint())
+		if (basebackup_waits_for_checkpoint() || nvm_durability_through_wal())
 		{
 			MemoryContext old = MemoryContextSwitchTo(image_cxt);
 
-			nvm_backup_log_image("pg_basebackup");
+			if (basebackup_waits_for_checkpoint())
+				nvm_backup_log_image("pg_basebackup", true);
+			else
+				nvm_backup_log_image("a checkpoint", false);
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(image_cxt);
 		}

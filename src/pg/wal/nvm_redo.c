@@ -20,7 +20,15 @@
  *		   and its own record comes later in the WAL: replaying commits in
  *		   WAL order gives the standby's snapshots only states the primary
  *		   had.
- *	   The commit does not wait for the record to be flushed: on persistent
+ *	   Where commits are durable through the WAL (nvm.durability,
+ *	   recovery/nvm_durability.c: auto off persistent memory), the commit
+ *	   flushes its record here, before its completion is published, as a
+ *	   heap commit flushes its commit record (XLogFlush gathers concurrent
+ *	   commits into one flush: group commit); synchronous_commit = off
+ *	   skips the flush, and a commit with an xid (heap and nvm rows) has
+ *	   its versions logged in doubt before PostgreSQL's commit record,
+ *	   whose flush makes them durable (xact/nvm_commit.c).  Otherwise
+ *	   the commit does not wait for the record to be flushed: on persistent
  *	   memory it is durable in the pool.  While walsenders run, the redo
  *	   flusher (nvm_redo_flusher.c) flushes it at once, in the background,
  *	   so that standbys get it as soon as a heap commit's; otherwise it
@@ -93,6 +101,7 @@
 
 #include "nvm_settings.h"
 #include "recovery/nvm_binding.h"
+#include "recovery/nvm_durability.h"
 #include "wal/nvm_redo.h"
 #include "wal/nvm_redo_flusher.h"
 #include "wal/nvm_redofmt.h"
@@ -457,6 +466,10 @@ redo_commit_hook(uint32_t slot, uint64_t txid, const NvmTxn *txn)
 		XLogFlush(end);
 		SyncRepWaitForLSN(end, true);
 	}
+	else if (txn != NULL && txn->external_id == 0 &&
+			 session_sync() >= SYNCHRONOUS_COMMIT_LOCAL_FLUSH &&
+			 nvm_durability_through_wal())
+		XLogFlush(end);
 	else if (!nvm_redo_flusher_request(end))
 		wake_wal_writer(end);
 }
@@ -592,11 +605,11 @@ nvm_redo_start(bool after_crash, XLogRecPtr durable_end)
 		return;
 	marked = nvm_replica_mark_resync(after_crash, (uint64) durable_end);
 	if (marked > 0)
-	{
 		ereport(LOG,
 				(errmsg("nvm: the rows of %u nvm tables are logged again for physical standbys at the first access to nvm tables",
 						marked),
 				 errdetail("A crash may have lost the WAL records of commits in them.")));
+	/* durability through the WAL needs an image after this start too */
+	if (marked > 0 || nvm_durability_through_wal())
 		nvm_binding_require_resync();
-	}
 }

@@ -506,6 +506,8 @@ replay_resync(XLogReaderState *record)
  * (nvm_binding_restore_image_replayed).  A restore starts replay at the
  * backup's start, so an image cut by it shows an END alone.
  */
+static bool image_replayed = false;	/* by this process */
+
 static void
 replay_image(XLogReaderState *record)
 {
@@ -518,6 +520,7 @@ replay_image(XLogReaderState *record)
 	else if (rec.phase == XLNVM_IMAGE_END && image_begun)
 	{
 		image_begun = false;
+		image_replayed = true;
 		if (nvm_binding_is_restore())
 			nvm_binding_restore_image_replayed();
 	}
@@ -714,6 +717,12 @@ nvm_replay(XLogReaderState *record)
 			replay_image(record);
 			break;
 	}
+	/* a test's crash between a record's effects and its note */
+	if (nvm_debug_crash_point == NVM_CRASH_REPLAY_BEFORE_NOTE &&
+		info == XLOG_NVM_COMMIT && open_txid == 0 && image_replayed)
+		ereport(FATAL,
+				(errmsg("nvm: debug crash point replay_before_note: the startup process stops after replaying the nvm commit at %X/%X, before noting it",
+						LSN_FORMAT_ARGS(record->ReadRecPtr))));
 	note_applied(record->EndRecPtr);
 }
 
