@@ -70,6 +70,7 @@ make_cluster()
 		echo "max_wal_senders = 4"
 		echo "max_wal_size = 4GB"
 		echo "nvm.pool_size = '1GB'"
+		echo "nvm.durability = 'pool'"
 		[ "$c" != nvm-inside ] && echo "nvm.pool_path = '$SHM/$c.pool'"
 		true
 	} >> "$WORK/$c/postgresql.conf"

@@ -75,7 +75,7 @@ trap 'nvm_cluster_stop "$DIR"; cp -f "$DIR/server.log" "$OUT/server.log" 2>/dev/
 nvm_cluster_init "$DIR" "$(nvm_free_port)"
 nvm_cluster_conf "$DIR" \
 	"shared_preload_libraries = 'nvmam'" \
-	"nvm.pool_path = '$SHM/pool'" \
+	"nvm.pool_path = '$SHM/pool'" "nvm.durability = 'pool'" \
 	"nvm.pool_size = '$POOL_SIZE'" \
 	"nvm.concurrency_control = '$MODE'" \
 	"max_connections = $((CLIENTS + 20))" \

@@ -129,7 +129,7 @@ run_contender()
 		shm=$(nvm_pg_tmpdir /dev/shm "nvmam-gotpc-pool")
 		nvm_cleanup_add "rm -rf '$shm'"
 		nvm_cluster_conf "$dir" "shared_preload_libraries = 'nvmam'" \
-			"nvm.pool_path = '$shm/pool'" "nvm.pool_size = '2GB'" \
+			"nvm.pool_path = '$shm/pool'" "nvm.pool_size = '2GB'" "nvm.durability = 'pool'" \
 			"nvm.concurrency_control = '$cc'"
 	fi
 	nvm_cluster_start "$dir" || return 1

@@ -99,7 +99,7 @@ for c in heap nvm; do
 	if [ "$c" = nvm ]; then
 		nvm_cluster_conf "$d" \
 			"shared_preload_libraries = 'nvmam'" \
-			"nvm.pool_path = '$d/pool'" \
+			"nvm.pool_path = '$d/pool'" "nvm.durability = 'pool'" \
 			"nvm.pool_size = '2GB'" \
 			"nvm.concurrency_control = '$MODE'"
 	fi

@@ -93,7 +93,7 @@ nvm_cluster_conf "$D" \
 	"autovacuum = off" \
 	"checkpoint_timeout = '1d'" \
 	"shared_preload_libraries = 'nvmam'" \
-	"nvm.pool_path = '$D/pool'" \
+	"nvm.pool_path = '$D/pool'" "nvm.durability = 'pool'" \
 	"nvm.pool_size = '1GB'" \
 	"nvm.concurrency_control = '$MODE'"
 

@@ -31,6 +31,13 @@
 #					indexes and catalog, in /dev/shm like heap-tmpfs: the
 #					like-for-like contender against heap-tmpfs (full mode's
 #					default; in quick mode with --contenders)
+#	  The pools in /dev/shm stand for persistent memory: nvm.durability =
+#	  pool (commits durable in the pool, log-free).  Optional
+#	  (--contenders): nvm-mcsi-pagecache, nvm-n2db-pagecache: the pool at
+#	  its default place, a page-cache file in the data directory on disk,
+#	  with nvm.durability at its default (auto: through the WAL, so each
+#	  commit flushes its nvm redo as heap's flushes its commit record): the
+#	  like-for-like contenders against heap on ordinary storage.
 #	  Optional (--contenders): heap-async (heap, synchronous_commit = off);
 #	  nvm-n2db-tmpfs (nvm-n2db with its data directory in /dev/shm);
 #	  heap-logical, nvm-mcsi-logical, nvm-n2db-logical (heap, nvm-mcsi and
@@ -90,7 +97,8 @@
 #							quick 5, full 3; with 2 or more the report
 #							measures the run's noise)
 #	--contenders "..."		among heap heap-tmpfs nvm-mcsi nvm-n2db heap-async
-#							nvm-mcsi-tmpfs nvm-n2db-tmpfs heap-logical
+#							nvm-mcsi-tmpfs nvm-n2db-tmpfs nvm-mcsi-pagecache
+#							nvm-n2db-pagecache heap-logical
 #							nvm-mcsi-logical nvm-n2db-logical (default: quick
 #							heap heap-tmpfs nvm-mcsi nvm-n2db, full the same
 #							and nvm-mcsi-tmpfs)
@@ -241,6 +249,7 @@ CLK_TCK=$(getconf CLK_TCK)
 for c in $CONTENDERS; do
 	case "${c%@*}" in
 		heap | heap-tmpfs | heap-async | nvm-mcsi | nvm-n2db | nvm-mcsi-tmpfs | nvm-n2db-tmpfs) ;;
+		nvm-mcsi-pagecache | nvm-n2db-pagecache) ;;
 		heap-logical | nvm-mcsi-logical | nvm-n2db-logical) ;;
 		*) nvm_die "unknown contender $c" ;;
 	esac
@@ -394,7 +403,7 @@ progress()
 # clusters
 # ---------------------------------------------------------------------------
 
-declare -A CDIR CAM CSYNC CDELAY CWAL CCC CSHM
+declare -A CDIR CAM CSYNC CDELAY CWAL CCC CSHM CPC
 
 fs_of()
 {
@@ -421,7 +430,7 @@ psql_c()
 # cluster for NAME (nothing started yet; cleaned up by nvm_cleanup)
 prepare_contender()
 {
-	local c=$1 fam=$2 base=$DISK_BASE sync=on am=heap cc='' delay=0 wal=replica dir shm=''
+	local c=$1 fam=$2 base=$DISK_BASE sync=on am=heap cc='' delay=0 wal=replica dir shm='' pc=0
 	case "${c%@*}" in
 		heap) ;;
 		heap-logical) wal=logical ;;
@@ -433,15 +442,17 @@ prepare_contender()
 		nvm-n2db) am=nvm cc=n2db ;;
 		nvm-mcsi-tmpfs) am=nvm cc=mcsi base=/dev/shm ;;
 		nvm-n2db-tmpfs) am=nvm cc=n2db base=/dev/shm ;;
+		nvm-mcsi-pagecache) am=nvm cc=mcsi pc=1 ;;
+		nvm-n2db-pagecache) am=nvm cc=n2db pc=1 ;;
 	esac
 	if [[ $c == *@* ]]; then delay=${c#*@}; fi
 	dir=$(nvm_pg_tmpdir "$base" "nvmam-bench-${c//@/-}") || return 1
 	nvm_cleanup_add "nvm_cluster_stop '$dir'; cp -f '$dir/server.log' '$OUT/logs/server-$fam-${c//@/-}.log' 2>/dev/null; rm -rf '$dir'"
-	if [ "$am" = nvm ]; then
+	if [ "$am" = nvm ] && [ "$pc" = 0 ]; then
 		shm=$(nvm_pg_tmpdir /dev/shm "nvmam-bench-pool") || return 1
 		nvm_cleanup_add "rm -rf '$shm'"
 	fi
-	CDIR[$c]=$dir CAM[$c]=$am CSYNC[$c]=$sync CDELAY[$c]=$delay CWAL[$c]=$wal CCC[$c]=$cc CSHM[$c]=$shm
+	CDIR[$c]=$dir CAM[$c]=$am CSYNC[$c]=$sync CDELAY[$c]=$delay CWAL[$c]=$wal CCC[$c]=$cc CSHM[$c]=$shm CPC[$c]=$pc
 }
 
 # start_contender NAME FAMILY: initdb, settings and start of NAME's cluster
@@ -463,9 +474,12 @@ start_contender()
 	if [ "${CAM[$c]}" = nvm ]; then
 		nvm_cluster_conf "$dir" \
 			"shared_preload_libraries = 'nvmam'" \
-			"nvm.pool_path = '${CSHM[$c]}/pool'" \
 			"nvm.pool_size = '${FAM_POOL[$fam]}'" \
 			"nvm.concurrency_control = '$cc'"
+		if [ "${CPC[$c]}" = 0 ]; then
+			# the pool in /dev/shm stands for persistent memory
+			nvm_cluster_conf "$dir" "nvm.pool_path = '${CSHM[$c]}/pool'" "nvm.durability = 'pool'"
+		fi
 		if [ "$delay" != 0 ]; then
 			nvm_cluster_conf "$dir" "nvm.emulated_drain_delay_ns = $delay"
 		fi
@@ -857,6 +871,7 @@ profile_family()
 			heap-async) echo "| $c | heap | PostgreSQL (heap MVCC) | off | data directory and WAL: $(fs_of "$DISK_BASE") |" ;;
 			heap-logical) echo "| $c | heap | PostgreSQL (heap MVCC) | on | data directory and WAL: $(fs_of "$DISK_BASE"); wal_level = logical |" ;;
 			nvm-*-logical) c2=${c#nvm-}; echo "| $c | nvm | ${c2%%-*} | on | pool: $(fs_of /dev/shm); data directory and WAL: $(fs_of "$DISK_BASE"); wal_level = logical (row changes logged) |" ;;
+			nvm-*-pagecache) c2=${c#nvm-}; echo "| $c | nvm | ${c2%%-*} | on | pool: a page-cache file in the data directory, nvm.durability = auto (through the WAL); data directory and WAL: $(fs_of "$DISK_BASE") |" ;;
 			nvm-*-tmpfs*) c2=${c#nvm-}; echo "| $c | nvm | ${c2%%-*} | on | pool: $(fs_of /dev/shm); data directory and WAL (indexes, catalog): $(fs_of /dev/shm) |" ;;
 			nvm-*) c2=${c#nvm-}; echo "| $c | nvm | ${c2%%@*} | on | pool: $(fs_of /dev/shm); data directory and WAL (indexes, catalog): $(fs_of "$DISK_BASE") |" ;;
 		esac

@@ -82,6 +82,7 @@ setup()
 		echo "unix_socket_directories = '$WORK'"
 		echo "shared_preload_libraries = 'nvmam'"
 		echo "nvm.pool_path = '$SHM/p.pool'"
+		echo "nvm.durability = 'pool'"
 		echo "nvm.pool_size = '1GB'"
 		echo "default_table_access_method = $am"
 		echo "shared_buffers = '256MB'"

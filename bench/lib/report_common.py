@@ -58,12 +58,15 @@ CONTENDER_TITLES = {
     "nvm-n2db": "nvm N2DB",
     "nvm-mcsi-tmpfs": "nvm MCSI, WAL on tmpfs",
     "nvm-n2db-tmpfs": "nvm N2DB, WAL on tmpfs",
+    "nvm-mcsi-pagecache": "nvm MCSI, pool a page-cache file, durable through the WAL",
+    "nvm-n2db-pagecache": "nvm N2DB, pool a page-cache file, durable through the WAL",
     "heap-logical": "heap, wal_level = logical",
     "nvm-mcsi-logical": "nvm MCSI, wal_level = logical",
     "nvm-n2db-logical": "nvm N2DB, wal_level = logical",
 }
 CONTENDER_ORDER = ["heap", "heap-tmpfs", "heap-async", "nvm-mcsi", "nvm-n2db", "nvm-mcsi-tmpfs",
-                   "nvm-n2db-tmpfs", "heap-logical", "nvm-mcsi-logical", "nvm-n2db-logical"]
+                   "nvm-n2db-tmpfs", "nvm-mcsi-pagecache", "nvm-n2db-pagecache", "heap-logical",
+                   "nvm-mcsi-logical", "nvm-n2db-logical"]
 
 
 def ctitle(c):

@@ -19,12 +19,15 @@ COLORS = {
     "nvm-n2db": "tab:blue",
     "nvm-mcsi-tmpfs": "tab:orange",
     "nvm-n2db-tmpfs": "tab:cyan",
+    "nvm-mcsi-pagecache": "darkred",
+    "nvm-n2db-pagecache": "navy",
     "heap-logical": "tab:pink",
     "nvm-mcsi-logical": "tab:purple",
     "nvm-n2db-logical": "tab:green",
 }
 MARKERS = {"heap": "s", "heap-tmpfs": "D", "heap-async": "v", "nvm-mcsi": "o", "nvm-n2db": "^",
-           "nvm-mcsi-tmpfs": "o", "nvm-n2db-tmpfs": "^", "heap-logical": "x",
+           "nvm-mcsi-tmpfs": "o", "nvm-n2db-tmpfs": "^", "nvm-mcsi-pagecache": "h",
+           "nvm-n2db-pagecache": "<", "heap-logical": "x",
            "nvm-mcsi-logical": "P", "nvm-n2db-logical": "X"}
 
 

@@ -338,6 +338,8 @@ WHERE = {
     "nvm-n2db": "pool in /dev/shm, index and catalog WAL on disk",
     "nvm-mcsi-tmpfs": "pool, data directory and WAL in /dev/shm",
     "nvm-n2db-tmpfs": "pool, data directory and WAL in /dev/shm",
+    "nvm-mcsi-pagecache": "pool a page-cache file and WAL on disk, commits durable through the WAL",
+    "nvm-n2db-pagecache": "pool a page-cache file and WAL on disk, commits durable through the WAL",
     "heap-logical": "heap, WAL on disk, wal_level = logical",
     "nvm-mcsi-logical": "pool in /dev/shm, WAL on disk, wal_level = logical",
     "nvm-n2db-logical": "pool in /dev/shm, WAL on disk, wal_level = logical",

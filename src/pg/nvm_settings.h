@@ -8,7 +8,8 @@
  * A setting that one module alone reads is defined by that module, in its
  * own nvm_X_define_settings (nvm.write_conflict in nvm_wait.c,
  * nvm.pool_grow_step and nvm.pool_max_size in nvm_growth.c,
- * nvm.debug_boot_id in nvm_durability.c); nvmam.c's _PG_init defines them
+ * nvm.debug_boot_id and nvm.durability in nvm_durability.c, which others
+ * read through nvm_durability_through_wal); nvmam.c's _PG_init defines them
  * all.  Including this header ties a file to nothing but the settings.
  *
  *-------------------------------------------------------------------------

@@ -229,7 +229,8 @@ void
 nvm_backup_log_image(const char *why, bool for_backup)
 {
 	ImageCounts counts;
-	XLogRecPtr	end;
+	volatile XLogRecPtr begin = InvalidXLogRecPtr;
+	volatile XLogRecPtr end = InvalidXLogRecPtr;
 	int			pin;
 	bool		own_pin;
 
@@ -251,7 +252,7 @@ nvm_backup_log_image(const char *why, bool for_backup)
 	}
 	PG_TRY();
 	{
-		(void) log_image_phase(XLNVM_IMAGE_BEGIN, NULL);
+		begin = log_image_phase(XLNVM_IMAGE_BEGIN, NULL);
 		log_all_tables(&counts);
 		(void) nvm_indoubt_each(log_indoubt, &counts);
 		end = log_image_phase(XLNVM_IMAGE_END, &counts);
@@ -270,6 +271,12 @@ nvm_backup_log_image(const char *why, bool for_backup)
 						counts.indoubt),
 				 errdetail("The backup was started by %s; a data directory restored from it rebuilds its nvm pool from the WAL.",
 						   why)));
+	else if ((uint64) (end - begin) > (uint64) max_wal_size_mb * 1024 * 1024 / 4)
+		ereport(WARNING,
+				(errmsg("nvm: the checkpoint of the pool at %s wrote %llu MB of WAL, more than a quarter of max_wal_size",
+						why, (unsigned long long) ((end - begin) >> 20)),
+				 errdetail("Commits of nvm rows are durable through the WAL, so every checkpoint logs every nvm row; checkpoints that WAL volume triggers then follow each other closely."),
+				 errhint("Raise max_wal_size to several times the size of the nvm tables, or put the pool on persistent memory.")));
 	else
 		ereport(log_checkpoints ? LOG : DEBUG1,
 				(errmsg("nvm: logged the rows of %llu nvm tables (%llu rows, %u prepared transactions) as the checkpoint of the pool at %s",

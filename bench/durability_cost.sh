@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# bench/durability_cost.sh
+#   What durability through the WAL costs an nvm pool on ordinary storage,
+#   against the same rows in heap: two clusters on disk (data directory and
+#   WAL), wal_level = replica, one table accounts (id, balance, filler) of
+#   --rows rows and its primary key:
+#     heap   the table in heap
+#     nvm    the table in nvm, the pool at its default place (pg_nvm/pool, a
+#            page-cache file), nvm.durability at its default (auto: through
+#            the WAL)
+#   Each round, contenders interleaved:
+#     - a CHECKPOINT right after the load, with its seconds and the WAL it
+#       wrote (for nvm, the image of the pool: every row);
+#     - --seconds of single-row UPDATEs of random accounts (pgbench, 2
+#       clients), with tps and WAL fsyncs per transaction (pg_stat_wal);
+#     - every server process killed (kill -9); for nvm, a power loss on top:
+#       the pool file removed and a new boot of the operating system
+#       (nvm.debug_boot_id), so the start rebuilds the pool from the image
+#       and the WAL; for heap, crash recovery of the same WAL volume;
+#     - recovery: seconds from the start of the server until a count of
+#       the table answers, the redo the log reports, and whether every row
+#       is there with the balance total conserved (updates add 0).
+#
+#   bash bench/durability_cost.sh [--rounds N] [--rows R] [--seconds S] [--out DIR]
+#   (as root: servers run as postgres; nvmam must be installed)
+set -euo pipefail
+
+ROUNDS=3
+ROWS=200000
+SECONDS_LOAD=10
+OUT="bench/results/durability-$(date -u +%Y%m%d)"
+while [ $# -gt 0 ]; do
+	case "$1" in
+		--rounds) ROUNDS="$2"; shift 2 ;;
+		--rows) ROWS="$2"; shift 2 ;;
+		--seconds) SECONDS_LOAD="$2"; shift 2 ;;
+		--out) OUT="$2"; shift 2 ;;
+		*) echo "unknown option $1" >&2; exit 2 ;;
+	esac
+done
+
+BIN=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
+[ -x "$BIN/initdb" ] || BIN=/usr/lib/postgresql/15/bin
+WORK=$(mktemp -d /var/tmp/nvm-durability-cost.XXXXXX)
+chown postgres "$WORK"
+mkdir -p "$OUT"
+AS_PG=(runuser -u postgres --)
+CONTENDERS="heap nvm"
+
+cleanup()
+{
+	for c in $CONTENDERS; do
+		"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/$c" -m immediate stop >/dev/null 2>&1 || true
+	done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+port_of() { case "$1" in heap) echo 5491 ;; nvm) echo 5492 ;; esac; }
+psql_at() { "${AS_PG[@]}" "$BIN/psql" -h "$WORK" -p "$1" -d postgres -Atq -c "$2"; }
+
+# make_cluster NAME: initdb, settings, the table and its rows
+make_cluster()
+{
+	local c=$1 port am=heap
+	port=$(port_of "$c")
+	[ "$c" = nvm ] && am=nvm
+	"${AS_PG[@]}" "$BIN/initdb" -D "$WORK/$c" -A trust >/dev/null
+	{
+		echo "port = $port"
+		echo "unix_socket_directories = '$WORK'"
+		echo "listen_addresses = ''"
+		echo "shared_preload_libraries = 'nvmam'"
+		echo "wal_level = replica"
+		echo "max_wal_size = 4GB"
+		echo "checkpoint_timeout = 1d"
+		echo "autovacuum = off"
+		echo "nvm.pool_size = '1GB'"
+		echo "nvm.debug_boot_id = 'boot-0'"
+	} >> "$WORK/$c/postgresql.conf"
+	"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/$c" -l "$WORK/$c.log" -w start >/dev/null
+	psql_at "$port" "CREATE EXTENSION nvmam;
+		CREATE TABLE accounts (id int PRIMARY KEY, balance bigint NOT NULL, filler text) USING $am;
+		INSERT INTO accounts SELECT g, 1000, repeat('x', 80) FROM generate_series(1, $ROWS) g;" >/dev/null
+	printf '\\set id random(1, %d)\nUPDATE accounts SET balance = balance + 0 WHERE id = :id;\n' "$ROWS" \
+		> "$WORK/update.sql"
+	chown postgres "$WORK/update.sql"
+}
+
+# round_once NAME ROUND: the checkpoint, the load, the crash and the recovery of NAME
+round_once()
+{
+	local c=$1 r=$2 port boot log t0 t1 w0 w1 tps f0 f1 rows total redo
+	port=$(port_of "$c")
+	log="$WORK/$c.log"
+	w0=$(psql_at "$port" "SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn")
+	t0=$(date +%s.%N)
+	psql_at "$port" "CHECKPOINT" >/dev/null
+	t1=$(date +%s.%N)
+	w1=$(psql_at "$port" "SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn")
+	f0=$(psql_at "$port" "SELECT wal_sync FROM pg_stat_wal")
+	tps=$("${AS_PG[@]}" "$BIN/pgbench" -h "$WORK" -p "$port" -n -c 2 -j 2 -T "$SECONDS_LOAD" \
+		-f "$WORK/update.sql" postgres 2>/dev/null | awk '/^tps/ { print $3; exit }')
+	f1=$(psql_at "$port" "SELECT wal_sync FROM pg_stat_wal")
+	local txns
+	txns=$(awk -v t="$tps" -v s="$SECONDS_LOAD" 'BEGIN { printf "%d", t * s }')
+	"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/$c" -m immediate stop >/dev/null
+	if [ "$c" = nvm ]; then
+		rm -f "$WORK/$c/pg_nvm/pool"
+		boot="boot-$r"
+		echo "nvm.debug_boot_id = '$boot'" >> "$WORK/$c/postgresql.conf"
+	fi
+	local off t2 t3
+	off=$(stat -c %s "$log")
+	t2=$(date +%s.%N)
+	"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/$c" -l "$log" -w start >/dev/null
+	rows=$(psql_at "$port" "SELECT count(*) || ' ' || sum(balance) FROM accounts")
+	t3=$(date +%s.%N)
+	redo=$(tail -c +"$((off + 1))" "$log" | sed -n 's/.*redo done at .*elapsed: \([0-9.]*\) s.*/\1/p' | head -1)
+	total=$((ROWS * 1000))
+	awk -v c="$c" -v r="$r" -v t0="$t0" -v t1="$t1" -v w0="$w0" -v w1="$w1" -v tps="$tps" \
+		-v f0="$f0" -v f1="$f1" -v txns="$txns" -v t2="$t2" -v t3="$t3" -v redo="${redo:-?}" \
+		-v rows="$rows" -v want="$ROWS $total" 'BEGIN {
+		printf "%-5s %5d %8.2f %10.1f %9.0f %8.3f %9.2f %7s %s\n", c, r, t1 - t0, (w1 - w0) / 1048576,
+			tps, (txns > 0 ? (f1 - f0) / txns : 0), t3 - t2, redo,
+			(rows == want ? "all" : "WRONG " rows);
+	}'
+}
+
+for c in $CONTENDERS; do make_cluster "$c"; done
+{
+	echo "# bash bench/durability_cost.sh --rounds $ROUNDS --rows $ROWS --seconds $SECONDS_LOAD ($(date -u +%Y-%m-%dT%H:%MZ))"
+	echo "# checkpoint_s, checkpoint_wal_mb: the CHECKPOINT after the load or previous round;"
+	echo "# tps, fsyncs_per_txn: ${SECONDS_LOAD} s of single-row UPDATEs, 2 clients;"
+	echo "# recovery_s: start until the table answers, after kill -9 (nvm: and a power loss: pool removed, new boot);"
+	echo "# redo_s: what the log says of redo; rows: every row and the total conserved"
+	printf "%-5s %5s %8s %10s %9s %8s %9s %7s %s\n" contender round checkpoint_s checkpoint_wal_mb tps \
+		fsyncs_per_txn recovery_s redo_s rows
+} | tee "$OUT/durability.txt"
+for r in $(seq 1 "$ROUNDS"); do
+	for c in $CONTENDERS; do round_once "$c" "$r" | tee -a "$OUT/durability.txt"; done
+done
