@@ -125,7 +125,7 @@ foreach my $b (@backups)
 	$copy->start;
 	ok($copy->log_contains(qr/restored from a base backup: nvm pool .* is rebuilt from the WAL/),
 		"$name: the start says the pool is rebuilt from the WAL");
-	ok($copy->log_contains(qr/image of the nvm pool logged at the start of the base backup is replayed/),
+	ok($copy->log_contains(qr/the image of the nvm pool in the WAL is replayed/),
 		"$name: replay found the image of the pool");
 	is(nvm_pool_state($copy), 'attached', "$name: attached once recovery ended");
 	nvm_accounts_check($copy, $name, $ROWS);

@@ -23,7 +23,10 @@
 #	    removed the pool rebuild it from the last checkpoint's image and
 #	    the WAL, with every row; a clean stop copies the pool to
 #	    pg_nvm/pool.saved, and a new boot that removed the pool copies it
-#	    back; the copy is removed once the pool is there.
+#	    back; the copy is removed once the pool is there; a crash at start
+#	    before the first image (nvm.debug_crash_point), then a reboot: the
+#	    WAL after the last checkpoint holds no image, and the data directory
+#	    is detached with a cause of its own instead of serving an empty pool.
 #	  Each start says the class in the server log and nvm_pool_stats().
 use strict;
 use warnings;
@@ -228,6 +231,31 @@ is(rows_digest($wnode), $digest,
 	'volatile, through the WAL, clean stop and a new boot: every row is served');
 ok(!-e $saved, 'volatile, through the WAL: the copy is removed once the pool is there');
 nvm_verify_clean($wnode, 't', 'volatile, through the WAL, copied back');
+$wnode->stop;
+
+# the moment at start before the first image: a rebuild then has no image
+# to rebuild from, and says so instead of serving an empty pool
+$wnode->append_conf('postgresql.conf',
+	"restart_after_crash = off\nnvm.debug_crash_point = 'before_start_image'\n");
+$offset = -s $wnode->logfile;
+$wnode->start(fail_ok => 1);
+$wnode->wait_for_log(qr/PANIC:  nvm.debug_crash_point: crashing before the image of the pool that the start logs/, $offset);
+$wnode->wait_for_log(qr/database system is shut down/, $offset);
+ok(1, 'volatile, through the WAL: the server crashed at start, before its first image, and stopped');
+$wnode->stop('immediate', fail_ok => 1);
+unlink $wpool;
+$wnode->append_conf('postgresql.conf', "restart_after_crash = on\nnvm.debug_crash_point = 'none'\n");
+boot_id($wnode, 'reboot-3');
+$offset = -s $wnode->logfile;
+$wnode->start;
+my ($ok, $out, $err) = (undef, '', '');
+$ok = $wnode->psql('postgres', 'SELECT count(*) FROM t', stdout => \$out, stderr => \$err);
+like($err, qr/ERROR:  .*\n.*DETAIL:  nvm pool "\Q$wpool\E" was lost or perhaps torn by a crash of the operating system, a power loss or a reboot, and the WAL from the last checkpoint holds no image of the pool/,
+	'volatile, through the WAL, no image after the last checkpoint: the table raises an error that says why');
+like($err, qr/HINT:  Restore the cluster from a base backup, or give this data directory a new, empty pool/,
+	'volatile, through the WAL, no image: the hint says what to do');
+is($wnode->safe_psql('postgres', 'SELECT state FROM nvm_pool_stats()'), 'detached',
+	'volatile, through the WAL, no image: the pool is detached, not served empty');
 $wnode->stop;
 
 # ---------------------------------------------------------------------------

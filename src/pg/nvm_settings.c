@@ -64,6 +64,7 @@ static const struct config_enum_entry nvm_crash_point_options[] = {
 	{"before_nvm_commit", NVM_CRASH_BEFORE_NVM_COMMIT, false},
 	{"after_nvm_commit", NVM_CRASH_AFTER_NVM_COMMIT, false},
 	{"replay_before_note", NVM_CRASH_REPLAY_BEFORE_NOTE, false},
+	{"before_start_image", NVM_CRASH_BEFORE_START_IMAGE, false},
 	{NULL, 0, false}
 };
 
@@ -115,7 +116,9 @@ nvm_define_settings(void)
 							 "(or prepare) record; before_nvm_commit: after the commit record, before the nvm "
 							 "status; after_nvm_commit: after the nvm status of a log-free commit, before its "
 							 "WAL is flushed; replay_before_note: in the startup process, after the first nvm "
-							 "commit replayed after an image of the pool, before the pool notes it applied.  "
+							 "commit replayed after an image of the pool, before the pool notes it applied; "
+							 "before_start_image: at the first access after a start, before the image of "
+							 "the pool that durability through the WAL logs.  "
 							 "Never set it on a server that matters.",
 							 &nvm_debug_crash_point,
 							 NVM_CRASH_NONE,

@@ -130,8 +130,11 @@ static void
 nvm_log_at_first_access(void)
 {
 	nvm_resync_run();
-	if (nvm_durability_through_wal())
-		nvm_backup_log_image("the start of the server", false);
+	if (!nvm_durability_through_wal())
+		return;
+	if (nvm_debug_crash_point == NVM_CRASH_BEFORE_START_IMAGE)
+		elog(PANIC, "nvm.debug_crash_point: crashing before the image of the pool that the start logs");
+	nvm_backup_log_image("the start of the server", false);
 }
 
 /*

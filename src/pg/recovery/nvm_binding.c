@@ -78,13 +78,16 @@
  * the copy; like copying a heap file by hand, that is not a backup.
  *
  * Persist order of a claim: the binding file is written with the new
- * generation and the old one, and pg_nvm/storage with the storage class
- * and the boot (durable renames, nvm_datafile.c), then the pool's words
- * are persisted (and synced on page-cache storage), then the file is
- * rewritten with the new generation only.  A crash in between leaves a
- * file that accepts either generation.  Persist order of a clean stop: the
- * whole pool is synced, then its clean mark is persisted and synced
- * (pool.c).
+ * generation and the old one, and pg_nvm/storage with the storage class,
+ * the durability and the boot (durable renames, nvm_datafile.c), then the
+ * copy of a volatile pool, pg_nvm/pool.saved, is removed (durably), then
+ * the pool's words are persisted (and synced on page-cache storage), then
+ * the file is rewritten with the new generation only.  A crash in between
+ * leaves a file that accepts either generation, and never a saved copy
+ * older than the pool.  Persist order of a clean stop: the whole pool is
+ * synced, then its clean mark is persisted and synced (pool.c), then a
+ * volatile pool protected through the WAL is copied to pg_nvm/pool.saved
+ * (written, fsynced, renamed durably: nvm_durability.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -126,11 +129,12 @@ typedef enum NvmDetachCause
 	NVM_DETACH_RECOVERY,		/* recovery.signal: archive recovery */
 	NVM_DETACH_BEHIND,			/* WAL replay ended before the pool's changes */
 	NVM_DETACH_REWIND,			/* backup_label of pg_rewind */
-	NVM_DETACH_NO_IMAGE			/* a restored backup whose WAL has no image */
+	NVM_DETACH_NO_IMAGE,		/* a restored backup whose WAL has no image */
+	NVM_DETACH_LOST				/* a lost pool whose WAL has no image to rebuild from */
 } NvmDetachCause;
 
 static const char *const detach_keywords[] = {
-	"", "backup", "standby", "archive-recovery", "behind-pool", "rewind", "no-image"
+	"", "backup", "standby", "archive-recovery", "behind-pool", "rewind", "no-image", "lost-pool"
 };
 
 /*
@@ -156,6 +160,7 @@ typedef struct BindingFile
 	uint64		prev_gen;		/* 0 unless a claim was under way */
 	NvmDetachCause detached;
 	NvmRestoreState restore;
+	bool		rebuild;		/* the restore rebuilds a lost pool (not a backup) */
 } BindingFile;
 
 /* State of the binding in shared memory. */
@@ -192,6 +197,7 @@ static NvmDetachCause start_cause = NVM_DETACH_NONE;
 static bool start_claim_now = false;	/* claim at shared-memory start-up */
 static bool start_replica = false;	/* a standby made from a cold copy */
 static NvmRestoreState start_restore = NVM_RESTORE_NONE;	/* a restored backup */
+static bool start_rebuild = false;	/* ... or a lost pool rebuilt */
 static uint64 start_id = 0;		/* the id to claim with */
 static uint64 start_gen = 0;	/* the highest generation seen */
 static uint64 start_prev_gen = 0;	/* the pool's generation before the claim */
@@ -250,6 +256,8 @@ read_binding_file(BindingFile *bf)
 			if (bf->detached == NVM_DETACH_NONE)
 				goto corrupt;
 		}
+		else if (strcmp(key, "rebuild") == 0 && strcmp(value, "lost-pool") == 0)
+			bf->rebuild = true;
 		else if (strcmp(key, "restore") == 0)
 		{
 			for (int i = 1; i < lengthof(restore_keywords); i++)
@@ -298,6 +306,8 @@ write_binding_file(const BindingFile *bf, int elevel)
 	if (bf->restore != NVM_RESTORE_NONE)
 		len += snprintf(buf + len, sizeof(buf) - len, "restore %s\n",
 						restore_keywords[bf->restore]);
+	if (bf->restore != NVM_RESTORE_NONE && bf->rebuild)
+		len += snprintf(buf + len, sizeof(buf) - len, "rebuild lost-pool\n");
 	return nvm_datafile_write(BINDING_NAME, "nvm binding file", buf, len, elevel);
 }
 
@@ -331,6 +341,9 @@ detail_of(NvmDetachCause cause, uint64 required, uint64 replay)
 		case NVM_DETACH_NO_IMAGE:
 			return psprintf("This data directory was restored from a base backup whose WAL holds no image of the nvm pool (the backup was taken from a standby, or while the primary had nvm.wal_redo off or wal_level minimal, or recovery ended before the image), so its new nvm pool \"%s\" has no rows of the tables made before the backup.",
 							nvm_pool_path_resolved);
+		case NVM_DETACH_LOST:
+			return psprintf("nvm pool \"%s\" was lost or perhaps torn by a crash of the operating system, a power loss or a reboot, and the WAL from the last checkpoint holds no image of the pool to rebuild it from (the operating system stopped in the moment between the end of a start's recovery and its first image, or between a clean stop's shutdown checkpoint and the sync or copy of the pool), so the new pool has no rows of the tables made before.",
+							nvm_pool_path_resolved);
 		case NVM_DETACH_NONE:
 			break;
 	}
@@ -352,6 +365,8 @@ hint_of(NvmDetachCause cause)
 			return "Make the former primary again from a new base backup of the new primary (pg_basebackup), which carries the nvm rows.";
 		case NVM_DETACH_NO_IMAGE:
 			return "Take a new base backup of the primary, with nvm.wal_redo on and wal_level replica or logical (see \"Backups and copies\" in the nvmam README).";
+		case NVM_DETACH_LOST:
+			return "Restore the cluster from a base backup, or give this data directory a new, empty pool and reload the nvm tables from a dump (see \"What your storage guarantees\" in the nvmam README).";
 		default:
 			return "Copy nvm tables from the original cluster with pg_dump, or restore the data directory and the pool together from one atomic snapshot or one copy made while the server was stopped. "
 				"To give this data directory a new, empty pool, see \"Backups and copies\" in the nvmam README.";
@@ -441,17 +456,20 @@ prepare_restore_pool(void)
 
 /*
  * begin_restore starts the rebuild of the pool from the WAL, into a new
- * pool: the binding file bf says so durably, and this start replays into
+ * pool: the binding file bf says so durably (and whether a lost pool is
+ * rebuilt, rather than a backup restored), and this start replays into
  * the pool as a standby does.
  */
 static void
-begin_restore(BindingFile *bf)
+begin_restore(BindingFile *bf, bool rebuild)
 {
 	memset(bf, 0, sizeof(*bf));
 	bf->restore = NVM_RESTORE_IMAGE;
+	bf->rebuild = rebuild;
 	(void) write_binding_file(bf, FATAL);
 	start_replica = true;
 	start_restore = NVM_RESTORE_IMAGE;
+	start_rebuild = rebuild;
 }
 
 /*
@@ -465,7 +483,8 @@ end_restore(BindingFile *bf, bool image_replayed)
 {
 	bf->restore = NVM_RESTORE_NONE;
 	if (!image_replayed)
-		bf->detached = NVM_DETACH_NO_IMAGE;
+		bf->detached = bf->rebuild ? NVM_DETACH_LOST : NVM_DETACH_NO_IMAGE;
+	bf->rebuild = false;
 }
 
 /*
@@ -515,7 +534,7 @@ nvm_binding_detached_at_start(void)
 	if (nvm_wal_redo && label && !rewind)
 	{
 		prepare_restore_pool();
-		begin_restore(&bf);
+		begin_restore(&bf, false);
 		ereport(LOG,
 				(errmsg("nvm: this data directory is restored from a base backup: nvm pool \"%s\" is rebuilt from the WAL",
 						nvm_pool_path_resolved)));
@@ -544,7 +563,7 @@ nvm_binding_detached_at_start(void)
 						(errcode_for_file_access(),
 						 errmsg("could not remove nvm pool \"%s\" to rebuild it from the WAL: %m",
 								nvm_pool_path_resolved)));
-			begin_restore(&bf);
+			begin_restore(&bf, true);
 			ereport(LOG,
 					(errmsg("nvm: nvm pool \"%s\" is %s after a crash of the operating system, a power loss or a reboot: it is rebuilt from the WAL",
 							nvm_pool_path_resolved, missing ? "gone" : "perhaps torn"),
@@ -558,6 +577,7 @@ nvm_binding_detached_at_start(void)
 		{
 			start_replica = true;
 			start_restore = bf.restore;
+			start_rebuild = bf.rebuild;
 			return false;
 		}
 		/* recovery ended before a first access to nvm rows could record it */
@@ -740,8 +760,10 @@ claim_pool(int elevel)
 	bf.gen = gen;
 	bf.prev_gen = start_prev_gen;
 	bf.restore = binding_shared != NULL ? (NvmRestoreState) binding_shared->restore : start_restore;
+	bf.rebuild = start_rebuild;
 	if (!write_binding_file(&bf, elevel) || !nvm_durability_note_claim(elevel))
 		return false;
+	nvm_durability_forget_saved_pool();
 	nvm_pool_binding_claim(start_id, gen, nvm_boot_current());
 	bf.prev_gen = 0;
 	(void) write_binding_file(&bf, elevel);
@@ -901,7 +923,7 @@ restore_usable(void)
 			(void) write_binding_file(&bf, ERROR);
 			binding_shared->restore = NVM_RESTORE_NONE;
 			if (!image)
-				binding_shared->cause = NVM_DETACH_NO_IMAGE;
+				binding_shared->cause = start_rebuild ? NVM_DETACH_LOST : NVM_DETACH_NO_IMAGE;
 			pg_atomic_write_u32(&binding_shared->state,
 								!image ? NVM_BINDING_DETACHED :
 								binding_shared->resync_pending ? NVM_BINDING_RESYNC :

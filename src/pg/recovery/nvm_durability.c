@@ -63,9 +63,9 @@
  * A pool on volatile storage that durability through the WAL protects is
  * also copied to pg_nvm/pool.saved at a clean stop (after its sync and
  * mark), since the WAL after a shutdown checkpoint holds no image; a start
- * that finds the pool gone after a clean stop copies it back, and every
- * start removes the copy once the pool is there (a stale copy is never
- * used).
+ * that finds the pool gone after a clean stop copies it back, and the next
+ * claim of the pool removes the copy before it changes the pool (a stale
+ * copy is never used).
  *
  * Limits: a pool whose server was killed and whose operating system was
  * then shut down cleanly (which writes the page cache back) is whole, but
@@ -557,32 +557,50 @@ nvm_durability_save_volatile_pool(void)
 /*
  * nvm_durability_bring_back_volatile_pool runs at start, before the pool
  * is opened: a pool on volatile storage that is gone after a clean stop is
- * copied back from pg_nvm/pool.saved; a copy is then, and whenever the
- * pool is there, removed, so that a later start never takes a stale one.
- * It says whether the pool was brought back.
+ * copied back from pg_nvm/pool.saved (to a temporary name, then renamed:
+ * a copy cut short is never taken for the pool).  The copy stays until the
+ * pool is claimed (nvm_durability_forget_saved_pool).  It says whether the
+ * pool was brought back.
  */
 bool
 nvm_durability_bring_back_volatile_pool(void)
 {
 	char	   *saved = saved_pool_path();
+	char	   *tmp;
 	struct stat st;
 	StorageNote note;
-	bool		back = false;
 
-	if (stat(saved, &st) != 0)
+	if (stat(saved, &st) != 0 ||
+		stat(nvm_pool_path_resolved, &st) == 0 || errno != ENOENT ||
+		!read_storage_note(&note) || !note_is_volatile(&note) || !stopped_cleanly())
 		return false;
-	if (stat(nvm_pool_path_resolved, &st) != 0 && errno == ENOENT &&
-		read_storage_note(&note) && note_is_volatile(&note) && stopped_cleanly())
-	{
-		copy_sparse(saved, nvm_pool_path_resolved);
-		back = true;
-		ereport(LOG,
-				(errmsg("nvm: volatile nvm pool \"%s\" was gone after a clean stop; it is copied back from pg_nvm/%s",
-						nvm_pool_path_resolved, SAVED_POOL_NAME)));
-	}
-	if (unlink(saved) != 0 && errno != ENOENT)
+	tmp = psprintf("%s.copying", nvm_pool_path_resolved);
+	copy_sparse(saved, tmp);
+	if (rename(tmp, nvm_pool_path_resolved) != 0)
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("could not rename file \"%s\" to \"%s\": %m", tmp, nvm_pool_path_resolved)));
+	ereport(LOG,
+			(errmsg("nvm: volatile nvm pool \"%s\" was gone after a clean stop; it is copied back from pg_nvm/%s",
+					nvm_pool_path_resolved, SAVED_POOL_NAME)));
+	return true;
+}
+
+/*
+ * nvm_durability_forget_saved_pool removes pg_nvm/pool.saved once a claim
+ * is about to change the pool (nvm_binding.c): from then on the copy is
+ * stale, and a later start must never take it.
+ */
+void
+nvm_durability_forget_saved_pool(void)
+{
+	char	   *saved = saved_pool_path();
+
+	if (unlink(saved) == 0)
+		fsync_fname(psprintf("%s/pg_nvm", DataDir), true);
+	else if (errno != ENOENT)
 		ereport(WARNING,
 				(errcode_for_file_access(),
 				 errmsg("could not remove file \"%s\": %m", saved)));
-	return back;
+	pfree(saved);
 }

@@ -42,10 +42,15 @@ extern void nvm_durability_save_volatile_pool(void);
 
 /*
  * nvm_durability_bring_back_volatile_pool copies a volatile pool that is
- * gone after a clean stop back from pg_nvm/pool.saved, and removes the
- * copy; true if the pool was brought back.
+ * gone after a clean stop back from pg_nvm/pool.saved; true if it did.
  */
 extern bool nvm_durability_bring_back_volatile_pool(void);
+
+/*
+ * nvm_durability_forget_saved_pool removes pg_nvm/pool.saved before a claim
+ * changes the pool (the copy is stale from then on).
+ */
+extern void nvm_durability_forget_saved_pool(void);
 
 /*
  * nvm_boot_current returns the identity of this boot of the operating
