@@ -2,17 +2,20 @@
 # bench/durability_cost.sh
 #   What durability through the WAL costs an nvm pool on ordinary storage,
 #   against the same rows in heap: two clusters on disk (data directory and
-#   WAL), wal_level = replica, one table accounts (id, balance, filler) of
-#   --rows rows and its primary key:
+#   WAL), wal_level = replica, a table accounts (id, balance, filler) of
+#   --rows rows and its primary key, and a table still of the same rows that
+#   no round changes:
 #     heap   the table in heap
 #     nvm    the table in nvm, the pool at its default place (pg_nvm/pool, a
 #            page-cache file), nvm.durability at its default (auto: through
 #            the WAL)
 #   Each round, contenders interleaved:
-#     - a CHECKPOINT right after the load, with its seconds and the WAL it
-#       wrote (for nvm, the image of the pool: every row);
+#     - a CHECKPOINT (after a start, nvm writes every table's checkpoint file);
 #     - --seconds of single-row UPDATEs of random accounts (pgbench, 2
 #       clients), with tps and WAL fsyncs per transaction (pg_stat_wal);
+#     - a second CHECKPOINT, with its seconds, the WAL it wrote and, for
+#       nvm, the checkpoint files it wrote and kept (from the server log:
+#       accounts written again, still kept);
 #     - every server process killed (kill -9); for nvm, a power loss on top:
 #       the pool file removed and a new boot of the operating system
 #       (nvm.debug_boot_id), so the start rebuilds the pool from the image
@@ -81,7 +84,9 @@ make_cluster()
 	"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/$c" -l "$WORK/$c.log" -w start >/dev/null
 	psql_at "$port" "CREATE EXTENSION nvmam;
 		CREATE TABLE accounts (id int PRIMARY KEY, balance bigint NOT NULL, filler text) USING $am;
-		INSERT INTO accounts SELECT g, 1000, repeat('x', 80) FROM generate_series(1, $ROWS) g;" >/dev/null
+		INSERT INTO accounts SELECT g, 1000, repeat('x', 80) FROM generate_series(1, $ROWS) g;
+		CREATE TABLE still (id int PRIMARY KEY, balance bigint NOT NULL, filler text) USING $am;
+		INSERT INTO still SELECT g, 1000, repeat('x', 80) FROM generate_series(1, $ROWS) g;" >/dev/null
 	printf '\\set id random(1, %d)\nUPDATE accounts SET balance = balance + 0 WHERE id = :id;\n' "$ROWS" \
 		> "$WORK/update.sql"
 	chown postgres "$WORK/update.sql"
@@ -90,18 +95,21 @@ make_cluster()
 # round_once NAME ROUND: the checkpoint, the load, the crash and the recovery of NAME
 round_once()
 {
-	local c=$1 r=$2 port boot log t0 t1 w0 w1 tps f0 f1 rows total redo
+	local c=$1 r=$2 port boot log t0 t1 w0 w1 tps f0 f1 rows total redo off0 files
 	port=$(port_of "$c")
 	log="$WORK/$c.log"
+	psql_at "$port" "CHECKPOINT" >/dev/null
+	f0=$(psql_at "$port" "SELECT wal_sync FROM pg_stat_wal")
+	tps=$("${AS_PG[@]}" "$BIN/pgbench" -h "$WORK" -p "$port" -n -c 2 -j 2 -T "$SECONDS_LOAD" \
+		-f "$WORK/update.sql" postgres 2>/dev/null | awk '/^tps/ { print $3; exit }')
+	f1=$(psql_at "$port" "SELECT wal_sync FROM pg_stat_wal")
+	off0=$(stat -c %s "$log")
 	w0=$(psql_at "$port" "SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn")
 	t0=$(date +%s.%N)
 	psql_at "$port" "CHECKPOINT" >/dev/null
 	t1=$(date +%s.%N)
 	w1=$(psql_at "$port" "SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn")
-	f0=$(psql_at "$port" "SELECT wal_sync FROM pg_stat_wal")
-	tps=$("${AS_PG[@]}" "$BIN/pgbench" -h "$WORK" -p "$port" -n -c 2 -j 2 -T "$SECONDS_LOAD" \
-		-f "$WORK/update.sql" postgres 2>/dev/null | awk '/^tps/ { print $3; exit }')
-	f1=$(psql_at "$port" "SELECT wal_sync FROM pg_stat_wal")
+	files=$(tail -c +"$((off0 + 1))" "$log" | sed -n 's/.*checkpoint of the pool: wrote the files of \([0-9]*\) nvm tables ([0-9]* rows, \([0-9]*\) kB), kept \([0-9]*\).*/\1w\/\2kB\/\3k/p' | head -1)
 	local txns
 	txns=$(awk -v t="$tps" -v s="$SECONDS_LOAD" 'BEGIN { printf "%d", t * s }')
 	"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/$c" -m immediate stop >/dev/null
@@ -120,9 +128,9 @@ round_once()
 	total=$((ROWS * 1000))
 	awk -v c="$c" -v r="$r" -v t0="$t0" -v t1="$t1" -v w0="$w0" -v w1="$w1" -v tps="$tps" \
 		-v f0="$f0" -v f1="$f1" -v txns="$txns" -v t2="$t2" -v t3="$t3" -v redo="${redo:-?}" \
-		-v rows="$rows" -v want="$ROWS $total" 'BEGIN {
-		printf "%-5s %5d %8.2f %10.1f %9.0f %8.3f %9.2f %7s %s\n", c, r, t1 - t0, (w1 - w0) / 1048576,
-			tps, (txns > 0 ? (f1 - f0) / txns : 0), t3 - t2, redo,
+		-v rows="$rows" -v want="$ROWS $total" -v files="${files:--}" 'BEGIN {
+		printf "%-5s %5d %8.2f %10.1f %14s %9.0f %8.3f %9.2f %7s %s\n", c, r, t1 - t0, (w1 - w0) / 1048576,
+			files, tps, (txns > 0 ? (f1 - f0) / txns : 0), t3 - t2, redo,
 			(rows == want ? "all" : "WRONG " rows);
 	}'
 }
@@ -130,12 +138,13 @@ round_once()
 for c in $CONTENDERS; do make_cluster "$c"; done
 {
 	echo "# bash bench/durability_cost.sh --rounds $ROUNDS --rows $ROWS --seconds $SECONDS_LOAD ($(date -u +%Y-%m-%dT%H:%MZ))"
-	echo "# checkpoint_s, checkpoint_wal_mb: the CHECKPOINT after the load or previous round;"
+	echo "# checkpoint_s, checkpoint_wal_mb: the second CHECKPOINT of the round, after the updates;"
+	echo "# ckpt_files: nvm checkpoint files it wrote (tables)/kB/kept (tables);"
 	echo "# tps, fsyncs_per_txn: ${SECONDS_LOAD} s of single-row UPDATEs, 2 clients;"
 	echo "# recovery_s: start until the table answers, after kill -9 (nvm: and a power loss: pool removed, new boot);"
 	echo "# redo_s: what the log says of redo; rows: every row and the total conserved"
-	printf "%-5s %5s %8s %10s %9s %8s %9s %7s %s\n" contender round checkpoint_s checkpoint_wal_mb tps \
-		fsyncs_per_txn recovery_s redo_s rows
+	printf "%-5s %5s %8s %10s %14s %9s %8s %9s %7s %s\n" contender round checkpoint_s checkpoint_wal_mb \
+		ckpt_files tps fsyncs_per_txn recovery_s redo_s rows
 } | tee "$OUT/durability.txt"
 for r in $(seq 1 "$ROUNDS"); do
 	for c in $CONTENDERS; do round_once "$c" "$r" | tee -a "$OUT/durability.txt"; done

@@ -4,9 +4,11 @@
 #	  each transfer in an nvm history table, with the pool at its default
 #	  place (pg_nvm/pool in the data directory, on an ordinary file
 #	  system) and nvm.durability at its default (auto: through the WAL on a
-#	  page-cache file).  Image A of the pool is copied mid-run; a
-#	  checkpoint follows (the recovery after the power loss starts at its
-#	  redo point, so the image of the pool it logs is the one replayed);
+#	  page-cache file); a third table stays unchanged.  A checkpoint
+#	  writes the checkpoint file of every table (pg_nvm/checkpoint); image
+#	  A of the pool is copied mid-run; a second checkpoint writes the files
+#	  of the two tables that changed and keeps the third (the recovery
+#	  after the power loss starts at its redo point, with those files);
 #	  image B is copied after every server process was killed, with the
 #	  data directory.  After a power loss each 4 KiB page of the file holds
 #	  whatever the kernel last wrote back: the model takes each page from A
@@ -55,7 +57,30 @@ $node->safe_psql('postgres', qq{
 	CREATE TABLE accounts (id int PRIMARY KEY, balance bigint NOT NULL) USING nvm;
 	INSERT INTO accounts SELECT g, $INITIAL FROM generate_series(1, $ACCOUNTS) g;
 	CREATE TABLE history (id bigint PRIMARY KEY, from_id int, to_id int, amount int) USING nvm;
+	CREATE TABLE unchanged (id int PRIMARY KEY, v text) USING nvm;
+	INSERT INTO unchanged SELECT g, md5(g::text) FROM generate_series(1, 1000) g;
 });
+my $unchanged_digest = $node->safe_psql('postgres',
+	q{SELECT count(*) || '|' || md5(string_agg(id || ':' || v, ',' ORDER BY id)) FROM unchanged});
+
+# checkpoint_file TABLE: the path of TABLE's checkpoint file
+sub checkpoint_file
+{
+	my ($table) = @_;
+	my $name = $node->safe_psql('postgres', qq{
+		SELECT (CASE c.reltablespace WHEN 0 THEN d.dattablespace ELSE c.reltablespace END)
+			   || '_' || d.oid || '_' || c.relfilenode || '_0'
+		  FROM pg_class c, pg_database d
+		 WHERE c.relname = '$table' AND d.datname = current_database()});
+	return $node->data_dir . "/pg_nvm/checkpoint/$name";
+}
+
+# file_stamp FILE: its inode and modification time, or '' if it is missing
+sub file_stamp
+{
+	my @st = stat($_[0]);
+	return @st ? "$st[1]:$st[9].$st[7]" : '';
+}
 is($node->safe_psql('postgres', 'SELECT storage FROM nvm_pool_stats()'), 'page-cache file',
 	'the pool at its default place is a page-cache file');
 
@@ -117,11 +142,27 @@ my $image_a = $node->basedir . '/pool.image-a';
 my $image_b = $node->basedir . '/pool.image-b';
 my $mixed = $node->basedir . '/pool.mixed';
 
+# the first checkpoint of the run writes every table's file
+my $offset0 = -s $node->logfile;
+$node->safe_psql('postgres', 'CHECKPOINT');
+like(slurp_file($node->logfile, $offset0), qr/checkpoint of the pool: wrote the files of 3 nvm tables/,
+	'the first checkpoint writes the checkpoint file of every table');
+my %stamp = map { $_ => file_stamp(checkpoint_file($_)) } qw(accounts history unchanged);
+ok($stamp{accounts} ne '' && $stamp{history} ne '' && $stamp{unchanged} ne '',
+	'every table has a checkpoint file');
 run_for(1.5);
 copy($pool, $image_a) or die "cannot copy $pool: $!";
 my $acked_at_a = scalar keys %acked;
 run_for(0.5);
+# the second writes only what changed: the recovery after the power loss
+# starts at its redo point, with the files it left
+$offset0 = -s $node->logfile;
 $node->safe_psql('postgres', 'CHECKPOINT');
+like(slurp_file($node->logfile, $offset0), qr/checkpoint of the pool: wrote the files of 2 nvm tables .* kept 1 unchanged/,
+	'the next checkpoint writes the files of the two tables that changed and keeps the third');
+isnt(file_stamp(checkpoint_file('accounts')), $stamp{accounts}, 'the file of accounts, which changed, is written again');
+isnt(file_stamp(checkpoint_file('history')), $stamp{history}, 'the file of history, which changed, is written again');
+is(file_stamp(checkpoint_file('unchanged')), $stamp{unchanged}, 'the file of the unchanged table is not written again');
 run_for(1.5);
 nvm_crash($node);
 run_for(0.5);
@@ -166,6 +207,9 @@ sub served_exactly
 	nvm_verify_clean($node, 'accounts', $name);
 	nvm_verify_clean($node, 'history', $name);
 	nvm_check_indexes($node, 'accounts', $name);
+	is($node->safe_psql('postgres',
+			q{SELECT count(*) || '|' || md5(string_agg(id || ':' || v, ',' ORDER BY id)) FROM unchanged}),
+		$unchanged_digest, "$name: the unchanged table, from its older checkpoint file, is whole");
 	my $present = $node->safe_psql('postgres',
 		'SELECT count(*) FROM history WHERE id IN (' . join(',', sort keys %acked) . ')');
 	is($present, $acked_n, "$name: every acknowledged transfer is there");

@@ -231,6 +231,23 @@ is(rows_digest($wnode), $digest,
 	'volatile, through the WAL, clean stop and a new boot: every row is served');
 ok(!-e $saved, 'volatile, through the WAL: the copy is removed once the pool is there');
 nvm_verify_clean($wnode, 't', 'volatile, through the WAL, copied back');
+
+# a base backup of it: the checkpoint that starts the backup writes the
+# pool's checkpoint files and an image without rows, which a restore must
+# not take for the backup's image; the restore drops the files it came with
+$wnode->safe_psql('postgres', 'CHECKPOINT');
+ok(-d $wnode->data_dir . '/pg_nvm/checkpoint' && glob($wnode->data_dir . '/pg_nvm/checkpoint/*'),
+	'volatile, through the WAL: checkpoints write checkpoint files');
+$wnode->backup('wal_backup');
+my $rnode = PostgreSQL::Test::Cluster->new('reboot_tmpfs_wal_restored');
+my $rpool = nvm_pool_path('reboot_tmpfs_wal_restored');
+$rnode->init_from_backup($wnode, 'wal_backup');
+$rnode->append_conf('postgresql.conf', "nvm.pool_path = '$rpool'\n");
+$rnode->start;
+is(rows_digest($rnode), $digest, 'volatile, through the WAL, a base backup restored: every row');
+ok(!glob($rnode->data_dir . '/pg_nvm/checkpoint/*'),
+	'volatile, through the WAL, a base backup restored: the checkpoint files it came with are gone');
+$rnode->stop;
 $wnode->stop;
 
 # the moment at start before the first image: a rebuild then has no image

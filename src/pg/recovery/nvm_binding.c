@@ -972,6 +972,17 @@ nvm_binding_is_restore(void)
 }
 
 /*
+ * nvm_binding_is_rebuild says whether this server rebuilds a pool that a
+ * crash of the operating system tore or lost (a restore that loads the
+ * pool's checkpoint files; not a restored base backup).
+ */
+bool
+nvm_binding_is_rebuild(void)
+{
+	return nvm_binding_is_restore() && start_rebuild;
+}
+
+/*
  * nvm_binding_usable says whether nvm rows may be used now: a pool that was
  * in use is checked against the end of WAL replay the first time
  * (check_wal_and_claim).  Never during recovery.

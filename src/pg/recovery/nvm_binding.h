@@ -51,6 +51,9 @@ extern void nvm_binding_settle(struct RelationData *rel);
 extern bool nvm_binding_is_detached(void);
 extern bool nvm_binding_is_replica(void);
 extern bool nvm_binding_is_restore(void);
+
+/* A restore that rebuilds a pool a crash of the operating system tore or lost. */
+extern bool nvm_binding_is_rebuild(void);
 extern void nvm_binding_restore_image_replayed(void);
 extern void nvm_binding_require_resync(void);
 extern void nvm_binding_set_resync_hook(void (*hook) (void));

@@ -25,21 +25,28 @@
  * flushes its COMMIT record (nvm_redo.c) before its completion is
  * published, as a heap commit flushes its commit record, with PostgreSQL's
  * group commit; synchronous_commit = off skips the flush, as for heap.  The
- * WAL after the redo point of the last checkpoint always holds an image of
- * the pool (wal/nvm_backup.c: IMAGE BEGIN, a RESYNC group per table, the
- * transactions in doubt, IMAGE END):
+ * pool is checkpointed, so that the last checkpoint and the WAL after its
+ * redo point always hold it:
  *	 - every checkpoint waits, after choosing its redo point, until the
- *	   "nvm backup watch" worker has logged one;
+ *	   "nvm backup watch" worker has written the checkpoint files of the
+ *	   tables that changed since their files (wal/nvm_checkpoint.c:
+ *	   pg_nvm/checkpoint, a file per table, each at a position of the WAL)
+ *	   and logged the rest of an image of the pool (the row locks of
+ *	   prepared transactions, the transactions in doubt: IMAGE BEGIN ...
+ *	   END, wal/nvm_backup.c);
  *	 - after every start of the server (a clean one, crash recovery, the
- *	   rebuild below), the first access to nvm rows logs one before any
- *	   change (the binding's "resync" state), and the worker makes that
- *	   access as soon as recovery ends.
- * So the pool is checkpointed into the WAL, and a start that finds the pool
- * torn or gone rebuilds it exactly as a data directory restored from a
- * base backup does (nvm_binding.c, the "restore" states): a new, empty
- * pool, WAL replay from the last checkpoint into it (its image, then the
- * COMMIT records after it), served once the image is replayed.  Every
- * acknowledged commit is there, since its record was flushed.
+ *	   rebuild below, a promotion), the first access to nvm rows logs a
+ *	   whole image in the WAL (every table's rows as RESYNC groups) before
+ *	   any change (the binding's "resync" state), and the worker makes that
+ *	   access as soon as recovery ends; the first checkpoint after it
+ *	   writes every table's file again.
+ * A start that finds the pool torn or gone rebuilds it as a data directory
+ * restored from a base backup does (nvm_binding.c, the "restore" states):
+ * a new, empty pool, into which the first record replayed loads the
+ * checkpoint files, and WAL replay from the last checkpoint (each table's
+ * records from its file's position on, the images, the COMMIT records),
+ * served once an image is replayed.  Every acknowledged commit is there,
+ * since its record was flushed.
  *
  * Durability in the pool (nvm.durability = pool; auto on persistent
  * memory).  Commits wait for no WAL flush.  The two kinds of crash are told
@@ -160,9 +167,10 @@ nvm_durability_define_settings(void)
 							 "pool: a commit is durable once its status is in the pool and waits for no "
 							 "WAL flush; only persistent memory keeps it across a crash of the operating "
 							 "system or a power loss.  wal: a commit also flushes its nvm redo record, as "
-							 "a heap commit flushes its commit record; the WAL holds an image of the pool "
-							 "after every checkpoint, and a pool torn or lost by a crash of the operating "
-							 "system, a power loss or a reboot is rebuilt from it at start (needs "
+							 "a heap commit flushes its commit record; every checkpoint writes the "
+							 "checkpoint files of the tables that changed, and a pool torn or lost by a crash "
+							 "of the operating system, a power loss or a reboot is rebuilt from them and the "
+							 "WAL at start (needs "
 							 "nvm.wal_redo on and wal_level replica or logical).  auto (the default) is "
 							 "pool on persistent memory and wal on any other storage.",
 							 &nvm_durability_mode,
@@ -278,8 +286,8 @@ nvm_durability_report_storage(void)
 		ereport(LOG,
 				(errmsg("nvm pool \"%s\" is %s: commits of nvm rows are made durable through the WAL",
 						nvm_pool_path_resolved, storage_phrase()),
-				 errdetail("Each commit flushes its nvm redo record, and the WAL holds an image of the pool after every checkpoint: "
-						   "a pool torn or lost by a crash of the operating system, a power loss or a reboot is rebuilt from it at start.")));
+				 errdetail("Each commit flushes its nvm redo record, and every checkpoint writes the checkpoint files of the tables that changed (pg_nvm/checkpoint): "
+						   "a pool torn or lost by a crash of the operating system, a power loss or a reboot is rebuilt from them and the WAL at start.")));
 		return;
 	}
 	if (nvm_durability_mode == NVM_DURABILITY_WAL)

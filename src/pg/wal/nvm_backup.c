@@ -88,6 +88,7 @@
 #include "recovery/nvm_binding.h"
 #include "recovery/nvm_durability.h"
 #include "wal/nvm_backup.h"
+#include "wal/nvm_checkpoint.h"
 #include "wal/nvm_redo.h"
 #include "wal/nvm_redofmt.h"
 #include "wal/nvm_resync.h"
@@ -112,14 +113,18 @@ typedef struct ImageCounts
 	uint32		indoubt;
 } ImageCounts;
 
-/* log_image_phase writes IMAGE BEGIN or END and returns its end. */
+/*
+ * log_image_phase writes IMAGE BEGIN or END (saying whether the rows are in
+ * checkpoint files) and returns its end.
+ */
 static XLogRecPtr
-log_image_phase(uint8 phase, const ImageCounts *counts)
+log_image_phase(uint8 phase, const ImageCounts *counts, bool rows_in_files)
 {
 	xl_nvm_image rec;
 
 	memset(&rec, 0, sizeof(rec));
 	rec.phase = phase;
+	rec.rows_in_files = rows_in_files ? 1 : 0;
 	if (counts != NULL)
 	{
 		rec.tables = counts->tables;
@@ -132,12 +137,14 @@ log_image_phase(uint8 phase, const ImageCounts *counts)
 }
 
 /*
- * log_table logs the rows of key's table as one group, looking the table
- * up inside the group (a drop or truncate may have replaced it since the
- * directory was read); a table gone meanwhile logs nothing.
+ * log_table logs the rows of key's table as one group (unless with_rows is
+ * false: its rows are in its checkpoint file), then the row locks prepared
+ * transactions hold in it, looking the table up inside the group (a drop
+ * or truncate may have replaced it since the directory was read); a table
+ * gone meanwhile logs nothing.
  */
 static void
-log_table(const NvmTableKey *key, ImageCounts *counts)
+log_table(const NvmTableKey *key, bool with_rows, ImageCounts *counts)
 {
 	nvm_redo_group_begin();
 	PG_TRY();
@@ -147,7 +154,8 @@ log_table(const NvmTableKey *key, ImageCounts *counts)
 
 		if (nvm_table_open(key, &t))
 		{
-			(void) nvm_resync_log_rows(&t, &rows);
+			if (with_rows)
+				(void) nvm_resync_log_rows(&t, &rows);
 			if (prepared_locks_logger != NULL)
 				prepared_locks_logger(&t);
 			counts->tables++;
@@ -172,13 +180,14 @@ log_indoubt(uint32_t slot, uint64_t txid, uint64_t xid, void *arg)
 }
 
 /*
- * log_all_tables logs every permanent table of the directory once; tables
+ * log_all_tables logs every permanent table of the directory once (its
+ * rows if with_rows, and its prepared row locks); tables
  * that appear while it runs are logged by further passes (a table created
  * after the backup's start has its own STORAGE record, but one more image
  * of it costs nothing wrong).
  */
 static void
-log_all_tables(ImageCounts *counts)
+log_all_tables(bool with_rows, ImageCounts *counts)
 {
 	HASHCTL		ctl;
 	HTAB	   *done;
@@ -209,7 +218,7 @@ log_all_tables(ImageCounts *counts)
 			if (seen)
 				continue;
 			found_new = true;
-			log_table(&key, counts);
+			log_table(&key, with_rows, counts);
 			CHECK_FOR_INTERRUPTS();
 		}
 	}
@@ -217,53 +226,85 @@ log_all_tables(ImageCounts *counts)
 }
 
 /*
- * nvm_backup_log_image logs the image of the pool (see the file header)
- * for a base backup that started (for_backup) or as the checkpoint of the
- * pool that durability through the WAL needs (recovery/nvm_durability.c);
- * why names the occasion for the log.  It does nothing where no redo is
- * written (nvm.wal_redo off, wal_level minimal, recovery: a backup of a
- * standby carries no image, and its restore refuses nvm tables), nor for a
- * data directory detached from its pool (whose rows are not there).
+ * log_image logs the image of the pool (see the file header), with the
+ * rows of every table if with_rows (else their checkpoint files hold
+ * them), and returns what it logged and the WAL it took; the caller pins
+ * the collection horizon (pin_horizon).  It logs nothing
+ * (false) where no redo is written (nvm.wal_redo off, wal_level minimal,
+ * recovery: a backup of a standby carries no image, and its restore
+ * refuses nvm tables), nor for a data directory detached from its pool
+ * (whose rows are not there).
+ */
+static bool
+log_image(bool with_rows, ImageCounts *counts, uint64 *wal_bytes)
+{
+	XLogRecPtr	begin;
+	XLogRecPtr	end;
+
+	memset(counts, 0, sizeof(*counts));
+	if (!nvm_redo_needed() || nvm_pool_base == NULL || nvm_binding_is_detached())
+		return false;
+	begin = log_image_phase(XLNVM_IMAGE_BEGIN, NULL, !with_rows);
+	log_all_tables(with_rows, counts);
+	(void) nvm_indoubt_each(log_indoubt, counts);
+	end = log_image_phase(XLNVM_IMAGE_END, counts, !with_rows);
+	XLogFlush(end);
+	*wal_bytes = end - begin;
+	return true;
+}
+
+/*
+ * pin_horizon pins the collection horizon for this process, so that no
+ * version read is collected until unpin_horizon (a transaction's pin of
+ * this process, older, does as well: then it pins nothing and says so).
+ */
+static bool
+pin_horizon(void)
+{
+	int			pin = MyProc->pgprocno;
+	NvmSnapshot *snap;
+
+	if (nvm_gc_is_pinned(pin))
+		return false;
+	snap = palloc(sizeof(NvmSnapshot));
+	nvm_snapshot_take_pinned(pin, snap);
+	pfree(snap);
+	return true;
+}
+
+/* unpin_horizon undoes pin_horizon (if it pinned). */
+static void
+unpin_horizon(bool pinned)
+{
+	if (pinned)
+		nvm_gc_unpin(MyProc->pgprocno);
+}
+
+/*
+ * nvm_backup_log_image logs the whole image of the pool, every row in the
+ * WAL, for a base backup that started (for_backup) or at the start of the
+ * server where commits are durable through the WAL (recovery/
+ * nvm_durability.c); why names the occasion for the log.
  */
 void
 nvm_backup_log_image(const char *why, bool for_backup)
 {
 	ImageCounts counts;
-	volatile XLogRecPtr begin = InvalidXLogRecPtr;
-	volatile XLogRecPtr end = InvalidXLogRecPtr;
-	int			pin;
-	bool		own_pin;
+	uint64		wal_bytes = 0;
+	bool		pinned = pin_horizon();
+	volatile bool logged = false;
 
-	if (!nvm_redo_needed() || nvm_pool_base == NULL || nvm_binding_is_detached())
-		return;
-	memset(&counts, 0, sizeof(counts));
-	/*
-	 * The versions read stay until the pin goes; a transaction's pin of
-	 * this session, older, does as well.
-	 */
-	pin = MyProc->pgprocno;
-	own_pin = !nvm_gc_is_pinned(pin);
-	if (own_pin)
-	{
-		NvmSnapshot *snap = palloc(sizeof(NvmSnapshot));
-
-		nvm_snapshot_take_pinned(pin, snap);
-		pfree(snap);
-	}
 	PG_TRY();
 	{
-		begin = log_image_phase(XLNVM_IMAGE_BEGIN, NULL);
-		log_all_tables(&counts);
-		(void) nvm_indoubt_each(log_indoubt, &counts);
-		end = log_image_phase(XLNVM_IMAGE_END, &counts);
-		XLogFlush(end);
+		logged = log_image(true, &counts, &wal_bytes);
 	}
 	PG_FINALLY();
 	{
-		if (own_pin)
-			nvm_gc_unpin(pin);
+		unpin_horizon(pinned);
 	}
 	PG_END_TRY();
+	if (!logged)
+		return;
 	if (for_backup)
 		ereport(LOG,
 				(errmsg("nvm: logged the rows of %llu nvm tables (%llu rows, %u prepared transactions) for a base backup",
@@ -271,18 +312,50 @@ nvm_backup_log_image(const char *why, bool for_backup)
 						counts.indoubt),
 				 errdetail("The backup was started by %s; a data directory restored from it rebuilds its nvm pool from the WAL.",
 						   why)));
-	else if ((uint64) (end - begin) > (uint64) max_wal_size_mb * 1024 * 1024 / 4)
-		ereport(WARNING,
-				(errmsg("nvm: the checkpoint of the pool at %s wrote %llu MB of WAL, more than a quarter of max_wal_size",
-						why, (unsigned long long) ((end - begin) >> 20)),
-				 errdetail("Commits of nvm rows are durable through the WAL, so every checkpoint logs every nvm row; checkpoints that WAL volume triggers then follow each other closely."),
-				 errhint("Raise max_wal_size to several times the size of the nvm tables, or put the pool on persistent memory.")));
 	else
-		ereport(log_checkpoints ? LOG : DEBUG1,
-				(errmsg("nvm: logged the rows of %llu nvm tables (%llu rows, %u prepared transactions) as the checkpoint of the pool at %s",
+		ereport(wal_bytes > (uint64) max_wal_size_mb * 1024 * 1024 / 4 ? WARNING :
+				log_checkpoints ? LOG : DEBUG1,
+				(errmsg("nvm: logged the rows of %llu nvm tables (%llu rows, %u prepared transactions, %llu MB of WAL) as the image of the pool at %s",
 						(unsigned long long) counts.tables, (unsigned long long) counts.rows,
-						counts.indoubt, why),
+						counts.indoubt, (unsigned long long) (wal_bytes >> 20), why),
 				 errdetail("Commits of nvm rows are durable through the WAL: a pool torn or lost by a crash of the operating system is rebuilt from this image and the WAL after it.")));
+}
+
+/*
+ * nvm_backup_log_checkpoint checkpoints the pool where commits are durable
+ * through the WAL, for a checkpoint that chose its redo point and waits:
+ * the checkpoint files of the tables that changed (wal/nvm_checkpoint.c;
+ * fresh_since is the end of this run's first image, before which no file
+ * counts as current), then the image without rows (the row locks of
+ * prepared transactions, the transactions in doubt) in the WAL.
+ */
+void
+nvm_backup_log_checkpoint(XLogRecPtr fresh_since)
+{
+	NvmCheckpointCounts files;
+	ImageCounts counts;
+	uint64		wal_bytes = 0;
+
+	bool		pinned;
+
+	if (!nvm_redo_needed() || nvm_pool_base == NULL || nvm_binding_is_detached())
+		return;
+	pinned = pin_horizon();
+	PG_TRY();
+	{
+		nvm_checkpoint_write(fresh_since, &files);
+		(void) log_image(false, &counts, &wal_bytes);
+	}
+	PG_FINALLY();
+	{
+		unpin_horizon(pinned);
+	}
+	PG_END_TRY();
+	ereport(log_checkpoints ? LOG : DEBUG1,
+			(errmsg("nvm: checkpoint of the pool: wrote the files of %llu nvm tables (%llu rows, %llu kB), kept %llu unchanged, removed %llu; logged %u prepared transactions",
+					(unsigned long long) files.written, (unsigned long long) files.rows,
+					(unsigned long long) (files.bytes >> 10), (unsigned long long) files.kept,
+					(unsigned long long) files.removed, counts.indoubt)));
 }
 
 /*
@@ -354,6 +427,7 @@ void
 nvm_backup_watch_main(Datum arg)
 {
 	MemoryContext image_cxt;
+	XLogRecPtr	fresh_since;
 
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -371,6 +445,8 @@ nvm_backup_watch_main(Datum arg)
 	StartTransactionCommand();
 	(void) nvm_binding_usable();
 	CommitTransactionCommand();
+	/* that image is in the WAL: checkpoint files written before it are stale */
+	fresh_since = GetXLogInsertRecPtr();
 
 	for (;;)
 	{
@@ -395,10 +471,27 @@ nvm_backup_watch_main(Datum arg)
 		{
 			MemoryContext old = MemoryContextSwitchTo(image_cxt);
 
+			/*
+			 * A checkpoint that went on without the pool's would leave the
+			 * WAL after its redo point without an image: the server
+			 * restarts instead (its next start logs one), as PostgreSQL
+			 * does when it cannot make its own files durable.
+			 */
+			if (nvm_durability_through_wal())
+			{
+				PG_TRY();
+				{
+					nvm_backup_log_checkpoint(fresh_since);
+				}
+				PG_CATCH();
+				{
+					EmitErrorReport();
+					elog(PANIC, "nvm: could not checkpoint the nvm pool, which commits durable through the WAL need");
+				}
+				PG_END_TRY();
+			}
 			if (basebackup_waits_for_checkpoint())
 				nvm_backup_log_image("pg_basebackup", true);
-			else
-				nvm_backup_log_image("a checkpoint", false);
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(image_cxt);
 		}

@@ -483,6 +483,8 @@ void
 nvm_redo_log_storage(uint8 op, const NvmTableKey *key, const NvmTableKey *src)
 {
 	xl_nvm_storage rec;
+	XLogRecPtr	end;
+	NvmTable	t;
 
 	if (NVM_KEY_KIND(key) != NVM_KIND_PERMANENT || !nvm_redo_needed())
 		return;
@@ -493,7 +495,10 @@ nvm_redo_log_storage(uint8 op, const NvmTableKey *key, const NvmTableKey *src)
 	rec.op = op;
 	XLogBeginInsert();
 	XLogRegisterData((char *) &rec, sizeof(rec));
-	(void) XLogInsert(RM_NVM_ID, XLOG_NVM_STORAGE);
+	end = XLogInsert(RM_NVM_ID, XLOG_NVM_STORAGE);
+	/* the table's checkpoint file is stale (nvm_checkpoint.c) */
+	if (op != XLNVM_STORAGE_DROP && nvm_table_open(key, &t))
+		nvm_table_note_redo(&t, (uint64) end);
 }
 
 /*
@@ -506,6 +511,7 @@ void
 nvm_redo_note_version(NvmTable *table, const NvmTableKey *key, uint64 version_no)
 {
 	xl_nvm_reserve rec;
+	XLogRecPtr	end;
 
 	if (likely(version_no < nvm_table_redo_reserved(table)))
 		return;
@@ -514,11 +520,20 @@ nvm_redo_note_version(NvmTable *table, const NvmTableKey *key, uint64 version_no
 	memset(&rec, 0, sizeof(rec));
 	rec.key = *key;
 	rec.limit = version_no + NVM_REDO_RESERVE_STEP;
+	/*
+	 * Under the group lock, shared: a checkpoint file (nvm_checkpoint.c)
+	 * reads the limit on one side of the record, never between the record
+	 * and the raise.
+	 */
+	nvm_redo_storage_begin();
 	XLogBeginInsert();
 	XLogRegisterData((char *) &rec, sizeof(rec));
-	(void) XLogInsert(RM_NVM_ID, XLOG_NVM_RESERVE);
+	end = XLogInsert(RM_NVM_ID, XLOG_NVM_RESERVE);
 	/* the record is in the WAL before any writer relies on the limit */
 	nvm_table_raise_redo_reserved(table, rec.limit);
+	nvm_redo_storage_end();
+	/* the table's checkpoint file is stale (nvm_checkpoint.c) */
+	nvm_table_note_redo(table, (uint64) end);
 }
 
 /*

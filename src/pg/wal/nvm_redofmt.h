@@ -148,7 +148,11 @@ typedef struct xl_nvm_resync
  * A data directory restored from the backup replays WAL from the backup's
  * start into a new, empty pool (nvm_replay.c): a table has rows there only
  * from its RESYNC group on (or from its creation, if that is later), and
- * nvm rows are served only once an END whose BEGIN was replayed too.
+ * nvm rows are served only once an END whose BEGIN was replayed too.  The
+ * checkpoint of the pool where commits are durable through the WAL logs
+ * an image whose rows are in its checkpoint files instead (rows_in_files:
+ * no RESYNC group, only the row locks and the transactions in doubt);
+ * only the rebuild of a lost pool, which loads those files, counts it.
  */
 #define XLNVM_IMAGE_BEGIN		1
 #define XLNVM_IMAGE_END			2
@@ -159,6 +163,7 @@ typedef struct xl_nvm_image
 	uint64		rows;
 	uint32		indoubt;		/* END: transactions in doubt logged */
 	uint8		phase;
+	uint8		rows_in_files;	/* the rows are in checkpoint files */
 } xl_nvm_image;
 
 #endif							/* NVM_REDOFMT_H */

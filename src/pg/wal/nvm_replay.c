@@ -62,7 +62,10 @@
  * runs on it (README, Limitations).
  *
  * During crash recovery of a primary (its pool is not a standby's), the
- * records are skipped: the pool holds what they say.
+ * records are skipped: the pool holds what they say.  The rebuild of a
+ * pool a crash of the operating system tore or lost replays as a restored
+ * backup does, after loading the pool's checkpoint files (prepare_files):
+ * a table's records before its file's position are skipped (before_file).
  *
  *-------------------------------------------------------------------------
  */
@@ -78,6 +81,7 @@
 #include "storage/proc.h"
 #include "storage/procarray.h"
 #include "storage/standby.h"
+#include "utils/hsearch.h"
 #include "utils/timestamp.h"
 
 #include "pool.h"
@@ -89,10 +93,15 @@
 
 #include "nvm_settings.h"
 #include "recovery/nvm_binding.h"
+#include "wal/nvm_ckptfile.h"
 #include "wal/nvm_redofmt.h"
 #include "wal/nvm_replay.h"
 
 static NvmTable open_table(const NvmTableKey *key);
+static bool before_file(const NvmTableKey *key, XLogReaderState *record);
+static void resync_begin(const NvmTableKey *key, uint64 next_record, uint64 next_version);
+static void resync_rows(XLogRecPtr where, const char *p, const char *end, uint64 nrows);
+static void resync_end(void);
 
 /* The startup process's own transaction, and the commit whose parts it holds. */
 static int	replay_slot = -1;
@@ -155,6 +164,100 @@ report_full(const NvmTableKey *key)
 }
 
 /*
+ * The checkpoint files of a rebuild (wal/nvm_checkpoint.c, nvm_ckptfile.c): each table's
+ * file holds it at a position of the WAL, and replay skips the records of
+ * that table before it.  The first record replayed loads the files into
+ * the new pool, unless an earlier start of this rebuild did (the pool then
+ * notes a record applied): a start cut short while loading loads again,
+ * which gives each table exactly its file's rows again.
+ */
+typedef struct FilePosition
+{
+	NvmTableKey key;
+	XLogRecPtr	lsn;
+} FilePosition;
+
+static HTAB *file_positions = NULL;
+static bool files_ready = false;
+
+/* A load of the files: whether rows are installed, and what was. */
+typedef struct FileLoad
+{
+	bool		rows;
+	uint64		tables;
+	uint64		nrows;
+} FileLoad;
+
+/*
+ * load_checkpoint_file notes a file's position and, when loading,
+ * installs its rows.
+ */
+static void
+load_checkpoint_file(const NvmCheckpointHeader *h, const char *rows, void *arg)
+{
+	FileLoad   *fl = (FileLoad *) arg;
+	FilePosition *fp;
+	bool		found;
+
+	fp = hash_search(file_positions, &h->key, HASH_ENTER, &found);
+	fp->lsn = (XLogRecPtr) h->lsn;
+	if (!fl->rows)
+		return;
+	resync_begin(&h->key, h->next_record, Max(h->next_version, h->reserved));
+	nvm_table_raise_redo_reserved(&resync_table, h->reserved);
+	resync_rows((XLogRecPtr) h->lsn, rows, rows + h->bytes, h->nrows);
+	resync_end();
+	fl->tables++;
+	fl->nrows += h->nrows;
+}
+
+/* prepare_files loads the checkpoint files of a rebuild, once. */
+static void
+prepare_files(void)
+{
+	HASHCTL		ctl;
+	FileLoad	fl;
+
+	files_ready = true;
+	if (!nvm_binding_is_restore())
+		return;
+	if (!nvm_binding_is_rebuild())
+	{
+		/* a restored backup: the original's files say nothing of its WAL */
+		nvm_ckptfile_remove_all();
+		return;
+	}
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(NvmTableKey);
+	ctl.entrysize = sizeof(FilePosition);
+	ctl.hcxt = TopMemoryContext;
+	file_positions = hash_create("nvm checkpoint files", 256, &ctl,
+								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	memset(&fl, 0, sizeof(fl));
+	fl.rows = nvm_pool_replayed_lsn() == 0;
+	(void) nvm_ckptfile_each(load_checkpoint_file, &fl);
+	if (fl.rows)
+		ereport(LOG,
+				(errmsg("nvm: loaded the checkpoint files of %llu nvm tables (%llu rows) into the rebuilt pool",
+						(unsigned long long) fl.tables, (unsigned long long) fl.nrows)));
+}
+
+/*
+ * before_file says whether a record of a rebuild about key's table lies
+ * before that table's checkpoint file, which holds its effects.
+ */
+static bool
+before_file(const NvmTableKey *key, XLogReaderState *record)
+{
+	FilePosition *fp;
+
+	if (file_positions == NULL)
+		return false;
+	fp = hash_search(file_positions, key, HASH_FIND, NULL);
+	return fp != NULL && record->ReadRecPtr < fp->lsn;
+}
+
+/*
  * known_table opens key's table into *t; a data directory restored from a
  * base backup knows only the tables its replay has brought (the image's,
  * and those created after it), and skips what names another: the image
@@ -197,22 +300,23 @@ abort_open_commit(void)
 /*
  * next_version reads the version at *p (an xl_nvm_version and its data,
  * which must end by end) into rv, moves *p past it, and returns its table
- * reference (below ntables).  A record that does not hold it is damaged.
+ * reference (below ntables).  A record (at where) that does not hold it is
+ * damaged.
  */
 static uint16
-next_version(XLogReaderState *record, const char **p, const char *end, uint16 ntables,
+next_version(XLogRecPtr where, const char **p, const char *end, uint16 ntables,
 			 NvmReplicaVersion *rv)
 {
 	xl_nvm_version xv;
 
 	if (*p + sizeof(xv) > end)
 		elog(PANIC, "nvm redo record at %X/%X is truncated",
-			 LSN_FORMAT_ARGS(record->ReadRecPtr));
+			 LSN_FORMAT_ARGS(where));
 	memcpy(&xv, *p, sizeof(xv));
 	*p += sizeof(xv);
 	if (xv.table >= ntables || *p + xv.data_len > end)
 		elog(PANIC, "nvm redo record at %X/%X is damaged",
-			 LSN_FORMAT_ARGS(record->ReadRecPtr));
+			 LSN_FORMAT_ARGS(where));
 	rv->record_no = xv.record_no;
 	rv->version_no = xv.version_no;
 	rv->index_root = xv.index_root;
@@ -297,7 +401,7 @@ replay_commit(XLogReaderState *record)
 
 		memcpy(&ref, p, sizeof(ref));
 		p += sizeof(ref);
-		if (known_table(&ref.key, &tables[i]))
+		if (!before_file(&ref.key, record) && known_table(&ref.key, &tables[i]))
 			nvm_replica_raise_counters(&tables[i], ref.next_record, ref.next_version);
 		else
 			tables[i].desc = NULL;
@@ -305,7 +409,7 @@ replay_commit(XLogReaderState *record)
 	for (uint32 i = 0; i < hdr.nversions; i++)
 	{
 		NvmReplicaVersion rv;
-		uint16		ti = next_version(record, &p, end, hdr.ntables, &rv);
+		uint16		ti = next_version(record->ReadRecPtr, &p, end, hdr.ntables, &rv);
 
 		if (tables[ti].desc == NULL)
 			continue;
@@ -372,6 +476,8 @@ replay_storage(XLogReaderState *record)
 	nvm_off		detached = 0;
 
 	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
+	if (before_file(&rec.key, record))
+		return;
 	switch (rec.op)
 	{
 		case XLNVM_STORAGE_CREATE:
@@ -419,19 +525,84 @@ replay_reserve(XLogReaderState *record)
 	NvmTable	t;
 
 	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
-	if (!known_table(&rec.key, &t))
+	if (before_file(&rec.key, record) || !known_table(&rec.key, &t))
 		return;
 	nvm_replica_raise_counters(&t, 0, rec.limit);
 	nvm_table_raise_redo_reserved(&t, rec.limit);
 }
 
 /*
+ * resync_begin opens the rebuild of key's table as exactly the rows listed
+ * next (a RESYNC group, or a checkpoint file): a transaction of the startup
+ * process, the table's counters raised.
+ */
+static void
+resync_begin(const NvmTableKey *key, uint64 next_record, uint64 next_version)
+{
+	replay_begin();
+	if (open_txid != 0)
+		abort_open_commit();
+	resync_table = open_table(key);
+	nvm_replica_raise_counters(&resync_table, next_record, next_version);
+	resync_limit = nvm_table_record_limit(&resync_table);
+	resync_listed = MemoryContextAllocZero(TopMemoryContext,
+										   sizeof(bool) * Max(resync_limit, 1));
+	open_txid = RESYNC_OPEN;
+}
+
+/*
+ * resync_rows installs each of the nrows rows at p (ending by end; from
+ * the record or file at where) that the table does not have as its
+ * record's newest version, and makes its index root lead to the record.
+ */
+static void
+resync_rows(XLogRecPtr where, const char *p, const char *end, uint64 nrows)
+{
+	for (uint64 i = 0; i < nrows; i++)
+	{
+		NvmReplicaVersion rv;
+
+		(void) next_version(where, &p, end, 1, &rv);
+		rv.kind = 0;
+		if (rv.record_no < resync_limit)
+			resync_listed[rv.record_no] = true;
+		if (nvm_replica_install(&resync_table, &replay_txn, &rv) == NVM_REPLICA_NO_SPACE)
+			report_full(&resync_table.desc->key);
+		if (rv.index_root != rv.version_no)
+			nvm_replica_redirect(&resync_table, rv.index_root, rv.record_no);
+	}
+}
+
+/* resync_end deletes every record that was not listed, and commits. */
+static void
+resync_end(void)
+{
+	for (uint64 r = 1; r < nvm_table_record_limit(&resync_table); r++)
+	{
+		NvmVersion *v;
+
+		if (r < resync_limit && resync_listed[r])
+			continue;
+		v = nvm_replica_newest_committed(&resync_table, r);
+		if (v != NULL && !nvm_version_is_tombstone(v) &&
+			nvm_replica_delete(&resync_table, &replay_txn, r) == NVM_REPLICA_NO_SPACE)
+			report_full(&resync_table.desc->key);
+	}
+	nvm_txn_commit(&replay_txn);
+	open_txid = 0;
+	pfree(resync_listed);
+	resync_listed = NULL;
+}
+
+/*
  * replay_resync makes a table hold exactly the rows the primary logs again
- * after a crash (nvm_resync.c): BEGIN opens a transaction of the startup
- * process, ROWS installs each listed row that the standby does not have
- * as the record's newest version (and makes its index root lead to the
- * record), END deletes every record the primary did not list and commits.
- * Queries see the table before or after, never in between.
+ * after a crash (nvm_resync.c) or in an image of the pool: BEGIN opens a
+ * transaction of the startup process, ROWS installs each listed row that
+ * the standby does not have as the record's newest version (and makes its
+ * index root lead to the record), END deletes every record the primary
+ * did not list and commits.  Queries see the table before or after, never
+ * in between.  A rebuild skips the group of a table whose checkpoint file
+ * is newer.
  */
 static void
 replay_resync(XLogReaderState *record)
@@ -439,20 +610,21 @@ replay_resync(XLogReaderState *record)
 	const char *p = XLogRecGetData(record);
 	const char *end = p + XLogRecGetDataLen(record);
 	xl_nvm_resync rec;
+	static bool skipping = false;
 
 	memcpy(&rec, p, sizeof(rec));
 	p += sizeof(rec);
-	replay_begin();
 	if (rec.phase == XLNVM_RESYNC_BEGIN)
 	{
-		if (open_txid != 0)
-			abort_open_commit();
-		resync_table = open_table(&rec.key);
-		nvm_replica_raise_counters(&resync_table, rec.next_record, rec.next_version);
-		resync_limit = nvm_table_record_limit(&resync_table);
-		resync_listed = MemoryContextAllocZero(TopMemoryContext,
-											   sizeof(bool) * Max(resync_limit, 1));
-		open_txid = RESYNC_OPEN;
+		skipping = before_file(&rec.key, record);
+		if (!skipping)
+			resync_begin(&rec.key, rec.next_record, rec.next_version);
+		return;
+	}
+	if (skipping)
+	{
+		if (rec.phase == XLNVM_RESYNC_END)
+			skipping = false;
 		return;
 	}
 	if (open_txid != RESYNC_OPEN ||
@@ -464,38 +636,9 @@ replay_resync(XLogReaderState *record)
 						rec.key.spc, rec.key.db, rec.key.rel),
 				 errhint("Make the standby again from a new copy of the primary.")));
 	if (rec.phase == XLNVM_RESYNC_ROWS)
-	{
-		for (uint32 i = 0; i < rec.nrows; i++)
-		{
-			NvmReplicaVersion rv;
-
-			(void) next_version(record, &p, end, 1, &rv);
-			rv.kind = 0;
-			if (rv.record_no < resync_limit)
-				resync_listed[rv.record_no] = true;
-			if (nvm_replica_install(&resync_table, &replay_txn, &rv) == NVM_REPLICA_NO_SPACE)
-				report_full(&rec.key);
-			if (rv.index_root != rv.version_no)
-				nvm_replica_redirect(&resync_table, rv.index_root, rv.record_no);
-		}
-		return;
-	}
-	/* END: what the primary did not list is deleted */
-	for (uint64 r = 1; r < nvm_table_record_limit(&resync_table); r++)
-	{
-		NvmVersion *v;
-
-		if (r < resync_limit && resync_listed[r])
-			continue;
-		v = nvm_replica_newest_committed(&resync_table, r);
-		if (v != NULL && !nvm_version_is_tombstone(v) &&
-			nvm_replica_delete(&resync_table, &replay_txn, r) == NVM_REPLICA_NO_SPACE)
-			report_full(&rec.key);
-	}
-	nvm_txn_commit(&replay_txn);
-	open_txid = 0;
-	pfree(resync_listed);
-	resync_listed = NULL;
+		resync_rows(record->ReadRecPtr, p, end, rec.nrows);
+	else
+		resync_end();
 }
 
 /*
@@ -515,6 +658,9 @@ replay_image(XLogReaderState *record)
 	xl_nvm_image rec;
 
 	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
+	/* rows in checkpoint files: only a rebuild has loaded them */
+	if (rec.rows_in_files && !nvm_binding_is_rebuild())
+		return;
 	if (rec.phase == XLNVM_IMAGE_BEGIN)
 		image_begun = true;
 	else if (rec.phase == XLNVM_IMAGE_END && image_begun)
@@ -632,7 +778,7 @@ replay_locks(XLogReaderState *record)
 
 	memcpy(&rec, p, sizeof(rec));
 	p += sizeof(rec);
-	if (!known_table(&rec.key, &t))
+	if (before_file(&rec.key, record) || !known_table(&rec.key, &t))
 		return;
 	for (uint32 i = 0; i < rec.nitems; i++)
 	{
@@ -682,6 +828,8 @@ nvm_replay(XLogReaderState *record)
 
 	if (!nvm_binding_is_replica())
 		return;
+	if (!files_ready)
+		prepare_files();
 	/*
 	 * Transactions in doubt whose PostgreSQL commit or abort record was
 	 * replayed since are resolved first: a tied commit's versions are

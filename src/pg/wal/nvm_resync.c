@@ -66,6 +66,75 @@ log_phase(NvmTable *t, uint8 phase, uint32 nrows, const char *rows, size_t len)
 }
 
 /*
+ * nvm_resync_each_row calls visit with the newest committed version of
+ * every record of t that has a live one (tombstones and records with no
+ * committed version are left out), in record order, and returns how many
+ * it visited.  Versions of transactions in doubt are not committed yet.
+ */
+uint64
+nvm_resync_each_row(NvmTable *t, void (*visit) (uint64 record_no, const NvmVersion *v, void *arg),
+					void *arg)
+{
+	uint64		limit = nvm_table_record_limit(t);
+	uint64		n = 0;
+
+	for (uint64 r = 1; r < limit; r++)
+	{
+		NvmVersion *v = nvm_replica_newest_committed(t, r);
+
+		if (v == NULL || nvm_version_is_tombstone(v))
+			continue;
+		visit(r, v, arg);
+		n++;
+		if (r % 4096 == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	return n;
+}
+
+/*
+ * nvm_resync_append_row appends the row of record record_no, version v, to
+ * buf in the format of ROWS records: an xl_nvm_version and its data.
+ */
+void
+nvm_resync_append_row(StringInfo buf, uint64 record_no, const NvmVersion *v)
+{
+	xl_nvm_version xv;
+
+	memset(&xv, 0, sizeof(xv));
+	xv.record_no = record_no;
+	xv.version_no = v->version_no;
+	xv.index_root = v->index_root;
+	xv.data_len = v->data_len;
+	appendBinaryStringInfo(buf, (char *) &xv, sizeof(xv));
+	appendBinaryStringInfo(buf, v->data, v->data_len);
+}
+
+/* The rows of a resync being logged: the ROWS record being filled. */
+typedef struct ResyncRows
+{
+	NvmTable   *t;
+	StringInfoData rows;
+	uint32		nrows;
+} ResyncRows;
+
+/* log_row adds a row to the ROWS record, writing the record when full. */
+static void
+log_row(uint64 record_no, const NvmVersion *v, void *arg)
+{
+	ResyncRows *rr = (ResyncRows *) arg;
+
+	if (rr->rows.len > 0 && rr->rows.len + sizeof(xl_nvm_version) + v->data_len > RESYNC_ROWS_BYTES)
+	{
+		(void) log_phase(rr->t, XLNVM_RESYNC_ROWS, rr->nrows, rr->rows.data, rr->rows.len);
+		resetStringInfo(&rr->rows);
+		rr->nrows = 0;
+	}
+	nvm_resync_append_row(&rr->rows, record_no, v);
+	rr->nrows++;
+}
+
+/*
  * nvm_resync_log_rows writes the RESYNC records of table t, BEGIN to END,
  * and returns the end of END; *total counts the rows.  The caller holds a
  * group of records (nvm_redo_group_begin), as resync_table does and the
@@ -74,43 +143,18 @@ log_phase(NvmTable *t, uint8 phase, uint32 nrows, const char *rows, size_t len)
 XLogRecPtr
 nvm_resync_log_rows(NvmTable *t, uint64 *total)
 {
-	StringInfoData rows;
-	uint32		nrows = 0;
-	uint64		limit;
+	ResyncRows	rr;
 	XLogRecPtr	end;
 
-	initStringInfo(&rows);
+	rr.t = t;
+	rr.nrows = 0;
+	initStringInfo(&rr.rows);
 	(void) log_phase(t, XLNVM_RESYNC_BEGIN, 0, NULL, 0);
-	limit = nvm_table_record_limit(t);
-	for (uint64 r = 1; r < limit; r++)
-	{
-		NvmVersion *v = nvm_replica_newest_committed(t, r);
-		xl_nvm_version xv;
-
-		if (v == NULL || nvm_version_is_tombstone(v))
-			continue;
-		if (rows.len > 0 && rows.len + sizeof(xv) + v->data_len > RESYNC_ROWS_BYTES)
-		{
-			(void) log_phase(t, XLNVM_RESYNC_ROWS, nrows, rows.data, rows.len);
-			resetStringInfo(&rows);
-			nrows = 0;
-		}
-		memset(&xv, 0, sizeof(xv));
-		xv.record_no = r;
-		xv.version_no = v->version_no;
-		xv.index_root = v->index_root;
-		xv.data_len = v->data_len;
-		appendBinaryStringInfo(&rows, (char *) &xv, sizeof(xv));
-		appendBinaryStringInfo(&rows, v->data, v->data_len);
-		nrows++;
-		(*total)++;
-		if (r % 4096 == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
-	if (nrows > 0)
-		(void) log_phase(t, XLNVM_RESYNC_ROWS, nrows, rows.data, rows.len);
+	*total += nvm_resync_each_row(t, log_row, &rr);
+	if (rr.nrows > 0)
+		(void) log_phase(t, XLNVM_RESYNC_ROWS, rr.nrows, rr.rows.data, rr.rows.len);
 	end = log_phase(t, XLNVM_RESYNC_END, 0, NULL, 0);
-	pfree(rows.data);
+	pfree(rr.rows.data);
 	return end;
 }
 
