@@ -541,7 +541,8 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
         "...) + pgbench, summed over the rounds; in brackets the clients, and the share of "
         "the machine's %d CPUs the two kept busy. Where that share is near 100%%, throughput is "
         "the cores over the CPU per transaction: a contender is faster only by the CPU it "
-        "saves, and pgbench's share, the same for every contender, caps the ratio. Time spent "
+        "saves, and pgbench's share (measured per contender: it is not the same for all) caps "
+        "the ratio. Time spent "
         "on attempts that were retried counts; the attempts do not.\n" % common.CORES)
     add(cpu_table(res) + "\n")
     wls = [w for w in res.workloads if any((res.get(w, c, n) or {}).get("reps", 1) > 1
