@@ -437,7 +437,7 @@ class Descriptors(unittest.TestCase):
         fams = workloads.load()
         names = [w.name for f in fams for w in f.workloads]
         for w in ("ycsb-a", "ycsb-b", "ycsb-c", "tpcc-1wh", "tpcc-4wh", "tpcc-uncontended",
-                  "tpccsp-4wh", "tpccsp-1wh", "tpcb", "insert", "update"):
+                  "tpccsp-4wh", "tpcb", "insert", "update"):
             self.assertIn(w, names)
         for mode in workloads.MODES:
             plan = workloads.shell_plan(fams, mode, [1, 4], names, ["tpcc-1wh:8"])
