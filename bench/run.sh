@@ -711,6 +711,27 @@ finish_all()
 	done
 }
 
+# autovacuum_settle CONTENDER: in a family with autovacuum on, waits (up
+# to 30 s) until no autovacuum worker runs in the other contenders'
+# clusters, so that their background work does not start this contender's
+# run; its own autovacuum may run in its runs, as on a user's server
+autovacuum_settle()
+{
+	local c=$1 o busy tries=0
+	while [ "$tries" -lt 150 ]; do
+		busy=0
+		for o in $CONTENDERS; do
+			[ "$o" != "$c" ] && [ -z "${FAILED_CONT[$o]:-}" ] && [ -n "${CDIR[$o]:-}" ] || continue
+			if [ "$(pg "$o" psql -X -At -d postgres -c "SELECT count(*) FROM pg_stat_activity
+				WHERE backend_type = 'autovacuum worker'" 2>/dev/null)" = 0 ]; then continue; fi
+			[ -f "${CDIR[$o]}/data/postmaster.pid" ] && busy=1
+		done
+		[ "$busy" = 1 ] || return 0
+		sleep 0.2
+		tries=$((tries + 1))
+	done
+}
+
 # run_point CONTENDER WORKLOAD CLIENTS ROUND
 run_point()
 {
@@ -753,6 +774,7 @@ run_point()
 	local label=''
 	if [ "$REPS" -gt 1 ]; then label=", round $r of $REPS"; fi
 	progress "$c $w clients=$n${nwh:+ wh=$nwh} (${DURATION}s$label)"
+	if [ "${FAM_AUTOVACUUM[$fam]:-off}" = on ]; then autovacuum_settle "$c"; fi
 	psql_c "$c" postgres -c CHECKPOINT >/dev/null 2>&1 || true
 	s0=$(wal_syncs "$c")
 	cpu0=$(server_cpu_ticks "$c")
@@ -896,7 +918,7 @@ profile_family()
 	echo "- per cluster: shared_buffers = $SHARED_BUFFERS, max_wal_size = $MAX_WAL_SIZE, checkpoint_timeout = 1d, autovacuum = off, deadlock_timeout = 50ms (YCSB transactions update their rows in random order and can deadlock: detected after 50 ms instead of 1 s, then retried; TPC-C New-Orders update stock rows in item order and do not deadlock on them); after the load every table is read once (count(*)) and CHECKPOINTed; CHECKPOINT before each run; nvm.pool_size = $pools; a fresh cluster per contender and workload family"
 	for fam in "${FAMILIES[@]}"; do
 		if [ "${FAM_AUTOVACUUM[$fam]}" = on ]; then
-			echo "- autovacuum = on in the $fam family's clusters (its descriptor asks for it; its background work may fall into the runs of every contender)"
+			echo "- autovacuum = on in the $fam family's clusters (its descriptor asks for it): a cluster's autovacuum may run during its own runs; before each run, the run waits (up to 30 s) until no autovacuum worker runs in the other contenders' clusters"
 		fi
 		if [ -n "${FAM_CHECK[$fam]}" ]; then
 			echo "- after every run of the $fam family: its check, ${FAM_CHECK[$fam]#"$ROOT"/}, on the contender's database (checks.csv)"
