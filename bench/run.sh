@@ -658,7 +658,8 @@ check_run()
 		status=error bad="the check failed: $(head -c 300 "$log" | tr '\n' ' ')"
 	fi
 	[ -s "$log" ] || rm -f "$log"
-	bad=${bad//\"/}
+	# no quotes inside the CSV field, and paths as the repository names them
+	bad=${bad//\"/} bad=${bad//"$ROOT"\//}
 	echo "$id,$fam,$w,$c,$n,$r,$status,$checked,\"$bad\"" >>"$OUT/checks.csv"
 	if [ "$status" != ok ]; then
 		nvm_warn "$c run $id ($w): consistency check $status: $bad"
