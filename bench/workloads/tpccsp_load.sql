@@ -8,9 +8,17 @@
 --	  (10.00 per customer) at the standard 3,000 customers per district; at
 --	  a smaller size the consistency conditions 3.3.2.8 and 3.3.2.9
 --	  (tpccsp_check.sql) need the sums of the rows loaded.  At the standard
---	  size the updates leave every value as it was.
+--	  size the updates leave every value as it was.  It also stops the load
+--	  when the sizes ask for more initial orders than customers per district
+--	  (NVM_BENCH_TPCCSP_ORDERS above NVM_BENCH_TPCCSP_CUSTOMERS).
 
 \set ON_ERROR_STOP on
+
+-- tpcc_load.sql gives each customer at most one initial order: more orders
+-- than customers would leave D_NEXT_O_ID past the orders loaded (3.3.2.2)
+SELECT CASE WHEN :orders > :customers
+			THEN ('tpccsp: ' || :orders || ' initial orders per district exceed its '
+				  || :customers || ' customers')::integer END AS orders_fit;
 
 CREATE INDEX orders_customer ON orders (o_w_id, o_d_id, o_c_id, o_id);
 
