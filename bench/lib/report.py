@@ -62,7 +62,7 @@ from report_stats import (ASSUMED_NOISE, DISK_SHIFT, MAD_TO_SIGMA, MIN_NOISE,  #
 __all__ = ["ASSUMED_NOISE", "CORES", "DISK_SHIFT", "MAD_TO_SIGMA", "MIN_NOISE", "Results",
            "Spread", "Target", "Z_MARGIN", "comparison", "compare", "cpu_bound_text", "cpu_table",
            "disk_bound", "interleaved", "load_results", "robust_noise", "run_noise", "targets",
-           "verdict_rule_text", "wfamily", "write_report"]
+           "summary", "verdict_rule_text", "wfamily", "write_report"]
 
 
 def main():

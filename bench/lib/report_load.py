@@ -3,8 +3,9 @@
      report: results.csv (pgbench runs, indexed by Results, a point's rounds
      aggregated to their median with its CPU accounts), engine.csv and
      engine-delay-*.csv (engine level), the profiles (profile/, with
-     --profile), and the run's other files (settings.md, modules.csv,
-     pool-usage.csv, gotpc.md).
+     --profile), the consistency checks after each run (checks.csv, of the
+     families whose descriptor names a check), and the run's other files
+     (settings.md, modules.csv, pool-usage.csv, gotpc.md).
 """
 
 import csv
@@ -228,3 +229,16 @@ def load_modules(out):
     """modules.csv: [family, contender, cluster started, nvmam.so md5] of
     every cluster the run started."""
     return [l.split(",") for l in run_file(out, "modules.csv").split("\n") if l.count(",") == 3]
+
+
+def load_checks(out):
+    """checks.csv: one row per run of a family with a check (bench/run.sh
+    check_run): run_id, family, workload, contender, clients, rep, status
+    (ok, violated or error), conditions (how many the check tested) and
+    violations (each violated condition with its count); [] when the run
+    checked nothing."""
+    path = os.path.join(out, "checks.csv")
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))

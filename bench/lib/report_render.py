@@ -3,8 +3,8 @@
      main comparison, WAL fsyncs and CPU per transaction, the paper's
      tables, ratios at every client count, the targets with the rule and
      the run's noise, the profile and why targets were missed, the engine
-     level and its model, drain delays, go-tpc, every run), and the summary
-     report.py prints on stdout.
+     level and its model, drain delays, go-tpc, the consistency checks,
+     every run), and the summary report.py prints on stdout.
 """
 
 import math
@@ -14,7 +14,7 @@ import report_common as common
 from report_common import (ENGINE, ENGINE_WORKLOADS, FAMILIES, WORKLOADS, corder, fmt_factor,
                            fmt_ms, fmt_ratio, fmt_tps, fnum, md_table, median, pct, ratio,
                            script_names, with_paper, wfamily, worder, wtitle)
-from report_load import WAIT_CLASSES, load_engine_delays, load_modules, run_file
+from report_load import WAIT_CLASSES, load_checks, load_engine_delays, load_modules, run_file
 from report_model import T_XFER_NS, WRITE_FRACTION, engine_workload
 from report_stats import (ASSUMED_NOISE, CPU_SATURATED, DISK_BOUND_FSYNCS, DISK_SHIFT, MIN_NOISE,
                           Z_MARGIN, disk_bound, fsyncs_per_txn, interleaved, noise_of, pair_groups,
@@ -494,6 +494,46 @@ def explain_target(t, prof, res):
     return cpu_bound_text(res, t.workload, t.mine, t.ref, t.need) + explain(t, prof)
 
 
+def failed_checks(checks):
+    """The rows of checks.csv whose check found a violated condition or did
+    not run to its end."""
+    return [r for r in checks if r.get("status") != "ok"]
+
+
+def checks_section(checks):
+    """The consistency checks after each run: per workload and contender
+    the runs checked and those that failed, then every failed run with the
+    conditions it broke."""
+    if not checks:
+        return []
+    L = ["## Consistency checks\n"]
+    bad = failed_checks(checks)
+    fams = sorted({r["family"] for r in checks})
+    L.append("After every run of %s, the family's check (its descriptor's `check`) ran on the "
+             "contender's database, on one snapshot once the run's clients were gone: for "
+             "server-side TPC-C the consistency conditions of TPC-C clause 3.3.2 "
+             "(`bench/workloads/tpccsp_check.sql` lists them). %s\n"
+             % (", ".join(fams), "**%d run(s) broke a condition or could not be checked; "
+                "bench/run.sh ended with status 1.**" % len(bad) if bad
+                else "Every run of every contender passed every condition."))
+    groups = {}
+    for r in checks:
+        groups.setdefault((r["workload"], r["contender"]), []).append(r)
+    rows = []
+    for (w, c), rs in sorted(groups.items(), key=lambda kv: (worder(kv[0][0]), corder(kv[0][1]))):
+        nb = len(failed_checks(rs))
+        rows.append([w, c, len(rs), max(int(r["conditions"] or 0) for r in rs),
+                     "none" if not nb else "**%d**" % nb])
+    L.append(md_table(["workload", "contender", "runs checked", "conditions", "runs failed"], rows)
+             + "\n")
+    if bad:
+        L.append(md_table(["run", "workload", "contender", "clients", "round", "status",
+                           "conditions broken (count)"],
+                          [[r["run_id"], r["workload"], r["contender"], r["clients"], r["rep"],
+                            "**%s**" % r["status"], r["violations"]] for r in bad]) + "\n")
+    return L
+
+
 def write_report(out, res, eng, model, plots, plot_note, prof):
     L = []
     add = L.append
@@ -507,6 +547,10 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
         "18-core Xeon with Optane: its absolute numbers are 10-1000x ours, and only ratios are "
         "comparable, with care.\n" % (reps, common.CORES, common.CORES))
     add(run_file(out, "settings.md").replace("# Benchmark settings", "## Settings"))
+    checks = load_checks(out)
+    if failed_checks(checks):
+        add("**%d run(s) broke a consistency condition or could not be checked: see "
+            "\"Consistency checks\".**\n" % len(failed_checks(checks)))
     mods = load_modules(out)
     md5s = sorted({m[3] for m in mods})
     if len(md5s) > 1:
@@ -522,8 +566,8 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
 
     add("## Main comparison: maximum throughput (best client count in brackets)\n")
     add("tps = transactions completed per second (pgbench's \"without initial connection time\"); "
-        "for TPC-C it counts New-Order and Payment together, the 1% rolled-back New-Orders "
-        "included. Ratios compare the maxima.\n")
+        "for TPC-C it counts every transaction of the mix (New-Order and Payment; server-side "
+        "TPC-C all five), the 1% rolled-back New-Orders included. Ratios compare the maxima.\n")
     add(main_table(res) + "\n")
 
     add("## WAL fsyncs per transaction\n")
@@ -816,6 +860,8 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
         add("## go-tpc cross-check\n")
         add(gotpc + "\n")
 
+    L.extend(checks_section(checks))
+
     # every run
     add("## Every run\n")
     add("commits = transactions processed; retried = transactions that needed at least one "
@@ -860,5 +906,11 @@ def summary(out, res, tg):
               "paper measured them equal up to a few threads); the evidence for many cores is "
               "the engine level's per-operation costs and its model in report.md."
               % common.CORES]
+    checks = load_checks(out)
+    if checks:
+        bad = failed_checks(checks)
+        L += ["", "Consistency checks: %d run(s) checked, %s." % (
+            len(checks), "%d FAILED (report.md, \"Consistency checks\")" % len(bad) if bad
+            else "all passed")]
     L += ["", "Full report: %s" % os.path.join(out, "report.md")]
     return "\n".join(L) + "\n"

@@ -2,8 +2,10 @@
 """bench/lib/test_bench.py
      Self-test of the benchmark's report and workload descriptors: the
      verdict rule (PASS, MISS, within noise) on per-round ratios, the run's
-     noise, the targets and report of a synthetic run, and the descriptors
-     (every one loads, a new one is a single file).  Run by meson test (the
+     noise, the targets and report of a synthetic run, the consistency
+     checks after each run (a failed one is shown), and the descriptors
+     (every one loads, a new one is a single file, the family keys
+     autovacuum and check).  Run by meson test (the
      unit suite of regress/run-tests.sh) and by hand:
          python3 bench/lib/test_bench.py
 """
@@ -385,12 +387,57 @@ class SerialOrder(unittest.TestCase):
             self.assertIn("back to back", report.verdict_rule_text(res))
 
 
+class ConsistencyChecks(unittest.TestCase):
+    """checks.csv (bench/run.sh check_run) in the report: a run that broke
+    a condition is named at the top and in its section."""
+
+    TPS = {("tpccsp-4wh", "heap"): 1000, ("tpccsp-4wh", "nvm-mcsi"): 2000}
+
+    def write(self, d, rows):
+        synthetic_run(d, self.TPS, rounds=2)
+        with open(os.path.join(d, "checks.csv"), "w") as f:
+            f.write("run_id,family,workload,contender,clients,rep,status,conditions,violations\n")
+            f.writelines(r + "\n" for r in rows)
+        res = report.Results(report.load_results(d))
+        report.write_report(d, res, [], {}, [], "", {})
+        with open(os.path.join(d, "report.md")) as f:
+            return f.read(), report.summary(d, res, [])
+
+    def test_all_passed(self):
+        with tempfile.TemporaryDirectory() as d:
+            text, summary = self.write(d, ['%d,tpccsp,tpccsp-4wh,%s,4,%d,ok,11,""' % (i, c, r)
+                                           for i, (c, r) in enumerate(
+                                               [("heap", 1), ("nvm-mcsi", 1), ("heap", 2), ("nvm-mcsi", 2)])])
+            self.assertIn("## Consistency checks", text)
+            self.assertIn("Every run of every contender passed every condition", text)
+            self.assertRegex(text, r"\| tpccsp-4wh \| nvm-mcsi \| 2 \| 11 \| none \|")
+            self.assertIn("Consistency checks: 4 run(s) checked, all passed", summary)
+
+    def test_a_violation_is_shown(self):
+        with tempfile.TemporaryDirectory() as d:
+            text, summary = self.write(d, [
+                '1,tpccsp,tpccsp-4wh,heap,4,1,ok,11,""',
+                '2,tpccsp,tpccsp-4wh,nvm-mcsi,4,1,violated,11,"3.3.2.1: 1 warehouses with W_YTD <> sum(D_YTD)"'])
+            self.assertIn("**1 run(s) broke a consistency condition", text.split("## Main comparison")[0])
+            self.assertRegex(text, r"\| tpccsp-4wh \| nvm-mcsi \| 1 \| 11 \| \*\*1\*\* \|")
+            self.assertIn("| 2 | tpccsp-4wh | nvm-mcsi | 4 | 1 | **violated** | 3.3.2.1: 1 warehouses", text)
+            self.assertIn("1 FAILED", summary)
+
+    def test_no_checks_no_section(self):
+        with tempfile.TemporaryDirectory() as d:
+            synthetic_run(d, self.TPS, rounds=2)
+            res = report.Results(report.load_results(d))
+            report.write_report(d, res, [], {}, [], "", {})
+            with open(os.path.join(d, "report.md")) as f:
+                self.assertNotIn("Consistency checks", f.read())
+
+
 class Descriptors(unittest.TestCase):
     def test_every_descriptor_loads_and_plans(self):
         fams = workloads.load()
         names = [w.name for f in fams for w in f.workloads]
         for w in ("ycsb-a", "ycsb-b", "ycsb-c", "tpcc-1wh", "tpcc-4wh", "tpcc-uncontended",
-                  "tpcb", "insert", "update"):
+                  "tpccsp-4wh", "tpcb", "insert", "update"):
             self.assertIn(w, names)
         for mode in workloads.MODES:
             plan = workloads.shell_plan(fams, mode, [1, 4], names, ["tpcc-1wh:8"])
@@ -411,6 +458,40 @@ class Descriptors(unittest.TestCase):
             plan = workloads.shell_plan(fams, "quick", [4], ["kv-read"], [])
             self.assertIn("rows=20", plan)
             self.assertEqual(fams[0].workloads[0].targets[0].factor, 1.0)
+
+    def test_autovacuum_and_check(self):
+        fams = {f.name: f for f in workloads.load()}
+        # server-side TPC-C runs with autovacuum and its consistency check;
+        # every other family without either
+        self.assertTrue(fams["tpccsp"].autovacuum)
+        self.assertEqual(fams["tpccsp"].check, "tpccsp_check.sql")
+        self.assertFalse(fams["tpcc"].autovacuum)
+        self.assertIsNone(fams["tpcc"].check)
+        plan = workloads.shell_plan(list(fams.values()), "quick", [4], ["tpccsp-4wh", "tpcc-4wh"], [])
+        self.assertIn("FAM_AUTOVACUUM[tpccsp]=on", plan)
+        self.assertIn("FAM_AUTOVACUUM[tpcc]=off", plan)
+        self.assertRegex(plan, r"FAM_CHECK\[tpccsp\]=\S*/bench/workloads/tpccsp_check\.sql")
+        self.assertIn("FAM_CHECK[tpcc]=''", plan)
+        # the check holds the conditions of clause 3.3.2.1-3.3.2.4 at least
+        with open(os.path.join(workloads.WORKLOAD_DIR, "tpccsp_check.sql")) as f:
+            sql = f.read()
+        for k in range(1, 5):
+            self.assertIn("SELECT '3.3.2.%d'," % k, sql)
+        # the like-for-like target, with nvm-mcsi standing in when
+        # nvm-mcsi-tmpfs did not run
+        t = [t for t in fams["tpccsp"].workloads[0].targets if t.ref == "heap-tmpfs"][0]
+        self.assertEqual((t.mine, t.factor, t.instead), ("nvm-mcsi-tmpfs", 1.3, "nvm-mcsi"))
+
+    def test_autovacuum_and_check_mistakes(self):
+        head = ('[family]\nname = "b"\ntitle = "B"\norder = 1\nload = []\n%s\n'
+                '[[workload]]\nname = "b1"\ntitle = "b"\nscripts = ["update.sql"]\n')
+        for line, msg in (('autovacuum = "on"', "autovacuum is true or false"),
+                          ('check = "no_such_check.sql"', "check script no_such_check.sql not found")):
+            with tempfile.TemporaryDirectory() as d:
+                with open(os.path.join(d, "bad.toml"), "w") as f:
+                    f.write(head % line)
+                with self.assertRaisesRegex(workloads.DescriptorError, msg):
+                    workloads.load(d)
 
     def test_engine_workloads(self):
         engine = workloads.load_engine()
