@@ -300,6 +300,26 @@ class MeasuredDrift(unittest.TestCase):
         self.assertEqual(opposite, [])
 
 
+class FsyncProbe(unittest.TestCase):
+    def test_samples_append_to_disk_csv(self):
+        # bench/lib/fsync_probe.py as run.sh calls it, twice: one header,
+        # one line per sample, read back by the report
+        import subprocess
+        probe = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fsync_probe.py")
+        with tempfile.TemporaryDirectory() as d:
+            for r in (1, 2):
+                subprocess.run([sys.executable, probe, "--file", os.path.join(d, "probe"),
+                                "--csv", os.path.join(d, "disk.csv"), "--fsyncs", "8", "--seconds", "0.05",
+                                "family=rows", "workload=insert", "clients=4", "round=%d" % r],
+                               check=True, stdout=subprocess.DEVNULL)
+            rows = report.load_disk(d)
+        self.assertEqual([(r["workload"], r["round"]) for r in rows], [("insert", "1"), ("insert", "2")])
+        for r in rows:
+            self.assertEqual(r["fsyncs"], 8)
+            self.assertGreater(r["mean_us"], 0)
+            self.assertLessEqual(r["median_us"], r["max_us"])
+
+
 class Noise(unittest.TestCase):
     def test_robust_noise_of_known_groups(self):
         # each group's two values lie 0.05 from their median; 3 degrees of
