@@ -257,16 +257,21 @@ def disk_table(res):
                 continue
             per = [float(r["duration_s"]) * 1e6 / r["wal_fsyncs"] for r in res.rounds(w, c, n).values()
                    if r.get("wal_fsyncs") and fnum(r.get("duration_s"))]
+            probe = [r["mean_us"] for r in drift_of(res).samples
+                     if r.get("workload") == w and str(r.get("clients")) == str(n)]
             rows.append([w, c, str(n), "%.2f" % fsyncs_per_txn(res, w, c, n),
-                         "–" if not per else "%.0f (%.0f–%.0f)" % (median(per), min(per), max(per))])
+                         "–" if not per else "%.0f (%.0f–%.0f)" % (median(per), min(per), max(per)),
+                         "–" if not probe else "%.0f (%.0f–%.0f)" % (median(probe), min(probe), max(probe))])
     if not rows:
         return ""
     return ("Contenders that waited for the disk at commit (the targets against them carry the "
             "disk's drift tau), with the run's time per WAL fsync: at most the disk's time per "
             "flush, and equal to it where commits queue for the disk (single-row INSERT and "
-            "UPDATE), so it shows how busy the disk was in this run:\n\n"
+            "UPDATE), so it shows how busy the disk was in this run; and the disk's own fsync "
+            "samples around the point (disk.csv, between its rounds, every contender idle):\n\n"
             + md_table(["workload", "contender", "clients", "WAL fsyncs per transaction",
-                        "µs of the run per WAL fsync: median (rounds)"], rows))
+                        "µs of the run per WAL fsync: median (rounds)",
+                        "disk's samples: mean µs per fsync, median (samples)"], rows))
 
 
 def noise_table(res, tg):

@@ -273,6 +273,10 @@ class MeasuredDrift(unittest.TestCase):
             self.assertIn("4 points of 5.0 samples", text)
             self.assertIn("with the disk's measured drift tau = 0.10", text)
             self.assertNotIn("keep the earlier rule", text)
+            # the disk's samples around the point next to heap's time per WAL fsync
+            report.write_report(d, res, [], {}, [], "", {})
+            with open(os.path.join(d, "report.md")) as f:
+                self.assertRegex(f.read(), r"\| insert \| heap \| 4 \| 0\.90 \| \d+ \(\d+–\d+\) \| 100 \(10–1000\) \|")
 
     def test_two_runs_on_disks_apart_by_the_measured_drift_never_disagree(self):
         # as for the fixed shift: a run on a disk drifting by tau, and the
@@ -442,7 +446,7 @@ class TargetsOfARun(unittest.TestCase):
         # so), and the report lists the contenders that waited for the disk
         self.assertIn("with the disk's fixed shift 0.30 (no fsync samples in this run)", text)
         self.assertIn("its verdicts keep the earlier rule's fixed tau = 0.30", text)
-        self.assertRegex(text, r"\| insert \| heap \| 4 \| 0\.90 \|")
+        self.assertRegex(text, r"\| insert \| heap \| 4 \| 0\.90 \| \d+ \(\d+–\d+\) \| – \|")
         # every ratio of the main table has its spread, and so has every
         # ratio at each client count
         self.assertRegex(text, r"\| insert \|.*\| \d\.\d\d \(\d\.\d\d–\d\.\d\d\) \|")
