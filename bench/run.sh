@@ -273,7 +273,7 @@ OUT=${OUT:-$BUILD_DIR/bench-$MODE-$STAMP}
 mkdir -p "$OUT/logs"
 OUT=$(cd "$OUT" && pwd)
 rm -f "$OUT/results.csv" "$OUT/engine.csv" "$OUT/modules.csv" "$OUT/pool-usage.csv" "$OUT/pool-storage.txt" \
-	"$OUT/checks.csv"
+	"$OUT/checks.csv" "$OUT/disk.csv"
 T0=$(date +%s)
 LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -914,6 +914,7 @@ profile_family()
 	else
 		echo "- repetitions: $REPS rounds per point and contender, in a row (serial order: contenders are not measured side by side; the report pairs round r of each contender, taken minutes apart, so the run's noise also holds the machine's drift between them); WAL fsyncs from pg_stat_wal.wal_sync around each run (all server processes)"
 	fi
+	echo "- the disk's drift: its fsync latency sampled before every round of a point and after its last, every contender idle (disk.csv: up to 64 writes of 8 kB, each followed by fdatasync, within 0.25 s, in $(fs_of "$DISK_BASE"))"
 	pools=
 	for fam in "${FAMILIES[@]}"; do pools+="${pools:+, }${FAM_POOL[$fam]} ($fam)"; done
 	echo "- per cluster: shared_buffers = $SHARED_BUFFERS, max_wal_size = $MAX_WAL_SIZE, checkpoint_timeout = 1d, autovacuum = off, deadlock_timeout = 50ms (YCSB transactions update their rows in random order and can deadlock: detected after 50 ms instead of 1 s, then retried; TPC-C New-Orders update stock rows in item order and do not deadlock on them); after the load every table is read once (count(*)) and CHECKPOINTed; CHECKPOINT before each run; nvm.pool_size = $pools; a fresh cluster per contender and workload family"
@@ -1016,6 +1017,19 @@ record_pool()
 # round of a workload sees its table in the state the workloads before it
 # left (the read-only YCSB-C an unchanged one).
 POINT=0
+
+# disk_sample WORKLOAD CLIENTS ROUND: a sample of the fsync latency of the
+# disk that holds the WAL of the contenders on disk (DISK_BASE), taken with
+# every contender idle, before round ROUND of the point (ROUND = REPS + 1:
+# after its last), as a line of disk.csv: the report's measure of the disk's
+# drift over the run (bench/lib/fsync_probe.py, report_stats.disk_drift)
+disk_sample()
+{
+	"$PYTHON" "$BENCH/lib/fsync_probe.py" --file "$RAW/fsync-probe" --csv "$OUT/disk.csv" \
+		family="${WL_FAMILY[$1]}" workload="$1" clients="$2" round="$3" >/dev/null 2>&1 ||
+		nvm_warn "fsync sample before round $3 of $1 at $2 clients failed"
+}
+
 rounds()
 {
 	local fam=$1 r w n k c
@@ -1025,6 +1039,7 @@ rounds()
 		[ "${WL_FAMILY[$w]}" = "$fam" ] || continue
 		for n in $CLIENTS; do
 			for r in $(seq 1 "$REPS"); do
+				disk_sample "$w" "$n" "$r"
 				order=("$@")
 				k=$((POINT % ${#order[@]}))
 				POINT=$((POINT + 1))
@@ -1032,6 +1047,7 @@ rounds()
 					run_point "$c" "$w" "$n" "$r"
 				done
 			done
+			disk_sample "$w" "$n" $((REPS + 1))
 		done
 	done
 	finish_all

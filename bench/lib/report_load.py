@@ -1,7 +1,8 @@
 """bench/lib/report_load.py
      What a bench/run.sh run left in its output directory, read for the
      report: results.csv (pgbench runs, indexed by Results, a point's rounds
-     aggregated to their median with its CPU accounts), engine.csv and
+     aggregated to their median with its CPU accounts), disk.csv (the
+     disk's fsync samples between rounds), engine.csv and
      engine-delay-*.csv (engine level), the profiles (profile/, with
      --profile), the consistency checks after each run (checks.csv, of the
      families whose descriptor names a check), and the run's other files
@@ -32,6 +33,21 @@ def load_results(out):
         r["ok"] = r["status"] == "ok" and r["tps"] is not None
         r["rep"] = int(r.get("rep") or 1)
     return rows
+
+
+def load_disk(out):
+    """The disk's fsync samples of a run (disk.csv, bench/lib/fsync_probe.py,
+    taken between rounds), [{workload, clients, round, mean_us, ...}], or
+    None for a run recorded before the disk was sampled (no disk.csv)."""
+    path = os.path.join(out, "disk.csv")
+    if not os.path.exists(path):
+        return None
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        for k in ("mean_us", "median_us", "p90_us", "max_us", "fsyncs"):
+            r[k] = fnum(r.get(k))
+    return [r for r in rows if r["mean_us"]]
 
 
 def load_engine(path):
@@ -117,8 +133,10 @@ class Results:
     """Indexed pgbench results: (workload, contender, clients) -> row (the
     median of its repetitions, see aggregate)."""
 
-    def __init__(self, rows):
+    def __init__(self, rows, disk=None):
         self.rows = rows
+        # the disk's fsync samples (load_disk), None for a run without them
+        self.disk = disk
         groups = {}
         for r in rows:
             groups.setdefault((r["workload"], r["contender"], r["clients"]), []).append(r)
