@@ -39,7 +39,7 @@ from report_common import WORKLOADS, ctitle, fmt_factor, fmt_tps, median, wtitle
 # spread of the measurement and the target overlap.
 
 # how many noise units the margin adds beyond the extreme rounds: run-to-run
-# differences on a shared machine (other sessions' load shifting between
+# differences on a shared machine (other work's load shifting between
 # runs) exceed what the rounds of one run show; chosen so that two
 # consecutive quick runs agree on every target (bench/results/quick-repeat*)
 Z_MARGIN = 3.0
