@@ -354,8 +354,13 @@ RAW=$(nvm_pg_tmpdir "$DISK_BASE" "nvmam-bench-txlogs")
 # ---------------------------------------------------------------------------
 
 NCONT=$(wc -w <<<"$CONTENDERS")
-NCLIENTS=$(wc -w <<<"$CLIENTS")
-TOTAL_RUNS=$((${#WL_RUN[@]} * NCLIENTS * NCONT * REPS))
+TOTAL_RUNS=0
+for w in "${WL_RUN[@]}"; do
+	for n in $CLIENTS; do
+		[ "${WL_UPTO[$w]:-0}" = 0 ] || [ "$n" -le "${WL_UPTO[$w]}" ] || continue
+		TOTAL_RUNS=$((TOTAL_RUNS + NCONT * REPS))
+	done
+done
 DONE_RUNS=0
 RUN_US=0			# wall time spent in the runs measured so far (RUNS_TIMED)
 RUNS_TIMED=0
@@ -954,6 +959,8 @@ rounds()
 	for w in "${WL_RUN[@]}"; do
 		[ "${WL_FAMILY[$w]}" = "$fam" ] || continue
 		for n in $CLIENTS; do
+			# a workload with clients_up_to runs at the counts up to it
+			[ "${WL_UPTO[$w]:-0}" = 0 ] || [ "$n" -le "${WL_UPTO[$w]}" ] || continue
 			for r in $(seq 1 "$REPS"); do
 				order=("$@")
 				k=$((POINT % ${#order[@]}))

@@ -16,7 +16,9 @@ heap the heap functions its static callbacks call, below); each sample
 counts once.  Both engines are judged by the same rule, so the two shares
 compare like for like.  For nvm the output also gives the share of all its
 entry points from PostgreSQL (transaction callbacks and hooks as well),
-which heap has no counterpart of: its commit work is PostgreSQL's own.
+which heap has no counterpart of: its commit work is PostgreSQL's own.  A
+hook counts for its own work only, not for the statement it wraps
+(standard_ProcessUtility, standard_ExecutorStart, ...).
 
 Heap's callbacks that are static in heapam_handler.c have no symbol in a
 stripped postgres binary, and perf shows them as [unknown].  Each of them is
@@ -76,6 +78,11 @@ HEAP_CALLEES = {
     'heap_hot_search_buffer', 'heap_page_prune_opt', 'heap_abort_speculative',
     'heap_finish_speculative', 'HeapTupleSatisfiesVisibility', 'ExecFetchSlotHeapTuple',
 }
+# what nvm's hooks wrap: a sample below one of them is PostgreSQL's
+# statement, not the hook's own work
+WRAPPED = {
+    'standard_ProcessUtility', 'standard_ExecutorStart', 'standard_ExecutorEnd',
+}
 # callers whose every callee is a table-AM callback
 AM_CALLERS = {'index_fetch_heap'}
 WAITS = {'secure_read', 'WaitLatch'}
@@ -125,8 +132,10 @@ def share(samples, am):
             mine += 1
             by_entry[hit] += 1
         elif am == 'nvm' and names & NVM_HOOKS:
-            hooks += 1
-            by_entry[[f for f in s if f in NVM_HOOKS][-1] + ' (hook)'] += 1
+            j = max(i for i, f in enumerate(s) if f in NVM_HOOKS)
+            if not set(s[:j]) & WRAPPED:
+                hooks += 1
+                by_entry[s[j] + ' (hook)'] += 1
     total = len(samples)
     out = ["samples %d: in waits (client or latch) %d, busy %d" % (total, idle, busy)]
     if not busy:
