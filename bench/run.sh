@@ -135,6 +135,8 @@
 #	NVM_BENCH_ENGINE_REPS [1 / 2] (repetitions; the report keeps each point's best)
 #	NVM_BENCH_NVM_CONF="a = 1; b = 2"		extra postgresql.conf lines for nvm clusters
 #											(e.g. "nvm.write_conflict = abort")
+#	NVM_BENCH_PERF_CALLGRAPH=fp|dwarf		--profile: perf records call chains, kept as
+#										profile/*.perf-script.txt.gz (bench/tools/am_share.py)
 #	NVM_SKIP_PACKAGES=1						do not check for Debian packages
 #	PG_CONFIG=path							pg_config of PostgreSQL 15
 
@@ -359,8 +361,13 @@ RAW=$(nvm_pg_tmpdir "$DISK_BASE" "nvmam-bench-txlogs")
 # ---------------------------------------------------------------------------
 
 NCONT=$(wc -w <<<"$CONTENDERS")
-NCLIENTS=$(wc -w <<<"$CLIENTS")
-TOTAL_RUNS=$((${#WL_RUN[@]} * NCLIENTS * NCONT * REPS))
+TOTAL_RUNS=0
+for w in "${WL_RUN[@]}"; do
+	for n in $CLIENTS; do
+		[ "${WL_UPTO[$w]:-0}" = 0 ] || [ "$n" -le "${WL_UPTO[$w]}" ] || continue
+		TOTAL_RUNS=$((TOTAL_RUNS + NCONT * REPS))
+	done
+done
 DONE_RUNS=0
 RUN_US=0			# wall time spent in the runs measured so far (RUNS_TIMED)
 RUNS_TIMED=0
@@ -852,7 +859,10 @@ profile_point()
 	pids=$(pg "$c" psql -X -At -d postgres -c "SELECT string_agg(pid::text, ',') FROM pg_stat_activity
 		WHERE datname = '$fam' AND backend_type = 'client backend'" 2>/dev/null) || pids=
 	if [ -n "$PERF" ] && [ -n "$pids" ]; then
+		# NVM_BENCH_PERF_CALLGRAPH=fp|dwarf records call chains too, and keeps
+		# them as perf script text (bench/tools/am_share.py reads it)
 		timeout $((PROFILE_SECS + 60)) perf record -q -F 499 -p "$pids" -o "$base.perf.data" \
+			${NVM_BENCH_PERF_CALLGRAPH:+--call-graph "$NVM_BENCH_PERF_CALLGRAPH"} \
 			-- sleep "$PROFILE_SECS" >"$base.perf.log" 2>&1 &
 		perf_pid=$!
 	fi
@@ -866,6 +876,10 @@ profile_point()
 		perf report -i "$base.perf.data" --stdio --no-children -g none --sort dso \
 			--percent-limit 0.5 2>>"$base.perf.log" | grep -v '^#' | grep -v '^[[:space:]]*$' |
 			head -n 20 >"$base.perf-dso.txt" || true
+		if [ -n "${NVM_BENCH_PERF_CALLGRAPH:-}" ]; then
+			perf script -i "$base.perf.data" -F comm,tid,time,event,ip,sym,dso 2>>"$base.perf.log" |
+				gzip >"$base.perf-script.txt.gz" || true
+		fi
 		rm -f "$base.perf.data" "$base.perf.data.old"
 	fi
 	wait "$pb" || true
@@ -1038,6 +1052,8 @@ rounds()
 	for w in "${WL_RUN[@]}"; do
 		[ "${WL_FAMILY[$w]}" = "$fam" ] || continue
 		for n in $CLIENTS; do
+			# a workload with clients_up_to runs at the counts up to it
+			[ "${WL_UPTO[$w]:-0}" = 0 ] || [ "$n" -le "${WL_UPTO[$w]}" ] || continue
 			for r in $(seq 1 "$REPS"); do
 				disk_sample "$w" "$n" "$r"
 				order=("$@")

@@ -22,6 +22,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report  # noqa: E402
 import report_common  # noqa: E402
+import report_load  # noqa: E402
 import workloads  # noqa: E402
 
 
@@ -472,6 +473,14 @@ class CpuAccounts(unittest.TestCase):
         finally:
             report_common.CORES = saved
 
+    def test_a_run_longer_than_its_time(self):
+        # four COPYs that took 16 s in a run of -T 1: the busy share is over 16 s
+        run = {"server_cpu_s": 24.0, "client_cpu_s": 0.04, "commits": 4, "tps": 0.25,
+               "duration_s": 1}
+        acc = report_load.cpu_per_txn([run])
+        self.assertAlmostEqual(acc["server_us_per_txn"], 6e6)
+        self.assertAlmostEqual(acc["cpu_busy"], 24.04 / (16 * report_common.CORES))
+
     def test_per_transaction_and_busy_share(self):
         with tempfile.TemporaryDirectory() as d:
             res = self.results(d, 2)
@@ -602,13 +611,16 @@ class Descriptors(unittest.TestCase):
         fams = workloads.load()
         names = [w.name for f in fams for w in f.workloads]
         for w in ("ycsb-a", "ycsb-b", "ycsb-c", "tpcc-1wh", "tpcc-4wh", "tpcc-uncontended",
-                  "tpccsp-4wh", "tpcb", "insert", "update"):
+                  "tpccsp-4wh", "tpcb", "insert", "update", "copy", "seqscan-count", "seqscan-sum"):
             self.assertIn(w, names)
         for mode in workloads.MODES:
             plan = workloads.shell_plan(fams, mode, [1, 4], names, ["tpcc-1wh:8"])
             for w in names:
                 self.assertIn("WL_ARGS['%s 4']=" % w, plan)
             self.assertIn("WL_ARGS['tpcc-1wh 8']=", plan)
+            # a COPY of the whole file per client: up to 4 clients only
+            self.assertIn("WL_UPTO[copy]=4", plan)
+            self.assertIn("WL_UPTO[update]=0", plan)
 
     def test_a_new_workload_is_one_file(self):
         with tempfile.TemporaryDirectory() as d:

@@ -136,7 +136,7 @@ class Target:
 
 class Workload:
     KEYS = ("name", "title", "what", "scripts", "builtin", "defines", "pgbench_args",
-            "warehouses", "script_names", "paper", "targets")
+            "warehouses", "script_names", "paper", "targets", "clients_up_to")
     PAPER_KEYS = ("mcsi_tps", "mcsi_threads", "n2db_tps", "n2db_threads",
                   "mcsi_latency_us", "n2db_latency_us")
 
@@ -163,6 +163,10 @@ class Workload:
             check_keys(self.paper, self.PAPER_KEYS, self.PAPER_KEYS[:4], where + ".paper")
         self.targets = [Target(x, "%s.targets[%d]" % (where, i))
                         for i, x in enumerate(t.get("targets", []))]
+        # runs only at the run's client counts up to this one (0: all)
+        self.clients_up_to = t.get("clients_up_to", 0)
+        if not isinstance(self.clients_up_to, int) or self.clients_up_to < 0:
+            raise DescriptorError("%s: clients_up_to is a client count" % where)
 
     def values(self, sizes, clients):
         v = dict(sizes)
@@ -415,7 +419,7 @@ def shell_plan(fams, mode, clients, selected, profile_points, engine=None):
         if name in selected:
             points.append((name, int(n)))
     q = shlex.quote
-    L = ["declare -gA WL_FAMILY=() WL_ARGS=() WL_WH=() FAM_POOL=() FAM_LOAD=() FAM_SETTINGS=() "
+    L = ["declare -gA WL_FAMILY=() WL_ARGS=() WL_WH=() WL_UPTO=() FAM_POOL=() FAM_LOAD=() FAM_SETTINGS=() "
          "FAM_AUTOVACUUM=() FAM_CHECK=() ENGINE_MB=()"]
     run, families = [], []
     for f in fams:
@@ -435,6 +439,7 @@ def shell_plan(fams, mode, clients, selected, profile_points, engine=None):
             w = wl[name]
             run.append(name)
             L.append("WL_FAMILY[%s]=%s" % (q(name), FAM))
+            L.append("WL_UPTO[%s]=%d" % (q(name), w.clients_up_to))
             for n in sorted(counts):
                 L.append("WL_ARGS[%s]=%s" % (q("%s %d" % (name, n)), q(shlex.join(w.args(values, n)))))
                 L.append("WL_WH[%s]=%s" % (q("%s %d" % (name, n)), q(str(w.warehouses_at(values, n)))))
