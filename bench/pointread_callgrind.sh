@@ -31,7 +31,7 @@
 #									  [--mode mcsi|n2db] [--out DIR] [--cache-sim]
 #									  [--protocol prepared|extended|simple]
 #									  [--workload select|update|range-update|insert]
-#									  [--clock-factor F]
+#									  [--clock-factor F | --clock-tick NS]
 #
 # --cache-sim also simulates the caches (callgrind's model of a first-level
 # and a last-level cache) and reports last-level misses per query: memory
@@ -44,7 +44,9 @@
 # natively, so without it that time-driven work happens many times more
 # often per query than in a native run (and the deferred list is shorter).
 # F is the native query rate divided by the rate under callgrind (the
-# pgbench logs in DIR give the latter).
+# pgbench logs in DIR give the latter).  --clock-tick NS instead makes the
+# pruning clock (CLOCK_MONOTONIC_COARSE) advance by NS at every reading,
+# whatever the load of the machine: the same work in every run.
 #
 # Uses the installed module (build and install first, e.g. a release build:
 # bench/pointread.sh does both, or meson + ninja install).  PG_CONFIG selects
@@ -68,6 +70,7 @@ OUT=
 CACHE_SIM=0
 WORKLOAD=select
 CLOCK_FACTOR=
+CLOCK_TICK=
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -80,7 +83,8 @@ while [ $# -gt 0 ]; do
 		--out) OUT=$2; shift 2 ;;
 		--cache-sim) CACHE_SIM=1; shift ;;
 		--clock-factor) CLOCK_FACTOR=$2; shift 2 ;;
-		-h | --help) sed -n '2,51p' "$0"; exit 0 ;;
+		--clock-tick) CLOCK_TICK=$2; shift 2 ;;
+		-h | --help) sed -n '2,54p' "$0"; exit 0 ;;
 		*) nvm_die "unknown option $1 (see --help)" ;;
 	esac
 done
@@ -116,11 +120,13 @@ nvm_cluster_conf "$D" \
 CG_ARGS=()
 [ "$CACHE_SIM" = 1 ] && CG_ARGS+=(--cache-sim=yes)
 PRELOAD=()
-if [ -n "$CLOCK_FACTOR" ]; then
+if [ -n "$CLOCK_FACTOR$CLOCK_TICK" ]; then
 	cc -O2 -shared -fPIC -o "$D/slowclock.so" "$ROOT/bench/tools/slowclock.c" -ldl ||
 		nvm_die "cannot build bench/tools/slowclock.c"
 	chmod 755 "$D/slowclock.so"
-	PRELOAD=(env LD_PRELOAD="$D/slowclock.so" SLOWCLOCK_FACTOR="$CLOCK_FACTOR")
+	PRELOAD=(env LD_PRELOAD="$D/slowclock.so")
+	[ -n "$CLOCK_FACTOR" ] && PRELOAD+=(SLOWCLOCK_FACTOR="$CLOCK_FACTOR")
+	[ -n "$CLOCK_TICK" ] && PRELOAD+=(SLOWCLOCK_TICK_NS="$CLOCK_TICK")
 fi
 nvm_as_pg "${PRELOAD[@]}" valgrind --tool=callgrind --trace-children=yes "${CG_ARGS[@]}" \
 	--callgrind-out-file="$D/cg/callgrind.out.%p" \
@@ -213,6 +219,7 @@ ll_misses()
 	echo "One backend, pgbench -M $PROTOCOL, $(query '<table>') on $ROWS rows;"
 	echo "(Ir of $LONG queries - Ir of $SHORT queries) / $((LONG - SHORT)). nvm.concurrency_control = $MODE."
 	[ -n "$CLOCK_FACTOR" ] && echo "Pruning clocks slowed by $CLOCK_FACTOR (--clock-factor, bench/tools/slowclock.c)."
+	[ -n "$CLOCK_TICK" ] && echo "Pruning clock advanced $CLOCK_TICK ns per reading (--clock-tick, bench/tools/slowclock.c)."
 	echo "Module: $(md5sum "$PG_PKGLIBDIR/nvmam.so" | cut -c1-12), git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')."
 	echo
 	if [ "$CACHE_SIM" = 1 ]; then

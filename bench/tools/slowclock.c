@@ -5,7 +5,11 @@
  *	  deferred pruning's age, the cached horizon's refresh) and
  *	  gettimeofday() (PostgreSQL's GetCurrentTimestamp: the standby
  *	  feedback samples).  From the first reading in the process on, the
- *	  clock advances 1/SLOWCLOCK_FACTOR as fast as real time.
+ *	  clock advances 1/SLOWCLOCK_FACTOR as fast as real time.  With
+ *	  SLOWCLOCK_TICK_NS instead, CLOCK_MONOTONIC_COARSE does not follow
+ *	  real time at all: each reading is SLOWCLOCK_TICK_NS later than the
+ *	  one before, so the time-driven work is the same in every run, however
+ *	  busy the machine is (gettimeofday() is left alone).
  *
  * Under callgrind a backend runs many times slower than natively, so work
  * that is driven by elapsed time (done every 10 ms, or on entries older
@@ -13,7 +17,10 @@
  * run, and lists that hold the last 20 ms of work hold far fewer entries.
  * bench/pointread_callgrind.sh --clock-factor F runs the server with this
  * shim, F being the ratio of the native query rate to the rate under
- * callgrind, so that time-driven work has its native frequency per query.
+ * callgrind, so that time-driven work has its native frequency per query;
+ * --clock-tick NS makes it deterministic (the core reads the clock about
+ * four times per row written, so NS is about a quarter of the native time
+ * per row).
  *
  * Build: cc -O2 -shared -fPIC -o slowclock.so slowclock.c -ldl
  */
@@ -27,17 +34,22 @@
 static int (*real_cg) (clockid_t, struct timespec *);
 static int (*real_gtod) (struct timeval *, void *);
 static double factor = 1.0;
+static uint64_t tick_ns = 0;
+static uint64_t ticks = 0;
 static uint64_t base_mono, base_real;
 
 static void
 init(void)
 {
 	const char *f = getenv("SLOWCLOCK_FACTOR");
+	const char *t = getenv("SLOWCLOCK_TICK_NS");
 
 	real_cg = dlsym(RTLD_NEXT, "clock_gettime");
 	real_gtod = dlsym(RTLD_NEXT, "gettimeofday");
 	if (f)
 		factor = atof(f);
+	if (t)
+		tick_ns = strtoull(t, NULL, 10);
 }
 
 static uint64_t
@@ -59,7 +71,15 @@ clock_gettime(clockid_t id, struct timespec *ts)
 	r = real_cg(id, ts);
 	if (r != 0 || id != CLOCK_MONOTONIC_COARSE)
 		return r;
-	ns = slow((uint64_t) ts->tv_sec * 1000000000u + ts->tv_nsec, &base_mono);
+	ns = (uint64_t) ts->tv_sec * 1000000000u + ts->tv_nsec;
+	if (tick_ns != 0)
+	{
+		if (base_mono == 0)
+			base_mono = ns;
+		ns = base_mono + ++ticks * tick_ns;
+	}
+	else
+		ns = slow(ns, &base_mono);
 	ts->tv_sec = ns / 1000000000u;
 	ts->tv_nsec = ns % 1000000000u;
 	return 0;
@@ -74,7 +94,7 @@ gettimeofday(struct timeval *tv, void *tz)
 	if (!real_gtod)
 		init();
 	r = real_gtod(tv, tz);
-	if (r != 0 || tv == NULL)
+	if (r != 0 || tick_ns != 0)
 		return r;
 	us = slow((uint64_t) tv->tv_sec * 1000000u + tv->tv_usec, &base_real);
 	tv->tv_sec = us / 1000000u;
