@@ -44,9 +44,11 @@
 # natively, so without it that time-driven work happens many times more
 # often per query than in a native run (and the deferred list is shorter).
 # F is the native query rate divided by the rate under callgrind (the
-# pgbench logs in DIR give the latter).  --clock-tick NS instead makes the
-# pruning clock (CLOCK_MONOTONIC_COARSE) advance by NS at every reading,
-# whatever the load of the machine: the same work in every run.
+# pgbench logs in DIR give the latter).  --clock-tick NS instead makes both
+# clocks advance by NS at every reading, whatever the load of the machine:
+# the same work in every run (the core reads its clock about four times per
+# row written, so NS near a quarter of the native time per row keeps the
+# native frequency of the pruning work).
 #
 # Uses the installed module (build and install first, e.g. a release build:
 # bench/pointread.sh does both, or meson + ninja install).  PG_CONFIG selects
@@ -84,7 +86,7 @@ while [ $# -gt 0 ]; do
 		--cache-sim) CACHE_SIM=1; shift ;;
 		--clock-factor) CLOCK_FACTOR=$2; shift 2 ;;
 		--clock-tick) CLOCK_TICK=$2; shift 2 ;;
-		-h | --help) sed -n '2,54p' "$0"; exit 0 ;;
+		-h | --help) sed -n '2,56p' "$0"; exit 0 ;;
 		*) nvm_die "unknown option $1 (see --help)" ;;
 	esac
 done
@@ -219,7 +221,7 @@ ll_misses()
 	echo "One backend, pgbench -M $PROTOCOL, $(query '<table>') on $ROWS rows;"
 	echo "(Ir of $LONG queries - Ir of $SHORT queries) / $((LONG - SHORT)). nvm.concurrency_control = $MODE."
 	[ -n "$CLOCK_FACTOR" ] && echo "Pruning clocks slowed by $CLOCK_FACTOR (--clock-factor, bench/tools/slowclock.c)."
-	[ -n "$CLOCK_TICK" ] && echo "Pruning clock advanced $CLOCK_TICK ns per reading (--clock-tick, bench/tools/slowclock.c)."
+	[ -n "$CLOCK_TICK" ] && echo "Pruning clocks advanced $CLOCK_TICK ns per reading (--clock-tick, bench/tools/slowclock.c)."
 	echo "Module: $(md5sum "$PG_PKGLIBDIR/nvmam.so" | cut -c1-12), git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')."
 	echo
 	if [ "$CACHE_SIM" = 1 ]; then

@@ -6,10 +6,11 @@
  *	  gettimeofday() (PostgreSQL's GetCurrentTimestamp: the standby
  *	  feedback samples).  From the first reading in the process on, the
  *	  clock advances 1/SLOWCLOCK_FACTOR as fast as real time.  With
- *	  SLOWCLOCK_TICK_NS instead, CLOCK_MONOTONIC_COARSE does not follow
- *	  real time at all: each reading is SLOWCLOCK_TICK_NS later than the
- *	  one before, so the time-driven work is the same in every run, however
- *	  busy the machine is (gettimeofday() is left alone).
+ *	  SLOWCLOCK_TICK_NS instead, neither clock follows real time at all:
+ *	  each reading is SLOWCLOCK_TICK_NS later than the one before (each
+ *	  clock counts its own readings, from the first real one), so the
+ *	  time-driven work is the same in every run, however busy the machine
+ *	  is.
  *
  * Under callgrind a backend runs many times slower than natively, so work
  * that is driven by elapsed time (done every 10 ms, or on entries older
@@ -36,6 +37,7 @@ static int (*real_gtod) (struct timeval *, void *);
 static double factor = 1.0;
 static uint64_t tick_ns = 0;
 static uint64_t ticks = 0;
+static uint64_t ticks_real = 0;
 static uint64_t base_mono, base_real;
 
 static void
@@ -94,9 +96,17 @@ gettimeofday(struct timeval *tv, void *tz)
 	if (!real_gtod)
 		init();
 	r = real_gtod(tv, tz);
-	if (r != 0 || tick_ns != 0)
+	if (r != 0)
 		return r;
-	us = slow((uint64_t) tv->tv_sec * 1000000u + tv->tv_usec, &base_real);
+	us = (uint64_t) tv->tv_sec * 1000000u + tv->tv_usec;
+	if (tick_ns != 0)
+	{
+		if (base_real == 0)
+			base_real = us;
+		us = base_real + ++ticks_real * tick_ns / 1000;
+	}
+	else
+		us = slow(us, &base_real);
 	tv->tv_sec = us / 1000000u;
 	tv->tv_usec = us % 1000000u;
 	return 0;
