@@ -15,6 +15,9 @@
 # one connection, twice: SHORT and LONG transactions, each one query:
 #	select	"SELECT v, pad FROM <table> WHERE id = :id" (the default)
 #	update	"UPDATE <table> SET v = v + 1 WHERE id = :id" (no indexed column)
+#	range-update
+#			"UPDATE <table> SET v = v + 1 WHERE id BETWEEN :id AND :id + 99",
+#			100 rows written by one statement, as server-side procedures do
 #	insert	"INSERT INTO <table> VALUES (nextval('<table>_ins'), :id, <pad>)",
 #			ids above ROWS from a sequence of the table's own
 # The random ids are the same in every run (pgbench --random-seed).  The
@@ -27,11 +30,25 @@
 #	bash bench/pointread_callgrind.sh [--rows N] [--short N] [--long N]
 #									  [--mode mcsi|n2db] [--out DIR] [--cache-sim]
 #									  [--protocol prepared|extended|simple]
-#									  [--workload select|update|insert]
+#									  [--workload select|update|range-update|insert]
+#									  [--clock-factor F | --clock-tick NS]
 #
 # --cache-sim also simulates the caches (callgrind's model of a first-level
 # and a last-level cache) and reports last-level misses per query: memory
 # traffic that instruction counts do not show.
+#
+# --clock-factor F runs the server with bench/tools/slowclock.c preloaded:
+# the clocks that drive nvm's pruning (deferred pruning's 20 ms age, the
+# horizon's 10 ms refresh, the standby feedback's 100 ms samples) run F
+# times slower.  A backend under callgrind runs many times slower than
+# natively, so without it that time-driven work happens many times more
+# often per query than in a native run (and the deferred list is shorter).
+# F is the native query rate divided by the rate under callgrind (the
+# pgbench logs in DIR give the latter).  --clock-tick NS instead makes both
+# clocks advance by NS at every reading, whatever the load of the machine:
+# the same work in every run (the core reads its clock about four times per
+# row written, so NS near a quarter of the native time per row keeps the
+# native frequency of the pruning work).
 #
 # Uses the installed module (build and install first, e.g. a release build:
 # bench/pointread.sh does both, or meson + ninja install).  PG_CONFIG selects
@@ -54,6 +71,8 @@ PROTOCOL=prepared
 OUT=
 CACHE_SIM=0
 WORKLOAD=select
+CLOCK_FACTOR=
+CLOCK_TICK=
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -65,13 +84,15 @@ while [ $# -gt 0 ]; do
 		--workload) WORKLOAD=$2; shift 2 ;;
 		--out) OUT=$2; shift 2 ;;
 		--cache-sim) CACHE_SIM=1; shift ;;
-		-h | --help) sed -n '2,38p' "$0"; exit 0 ;;
+		--clock-factor) CLOCK_FACTOR=$2; shift 2 ;;
+		--clock-tick) CLOCK_TICK=$2; shift 2 ;;
+		-h | --help) sed -n '2,56p' "$0"; exit 0 ;;
 		*) nvm_die "unknown option $1 (see --help)" ;;
 	esac
 done
 [ "$LONG" -gt "$SHORT" ] || nvm_die "--long must exceed --short"
 case "$PROTOCOL" in simple | extended | prepared) ;; *) nvm_die "--protocol is simple, extended or prepared" ;; esac
-case "$WORKLOAD" in select | update | insert) ;; *) nvm_die "--workload is select, update or insert" ;; esac
+case "$WORKLOAD" in select | update | range-update | insert) ;; *) nvm_die "--workload is select, update, range-update or insert" ;; esac
 command -v valgrind >/dev/null 2>&1 || nvm_die "valgrind not found (apt-get install valgrind)"
 
 nvm_find_pg
@@ -100,7 +121,16 @@ nvm_cluster_conf "$D" \
 # the postmaster under callgrind, following its children (fork)
 CG_ARGS=()
 [ "$CACHE_SIM" = 1 ] && CG_ARGS+=(--cache-sim=yes)
-nvm_as_pg valgrind --tool=callgrind --trace-children=yes "${CG_ARGS[@]}" \
+PRELOAD=()
+if [ -n "$CLOCK_FACTOR$CLOCK_TICK" ]; then
+	cc -O2 -shared -fPIC -o "$D/slowclock.so" "$ROOT/bench/tools/slowclock.c" -ldl ||
+		nvm_die "cannot build bench/tools/slowclock.c"
+	chmod 755 "$D/slowclock.so"
+	PRELOAD=(env LD_PRELOAD="$D/slowclock.so")
+	[ -n "$CLOCK_FACTOR" ] && PRELOAD+=(SLOWCLOCK_FACTOR="$CLOCK_FACTOR")
+	[ -n "$CLOCK_TICK" ] && PRELOAD+=(SLOWCLOCK_TICK_NS="$CLOCK_TICK")
+fi
+nvm_as_pg "${PRELOAD[@]}" valgrind --tool=callgrind --trace-children=yes "${CG_ARGS[@]}" \
 	--callgrind-out-file="$D/cg/callgrind.out.%p" \
 	"$PG_BINDIR/postgres" -D "$D/data" >"$D/server.log" 2>&1 &
 for _ in $(seq 1 600); do
@@ -147,6 +177,7 @@ query()
 	case "$WORKLOAD" in
 		select) echo "SELECT v, pad FROM $1 WHERE id = :id;" ;;
 		update) echo "UPDATE $1 SET v = v + 1 WHERE id = :id;" ;;
+		range-update) echo "UPDATE $1 SET v = v + 1 WHERE id BETWEEN :id AND :id + 99;" ;;
 		insert) echo "INSERT INTO $1 VALUES (nextval('$1_ins'), :id, repeat('x', 100));" ;;
 	esac
 }
@@ -189,6 +220,8 @@ ll_misses()
 	echo "Instructions per query ($WORKLOAD), counted by callgrind (valgrind $(valgrind --version | sed 's/valgrind-//'))."
 	echo "One backend, pgbench -M $PROTOCOL, $(query '<table>') on $ROWS rows;"
 	echo "(Ir of $LONG queries - Ir of $SHORT queries) / $((LONG - SHORT)). nvm.concurrency_control = $MODE."
+	[ -n "$CLOCK_FACTOR" ] && echo "Pruning clocks slowed by $CLOCK_FACTOR (--clock-factor, bench/tools/slowclock.c)."
+	[ -n "$CLOCK_TICK" ] && echo "Pruning clocks advanced $CLOCK_TICK ns per reading (--clock-tick, bench/tools/slowclock.c)."
 	echo "Module: $(md5sum "$PG_PKGLIBDIR/nvmam.so" | cut -c1-12), git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')."
 	echo
 	if [ "$CACHE_SIM" = 1 ]; then

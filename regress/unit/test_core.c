@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int	passed = 0;
@@ -1182,6 +1183,87 @@ update_int(NvmTable *t, NvmTxn *a, uint64_t *no, int value, bool new_run)
 }
 
 /*
+ * test_gc_deferred: deferred pruning prunes the rows of the table it is run
+ * for whose entries are old enough, and keeps the young entries and the
+ * other tables' entries for later; the list survives wrapping around.
+ */
+static void
+test_gc_deferred(void)
+{
+	NvmTableKey ka = {1663, 5, 906, 0};
+	NvmTableKey kb = {1663, 5, 907, 0};
+	NvmTable	ta,
+				tb;
+	NvmTxn		a;
+	int			slot = nvm_slot_acquire(14);
+	uint64_t	na[3],
+				nb[2],
+				ra[3],
+				rb[2];
+	int			value = 0;
+	const uint64_t age = 20 * 1000 * 1000;
+	struct timespec pause = {0, 40 * 1000 * 1000};
+
+	nvm_txn_init(&a, slot);
+	nvm_table_create(&ka, 0, &ta);
+	nvm_table_create(&kb, 0, &tb);
+	for (int i = 0; i < 3; i++)
+	{
+		nvm_record_insert(&ta, &a, 1, 0, &value, sizeof(value), &na[i]);
+		ra[i] = nvm_version_by_no(&ta, na[i])->record_no;
+	}
+	for (int i = 0; i < 2; i++)
+	{
+		nvm_record_insert(&tb, &a, 1, 0, &value, sizeof(value), &nb[i]);
+		rb[i] = nvm_version_by_no(&tb, nb[i])->record_no;
+	}
+	nvm_txn_commit(&a);
+	nvm_gc_set_auto_prune(true, 0);
+
+	/* old entries: a0, b0, a1; young ones: a2, b1 */
+	update_int(&ta, &a, &na[0], 1, false);
+	nvm_gc_defer(&ta, ra[0]);
+	update_int(&tb, &a, &nb[0], 1, false);
+	nvm_gc_defer(&tb, rb[0]);
+	update_int(&ta, &a, &na[1], 1, false);
+	nvm_gc_defer(&ta, ra[1]);
+	nanosleep(&pause, NULL);
+	update_int(&ta, &a, &na[2], 1, false);
+	nvm_gc_defer(&ta, ra[2]);
+	update_int(&tb, &a, &nb[1], 1, false);
+	nvm_gc_defer(&tb, rb[1]);
+
+	nvm_gc_run_deferred(&ta, age);
+	CHECK(chain_length(&ta, ra[0]) == 1 && chain_length(&ta, ra[1]) == 1,
+		  "deferred pruning prunes the table's rows whose entries are old enough");
+	CHECK(chain_length(&ta, ra[2]) == 2 && chain_length(&tb, rb[0]) == 2 &&
+		  chain_length(&tb, rb[1]) == 2,
+		  "it leaves young entries and other tables' entries alone");
+	nvm_gc_run_deferred(&tb, age);
+	CHECK(chain_length(&tb, rb[0]) == 1 && chain_length(&tb, rb[1]) == 2,
+		  "another table's old entry is kept for that table's next run");
+	nvm_gc_run_deferred(&ta, 0);
+	nvm_gc_run_deferred(&tb, 0);
+	CHECK(chain_length(&ta, ra[2]) == 1 && chain_length(&tb, rb[1]) == 1,
+		  "the young entries are pruned once old enough");
+
+	/* more entries than the list holds: the oldest are dropped, the rest pruned */
+	for (int i = 0; i < 1500; i++)
+	{
+		update_int(&ta, &a, &na[i % 3], i, false);
+		nvm_gc_defer(&ta, ra[i % 3]);
+		if (i % 700 == 0)
+			nvm_gc_run_deferred(&tb, 0);
+	}
+	nvm_gc_run_deferred(&ta, 0);
+	CHECK(chain_length(&ta, ra[0]) == 1 && chain_length(&ta, ra[1]) == 1 &&
+		  chain_length(&ta, ra[2]) == 1,
+		  "a list that wrapped around is pruned whole");
+	nvm_gc_set_auto_prune(false, 0);
+	nvm_slot_release(slot);
+}
+
+/*
  * test_gc: a pinned snapshot keeps exactly what it sees; pruning frees the
  * rest once the pin is gone; index roots become redirects; numbers are
  * reused; a deleted record is retired and finished once no older pin is
@@ -1537,6 +1619,7 @@ main(void)
 		test_indexlog();
 		test_indexlog_external();
 		test_gc();
+		test_gc_deferred();
 		test_gc_rolled_back();
 		test_index_root_dead();
 		test_status_wrap();

@@ -575,31 +575,47 @@ nvm_gc_run_deferred(NvmTable *t, uint64_t min_age_ns)
 {
 	const NvmHorizon *h;
 	uint64_t	now;
+	uint32_t	old = 0;
 	uint32_t	kept = 0;
-	uint32_t	n = deferred_count;
 
-	if (n == 0 || !auto_prune || gc_shared == NULL)
+	if (deferred_count == 0 || !auto_prune || gc_shared == NULL)
 		return;
 	now = now_ns();
-	/* the oldest entry is not old enough: nothing is */
-	if (now - deferred[deferred_first].at_ns < min_age_ns)
+
+	/*
+	 * Entries are appended in the order of the (monotonic) clock, so the
+	 * old enough ones are a prefix of the list: only that prefix is walked,
+	 * never the young entries after it (at one update every few
+	 * microseconds, most of the list is younger than min_age_ns).
+	 */
+	while (old < deferred_count &&
+		   now - deferred[(deferred_first + old) % DEFER_SLOTS].at_ns >= min_age_ns)
+		old++;
+	if (old == 0)
 		return;
 	h = cached_horizon();
 	if (h == NULL)
 		return;
-	for (uint32_t i = 0; i < n; i++)
+
+	/*
+	 * The prefix, newest first: t's rows are pruned, the other tables'
+	 * entries move up to close the gaps (in their order, next to the young
+	 * entries); a slot is written only once the walk has read it.
+	 */
+	for (uint32_t i = old; i-- > 0;)
 	{
 		DeferredPrune d = deferred[(deferred_first + i) % DEFER_SLOTS];
 
-		if (d.desc == t->desc && now - d.at_ns >= min_age_ns)
+		if (d.desc == t->desc)
 		{
 			(void) nvm_gc_prune_chain(t, d.record_no, h, &local_counts);
 			continue;
 		}
-		deferred[(deferred_first + kept) % DEFER_SLOTS] = d;
 		kept++;
+		deferred[(deferred_first + old - kept) % DEFER_SLOTS] = d;
 	}
-	deferred_count = kept;
+	deferred_first = (deferred_first + old - kept) % DEFER_SLOTS;
+	deferred_count -= old - kept;
 }
 
 /* ---------------------------------------------------------------------

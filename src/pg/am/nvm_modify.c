@@ -207,8 +207,9 @@ nvm_insert_one(Relation rel, NvmTable *table, NvmTxn *txn, TupleTableSlot *slot,
 
 	nvm_storage_cover_version(rel, version_no);
 	note_version_number(rel, table, version_no);
-	nvm_store_version(rel, nvm_version_by_no(table, version_no), slot);
+	/* logged before the slot takes the version: tuple may be the slot's (nvm_form_tuple) */
 	nvm_wal_log_insert(rel, tuple, options);
+	nvm_store_version(rel, nvm_version_by_no(table, version_no), slot);
 	if (rel->rd_rel->relhasindex)
 		nvm_commit_note_index_root(rel, table, version_no);
 }

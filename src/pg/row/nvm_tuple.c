@@ -39,9 +39,16 @@
 
 /*
  * nvm_form_tuple forms the stored image of the row in slot, for command
- * cid, with xmin (the writer's token, nvm_token.c), in the current memory
- * context, toasted as heap would store it (nvm_toast_row; oldtup is the
- * version the row replaces, NULL for an insert).
+ * cid, with xmin (the writer's token, nvm_token.c), toasted as heap would
+ * store it (nvm_toast_row; oldtup is the version the row replaces, NULL for
+ * an insert).  As heap_insert and heap_update do with theirs, it fills in
+ * the header of the slot's own materialized tuple (the executor has
+ * usually materialized it already: ExecUpdate does), instead of forming a
+ * second tuple from the slot's values; a slot of another kind than a heap
+ * tuple slot gives a copy, made in the current memory context.  The image
+ * then goes into the pool in one copy (store.c), and stays the slot's
+ * until the caller stores the new version in the slot (nvm_store_version),
+ * so the caller is done with it by then.
  */
 HeapTuple
 nvm_form_tuple(Relation rel, TupleTableSlot *slot, CommandId cid, HeapTuple oldtup,
@@ -49,9 +56,9 @@ nvm_form_tuple(Relation rel, TupleTableSlot *slot, CommandId cid, HeapTuple oldt
 {
 	HeapTuple	tuple;
 	HeapTupleHeader td;
+	bool		should_free;
 
-	slot_getallattrs(slot);
-	tuple = heap_form_tuple(slot->tts_tupleDescriptor, slot->tts_values, slot->tts_isnull);
+	tuple = ExecFetchSlotHeapTuple(slot, true, &should_free);
 	tuple->t_tableOid = RelationGetRelid(rel);
 	tuple = nvm_toast_row(rel, tuple, oldtup);
 

@@ -76,8 +76,9 @@ typedef struct FeedbackShared
 {
 	LWLock	   *lock;
 	TimestampTz last_sample;
+	int			first;			/* where the oldest sample is */
 	int			nsamples;
-	FeedbackSample samples[NVM_FEEDBACK_SAMPLES];	/* oldest first */
+	FeedbackSample samples[NVM_FEEDBACK_SAMPLES];	/* a ring, from first on */
 } FeedbackShared;
 
 static FeedbackShared *feedback = NULL;
@@ -121,6 +122,7 @@ nvm_feedback_shmem_startup(void)
 	{
 		feedback->lock = &(GetNamedLWLockTranche("nvm_feedback"))->lock;
 		feedback->last_sample = 0;
+		feedback->first = 0;
 		feedback->nsamples = 0;
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -159,6 +161,16 @@ standby_xmin(void)
 }
 
 /*
+ * sample_at returns the i-th sample, 0 being the oldest.  Called under the
+ * lock.
+ */
+static FeedbackSample *
+sample_at(int i)
+{
+	return &feedback->samples[(feedback->first + i) % NVM_FEEDBACK_SAMPLES];
+}
+
+/*
  * selected_sample returns the index of the newest sample whose next xid
  * precedes xmin, or 0 (the oldest) if none does.  Called under the lock.
  */
@@ -166,7 +178,7 @@ static int
 selected_sample(TransactionId xmin)
 {
 	for (int i = feedback->nsamples - 1; i > 0; i--)
-		if (TransactionIdPrecedes(feedback->samples[i].next_xid, xmin))
+		if (TransactionIdPrecedes(sample_at(i)->next_xid, xmin))
 			return i;
 	return 0;
 }
@@ -180,33 +192,26 @@ selected_sample(TransactionId xmin)
 static void
 take_sample(const NvmHorizon *h, TransactionId xmin, TimestampTz now)
 {
-	int			slot;
+	FeedbackSample *sample;
 
 	if (TransactionIdIsNormal(xmin) && feedback->nsamples > 0)
 	{
 		int			keep_from = selected_sample(xmin);
 
-		if (keep_from > 0)
-		{
-			memmove(&feedback->samples[0], &feedback->samples[keep_from],
-					(feedback->nsamples - keep_from) * sizeof(FeedbackSample));
-			feedback->nsamples -= keep_from;
-		}
+		feedback->first = (feedback->first + keep_from) % NVM_FEEDBACK_SAMPLES;
+		feedback->nsamples -= keep_from;
 	}
 	if (feedback->nsamples < NVM_FEEDBACK_SAMPLES)
-		slot = feedback->nsamples++;
+		feedback->nsamples++;
 	else if (!TransactionIdIsNormal(xmin))
-	{
-		memmove(&feedback->samples[0], &feedback->samples[1],
-				(NVM_FEEDBACK_SAMPLES - 1) * sizeof(FeedbackSample));
-		slot = NVM_FEEDBACK_SAMPLES - 1;
-	}
-	else
-		slot = NVM_FEEDBACK_SAMPLES - 1;	/* the newest is replaced */
-	memcpy(&feedback->samples[slot].horizon, h, sizeof(NvmHorizon));
+		feedback->first = (feedback->first + 1) % NVM_FEEDBACK_SAMPLES; /* the oldest goes */
+	/* else the newest is replaced */
+	sample = sample_at(feedback->nsamples - 1);
+	/* the slots above h's nslots are never read (ccstate.h) */
+	memcpy(&sample->horizon, h, offsetof(NvmHorizon, ts) + h->nslots * sizeof(uint64));
 	/* read after the horizon: see the file header */
 	pg_memory_barrier();
-	feedback->samples[slot].next_xid = ReadNextTransactionId();
+	sample->next_xid = ReadNextTransactionId();
 	feedback->last_sample = now;
 }
 
@@ -244,6 +249,6 @@ feedback_floor(NvmHorizon *h)
 		return;
 	LWLockAcquire(feedback->lock, LW_SHARED);
 	if (feedback->nsamples > 0)
-		nvm_horizon_lower_to(h, &feedback->samples[selected_sample(xmin)].horizon);
+		nvm_horizon_lower_to(h, &sample_at(selected_sample(xmin))->horizon);
 	LWLockRelease(feedback->lock);
 }
