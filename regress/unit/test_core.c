@@ -129,6 +129,58 @@ test_pool_validation(void)
 	unlink(pool_path);
 }
 
+/*
+ * Huge pages for the mapping: off maps with small pages; on either gets
+ * them (the mapping at a 2 MiB boundary) or fails to open with its own
+ * code, leaving no half-created file; try opens in every case.
+ */
+static void
+test_pool_huge_pages(void)
+{
+	char		err[256];
+	NvmPoolOptions o = {0};
+	NvmPoolOpenResult r;
+
+	unlink(pool_path);
+	o.path = pool_path;
+	o.create_size = 64 << 20;
+	o.system_identifier = SYSID;
+	o.cc_mode = NVM_CC_MCSI;
+	o.max_slots = 8;
+	o.ring_words = 64;
+	o.max_tables = 128;
+
+	o.huge_pages = NVM_HUGE_PAGES_OFF;
+	CHECK(nvm_pool_open(&o, err, sizeof(err)) == NVM_POOL_CREATED && !nvm_pool_huge_pages,
+		  "huge_pages off: the pool is mapped with small pages");
+	nvm_pool_close();
+	unlink(pool_path);
+
+	o.huge_pages = NVM_HUGE_PAGES_ON;
+	r = nvm_pool_open(&o, err, sizeof(err));
+	if (r == NVM_POOL_CREATED)
+	{
+		CHECK(nvm_pool_huge_pages && ((uintptr_t) nvm_pool_base & ((2u << 20) - 1)) == 0,
+			  "huge_pages on: the pool is mapped at a 2 MiB boundary in huge pages");
+		nvm_pool_close();
+		o.huge_pages = NVM_HUGE_PAGES_TRY;
+		CHECK(nvm_pool_open(&o, err, sizeof(err)) == NVM_POOL_OK && nvm_pool_huge_pages,
+			  "huge_pages try: an existing pool reopens in huge pages");
+		nvm_pool_close();
+	}
+	else
+	{
+		printf("# huge pages not granted here: %s\n", err);
+		CHECK(r == NVM_POOL_ERR_HUGE_PAGES && access(pool_path, F_OK) != 0,
+			  "huge_pages on: refused with its own code, and no half-created file is left");
+		o.huge_pages = NVM_HUGE_PAGES_TRY;
+		CHECK(nvm_pool_open(&o, err, sizeof(err)) == NVM_POOL_CREATED && !nvm_pool_huge_pages,
+			  "huge_pages try: the pool opens with small pages");
+		nvm_pool_close();
+	}
+	unlink(pool_path);
+}
+
 static void
 fresh_pool(uint32_t mode)
 {
@@ -1705,6 +1757,7 @@ main(void)
 {
 	snprintf(pool_path, sizeof(pool_path), "/dev/shm/nvmam_unit_%d", (int) getpid());
 	test_pool_validation();
+	test_pool_huge_pages();
 	for (int m = 0; m < 2; m++)
 	{
 		cur_mode = m == 0 ? NVM_CC_MCSI : NVM_CC_N2DB;
@@ -1716,7 +1769,7 @@ main(void)
 			test_alloc_basic();
 			test_alloc_full();
 			test_alloc_concurrent();
-	test_alloc_caches();
+			test_alloc_caches();
 		}
 		test_mvcc();
 		test_recovery();
