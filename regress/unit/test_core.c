@@ -512,6 +512,44 @@ test_alloc_caches(void)
 	free(all);
 }
 
+/*
+ * A thread with a cache fills the pool with small blocks of two classes
+ * until nvm_alloc returns 0, frees them, and gives its cache back: every
+ * chunk but those the classes keep filling is free again, and each can
+ * be allocated whole.
+ */
+static void
+test_alloc_cache_full(void)
+{
+	int			slot = nvm_slot_acquire(600);
+	size_t		cap = 1 << 20,
+				n = 0;
+	nvm_off    *offs = malloc(cap * sizeof(nvm_off));
+	NvmAllocStats before,
+				after;
+
+	nvm_alloc_get_stats(&before);
+	while (n < cap && (offs[n] = nvm_alloc(n % 2 ? 100 : 40)) != 0)
+		n++;
+	nvm_alloc_get_stats(&after);
+	CHECK(n > 0 && n < cap && after.chunks_free == 0,
+		  "a caching thread fills the pool before nvm_alloc returns 0");
+	for (size_t i = 0; i < n; i++)
+		nvm_free(offs[i]);
+	nvm_slot_release(slot);
+	nvm_alloc_get_stats(&after);
+	CHECK(after.blocks_allocated == before.blocks_allocated &&
+		  after.chunks_free + 2 >= before.chunks_free,
+		  "its blocks and chunks come back once its cache is returned");
+	n = 0;
+	while (n < cap && (offs[n] = nvm_alloc((1 << 20) - 64)) != 0)
+		n++;
+	CHECK(n == after.chunks_free, "and every free chunk can be allocated whole");
+	for (size_t i = 0; i < n; i++)
+		nvm_free(offs[i]);
+	free(offs);
+}
+
 static NvmView
 snapshot_view(NvmSnapshot *snap, NvmTxn *txn, uint32_t curcid)
 {
@@ -1770,6 +1808,7 @@ main(void)
 			test_alloc_full();
 			test_alloc_concurrent();
 			test_alloc_caches();
+			test_alloc_cache_full();
 		}
 		test_mvcc();
 		test_recovery();

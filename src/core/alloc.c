@@ -908,6 +908,17 @@ cache_alloc(LocalCache *lc, int cls)
 	{
 		lc->busy = true;
 		lc->count[cls] = (uint16_t) take_blocks(cls, cache_cap(cls) / 2, lc->blocks[cls]);
+		if (lc->count[cls] == 0)
+		{
+			/*
+			 * The pool is full and cannot grow: give back what this cache
+			 * holds of other classes (it may empty a chunk) and try again.
+			 * Other threads' caches are out of reach.
+			 */
+			nvm_alloc_cache_flush();
+			lc->busy = true;
+			lc->count[cls] = (uint16_t) take_blocks(cls, 1, lc->blocks[cls]);
+		}
 		lc->busy = false;
 	}
 	if (lc->count[cls] == 0)
