@@ -471,13 +471,35 @@ take_free_chunks(uint64_t n, int cls)
 	{
 		/*
 		 * A chunk for a size class: its old contents must not look like
-		 * block headers at the next rebuild, so zero it and make that
-		 * durable before the chunk-table entry says it is a small chunk.
+		 * block headers at the next rebuild, so clear the words where its
+		 * blocks' headers will be (nothing else of a free block is ever
+		 * read: scan_chunk, the checker and nvm_alloc_next_block read
+		 * headers alone, and a block's payload is the caller's to
+		 * initialise) and make that durable before the chunk-table entry
+		 * says it is a small chunk.  Classes of 128 bytes and more clear
+		 * and flush their header words one by one (at most half the
+		 * chunk's cache lines); smaller ones the whole chunk.
 		 */
 		char	   *addr = chunk_addr((uint64_t) found);
+		uint32_t	bsize = class_sizes[cls];
 
-		memset(addr, 0, nvm_pool_header->chunk_size);
-		nvm_flush(addr, nvm_pool_header->chunk_size);
+		if (bsize >= 128)
+		{
+			uint32_t	nblocks = nvm_pool_header->chunk_size / bsize;
+
+			for (uint32_t b = 0; b < nblocks; b++)
+			{
+				uint64_t   *hdrp = (uint64_t *) (addr + (uint64_t) b * bsize);
+
+				*hdrp = 0;
+				nvm_flush(hdrp, NVM_BLOCK_HEADER_SIZE);
+			}
+		}
+		else
+		{
+			memset(addr, 0, nvm_pool_header->chunk_size);
+			nvm_flush(addr, nvm_pool_header->chunk_size);
+		}
 		nvm_drain();
 		set_chunk_entry((uint64_t) found, NVM_CHUNK_SMALL(cls));
 		nvm_drain();

@@ -26,8 +26,11 @@
  *	   block) makes the allocation durable together with the contents.  A
  *	   crash before the block is published leaks it (recovered by garbage
  *	   collection, not by the allocator).
- *	 - Assigning a free chunk to a size class persists the chunk-table entry
- *	   (flush + drain) before any block of it is handed out.
+ *	 - Assigning a free chunk to a size class clears the words where its
+ *	   blocks' headers will be (the whole chunk for classes under 128
+ *	   bytes), drains, then persists the chunk-table entry (flush + drain)
+ *	   before any block of it is handed out.  The rest of a block keeps
+ *	   whatever it held: the payload nvm_alloc returns is not zeroed.
  *	 - nvm_free clears the header and flushes it without draining: if the
  *	   clear is lost in a crash the block merely stays allocated (a leak,
  *	   never a double use).  A small chunk whose last block is freed goes
