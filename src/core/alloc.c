@@ -1489,10 +1489,11 @@ sum_begun(void)
  * begun sum read; so the two sums read are equal only if no change was
  * under way at T and no change began between T and the begun reads.  The
  * mark (the begun sum read) is then the begun sum at T, and a later sum
- * equals it only if no change began since T.  Caches bound after the
- * high-water mark was read count nothing before T (a cache begins at zero),
- * and nvm_alloc_changed_since reads the high-water mark again, so it sees
- * their changes too.
+ * equals it only if no change began since T.  A cache first bound after
+ * the high-water mark was read is in neither sum; it began at zero, so
+ * anything it counted, before T or after, raises the sum that
+ * nvm_alloc_changed_since takes (it reads the high-water mark again) above
+ * the mark: such a change makes the check inexact, never unseen.
  */
 bool
 nvm_alloc_quiet_mark(uint64_t *mark)
