@@ -21,7 +21,6 @@
 #include <libpmem.h>
 #include <linux/magic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -261,22 +260,6 @@ file_system_name(const struct statfs *sfs, char *out, size_t outlen)
 	snprintf(out, outlen, "file system type 0x%lx", (unsigned long) sfs->f_type);
 }
 
-/*
- * map_file maps reserve bytes of the pool file, of which the first
- * file_size exist: the rest is address space the pool may grow into (a
- * touch there before the file is extended would be SIGBUS).  With prefault
- * the existing part is faulted in at once.
- *
- * It also finds the storage class (pool.h).  A file on tmpfs, ramfs or
- * hugetlbfs is volatile.  Any other file is first mapped with MAP_SYNC,
- * which only a DAX file system grants: it is then persistent memory.
- * Otherwise it is mapped plainly, and libpmem's pmem_is_pmem decides
- * between persistent memory and the page cache (it answers yes for a
- * range libpmem knows to be persistent memory, or when PMEM_IS_PMEM_FORCE
- * says so).  libpmem's pmem_map_file, which does the same, maps only the
- * file's present length; the pool maps the most it may grow to, so that
- * growing never moves it.
- */
 #define HUGE_PAGE		(UINT64_C(2) << 20)
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE	25
@@ -322,6 +305,23 @@ collapse_range(uint64_t start, uint64_t end)
 	return madvise(nvm_pool_base + start, (size_t) (end - start), MADV_COLLAPSE) == 0;
 }
 
+/*
+ * map_file maps reserve bytes of the pool file, of which the first
+ * file_size exist: the rest is address space the pool may grow into (a
+ * touch there before the file is extended would be SIGBUS).  With prefault
+ * the existing part is faulted in at once.
+ *
+ * It also finds the storage class (pool.h).  A file on tmpfs, ramfs or
+ * hugetlbfs is volatile.  Any other file is first mapped with MAP_SYNC,
+ * which only a DAX file system grants: it is then persistent memory.
+ * Otherwise it is mapped plainly, and libpmem's pmem_is_pmem decides
+ * between persistent memory and the page cache (it answers yes for a
+ * range libpmem knows to be persistent memory, or when PMEM_IS_PMEM_FORCE
+ * says so).  libpmem's pmem_map_file, which does the same, maps only the
+ * file's present length; the pool maps the most it may grow to, so that
+ * growing never moves it.  The mapping starts at a 2 MiB boundary and gets
+ * huge pages as NvmHugePages says (pool.h).
+ */
 static NvmPoolOpenResult
 map_file(uint64_t reserve, uint64_t file_size, char *errbuf, size_t errbuf_size,
 		 const char *path)
