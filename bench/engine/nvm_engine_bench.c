@@ -47,6 +47,7 @@ typedef struct Options
 	int			nworkloads;
 	uint64_t	rows;
 	uint64_t	drain_delay_ns;
+	uint32_t	huge_pages;		/* NvmHugePages for the pool mapping */
 	const char *csv;
 } Options;
 
@@ -269,6 +270,7 @@ run_point(const Options *o, int mode, const char *workload, int nt, Result *agg)
 	po.cc_mode = (uint32_t) mode;
 	po.max_slots = 128;
 	po.prefault = true;
+	po.huge_pages = o->huge_pages;
 	if (nvm_pool_open(&po, err, sizeof(err)) != NVM_POOL_CREATED)
 	{
 		fprintf(stderr, "%s\n", err);
@@ -342,7 +344,7 @@ usage(void)
 			"usage: nvm_engine_bench [--pool PATH] [--pool-size MB] [--seconds S] [--warmup S]\n"
 			"                        [--threads 1,2,4,...] [--modes mcsi,n2db]\n"
 			"                        [--workloads micro,ycsb-a,ycsb-b,ycsb-c] [--rows N]\n"
-			"                        [--drain-delay-ns NS] [--csv FILE]\n");
+			"                        [--drain-delay-ns NS] [--huge-pages try|off|on] [--csv FILE]\n");
 	exit(2);
 }
 
@@ -390,6 +392,9 @@ main(int argc, char **argv)
 			o.drain_delay_ns = strtoull(v, NULL, 10);
 		else if (strcmp(a, "--csv") == 0)
 			o.csv = v;
+		else if (strcmp(a, "--huge-pages") == 0)
+			o.huge_pages = strcmp(v, "off") == 0 ? NVM_HUGE_PAGES_OFF :
+				strcmp(v, "on") == 0 ? NVM_HUGE_PAGES_ON : NVM_HUGE_PAGES_TRY;
 		else if (strcmp(a, "--modes") == 0)
 		{
 			o.nmodes = 0;

@@ -130,6 +130,58 @@ test_pool_validation(void)
 	unlink(pool_path);
 }
 
+/*
+ * Huge pages for the mapping: off maps with small pages; on either gets
+ * them (the mapping at a 2 MiB boundary) or fails to open with its own
+ * code, leaving no half-created file; try opens in every case.
+ */
+static void
+test_pool_huge_pages(void)
+{
+	char		err[256];
+	NvmPoolOptions o = {0};
+	NvmPoolOpenResult r;
+
+	unlink(pool_path);
+	o.path = pool_path;
+	o.create_size = 64 << 20;
+	o.system_identifier = SYSID;
+	o.cc_mode = NVM_CC_MCSI;
+	o.max_slots = 8;
+	o.ring_words = 64;
+	o.max_tables = 128;
+
+	o.huge_pages = NVM_HUGE_PAGES_OFF;
+	CHECK(nvm_pool_open(&o, err, sizeof(err)) == NVM_POOL_CREATED && !nvm_pool_huge_pages,
+		  "huge_pages off: the pool is mapped with small pages");
+	nvm_pool_close();
+	unlink(pool_path);
+
+	o.huge_pages = NVM_HUGE_PAGES_ON;
+	r = nvm_pool_open(&o, err, sizeof(err));
+	if (r == NVM_POOL_CREATED)
+	{
+		CHECK(nvm_pool_huge_pages && ((uintptr_t) nvm_pool_base & ((2u << 20) - 1)) == 0,
+			  "huge_pages on: the pool is mapped at a 2 MiB boundary in huge pages");
+		nvm_pool_close();
+		o.huge_pages = NVM_HUGE_PAGES_TRY;
+		CHECK(nvm_pool_open(&o, err, sizeof(err)) == NVM_POOL_OK && nvm_pool_huge_pages,
+			  "huge_pages try: an existing pool reopens in huge pages");
+		nvm_pool_close();
+	}
+	else
+	{
+		printf("# huge pages not granted here: %s\n", err);
+		CHECK(r == NVM_POOL_ERR_HUGE_PAGES && access(pool_path, F_OK) != 0,
+			  "huge_pages on: refused with its own code, and no half-created file is left");
+		o.huge_pages = NVM_HUGE_PAGES_TRY;
+		CHECK(nvm_pool_open(&o, err, sizeof(err)) == NVM_POOL_CREATED && !nvm_pool_huge_pages,
+			  "huge_pages try: the pool opens with small pages");
+		nvm_pool_close();
+	}
+	unlink(pool_path);
+}
+
 static void
 fresh_pool(uint32_t mode)
 {
@@ -269,6 +321,234 @@ test_alloc_concurrent(void)
 	nvm_alloc_get_stats(&after);
 	CHECK(bad == 0, "concurrent threads never receive overlapping blocks");
 	CHECK(after.blocks_allocated == before.blocks_allocated, "every block freed is accounted for");
+}
+
+/*
+ * Caches: two threads with a clock slot each (so a cache each) allocate
+ * blocks of the cached classes and of others, free their own and, through
+ * a mailbox, each other's (a free into another cache than the one the
+ * block came from).  Every block carries its owner's pattern, checked
+ * before it is freed; halfway, with both threads paused and their caches
+ * full, every live block must be distinct, allocated as the checker sees
+ * it, and the pool check exact and clean.  A block handed out twice breaks
+ * a pattern or the distinctness.
+ */
+#define CACHE_THREADS 2
+#define CACHE_OPS 30000
+#define CACHE_LIVE 512
+
+typedef struct CacheWorker
+{
+	int			id;
+	nvm_off		live[CACHE_LIVE];
+	size_t		size[CACHE_LIVE];
+	long		bad;
+} CacheWorker;
+
+static pthread_barrier_t cache_barrier;
+static pthread_mutex_t mailbox_lock = PTHREAD_MUTEX_INITIALIZER;
+static nvm_off mailbox[CACHE_THREADS][64];	/* blocks for thread i to free */
+static size_t mailbox_size[CACHE_THREADS][64];
+static int	mailbox_n[CACHE_THREADS];
+
+static bool
+pattern_intact(nvm_off off, size_t size, int id)
+{
+	unsigned char *p = nvm_ptr(off);
+
+	for (size_t k = 0; k < size; k++)
+		if (p[k] != (unsigned char) (0x30 + id))
+			return false;
+	return true;
+}
+
+static void
+cache_worker_phase(CacheWorker *w, unsigned *seed, int ops)
+{
+	for (int i = 0; i < ops; i++)
+	{
+		int			k = (int) (rand_r(seed) % CACHE_LIVE);
+		int			other = (w->id + 1) % CACHE_THREADS;
+
+		if (w->live[k])
+		{
+			if (!pattern_intact(w->live[k], w->size[k], w->id))
+				w->bad++;
+			pthread_mutex_lock(&mailbox_lock);
+			if (i % 4 == 0 && mailbox_n[other] < 64)
+			{
+				/* the other thread frees it */
+				mailbox[other][mailbox_n[other]] = w->live[k];
+				mailbox_size[other][mailbox_n[other]++] = w->size[k];
+				w->live[k] = 0;
+			}
+			pthread_mutex_unlock(&mailbox_lock);
+			if (w->live[k])
+				nvm_free(w->live[k]);
+		}
+		w->size[k] = (rand_r(seed) % 16 == 0) ? 5000 + rand_r(seed) % 20000 : 8 + rand_r(seed) % 600;
+		w->live[k] = nvm_alloc(w->size[k]);
+		if (w->live[k])
+			memset(nvm_ptr(w->live[k]), 0x30 + w->id, w->size[k]);
+
+		pthread_mutex_lock(&mailbox_lock);
+		while (mailbox_n[w->id] > 0)
+		{
+			int			m = --mailbox_n[w->id];
+
+			if (!pattern_intact(mailbox[w->id][m], mailbox_size[w->id][m], other))
+				w->bad++;
+			nvm_free(mailbox[w->id][m]);
+		}
+		pthread_mutex_unlock(&mailbox_lock);
+	}
+}
+
+static void *
+cache_worker(void *arg)
+{
+	CacheWorker *w = arg;
+	unsigned	seed = 77u + (unsigned) w->id;
+	int			slot = nvm_slot_acquire((uint32_t) (500 + w->id));
+
+	cache_worker_phase(w, &seed, CACHE_OPS);
+	pthread_barrier_wait(&cache_barrier);	/* the main thread checks */
+	pthread_barrier_wait(&cache_barrier);
+	cache_worker_phase(w, &seed, CACHE_OPS);
+	pthread_barrier_wait(&cache_barrier);	/* mailboxes are final */
+	for (int k = 0; k < CACHE_LIVE; k++)
+	{
+		if (w->live[k] && !pattern_intact(w->live[k], w->size[k], w->id))
+			w->bad++;
+		if (w->live[k])
+			nvm_free(w->live[k]);
+		w->live[k] = 0;
+	}
+	pthread_mutex_lock(&mailbox_lock);
+	while (mailbox_n[w->id] > 0)
+	{
+		int			m = --mailbox_n[w->id];
+
+		nvm_free(mailbox[w->id][m]);
+	}
+	pthread_mutex_unlock(&mailbox_lock);
+	nvm_slot_release(slot);		/* gives the cache back */
+	return NULL;
+}
+
+static int
+cmp_off(const void *a, const void *b)
+{
+	nvm_off		x = *(const nvm_off *) a,
+				y = *(const nvm_off *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+test_alloc_caches(void)
+{
+	static CacheWorker w[CACHE_THREADS];
+	pthread_t	th[CACHE_THREADS];
+	nvm_off    *all = calloc(CACHE_THREADS * (CACHE_LIVE + 64), sizeof(nvm_off));
+	int			n = 0;
+	bool		distinct = true,
+				allocated = true;
+	long		bad = 0;
+	const char *err;
+	NvmAllocStats before,
+				after;
+
+	nvm_alloc_get_stats(&before);
+	pthread_barrier_init(&cache_barrier, NULL, CACHE_THREADS + 1);
+	for (int i = 0; i < CACHE_THREADS; i++)
+	{
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].id = i;
+		pthread_create(&th[i], NULL, cache_worker, &w[i]);
+	}
+	pthread_barrier_wait(&cache_barrier);
+	for (int i = 0; i < CACHE_THREADS; i++)
+	{
+		for (int k = 0; k < CACHE_LIVE; k++)
+			if (w[i].live[k])
+				all[n++] = w[i].live[k];
+		for (int m = 0; m < mailbox_n[i]; m++)
+			all[n++] = mailbox[i][m];
+	}
+	qsort(all, (size_t) n, sizeof(nvm_off), cmp_off);
+	for (int i = 0; i < n; i++)
+	{
+		NvmBlockInfo info;
+
+		if (nvm_alloc_check_block(all[i], &info) != NVM_BLOCK_OK)
+			allocated = false;
+		if (i > 0 && all[i - 1] + nvm_alloc_usable_size(all[i - 1]) + NVM_BLOCK_HEADER_SIZE > all[i])
+			distinct = false;
+	}
+	err = unit_check_pool(true);
+	pthread_barrier_wait(&cache_barrier);
+	pthread_barrier_wait(&cache_barrier);
+	for (int i = 0; i < CACHE_THREADS; i++)
+	{
+		pthread_join(th[i], NULL);
+		bad += w[i].bad;
+	}
+	nvm_alloc_get_stats(&after);
+	CHECK(n > CACHE_LIVE, "threads with caches hold many blocks at once");
+	CHECK(distinct, "no block is handed out twice by the caches");
+	CHECK(allocated, "every block a cache handed out is allocated in the pool and the shared state");
+	CHECK(bad == 0, "no block's contents are overwritten by another's owner");
+	CHECK(err == NULL, "the pool check is exact and clean while caches hold blocks");
+	if (err)
+		printf("# %s\n", err);
+	CHECK(after.blocks_allocated == before.blocks_allocated &&
+		  after.bytes_allocated == before.bytes_allocated,
+		  "the counts summed over the caches come back to where they were");
+	/* each class keeps the chunk it fills, empty or not */
+	CHECK(after.chunks_free + 49 >= before.chunks_free,
+		  "returned caches give their chunks back");
+	printf("# chunks free before %llu, after %llu\n", (unsigned long long) before.chunks_free,
+		   (unsigned long long) after.chunks_free);
+	free(all);
+}
+
+/*
+ * A thread with a cache fills the pool with small blocks of two classes
+ * until nvm_alloc returns 0, frees them, and gives its cache back: every
+ * chunk but those the classes keep filling is free again, and each can
+ * be allocated whole.
+ */
+static void
+test_alloc_cache_full(void)
+{
+	int			slot = nvm_slot_acquire(600);
+	size_t		cap = 1 << 20,
+				n = 0;
+	nvm_off    *offs = malloc(cap * sizeof(nvm_off));
+	NvmAllocStats before,
+				after;
+
+	nvm_alloc_get_stats(&before);
+	while (n < cap && (offs[n] = nvm_alloc(n % 2 ? 100 : 40)) != 0)
+		n++;
+	nvm_alloc_get_stats(&after);
+	CHECK(n > 0 && n < cap && after.chunks_free == 0,
+		  "a caching thread fills the pool before nvm_alloc returns 0");
+	for (size_t i = 0; i < n; i++)
+		nvm_free(offs[i]);
+	nvm_slot_release(slot);
+	nvm_alloc_get_stats(&after);
+	CHECK(after.blocks_allocated == before.blocks_allocated &&
+		  after.chunks_free + 2 >= before.chunks_free,
+		  "its blocks and chunks come back once its cache is returned");
+	n = 0;
+	while (n < cap && (offs[n] = nvm_alloc((1 << 20) - 64)) != 0)
+		n++;
+	CHECK(n == after.chunks_free, "and every free chunk can be allocated whole");
+	for (size_t i = 0; i < n; i++)
+		nvm_free(offs[i]);
+	free(offs);
 }
 
 static NvmView
@@ -1597,6 +1877,7 @@ main(void)
 {
 	snprintf(pool_path, sizeof(pool_path), "/dev/shm/nvmam_unit_%d", (int) getpid());
 	test_pool_validation();
+	test_pool_huge_pages();
 	for (int m = 0; m < 2; m++)
 	{
 		cur_mode = m == 0 ? NVM_CC_MCSI : NVM_CC_N2DB;
@@ -1608,6 +1889,8 @@ main(void)
 			test_alloc_basic();
 			test_alloc_full();
 			test_alloc_concurrent();
+			test_alloc_caches();
+			test_alloc_cache_full();
 		}
 		test_mvcc();
 		test_recovery();

@@ -9,9 +9,40 @@
  *	   a free count (for small-class chunks);
  *	 - per size class: a spinlock, the chunk being filled and a list of
  *	   chunks with free blocks;
- *	 - a spinlock over chunk-level changes (taking free chunks).
+ *	 - a spinlock over chunk-level changes (taking free chunks);
+ *	 - per cache (see "Caches" below): its change counts and its share of
+ *	   the byte and block counts, in a cache line of its own.
  * Lock order: a class lock may be held while taking the chunk lock, never
  * the other way round.
+ *
+ * Caches.  A thread that owns a clock slot (nvm_slot_acquire binds a cache
+ * to it, nvm_slot_release returns it: in the PG layer a backend, from its
+ * first write until it exits) allocates blocks of the small classes up to
+ * CACHED_MAX_SIZE from a cache of its own, and frees them into it.  The
+ * cache's lists live in the thread's own memory; its counters live in
+ * shared memory in a cache line only that thread writes, so an allocation
+ * or a free served by the cache takes no lock and writes no line another
+ * thread writes.  Blocks move between the class state and a cache in
+ * batches under the class lock (take_blocks, return_blocks).  A block in
+ * a cache is:
+ *	 - free in the pool: its header is clear (a chunk's blocks start clear,
+ *	   nvm_free clears and flushes the header before the block enters a
+ *	   cache), so a crash or a restart, which rebuilds the volatile state
+ *	   from the headers, finds it free and loses nothing;
+ *	 - taken in the shared state: its bit in its chunk's bitmap is set and
+ *	   it is not counted in free_count, so nobody else hands it out, and its
+ *	   chunk cannot go back to the free chunks while it is cached;
+ *	 - free in the statistics: the byte and block counts count what
+ *	   nvm_alloc handed out and nvm_free took back, wherever it went.
+ * Only blocks of chunks read since start-up (scanned) enter a cache: a
+ * later scan_chunk of an unscanned chunk would find a cached block's
+ * header clear and hand it out again.  A cache goes back to the class
+ * state when its thread releases its slot (the PG layer: at backend exit,
+ * nvm_xact.c) or calls nvm_alloc_cache_flush; a thread that ends without
+ * it (a test's thread, a killed process before a restart) leaves its
+ * blocks taken until the next start-up, which loses nothing persistent.
+ * A forked child starts without a cache (its parent keeps the blocks), and
+ * a rebuild of the shared state drops every cache of the process unread.
  *
  * Start-up reads only the chunk tables, so its cost depends on the pool's
  * size in chunks, not on the number of blocks: a small-class chunk's block
@@ -30,7 +61,9 @@
 #include "persist.h"
 #include "pool.h"
 
+#include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_BLOCKS_PER_CHUNK	((1u << 20) / 64)	/* chunk_size / smallest class */
 #define BITMAP_WORDS			(MAX_BLOCKS_PER_CHUNK / 64)
@@ -44,6 +77,35 @@ static const uint32_t class_sizes[] = {
 };
 
 #define NCLASSES ((int) (sizeof(class_sizes) / sizeof(class_sizes[0])))
+
+/*
+ * Caches: the classes up to CACHED_MAX_SIZE bytes (header included) are
+ * cached, at most CACHE_MAX blocks or CACHE_BYTES bytes (but 4 blocks) a
+ * class, moved to and from the class state half a cache at a time.
+ */
+#define CACHED_MAX_SIZE		4096
+#define CACHED_CLASSES		25	/* class_sizes[24] == CACHED_MAX_SIZE */
+#define CACHE_MAX			32
+#define CACHE_BYTES			16384
+#define NCACHES				NVM_MAX_SLOTS
+
+/*
+ * The shared part of a cache: what its thread counts, in a line no other
+ * thread writes.  The counts are never reset (a cache passed to another
+ * thread keeps counting on from them), so each of them only grows, or, the
+ * byte and block counts, changes by what this cache's thread did; readers
+ * sum them over every cache and the shared counts (modulo 2^64: a cache
+ * may free more than it allocated).
+ */
+typedef struct CacheShared
+{
+	_Atomic uint32_t in_use;	/* claimed by a thread (cache_bind) */
+	uint32_t	pad_;
+	_Atomic uint64_t changes_begun;
+	_Atomic uint64_t changes_ended;
+	_Atomic uint64_t bytes_allocated;
+	_Atomic uint64_t blocks_allocated;
+} __attribute__((aligned(64))) CacheShared;
 
 typedef struct ChunkState
 {
@@ -71,20 +133,45 @@ typedef struct ClassState
 typedef struct AllocShared
 {
 	NvmSpinLock chunk_lock;
+	uint64_t	incarnation;	/* set by each rebuild, unique in the process */
 	_Atomic uint64_t nchunks;	/* chunks on the grid, published segments included */
 	uint64_t	segments;		/* growth segments among them */
 	uint64_t	chunks_free;
 	uint64_t	free_hint;		/* lowest chunk that may be free */
 	_Atomic uint64_t unscanned_chunks;	/* small chunks whose headers are unread */
-	_Atomic uint64_t bytes_allocated;
+	_Atomic uint64_t bytes_allocated;	/* of threads without a cache */
 	_Atomic uint64_t blocks_allocated;
 	_Atomic uint64_t changes_begun;	/* see nvm_alloc_change_begin */
 	_Atomic uint64_t changes_ended;
+	_Atomic uint32_t caches_high_water;	/* caches[] at or above it were never used */
 	ClassState	classes[NCLASSES];
+	CacheShared caches[NCACHES];
 	ChunkState	chunks[];
 } AllocShared;
 
 static AllocShared *alloc_shared = NULL;
+
+/*
+ * The calling thread's cache: its lists, and its shared part (NULL: no
+ * cache).  It belongs to the shared state it was bound in (as, and that
+ * state's incarnation): while the process is attached to another state (a
+ * test checking a crash image) it is left alone, and once its own state is
+ * rebuilt it is dropped unread (its blocks belong to a state that is gone).
+ */
+typedef struct LocalCache
+{
+	CacheShared *shared;
+	AllocShared *as;
+	uint64_t	gen;
+	int			slot;			/* the clock slot it was bound for */
+	bool		busy;			/* moving blocks to or from the class state */
+	uint16_t	count[CACHED_CLASSES];
+	nvm_off		blocks[CACHED_CLASSES][CACHE_MAX];	/* payload offsets */
+} LocalCache;
+
+static _Thread_local LocalCache local_cache;
+static uint64_t alloc_gen = 0;		/* the attached state's incarnation */
+static uint64_t alloc_incarnations = 0;	/* rebuilds in this process */
 
 #define KIND_META 4				/* NVM_CHUNK_KIND(NVM_CHUNK_META) */
 
@@ -121,6 +208,35 @@ class_for_size(uint64_t total)
 	return lo;
 }
 
+/*
+ * Lookup tables of the cached classes, filled by init_tables before the
+ * first allocation: the class of a total size up to CACHED_MAX_SIZE by
+ * its 16-byte units (every cached class is a multiple of 16 bytes), and
+ * how many blocks of a class a cache holds at most.
+ */
+static uint8_t class_by_units[CACHED_MAX_SIZE / 16 + 1];
+static uint8_t cache_caps[CACHED_CLASSES];
+
+static void
+init_tables(void)
+{
+	for (uint32_t u = 0; u <= CACHED_MAX_SIZE / 16; u++)
+		class_by_units[u] = (uint8_t) class_for_size(u == 0 ? 1 : u * 16);
+	for (int c = 0; c < CACHED_CLASSES; c++)
+	{
+		int			n = CACHE_BYTES / (int) class_sizes[c];
+
+		cache_caps[c] = (uint8_t) (n > CACHE_MAX ? CACHE_MAX : (n < 4 ? 4 : n));
+	}
+}
+
+/* cache_cap returns how many blocks of class cls a cache holds at most */
+static inline int
+cache_cap(int cls)
+{
+	return cache_caps[cls];
+}
+
 size_t
 nvm_alloc_shmem_size(uint64_t nchunks)
 {
@@ -131,6 +247,8 @@ void
 nvm_alloc_attach(void *shmem)
 {
 	alloc_shared = shmem;
+	alloc_gen = alloc_shared->incarnation;
+	init_tables();
 }
 
 static void
@@ -285,7 +403,11 @@ nvm_alloc_rebuild(void *shmem)
 	bool		changed = false;
 
 	alloc_shared = as;
+	init_tables();
 	memset(as, 0, nvm_alloc_shmem_size(nchunks));
+	/* a cache bound in an earlier state here is dropped (my_cache) */
+	as->incarnation = ++alloc_incarnations + ((uint64_t) getpid() << 32);
+	alloc_gen = as->incarnation;
 	nvm_spin_init(&as->chunk_lock);
 	for (int c = 0; c < NCLASSES; c++)
 	{
@@ -349,13 +471,35 @@ take_free_chunks(uint64_t n, int cls)
 	{
 		/*
 		 * A chunk for a size class: its old contents must not look like
-		 * block headers at the next rebuild, so zero it and make that
-		 * durable before the chunk-table entry says it is a small chunk.
+		 * block headers at the next rebuild, so clear the words where its
+		 * blocks' headers will be (nothing else of a free block is ever
+		 * read: scan_chunk, the checker and nvm_alloc_next_block read
+		 * headers alone, and a block's payload is the caller's to
+		 * initialise) and make that durable before the chunk-table entry
+		 * says it is a small chunk.  Classes of 128 bytes and more clear
+		 * and flush their header words one by one (at most half the
+		 * chunk's cache lines); smaller ones the whole chunk.
 		 */
 		char	   *addr = chunk_addr((uint64_t) found);
+		uint32_t	bsize = class_sizes[cls];
 
-		memset(addr, 0, nvm_pool_header->chunk_size);
-		nvm_flush(addr, nvm_pool_header->chunk_size);
+		if (bsize >= 128)
+		{
+			uint32_t	nblocks = nvm_pool_header->chunk_size / bsize;
+
+			for (uint32_t b = 0; b < nblocks; b++)
+			{
+				uint64_t   *hdrp = (uint64_t *) (addr + (uint64_t) b * bsize);
+
+				*hdrp = 0;
+				nvm_flush(hdrp, NVM_BLOCK_HEADER_SIZE);
+			}
+		}
+		else
+		{
+			memset(addr, 0, nvm_pool_header->chunk_size);
+			nvm_flush(addr, nvm_pool_header->chunk_size);
+		}
 		nvm_drain();
 		set_chunk_entry((uint64_t) found, NVM_CHUNK_SMALL(cls));
 		nvm_drain();
@@ -441,7 +585,7 @@ scan_chunk(int64_t chunk)
 		else
 			cs->free_count++;
 	}
-	cs->scanned = 1;
+	__atomic_store_n(&cs->scanned, 1, __ATOMIC_RELAXED);
 	atomic_fetch_sub(&as->unscanned_chunks, 1);
 	atomic_fetch_add(&as->bytes_allocated, used * bsize);
 	atomic_fetch_add(&as->blocks_allocated, used);
@@ -458,15 +602,23 @@ scan_chunk(int64_t chunk)
 	}
 }
 
-static nvm_off
-alloc_small(int cls)
+/*
+ * take_blocks takes up to want free blocks of class cls from the class
+ * state (setting their bits) and stores their payload offsets in out; it
+ * returns how many it took, at least one unless the pool is full and
+ * cannot grow.  It takes a new chunk (or grows the pool) only when it has
+ * taken nothing yet.  Their headers are clear: the caller writes them when
+ * it hands a block out.
+ */
+static int
+take_blocks(int cls, int want, nvm_off *out)
 {
 	AllocShared *as = alloc_shared;
 	ClassState *cl = &as->classes[cls];
 	uint32_t	bsize = class_sizes[cls];
 	int64_t		chunk,
-				block = -1;
-	char	   *addr;
+				block;
+	int			got = 0;
 
 	nvm_spin_lock(&cl->lock);
 	for (;;)
@@ -475,15 +627,20 @@ alloc_small(int cls)
 		if (chunk >= 0)
 		{
 			ChunkState *cs = &as->chunks[chunk];
+			nvm_off		base = nvm_off_of(chunk_addr((uint64_t) chunk)) + NVM_BLOCK_HEADER_SIZE;
 
-			if (cs->free_count > 0 && (block = find_free_block(cs)) >= 0)
+			while (got < want && cs->free_count > 0 && (block = find_free_block(cs)) >= 0)
 			{
 				cs->bitmap[block / 64] |= UINT64_C(1) << (block % 64);
 				cs->free_count--;
-				break;
+				out[got++] = base + (uint64_t) block * bsize;
 			}
+			if (got == want)
+				break;
 			cs->on_list = 0;
 			cl->current = -1;
+			if (got > 0)
+				break;
 		}
 		if (cl->partial >= 0)
 		{
@@ -525,20 +682,315 @@ alloc_small(int cls)
 			cs->free_count = cs->nblocks;
 			cs->hint = 0;
 			cs->on_list = 1;
-			cs->scanned = 1;
 			cs->next_partial = -1;
+			__atomic_store_n(&cs->scanned, 1, __ATOMIC_RELAXED);
 		}
 		cl->current = chunk;
 	}
 	nvm_spin_unlock(&cl->lock);
-
-	addr = chunk_addr((uint64_t) chunk) + (uint64_t) block * bsize;
-	*(uint64_t *) addr = NVM_BLOCK_ALLOCATED | NVM_BLOCK_MAGIC | bsize;
-	nvm_flush(addr, NVM_BLOCK_HEADER_SIZE);
-	atomic_fetch_add(&as->bytes_allocated, bsize);
-	atomic_fetch_add(&as->blocks_allocated, 1);
-	return nvm_off_of(addr) + NVM_BLOCK_HEADER_SIZE;
+	return got;
 }
+
+/*
+ * release_block_locked gives block b of small chunk chunk back to the class
+ * state; the caller holds the class lock, the block's header is clear.  An
+ * empty chunk goes back to the free chunks, so that other size classes can
+ * have it (its block headers are all clear: each free flushed its own).
+ */
+static void
+release_block_locked(ClassState *cl, uint64_t chunk, uint64_t b)
+{
+	AllocShared *as = alloc_shared;
+	ChunkState *cs = &as->chunks[chunk];
+
+	cs->bitmap[b / 64] &= ~(UINT64_C(1) << (b % 64));
+	cs->free_count++;
+	if (cs->free_count == cs->nblocks && cl->current != (int64_t) chunk)
+	{
+		if (cs->on_list)
+		{
+			for (int64_t *link = &cl->partial; *link >= 0; link = &as->chunks[*link].next_partial)
+			{
+				if (*link == (int64_t) chunk)
+				{
+					*link = cs->next_partial;
+					break;
+				}
+			}
+		}
+		cs->on_list = 0;
+		cs->next_partial = -1;
+		give_back_chunks(chunk, 1);
+	}
+	else if (!cs->on_list)
+	{
+		cs->on_list = 1;
+		cs->next_partial = cl->partial;
+		cl->partial = (int64_t) chunk;
+	}
+}
+
+/* block_of returns the chunk and the block number in it of a payload offset */
+static inline uint64_t
+block_of(nvm_off off, uint64_t *b)
+{
+	uint64_t	rel = off - NVM_BLOCK_HEADER_SIZE - nvm_pool_header->chunks_off;
+	uint64_t	chunk = rel / nvm_pool_header->chunk_size;
+
+	*b = (rel % nvm_pool_header->chunk_size) / class_sizes[alloc_shared->chunks[chunk].cls];
+	return chunk;
+}
+
+/*
+ * return_blocks gives n cached blocks of class cls (payload offsets, headers
+ * clear) back to the class state under one lock.
+ */
+static void
+return_blocks(int cls, int n, const nvm_off *offs)
+{
+	ClassState *cl = &alloc_shared->classes[cls];
+
+	nvm_spin_lock(&cl->lock);
+	for (int i = 0; i < n; i++)
+	{
+		uint64_t	b;
+		uint64_t	chunk = block_of(offs[i], &b);
+
+		release_block_locked(cl, chunk, b);
+	}
+	nvm_spin_unlock(&cl->lock);
+}
+
+/* ---------------------------------------------------------------------
+ * The calling thread's cache
+ * ---------------------------------------------------------------------
+ */
+
+/* my_cache returns the calling thread's cache, or NULL if it has none */
+static inline LocalCache *
+my_cache(void)
+{
+	LocalCache *lc = &local_cache;
+
+	if (lc->shared == NULL || __builtin_expect(lc->as != alloc_shared, 0))
+		return NULL;
+	if (__builtin_expect(lc->gen != alloc_gen, 0))
+	{
+		/* its shared state was rebuilt since: drop it */
+		memset(lc, 0, sizeof(*lc));
+		return NULL;
+	}
+	return lc;
+}
+
+/* forget_cache_in_child: a forked child must not hand out its parent's blocks */
+static void
+forget_cache_in_child(void)
+{
+	memset(&local_cache, 0, sizeof(local_cache));
+}
+
+/*
+ * nvm_alloc_cache_bind gives the calling thread a cache for the clock slot
+ * it claimed, unless it has one already or every cache is taken (then it
+ * allocates from the class state, as a thread without a slot does).
+ */
+void
+nvm_alloc_cache_bind(int slot)
+{
+	static bool atfork_registered = false;
+	AllocShared *as = alloc_shared;
+	LocalCache *lc = &local_cache;
+
+	if (as == NULL || my_cache() != NULL)
+		return;
+
+	/*
+	 * A cache of another shared state is replaced (its blocks stay taken
+	 * there), unless it is moving blocks: a test checks crash images, in
+	 * other shared state, from inside the drains of the state it runs in.
+	 */
+	if (lc->shared != NULL && lc->as != as && lc->busy)
+		return;
+	if (!atfork_registered)
+	{
+		atfork_registered = true;
+		pthread_atfork(NULL, NULL, forget_cache_in_child);
+	}
+	for (uint32_t i = 0; i < NCACHES; i++)
+	{
+		uint32_t	expected = 0;
+
+		if (atomic_load_explicit(&as->caches[i].in_use, memory_order_relaxed) == 0 &&
+			atomic_compare_exchange_strong(&as->caches[i].in_use, &expected, 1))
+		{
+			uint32_t	hw = atomic_load(&as->caches_high_water);
+
+			while (hw <= i && !atomic_compare_exchange_weak(&as->caches_high_water, &hw, i + 1))
+				;
+			memset(&local_cache, 0, sizeof(local_cache));
+			local_cache.slot = slot;
+			local_cache.as = as;
+			local_cache.gen = alloc_gen;
+			local_cache.shared = &as->caches[i];
+			return;
+		}
+	}
+}
+
+/*
+ * nvm_alloc_cache_flush gives every block of the calling thread's cache
+ * back to the class state (the cache stays bound).
+ */
+void
+nvm_alloc_cache_flush(void)
+{
+	LocalCache *lc = my_cache();
+
+	if (lc == NULL)
+		return;
+	lc->busy = true;
+	for (int c = 0; c < CACHED_CLASSES; c++)
+	{
+		if (lc->count[c] > 0)
+			return_blocks(c, lc->count[c], lc->blocks[c]);
+		lc->count[c] = 0;
+	}
+	lc->busy = false;
+}
+
+/*
+ * nvm_alloc_cache_unbind returns the calling thread's cache, if it was
+ * bound for this clock slot: its blocks go back to the class state and its
+ * shared part (with its counts, which stay summed) to the unused caches.
+ */
+void
+nvm_alloc_cache_unbind(int slot)
+{
+	LocalCache *lc = my_cache();
+
+	if (lc == NULL || lc->slot != slot)
+		return;
+	nvm_alloc_cache_flush();
+	atomic_store_explicit(&lc->shared->in_use, 0, memory_order_release);
+	memset(lc, 0, sizeof(*lc));
+}
+
+/*
+ * One thread writes a cache's counts: an increment is a load and a store,
+ * no read-modify-write.
+ */
+static inline void
+count_add(_Atomic uint64_t *counter, uint64_t delta)
+{
+	atomic_store_explicit(counter,
+						  atomic_load_explicit(counter, memory_order_relaxed) + delta,
+						  memory_order_relaxed);
+}
+
+static inline void
+cache_change_begin(CacheShared *cs)
+{
+	count_add(&cs->changes_begun, 1);
+	/* the count is visible to whoever sees any store that follows */
+	atomic_thread_fence(memory_order_release);
+}
+
+static inline void
+cache_change_end(CacheShared *cs)
+{
+	atomic_store_explicit(&cs->changes_ended,
+						  atomic_load_explicit(&cs->changes_ended, memory_order_relaxed) + 1,
+						  memory_order_release);
+}
+
+/* write_header marks the block at payload offset off allocated (flushed, not drained) */
+static inline void
+write_header(nvm_off off, uint64_t total)
+{
+	uint64_t   *hdrp = (uint64_t *) (nvm_pool_base + off - NVM_BLOCK_HEADER_SIZE);
+
+	*hdrp = NVM_BLOCK_ALLOCATED | NVM_BLOCK_MAGIC | total;
+	nvm_flush(hdrp, NVM_BLOCK_HEADER_SIZE);
+}
+
+/*
+ * cache_alloc hands out a block of class cls from the cache, refilling it
+ * with half a cache from the class state when it is empty; 0 if the pool
+ * is full.
+ */
+static nvm_off
+cache_alloc(LocalCache *lc, int cls)
+{
+	uint32_t	bsize = class_sizes[cls];
+	nvm_off		off;
+
+	cache_change_begin(lc->shared);
+	if (lc->count[cls] == 0)
+	{
+		lc->busy = true;
+		lc->count[cls] = (uint16_t) take_blocks(cls, cache_cap(cls) / 2, lc->blocks[cls]);
+		if (lc->count[cls] == 0)
+		{
+			/*
+			 * The pool is full and cannot grow: give back what this cache
+			 * holds of other classes (it may empty a chunk) and try again.
+			 * Other threads' caches are out of reach.
+			 */
+			nvm_alloc_cache_flush();
+			lc->busy = true;
+			lc->count[cls] = (uint16_t) take_blocks(cls, 1, lc->blocks[cls]);
+		}
+		lc->busy = false;
+	}
+	if (lc->count[cls] == 0)
+	{
+		cache_change_end(lc->shared);
+		return 0;
+	}
+	off = lc->blocks[cls][--lc->count[cls]];
+	write_header(off, bsize);
+	count_add(&lc->shared->bytes_allocated, bsize);
+	count_add(&lc->shared->blocks_allocated, 1);
+	cache_change_end(lc->shared);
+	return off;
+}
+
+/*
+ * cache_free takes back a block of class cls into the cache: its header is
+ * cleared and flushed first (so that the cached block is free in the pool);
+ * a full cache gives its older half back to the class state first.
+ */
+static void
+cache_free(LocalCache *lc, int cls, uint64_t *hdrp, nvm_off off)
+{
+	uint32_t	bsize = class_sizes[cls];
+	int			cap = cache_cap(cls);
+
+	cache_change_begin(lc->shared);
+	*hdrp = 0;
+	nvm_flush(hdrp, NVM_BLOCK_HEADER_SIZE);
+	count_add(&lc->shared->bytes_allocated, -(uint64_t) bsize);
+	count_add(&lc->shared->blocks_allocated, -(uint64_t) 1);
+	if (lc->count[cls] >= cap)
+	{
+		int			half = cap / 2;
+
+		lc->busy = true;
+		return_blocks(cls, half, lc->blocks[cls]);
+		lc->busy = false;
+		memmove(lc->blocks[cls], lc->blocks[cls] + half,
+				(size_t) (lc->count[cls] - half) * sizeof(nvm_off));
+		lc->count[cls] -= half;
+	}
+	lc->blocks[cls][lc->count[cls]++] = off;
+	cache_change_end(lc->shared);
+}
+
+/* ---------------------------------------------------------------------
+ * Allocating and freeing
+ * ---------------------------------------------------------------------
+ */
 
 /*
  * nvm_alloc returns the payload offset of a new block of at least size
@@ -548,16 +1000,31 @@ nvm_off
 nvm_alloc(size_t size)
 {
 	uint64_t	total = (uint64_t) size + NVM_BLOCK_HEADER_SIZE;
-	int			cls = class_for_size(total);
+	int			cls;
 	uint32_t	chunk_size = nvm_pool_header->chunk_size;
 	uint64_t	n;
 	int64_t		first;
 	char	   *addr;
 	nvm_off		off = 0;
+	LocalCache *lc;
+
+	if (total <= CACHED_MAX_SIZE && (lc = my_cache()) != NULL)
+		return cache_alloc(lc, class_by_units[(total + 15) / 16]);
+
+	cls = class_for_size(total);
 
 	nvm_alloc_change_begin();
 	if (cls >= 0)
-		off = alloc_small(cls);
+	{
+		if (take_blocks(cls, 1, &off) == 1)
+		{
+			write_header(off, class_sizes[cls]);
+			atomic_fetch_add(&alloc_shared->bytes_allocated, class_sizes[cls]);
+			atomic_fetch_add(&alloc_shared->blocks_allocated, 1);
+		}
+		else
+			off = 0;
+	}
 	else
 	{
 		n = (total + chunk_size - 1) / chunk_size;
@@ -605,7 +1072,10 @@ nvm_alloc_usable_size(nvm_off off)
 }
 
 /*
- * nvm_free gives the block at payload offset off back to the allocator.
+ * nvm_free gives the block at payload offset off back to the allocator:
+ * into the calling thread's cache if it has one, the block is of a cached
+ * class and its chunk has been read since start-up; else to the class
+ * state.
  */
 void
 nvm_free(nvm_off off)
@@ -617,7 +1087,20 @@ nvm_free(nvm_off off)
 	uint64_t	chunk = (block_off - nvm_pool_header->chunks_off) / nvm_pool_header->chunk_size;
 	ChunkState *cs = &as->chunks[chunk];
 	ClassState *cl;
+	LocalCache *lc;
 	uint64_t	b;
+
+	/*
+	 * The chunk's kind and class cannot change while one of its blocks is
+	 * allocated; scanned, once set, stays set until the next start-up.
+	 */
+	if (cs->kind == 1 && cs->cls < CACHED_CLASSES &&
+		__atomic_load_n(&cs->scanned, __ATOMIC_RELAXED) &&
+		(lc = my_cache()) != NULL)
+	{
+		cache_free(lc, cs->cls, hdrp, off);
+		return;
+	}
 
 	nvm_alloc_change_begin();
 	if (cs->kind == 2)
@@ -640,36 +1123,7 @@ nvm_free(nvm_off off)
 	nvm_flush(hdrp, NVM_BLOCK_HEADER_SIZE);
 	atomic_fetch_sub(&as->bytes_allocated, bsize);
 	atomic_fetch_sub(&as->blocks_allocated, 1);
-	cs->bitmap[b / 64] &= ~(UINT64_C(1) << (b % 64));
-	cs->free_count++;
-	if (cs->free_count == cs->nblocks && cl->current != (int64_t) chunk)
-	{
-		/*
-		 * The chunk is empty: give it back to the free chunks, so that
-		 * other size classes can have it.  Its block headers are all clear
-		 * (each free flushed its own).
-		 */
-		if (cs->on_list)
-		{
-			for (int64_t *link = &cl->partial; *link >= 0; link = &as->chunks[*link].next_partial)
-			{
-				if (*link == (int64_t) chunk)
-				{
-					*link = cs->next_partial;
-					break;
-				}
-			}
-		}
-		cs->on_list = 0;
-		cs->next_partial = -1;
-		give_back_chunks(chunk, 1);
-	}
-	else if (!cs->on_list)
-	{
-		cs->on_list = 1;
-		cs->next_partial = cl->partial;
-		cl->partial = (int64_t) chunk;
-	}
+	release_block_locked(cl, chunk, b);
 	nvm_spin_unlock(&cl->lock);
 	nvm_alloc_change_end();
 }
@@ -717,6 +1171,11 @@ nvm_alloc_get_stats(NvmAllocStats *stats)
 	stats->pool_bytes = stats->chunks_total * nvm_pool_header->chunk_size;
 	stats->bytes_allocated = atomic_load(&as->bytes_allocated);
 	stats->blocks_allocated = atomic_load(&as->blocks_allocated);
+	for (uint32_t i = 0; i < atomic_load(&as->caches_high_water); i++)
+	{
+		stats->bytes_allocated += atomic_load_explicit(&as->caches[i].bytes_allocated, memory_order_relaxed);
+		stats->blocks_allocated += atomic_load_explicit(&as->caches[i].blocks_allocated, memory_order_relaxed);
+	}
 }
 
 /* ---------------------------------------------------------------------
@@ -969,13 +1428,26 @@ nvm_alloc_next_block(uint64_t *cursor, NvmBlockInfo *info)
 
 /*
  * Changes in progress (see alloc.h): a change counts as begun before it
- * stores anything, and as ended after its last store.
+ * stores anything, and as ended after its last store.  A thread with a
+ * cache counts in its cache's line, others in the shared counts.  Every
+ * count only grows (a cache's counts are never reset, a cache passed to
+ * another thread counts on from them), and every change counts its end
+ * after its beginning, so at any instant the sum of the ended counts is at
+ * most the sum of the begun ones, and equal when no change is under way
+ * (whichever counts a change's two ends went to).
  */
 void
 nvm_alloc_change_begin(void)
 {
+	LocalCache *lc;
+
 	if (alloc_shared == NULL)
 		return;
+	if ((lc = my_cache()) != NULL)
+	{
+		cache_change_begin(lc->shared);
+		return;
+	}
 	atomic_fetch_add(&alloc_shared->changes_begun, 1);
 	/* the count is visible to whoever sees any store that follows */
 	atomic_thread_fence(memory_order_release);
@@ -984,28 +1456,65 @@ nvm_alloc_change_begin(void)
 void
 nvm_alloc_change_end(void)
 {
+	LocalCache *lc;
+
 	if (alloc_shared == NULL)
 		return;
+	if ((lc = my_cache()) != NULL)
+	{
+		cache_change_end(lc->shared);
+		return;
+	}
 	atomic_fetch_add_explicit(&alloc_shared->changes_ended, 1, memory_order_release);
 }
 
+/* sum_begun returns the sum of every pair's begun count */
+static uint64_t
+sum_begun(void)
+{
+	AllocShared *as = alloc_shared;
+	uint32_t	hw = atomic_load(&as->caches_high_water);
+	uint64_t	sum = atomic_load(&as->changes_begun);
+
+	for (uint32_t i = 0; i < hw; i++)
+		sum += atomic_load_explicit(&as->caches[i].changes_begun, memory_order_acquire);
+	return sum;
+}
+
 /*
- * nvm_alloc_quiet_mark reads the counts, the ended one first: if they are
- * equal, no change was under way when the begun one was read.
+ * nvm_alloc_quiet_mark reads every ended count, then every begun count.
+ * Let T be an instant between the last ended read and the first begun
+ * read.  As every count only grows, the ended sum read is at most the
+ * ended sum at T, which is at most the begun sum at T, which is at most the
+ * begun sum read; so the two sums read are equal only if no change was
+ * under way at T and no change began between T and the begun reads.  The
+ * mark (the begun sum read) is then the begun sum at T, and a later sum
+ * equals it only if no change began since T.  A cache first bound after
+ * the high-water mark was read is in neither sum; it began at zero, so
+ * anything it counted, before T or after, raises the sum that
+ * nvm_alloc_changed_since takes (it reads the high-water mark again) above
+ * the mark: such a change makes the check inexact, never unseen.
  */
 bool
 nvm_alloc_quiet_mark(uint64_t *mark)
 {
+	AllocShared *as = alloc_shared;
 	uint64_t	ended,
 				begun;
+	uint32_t	hw;
 
-	if (alloc_shared == NULL)
+	if (as == NULL)
 	{
 		*mark = 0;
 		return true;
 	}
-	ended = atomic_load_explicit(&alloc_shared->changes_ended, memory_order_acquire);
-	begun = atomic_load(&alloc_shared->changes_begun);
+	hw = atomic_load(&as->caches_high_water);
+	ended = atomic_load_explicit(&as->changes_ended, memory_order_acquire);
+	for (uint32_t i = 0; i < hw; i++)
+		ended += atomic_load_explicit(&as->caches[i].changes_ended, memory_order_acquire);
+	begun = atomic_load(&as->changes_begun);
+	for (uint32_t i = 0; i < hw; i++)
+		begun += atomic_load_explicit(&as->caches[i].changes_begun, memory_order_acquire);
 	*mark = begun;
 	return begun == ended;
 }
@@ -1017,7 +1526,7 @@ nvm_alloc_changed_since(uint64_t mark)
 		return false;
 	/* every read of the pool before this one comes first */
 	atomic_thread_fence(memory_order_acquire);
-	return atomic_load(&alloc_shared->changes_begun) != mark;
+	return sum_begun() != mark;
 }
 
 uint64_t

@@ -26,13 +26,22 @@
  *	   block) makes the allocation durable together with the contents.  A
  *	   crash before the block is published leaks it (recovered by garbage
  *	   collection, not by the allocator).
- *	 - Assigning a free chunk to a size class persists the chunk-table entry
- *	   (flush + drain) before any block of it is handed out.
+ *	 - Assigning a free chunk to a size class clears the words where its
+ *	   blocks' headers will be (the whole chunk for classes under 128
+ *	   bytes), drains, then persists the chunk-table entry (flush + drain)
+ *	   before any block of it is handed out.  The rest of a block keeps
+ *	   whatever it held: the payload nvm_alloc returns is not zeroed.
  *	 - nvm_free clears the header and flushes it without draining: if the
  *	   clear is lost in a crash the block merely stays allocated (a leak,
  *	   never a double use).  A small chunk whose last block is freed goes
  *	   back to the free chunks (its chunk-table entry is flushed; a lost
  *	   entry leaves an empty small chunk, which is harmless).
+ *	 - A thread's cache (nvm_alloc_cache_bind) holds only blocks whose
+ *	   header is clear, as a free block's: a block enters it after its
+ *	   header was cleared and flushed, and leaves it when nvm_alloc writes
+ *	   and flushes its header.  The cache itself is volatile, so a crash
+ *	   or a restart finds its blocks free in the pool; they are taken only
+ *	   in the shared state, which start-up rebuilds from the headers.
  */
 #ifndef NVM_ALLOC_H
 #define NVM_ALLOC_H
@@ -98,10 +107,30 @@ extern nvm_off nvm_alloc_zeroed(size_t size);
 /* Give a block back. */
 extern void nvm_free(nvm_off off);
 
+/*
+ * Per-thread caches of blocks of the small classes (alloc.c, "Caches"):
+ * nvm_alloc_cache_bind gives the calling thread a cache for the clock slot
+ * it has just claimed (nvm_slot_acquire calls it), so that its allocations
+ * and frees of small blocks take no lock and write no shared cache line
+ * but its own; nvm_alloc_cache_unbind, called with the same slot by the
+ * same thread (nvm_slot_release calls it), gives the cached blocks back to
+ * the shared state.  nvm_alloc_cache_flush gives the calling thread's
+ * cached blocks back and keeps the cache.  None of them may run inside a
+ * change (nvm_alloc_change_begin .. _end).  Cached blocks count as free in
+ * the statistics' bytes and blocks; a chunk with cached blocks is not free.
+ */
+extern void nvm_alloc_cache_bind(int slot);
+extern void nvm_alloc_cache_unbind(int slot);
+extern void nvm_alloc_cache_flush(void);
+
 /* Payload size of an allocated block. */
 extern size_t nvm_alloc_usable_size(nvm_off off);
 
-/* Exact statistics (reads any chunk not read since start-up first). */
+/*
+ * Statistics (reads any chunk not read since start-up first): the sums of
+ * the shared counts and every cache's, exact when no allocation or free
+ * runs meanwhile.
+ */
 extern void nvm_alloc_get_stats(NvmAllocStats *stats);
 extern void nvm_alloc_scan_all(void);
 

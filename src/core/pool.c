@@ -260,6 +260,51 @@ file_system_name(const struct statfs *sfs, char *out, size_t outlen)
 	snprintf(out, outlen, "file system type 0x%lx", (unsigned long) sfs->f_type);
 }
 
+#define HUGE_PAGE		(UINT64_C(2) << 20)
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE	25
+#endif
+
+bool		nvm_pool_huge_pages = false;
+static uint32_t huge_mode = NVM_HUGE_PAGES_TRY;
+
+/*
+ * aligned_space reserves reserve bytes of address space at a 2 MiB
+ * boundary (inaccessible, to be mapped over with MAP_FIXED) and returns
+ * its start, or NULL.
+ */
+static void *
+aligned_space(uint64_t reserve)
+{
+	char	   *r,
+			   *a;
+
+	r = mmap(NULL, reserve + HUGE_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (r == MAP_FAILED)
+		return NULL;
+	a = (char *) (((uintptr_t) r + HUGE_PAGE - 1) & ~(uintptr_t) (HUGE_PAGE - 1));
+	if (a > r)
+		munmap(r, (size_t) (a - r));
+	munmap(a + reserve, (size_t) (r + HUGE_PAGE - a));
+	return a;
+}
+
+/*
+ * collapse_range puts the pool's pages in [start, end) (offsets, rounded
+ * out to whole 2 MiB pages inside the file) into huge pages; false if the
+ * kernel refused.  The pages are the file's, so every process that maps the
+ * pool at the same 2 MiB-aligned address finds them.
+ */
+static bool
+collapse_range(uint64_t start, uint64_t end)
+{
+	start &= ~(HUGE_PAGE - 1);
+	end &= ~(HUGE_PAGE - 1);
+	if (end <= start)
+		return true;
+	return madvise(nvm_pool_base + start, (size_t) (end - start), MADV_COLLAPSE) == 0;
+}
+
 /*
  * map_file maps reserve bytes of the pool file, of which the first
  * file_size exist: the rest is address space the pool may grow into (a
@@ -274,7 +319,8 @@ file_system_name(const struct statfs *sfs, char *out, size_t outlen)
  * range libpmem knows to be persistent memory, or when PMEM_IS_PMEM_FORCE
  * says so).  libpmem's pmem_map_file, which does the same, maps only the
  * file's present length; the pool maps the most it may grow to, so that
- * growing never moves it.
+ * growing never moves it.  The mapping starts at a 2 MiB boundary and gets
+ * huge pages as NvmHugePages says (pool.h).
  */
 static NvmPoolOpenResult
 map_file(uint64_t reserve, uint64_t file_size, char *errbuf, size_t errbuf_size,
@@ -283,6 +329,7 @@ map_file(uint64_t reserve, uint64_t file_size, char *errbuf, size_t errbuf_size,
 	struct statfs sfs;
 	bool		is_volatile = false;
 	void	   *p = MAP_FAILED;
+	void	   *hint;
 
 	if (fstatfs(pool_fd, &sfs) != 0)
 		return fail(NVM_POOL_ERR_IO, errbuf, errbuf_size, "could not stat the file system of pool file \"%s\"", path, errno);
@@ -290,18 +337,23 @@ map_file(uint64_t reserve, uint64_t file_size, char *errbuf, size_t errbuf_size,
 	is_volatile = sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC ||
 		sfs.f_type == HUGETLBFS_MAGIC;
 	map_sync_flags = 0;
+	hint = aligned_space(reserve);
 	if (!is_volatile)
 	{
-		p = mmap(NULL, reserve, PROT_READ | PROT_WRITE,
-				 MAP_SHARED_VALIDATE | MAP_SYNC | MAP_NORESERVE, pool_fd, 0);
+		p = mmap(hint, reserve, PROT_READ | PROT_WRITE,
+				 MAP_SHARED_VALIDATE | MAP_SYNC | MAP_NORESERVE | (hint ? MAP_FIXED : 0), pool_fd, 0);
 		if (p != MAP_FAILED)
 			map_sync_flags = MAP_SYNC;
 	}
 	if (p == MAP_FAILED)
-		p = mmap(NULL, reserve, PROT_READ | PROT_WRITE,
-				 MAP_SHARED | MAP_NORESERVE, pool_fd, 0);
+		p = mmap(hint, reserve, PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_NORESERVE | (hint ? MAP_FIXED : 0), pool_fd, 0);
 	if (p == MAP_FAILED)
+	{
+		if (hint)
+			munmap(hint, reserve);
 		return fail(NVM_POOL_ERR_IO, errbuf, errbuf_size, "could not map pool file \"%s\"", path, errno);
+	}
 	nvm_pool_base = p;
 	nvm_pool_reserved_size = reserve;
 	nvm_pool_header = (NvmPoolHeader *) p;
@@ -326,6 +378,26 @@ map_file(uint64_t reserve, uint64_t file_size, char *errbuf, size_t errbuf_size,
 			 (map_sync_flags ? MAP_SHARED_VALIDATE | map_sync_flags : MAP_SHARED) |
 			 MAP_FIXED | MAP_POPULATE, pool_fd, 0) == MAP_FAILED)
 		return fail(NVM_POOL_ERR_IO, errbuf, errbuf_size, "could not map pool file \"%s\"", path, errno);
+
+	/*
+	 * Huge pages (pool.h, NvmHugePages): a DAX mapping at a 2 MiB boundary
+	 * gets them from the file system; other files are advised and their
+	 * pages collapsed now (and each growth segment's when it is added).
+	 */
+	nvm_pool_huge_pages = false;
+	if (huge_mode != NVM_HUGE_PAGES_OFF && hint != NULL)
+	{
+		if (map_sync_flags != 0)
+			nvm_pool_huge_pages = true;
+		else
+		{
+			(void) madvise(p, reserve, MADV_HUGEPAGE);
+			nvm_pool_huge_pages = collapse_range(0, file_size);
+		}
+	}
+	if (huge_mode == NVM_HUGE_PAGES_ON && !nvm_pool_huge_pages)
+		return fail(NVM_POOL_ERR_HUGE_PAGES, errbuf, errbuf_size,
+					"could not map pool file \"%s\" with huge pages", path, hint ? errno : ENOMEM);
 	return NVM_POOL_OK;
 }
 
@@ -396,9 +468,13 @@ create_pool(const NvmPoolOptions *opts, char *errbuf, size_t errbuf_size)
 		unlink(opts->path);
 		return fail(NVM_POOL_ERR_IO, errbuf, errbuf_size, "could not allocate pool file \"%s\"", opts->path, rc);
 	}
-	if (map_file(reserve_size(opts, opts->create_size), opts->create_size,
-				 errbuf, errbuf_size, opts->path) != NVM_POOL_OK)
-		return NVM_POOL_ERR_IO;
+	rc = map_file(reserve_size(opts, opts->create_size), opts->create_size,
+				  errbuf, errbuf_size, opts->path);
+	if (rc != NVM_POOL_OK)
+	{
+		unlink(opts->path);		/* not a pool yet: no header */
+		return (NvmPoolOpenResult) rc;
+	}
 
 	initialise_regions(&hdr);
 
@@ -445,6 +521,7 @@ nvm_pool_open(const NvmPoolOptions *opts, char *errbuf, size_t errbuf_size)
 
 	errbuf[0] = '\0';
 	map_prefault = opts->prefault;
+	huge_mode = opts->huge_pages;
 	nvm_pool_upgraded_from = 0;
 	nvm_pool_grow_step = opts->grow_step ? opts->grow_step : NVM_POOL_DEFAULT_GROW_STEP;
 	if (stat(opts->path, &st) != 0)
@@ -648,6 +725,9 @@ nvm_pool_extend_file(uint64_t start, uint64_t end)
 		return rc;
 	if (fsync(pool_fd) != 0)
 		return errno;
+	/* the new pages as the pool's others: in huge pages if those are (try) */
+	if (nvm_pool_huge_pages && map_sync_flags == 0)
+		(void) collapse_range(start, end);
 	return 0;
 }
 

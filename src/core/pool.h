@@ -250,7 +250,8 @@ typedef enum NvmPoolOpenResult
 	NVM_POOL_ERR_BAD_CHECKSUM,	/* header corrupted */
 	NVM_POOL_ERR_BAD_LAYOUT,	/* header fields inconsistent */
 	NVM_POOL_ERR_FOREIGN,		/* belongs to another cluster */
-	NVM_POOL_ERR_MODE			/* created for another concurrency-control mode */
+	NVM_POOL_ERR_MODE,			/* created for another concurrency-control mode */
+	NVM_POOL_ERR_HUGE_PAGES		/* huge pages asked for (ON) and not granted */
 } NvmPoolOpenResult;
 
 
@@ -263,6 +264,23 @@ typedef enum NvmPoolOpenResult
  * so far, and the header is rewritten with the new mode.
  */
 
+/*
+ * Huge pages for the pool's mapping (pool.c, map_file), as PostgreSQL's
+ * huge_pages: the mapping always starts at a 2 MiB boundary (on DAX that
+ * alone lets the file system map 2 MiB pages); for any other file, TRY and
+ * ON advise the kernel to use huge pages (MADV_HUGEPAGE) and collapse the
+ * file's existing pages into them (MADV_COLLAPSE, Linux 6.1, which works
+ * whatever /sys/kernel/mm/transparent_hugepage/shmem_enabled says but
+ * "deny"), again for each growth segment.  TRY goes on with small pages
+ * where that fails; ON fails to open the pool (NVM_POOL_ERR_HUGE_PAGES).
+ */
+typedef enum NvmHugePages
+{
+	NVM_HUGE_PAGES_TRY = 0,
+	NVM_HUGE_PAGES_OFF,
+	NVM_HUGE_PAGES_ON
+} NvmHugePages;
+
 typedef struct NvmPoolOptions
 {
 	const char *path;
@@ -274,6 +292,7 @@ typedef struct NvmPoolOptions
 	uint32_t	max_tables;		/* for a new pool; 0 = default */
 	bool		allow_mode_switch;	/* convert a pool of the other mode */
 	bool		prefault;		/* fault every page in at open (MAP_POPULATE) */
+	uint32_t	huge_pages;		/* NvmHugePages; 0 = try */
 	uint64_t	max_size;		/* grow up to this many bytes; 0 = never grow */
 	uint64_t	grow_step;		/* bytes each growth adds; 0 = default */
 	uint32_t	create_format;	/* tests: NVM_POOL_FORMAT_V2 creates a pool of format 2 */
@@ -292,6 +311,12 @@ extern uint32_t nvm_pool_upgraded_from;
  */
 extern NvmStorageClass nvm_pool_storage;
 extern char nvm_pool_storage_how[64];
+
+/*
+ * Whether the pool's existing pages were put in huge pages at open (a DAX
+ * mapping counts, as 2 MiB-aligned; set by nvm_pool_open).
+ */
+extern bool nvm_pool_huge_pages;
 
 /* The name of a storage class, for messages and nvm_pool_stats(). */
 extern const char *nvm_storage_class_name(NvmStorageClass storage);

@@ -603,13 +603,21 @@ nvm_slot_acquire(uint32_t owner_pid)
 		}
 	}
 	nvm_spin_unlock(&ms->slot_alloc_lock);
+	if (found >= 0)
+		nvm_alloc_cache_bind(found);	/* the caller's cache of blocks */
 	return found;
 }
 
+/*
+ * nvm_slot_release gives the slot back, and the caller's cache of blocks
+ * with it if it was bound for this slot.
+ */
 void
 nvm_slot_release(int slot)
 {
 	NvmSlotShared *ss = &nvm_cc->slots[slot];
+
+	nvm_alloc_cache_unbind(slot);
 
 	atomic_store(&ss->running_txid, 0);
 	ss->owner_pid = 0;

@@ -11,7 +11,7 @@
  * reading a setting depends on this file only.
  *
  * Those that shape the pool or shared memory need a server restart
- * (nvm.pool_path, nvm.pool_size, nvm.concurrency_control,
+ * (nvm.pool_path, nvm.pool_size, nvm.huge_pages, nvm.concurrency_control,
  * nvm.snapshot_buffering, and nvm_growth.c's nvm.pool_max_size);
  * nvm.emulated_drain_delay_ns and nvm_growth.c's nvm.pool_grow_step take
  * effect at a reload; nvm.prune_on_update and nvm.debug_crash_point can be
@@ -36,6 +36,7 @@
 /* Settings (see nvm_settings.h) */
 char	   *nvm_pool_path = NULL;
 int			nvm_pool_size_mb = 1024;
+int			nvm_huge_pages = NVM_HUGE_PAGES_TRY;
 int			nvm_concurrency_control = NVM_CC_MCSI;
 int			nvm_snapshot_buffering = NVM_SNAPSHOT_JOIN;
 bool		nvm_wal_redo = true;
@@ -49,6 +50,19 @@ static const struct config_enum_entry nvm_snapshot_buffering_options[] = {
 	{"join", NVM_SNAPSHOT_JOIN, false},
 	{"paper", NVM_SNAPSHOT_PAPER, false},
 	{"off", NVM_SNAPSHOT_LOCKED, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry nvm_huge_pages_options[] = {
+	{"try", NVM_HUGE_PAGES_TRY, false},
+	{"on", NVM_HUGE_PAGES_ON, false},
+	{"off", NVM_HUGE_PAGES_OFF, false},
+	{"true", NVM_HUGE_PAGES_ON, true},
+	{"false", NVM_HUGE_PAGES_OFF, true},
+	{"yes", NVM_HUGE_PAGES_ON, true},
+	{"no", NVM_HUGE_PAGES_OFF, true},
+	{"1", NVM_HUGE_PAGES_ON, true},
+	{"0", NVM_HUGE_PAGES_OFF, true},
 	{NULL, 0, false}
 };
 
@@ -99,6 +113,17 @@ nvm_define_settings(void)
 							PGC_POSTMASTER,
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("nvm.huge_pages",
+							 "Use huge pages for the mapping of the nvm pool.",
+							 "try (default): where the file system and the kernel allow them; "
+							 "on: refuse to start without them; off: small pages.",
+							 &nvm_huge_pages,
+							 NVM_HUGE_PAGES_TRY,
+							 nvm_huge_pages_options,
+							 PGC_POSTMASTER,
+							 0,
+							 NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("nvm.concurrency_control",
 							 "Concurrency control of nvm tables.",

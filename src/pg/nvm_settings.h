@@ -23,6 +23,9 @@ extern char *nvm_pool_path;
 /* nvm.pool_size, in MB: the size of a newly created pool */
 extern int	nvm_pool_size_mb;
 
+/* nvm.huge_pages: an NvmHugePages (pool.h) for the pool's mapping */
+extern int	nvm_huge_pages;
+
 /* nvm.concurrency_control: NVM_CC_MCSI or NVM_CC_N2DB (pool.h) */
 extern int	nvm_concurrency_control;
 

@@ -242,6 +242,7 @@ nvm_open_pool(void)
 	opts.system_identifier = GetSystemIdentifier();
 	opts.cc_mode = (uint32) nvm_concurrency_control;
 	opts.max_slots = NVM_POOL_SLOTS;
+	opts.huge_pages = (uint32) nvm_huge_pages;
 	/* a pool of the other mode is converted at start-up (see pool.h) */
 	opts.allow_mode_switch = true;
 	nvm_growth_pool_options(&opts);
@@ -295,6 +296,10 @@ nvm_open_pool(void)
 		case NVM_POOL_ERR_MODE:
 			sqlstate = ERRCODE_CONFIG_FILE_ERROR;
 			hint = "Set nvm.concurrency_control to the mode the pool was created with, or point nvm.pool_path at another pool.";
+			break;
+		case NVM_POOL_ERR_HUGE_PAGES:
+			sqlstate = ERRCODE_INSUFFICIENT_RESOURCES;
+			hint = "Set nvm.huge_pages to try or off, or put the pool where huge pages can map it: a DAX file system, or tmpfs with Linux 6.1 or later and transparent huge pages not set to \"deny\" for shared memory.";
 			break;
 		case NVM_POOL_ERR_BAD_MAGIC:
 			sqlstate = ERRCODE_DATA_CORRUPTED;
