@@ -58,9 +58,14 @@
 #	  at once on a small machine), each point in 3 rounds by default; the
 #	  report pairs round r of two contenders as in quick mode, though taken
 #	  minutes apart, so its noise also holds the machine's drift between
-#	  them, and shows and judges the spread the same way.  Autovacuum is off everywhere and each run
-#	  starts right after a CHECKPOINT of its own cluster, so no background
-#	  work lands in another run's measurement.
+#	  them, and shows and judges the spread the same way.  Autovacuum is off
+#	  (except in the families whose descriptor turns it on: server-side
+#	  TPC-C) and each run starts right after a CHECKPOINT of its own
+#	  cluster, so no background work lands in another run's measurement.
+#	  A family whose descriptor names a check (server-side TPC-C: its
+#	  consistency conditions) runs it on every contender after every run;
+#	  checks.csv records each, the report shows them, and a violated
+#	  condition makes this script end with status 1.
 #
 #	  Output directory (default build-bench/bench-MODE-TIMESTAMP, and
 #	  build-bench/bench-latest points to it):
@@ -73,6 +78,7 @@
 #						paper numbers, profile, model
 #		fig10_ycsb_throughput.png, fig12_tpcc_throughput.png,
 #		fig13_latency.png, tpcb.png, rows.png, engine.png
+#		checks.csv		the family's check after each run (families with one)
 #		profile/		with --profile: wait events and perf top symbols
 #		logs/			pgbench output of every run, server logs, load logs
 #	  Progress (contender, workload, clients, estimated time left) goes to
@@ -129,6 +135,8 @@
 #	NVM_BENCH_ENGINE_REPS [1 / 2] (repetitions; the report keeps each point's best)
 #	NVM_BENCH_NVM_CONF="a = 1; b = 2"		extra postgresql.conf lines for nvm clusters
 #											(e.g. "nvm.write_conflict = abort")
+#	NVM_BENCH_PERF_CALLGRAPH=fp|dwarf		--profile: perf records call chains, kept as
+#										profile/*.perf-script.txt.gz (bench/tools/am_share.py)
 #	NVM_SKIP_PACKAGES=1						do not check for Debian packages
 #	PG_CONFIG=path							pg_config of PostgreSQL 15
 
@@ -266,7 +274,8 @@ STAMP=$(date -u +%Y%m%d-%H%M%S)
 OUT=${OUT:-$BUILD_DIR/bench-$MODE-$STAMP}
 mkdir -p "$OUT/logs"
 OUT=$(cd "$OUT" && pwd)
-rm -f "$OUT/results.csv" "$OUT/engine.csv" "$OUT/modules.csv" "$OUT/pool-usage.csv" "$OUT/pool-storage.txt"
+rm -f "$OUT/results.csv" "$OUT/engine.csv" "$OUT/modules.csv" "$OUT/pool-usage.csv" "$OUT/pool-storage.txt" \
+	"$OUT/checks.csv" "$OUT/disk.csv"
 T0=$(date +%s)
 LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -352,8 +361,13 @@ RAW=$(nvm_pg_tmpdir "$DISK_BASE" "nvmam-bench-txlogs")
 # ---------------------------------------------------------------------------
 
 NCONT=$(wc -w <<<"$CONTENDERS")
-NCLIENTS=$(wc -w <<<"$CLIENTS")
-TOTAL_RUNS=$((${#WL_RUN[@]} * NCLIENTS * NCONT * REPS))
+TOTAL_RUNS=0
+for w in "${WL_RUN[@]}"; do
+	for n in $CLIENTS; do
+		[ "${WL_UPTO[$w]:-0}" = 0 ] || [ "$n" -le "${WL_UPTO[$w]}" ] || continue
+		TOTAL_RUNS=$((TOTAL_RUNS + NCONT * REPS))
+	done
+done
 DONE_RUNS=0
 RUN_US=0			# wall time spent in the runs measured so far (RUNS_TIMED)
 RUNS_TIMED=0
@@ -468,7 +482,7 @@ start_contender()
 		"wal_level = ${CWAL[$c]}" \
 		"max_wal_size = '$MAX_WAL_SIZE'" \
 		"checkpoint_timeout = '1d'" \
-		"autovacuum = off" \
+		"autovacuum = ${FAM_AUTOVACUUM[$fam]:-off}" \
 		"deadlock_timeout = '50ms'" \
 		"default_transaction_isolation = 'read committed'"
 	if [ "${CAM[$c]}" = nvm ]; then
@@ -572,7 +586,7 @@ declare -A FAILED_CONT	# contender -> reason it is skipped in this family
 # a run's summary waits until the server reported its WAL fsyncs (within a
 # second of the run's end); meanwhile the other contenders run.  Per
 # contender: the finished run awaiting its summary.
-declare -A PEND_END PEND_S0 PEND_OUT PEND_META PEND_RUN PEND_CPU0 PEND_CLIENT
+declare -A PEND_END PEND_S0 PEND_OUT PEND_META PEND_RUN PEND_CPU0 PEND_CLIENT PEND_CHECK
 
 # workload_args WORKLOAD CLIENTS: pgbench's arguments in ARGS, the
 # warehouses column (TPC-C: warehouses in play; TPC-B: scale) in NWH
@@ -621,8 +635,47 @@ now_us()
 	echo "${EPOCHREALTIME/./}"
 }
 
+# check_run CONTENDER RUN FAMILY WORKLOAD CLIENTS ROUND: the family's check
+# (its descriptor's check script, FAM_CHECK) on the contender's database
+# after a run, as one line of checks.csv: the run, "ok", "violated" (with
+# each violated condition and its count) or "error" (the check did not
+# run to its end).  The script prints one line per condition:
+# condition,what,violations.
+check_run()
+{
+	local c=$1 id=$2 fam=$3 w=$4 n=$5 r=$6 lines line status=ok bad='' cond count checked=0
+	local log=$OUT/logs/check-$2.log
+	[ -n "${FAM_CHECK[$fam]:-}" ] || return 0
+	[ -s "$OUT/checks.csv" ] ||
+		echo "run_id,family,workload,contender,clients,rep,status,conditions,violations" >"$OUT/checks.csv"
+	if lines=$(psql_c "$c" "$fam" -At -F ',' -f "${FAM_CHECK[$fam]}" 2>"$log"); then
+		while IFS= read -r line; do
+			[ -n "$line" ] || continue
+			cond=${line%%,*} count=${line##*,} line=${line#*,}
+			checked=$((checked + 1))
+			if ! [[ $count =~ ^[0-9]+$ ]]; then
+				status=error bad+="${bad:+; }$cond: no count"
+			elif [ "$count" != 0 ]; then
+				[ "$status" = error ] || status=violated
+				bad+="${bad:+; }$cond: $count ${line%,*}"
+			fi
+		done <<<"$lines"
+		if [ "$checked" = 0 ]; then status=error bad="the check printed nothing"; fi
+	else
+		status=error bad="the check failed: $(head -c 300 "$log" | tr '\n' ' ')"
+	fi
+	[ -s "$log" ] || rm -f "$log"
+	# no quotes inside the CSV field, and paths as the repository names them
+	bad=${bad//\"/} bad=${bad//"$ROOT"\//}
+	echo "$id,$fam,$w,$c,$n,$r,$status,$checked,\"$bad\"" >>"$OUT/checks.csv"
+	if [ "$status" != ok ]; then
+		nvm_warn "$c run $id ($w): consistency check $status: $bad"
+	fi
+}
+
 # finish_run CONTENDER: the summary of the contender's last run, once its
-# server has reported the run's WAL fsyncs (1.2 s after its end)
+# server has reported the run's WAL fsyncs (1.2 s after its end), then the
+# family's check (after the CPU reading, so the run's CPU does not hold it)
 finish_run()
 {
 	local c=$1 left s1 fsyncs='' summary meta del=(--delete-logs) id cpu1 server_cpu=
@@ -647,6 +700,8 @@ finish_run()
 		mv "$RAW"/r"$id".* "$OUT/txlogs/" 2>/dev/null || true
 	fi
 	say "      $c run $id: $summary"
+	# shellcheck disable=SC2086 # the run, family, workload, clients, round
+	check_run "$c" ${PEND_CHECK[$c]}
 	DONE_RUNS=$((DONE_RUNS + 1))
 	unset "PEND_END[$c]"
 	# a server that died takes the contender out of this family
@@ -661,6 +716,27 @@ finish_all()
 	local c
 	for c in $CONTENDERS; do
 		finish_run "$c"
+	done
+}
+
+# autovacuum_settle CONTENDER: in a family with autovacuum on, waits (up
+# to 30 s) until no autovacuum worker runs in the other contenders'
+# clusters, so that their background work does not start this contender's
+# run; its own autovacuum may run in its runs, as on a user's server
+autovacuum_settle()
+{
+	local c=$1 o busy tries=0
+	while [ "$tries" -lt 150 ]; do
+		busy=0
+		for o in $CONTENDERS; do
+			[ "$o" != "$c" ] && [ -z "${FAILED_CONT[$o]:-}" ] && [ -n "${CDIR[$o]:-}" ] || continue
+			if [ "$(pg "$o" psql -X -At -d postgres -c "SELECT count(*) FROM pg_stat_activity
+				WHERE backend_type = 'autovacuum worker'" 2>/dev/null)" = 0 ]; then continue; fi
+			[ -f "${CDIR[$o]}/data/postmaster.pid" ] && busy=1
+		done
+		[ "$busy" = 1 ] || return 0
+		sleep 0.2
+		tries=$((tries + 1))
 	done
 }
 
@@ -706,6 +782,7 @@ run_point()
 	local label=''
 	if [ "$REPS" -gt 1 ]; then label=", round $r of $REPS"; fi
 	progress "$c $w clients=$n${nwh:+ wh=$nwh} (${DURATION}s$label)"
+	if [ "${FAM_AUTOVACUUM[$fam]:-off}" = on ]; then autovacuum_settle "$c"; fi
 	psql_c "$c" postgres -c CHECKPOINT >/dev/null 2>&1 || true
 	s0=$(wal_syncs "$c")
 	cpu0=$(server_cpu_ticks "$c")
@@ -732,6 +809,7 @@ run_point()
 	RUNS_TIMED=$((RUNS_TIMED + 1))
 	PEND_META[$c]=$(printf '%q ' "${meta[@]}")
 	PEND_RUN[$c]=$RUN_ID
+	PEND_CHECK[$c]="$RUN_ID $fam $w $n $r"
 }
 
 # ---------------------------------------------------------------------------
@@ -781,7 +859,10 @@ profile_point()
 	pids=$(pg "$c" psql -X -At -d postgres -c "SELECT string_agg(pid::text, ',') FROM pg_stat_activity
 		WHERE datname = '$fam' AND backend_type = 'client backend'" 2>/dev/null) || pids=
 	if [ -n "$PERF" ] && [ -n "$pids" ]; then
+		# NVM_BENCH_PERF_CALLGRAPH=fp|dwarf records call chains too, and keeps
+		# them as perf script text (bench/tools/am_share.py reads it)
 		timeout $((PROFILE_SECS + 60)) perf record -q -F 499 -p "$pids" -o "$base.perf.data" \
+			${NVM_BENCH_PERF_CALLGRAPH:+--call-graph "$NVM_BENCH_PERF_CALLGRAPH"} \
 			-- sleep "$PROFILE_SECS" >"$base.perf.log" 2>&1 &
 		perf_pid=$!
 	fi
@@ -795,6 +876,10 @@ profile_point()
 		perf report -i "$base.perf.data" --stdio --no-children -g none --sort dso \
 			--percent-limit 0.5 2>>"$base.perf.log" | grep -v '^#' | grep -v '^[[:space:]]*$' |
 			head -n 20 >"$base.perf-dso.txt" || true
+		if [ -n "${NVM_BENCH_PERF_CALLGRAPH:-}" ]; then
+			perf script -i "$base.perf.data" -F comm,tid,time,event,ip,sym,dso 2>>"$base.perf.log" |
+				gzip >"$base.perf-script.txt.gz" || true
+		fi
 		rm -f "$base.perf.data" "$base.perf.data.old"
 	fi
 	wait "$pb" || true
@@ -843,9 +928,18 @@ profile_family()
 	else
 		echo "- repetitions: $REPS rounds per point and contender, in a row (serial order: contenders are not measured side by side; the report pairs round r of each contender, taken minutes apart, so the run's noise also holds the machine's drift between them); WAL fsyncs from pg_stat_wal.wal_sync around each run (all server processes)"
 	fi
+	echo "- the disk's drift: its fsync latency sampled before every round of a point and after its last, every contender idle (disk.csv: up to 64 writes of 8 kB, each followed by fdatasync, within 0.25 s, in $(fs_of "$DISK_BASE"))"
 	pools=
 	for fam in "${FAMILIES[@]}"; do pools+="${pools:+, }${FAM_POOL[$fam]} ($fam)"; done
 	echo "- per cluster: shared_buffers = $SHARED_BUFFERS, max_wal_size = $MAX_WAL_SIZE, checkpoint_timeout = 1d, autovacuum = off, deadlock_timeout = 50ms (YCSB transactions update their rows in random order and can deadlock: detected after 50 ms instead of 1 s, then retried; TPC-C New-Orders update stock rows in item order and do not deadlock on them); after the load every table is read once (count(*)) and CHECKPOINTed; CHECKPOINT before each run; nvm.pool_size = $pools; a fresh cluster per contender and workload family"
+	for fam in "${FAMILIES[@]}"; do
+		if [ "${FAM_AUTOVACUUM[$fam]}" = on ]; then
+			echo "- autovacuum = on in the $fam family's clusters (its descriptor asks for it): a cluster's autovacuum may run during its own runs; before each run, the run waits (up to 30 s) until no autovacuum worker runs in the other contenders' clusters"
+		fi
+		if [ -n "${FAM_CHECK[$fam]}" ]; then
+			echo "- after every run of the $fam family: its check, ${FAM_CHECK[$fam]#"$ROOT"/}, on the contender's database (checks.csv)"
+		fi
+	done
 	if [ "$ORDER" = interleaved ]; then
 		echo "- order: interleaved (all contenders' clusters up at once, loaded side by side; at each point of a round the contenders run back to back, in rotating order)"
 	else
@@ -937,6 +1031,19 @@ record_pool()
 # round of a workload sees its table in the state the workloads before it
 # left (the read-only YCSB-C an unchanged one).
 POINT=0
+
+# disk_sample WORKLOAD CLIENTS ROUND: a sample of the fsync latency of the
+# disk that holds the WAL of the contenders on disk (DISK_BASE), taken with
+# every contender idle, before round ROUND of the point (ROUND = REPS + 1:
+# after its last), as a line of disk.csv: the report's measure of the disk's
+# drift over the run (bench/lib/fsync_probe.py, report_stats.disk_drift)
+disk_sample()
+{
+	"$PYTHON" "$BENCH/lib/fsync_probe.py" --file "$RAW/fsync-probe" --csv "$OUT/disk.csv" \
+		family="${WL_FAMILY[$1]}" workload="$1" clients="$2" round="$3" >/dev/null 2>&1 ||
+		nvm_warn "fsync sample before round $3 of $1 at $2 clients failed"
+}
+
 rounds()
 {
 	local fam=$1 r w n k c
@@ -945,7 +1052,10 @@ rounds()
 	for w in "${WL_RUN[@]}"; do
 		[ "${WL_FAMILY[$w]}" = "$fam" ] || continue
 		for n in $CLIENTS; do
+			# a workload with clients_up_to runs at the counts up to it
+			[ "${WL_UPTO[$w]:-0}" = 0 ] || [ "$n" -le "${WL_UPTO[$w]}" ] || continue
 			for r in $(seq 1 "$REPS"); do
+				disk_sample "$w" "$n" "$r"
 				order=("$@")
 				k=$((POINT % ${#order[@]}))
 				POINT=$((POINT + 1))
@@ -953,6 +1063,7 @@ rounds()
 					run_point "$c" "$w" "$n" "$r"
 				done
 			done
+			disk_sample "$w" "$n" $((REPS + 1))
 		done
 	done
 	finish_all
@@ -1059,3 +1170,8 @@ ln -sfn "$OUT" "$BUILD_DIR/bench-latest" 2>/dev/null || true
 say "==> writing the report ($OUT/report.md)"
 "$PYTHON" "$BENCH/lib/report.py" "$OUT"
 say "==> done in ${ELAPSED} s: $OUT"
+# a run that broke its family's consistency conditions fails the benchmark
+if [ -s "$OUT/checks.csv" ] && grep -q ',\(violated\|error\),' "$OUT/checks.csv"; then
+	say "==> CONSISTENCY CHECK FAILED in $(grep -c ',\(violated\|error\),' "$OUT/checks.csv") run(s): see $OUT/checks.csv and report.md"
+	exit 1
+fi

@@ -38,6 +38,9 @@ VALUE_COLUMNS = [
     "lat_avg_ms", "lat_p50_ms", "lat_p95_ms", "lat_p99_ms", "lat_avg_pgbench_ms",
     "script1_tps", "script2_tps", "script1_lat_avg_ms", "script2_lat_avg_ms",
     "logged_txns", "error",
+    # scripts 3 to 5 (server-side TPC-C runs five), after the older columns
+    "script3_tps", "script4_tps", "script5_tps",
+    "script3_lat_avg_ms", "script4_lat_avg_ms", "script5_lat_avg_ms",
 ]
 
 META_COLUMNS = [
@@ -71,7 +74,7 @@ def parse_output(text):
     # per-script sections (several -f): " - N transactions (x% of total, tps = T)"
     # then " - latency average = L ms"
     scripts = re.split(r"^SQL script \d+: ", text, flags=re.MULTILINE)[1:]
-    for i, sec in enumerate(scripts[:2], start=1):
+    for i, sec in enumerate(scripts[:5], start=1):
         r["script%d_tps" % i] = grab(r"^ - \d+ transactions \([^)]*tps = ([0-9.]+)\)", sec)
         r["script%d_lat_avg_ms" % i] = grab(r"^ - latency average = ([0-9.]+) ms", sec)
     errors = [line for line in text.splitlines()

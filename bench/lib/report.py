@@ -8,7 +8,8 @@ usage: report.py OUTDIR
                                                   side by side, line by line)
 
 Reads OUTDIR/results.csv (pgbench runs), OUTDIR/engine.csv (engine level),
-OUTDIR/settings.md, and when present OUTDIR/pool-usage.csv,
+OUTDIR/settings.md, and when present OUTDIR/disk.csv (the disk's fsync
+samples, which give the disk's drift), OUTDIR/pool-usage.csv,
 OUTDIR/engine-delay-*.csv, OUTDIR/profile/ (bench/run.sh --profile) and
 OUTDIR/gotpc.md; the workloads' titles, figures, paper numbers and targets
 come from their descriptors (bench/workloads/*.toml, through workloads.py).
@@ -35,8 +36,9 @@ verdict_rule_text in report_render.py).
 #   every report_* module ──> report_common ──> workloads
 #
 #   report_common   the workloads, contenders, the machine's CPUs, number formats
-#   report_load     results.csv, engine*.csv, profiles, the run's other files
-#   report_stats    per-round ratios, the run's noise, the verdict rule, the targets
+#   report_load     results.csv, disk.csv, engine*.csv, profiles, the run's other files
+#   report_stats    per-round ratios, the run's noise, the disk's drift, the verdict
+#                   rule, the targets
 #   report_model    the engine level's many-core model
 #   report_plots    the figures
 #   report_render   report.md and the summary on stdout
@@ -48,21 +50,21 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_common import CORES, wfamily  # noqa: E402
 from report_compare import compare  # noqa: E402
-from report_load import Results, load_engine, load_profiles, load_results  # noqa: E402
+from report_load import Results, load_disk, load_engine, load_profiles, load_results  # noqa: E402
 from report_model import engine_model  # noqa: E402
 from report_plots import make_plots  # noqa: E402
 from report_render import (comparison, cpu_bound_text, cpu_table, summary,  # noqa: E402
                            verdict_rule_text, write_report)
-from report_stats import (ASSUMED_NOISE, DISK_SHIFT, MAD_TO_SIGMA, MIN_NOISE,  # noqa: E402
-                          Z_MARGIN, Spread, Target, disk_bound, interleaved, robust_noise,
+from report_stats import (ASSUMED_NOISE, DISK_SHIFT, MAD_TO_SIGMA, MIN_DRIFT, MIN_NOISE,  # noqa: E402
+                          Z_MARGIN, Drift, Spread, Target, disk_bound, interleaved, robust_noise,
                           run_noise, targets)
 
 # what callers of the report (bench/lib/test_bench.py) reach through this
 # module, besides main
-__all__ = ["ASSUMED_NOISE", "CORES", "DISK_SHIFT", "MAD_TO_SIGMA", "MIN_NOISE", "Results",
-           "Spread", "Target", "Z_MARGIN", "comparison", "compare", "cpu_bound_text", "cpu_table",
-           "disk_bound", "interleaved", "load_results", "robust_noise", "run_noise", "targets",
-           "verdict_rule_text", "wfamily", "write_report"]
+__all__ = ["ASSUMED_NOISE", "CORES", "DISK_SHIFT", "Drift", "MAD_TO_SIGMA", "MIN_DRIFT", "MIN_NOISE",
+           "Results", "Spread", "Target", "Z_MARGIN", "comparison", "compare", "cpu_bound_text", "cpu_table",
+           "disk_bound", "interleaved", "load_disk", "load_results", "robust_noise", "run_noise", "targets",
+           "summary", "verdict_rule_text", "wfamily", "write_report"]
 
 
 def main():
@@ -73,7 +75,7 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     out = sys.argv[1]
-    res = Results(load_results(out))
+    res = Results(load_results(out), load_disk(out))
     eng = load_engine(os.path.join(out, "engine.csv"))
     model = engine_model(eng, CORES)
     plots = make_plots(out, res, eng, model)

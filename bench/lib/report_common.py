@@ -95,6 +95,9 @@ def fmt_tps(x):
         return "%.2f M" % (x / 1e6)
     if x >= 1e4:
         return "%.1f k" % (x / 1e3)
+    if x < 10:
+        # bulk work: a COPY of 1M rows is a transaction of seconds
+        return "%.2f" % x
     return "%.0f" % x
 
 

@@ -6,7 +6,7 @@
 import os
 
 from report_common import md_table
-from report_load import Results, load_results
+from report_load import Results, load_disk, load_results
 from report_stats import targets
 
 
@@ -15,7 +15,7 @@ def compare(dirs):
     and whether they agree (report.py --compare DIR1 DIR2 ...)."""
     runs = []
     for d in dirs:
-        res = Results(load_results(d))
+        res = Results(load_results(d), load_disk(d))
         runs.append({t[0]: t for t in targets(res)})
     names = []
     for r in runs:

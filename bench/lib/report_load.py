@@ -1,10 +1,12 @@
 """bench/lib/report_load.py
      What a bench/run.sh run left in its output directory, read for the
      report: results.csv (pgbench runs, indexed by Results, a point's rounds
-     aggregated to their median with its CPU accounts), engine.csv and
+     aggregated to their median with its CPU accounts), disk.csv (the
+     disk's fsync samples between rounds), engine.csv and
      engine-delay-*.csv (engine level), the profiles (profile/, with
-     --profile), and the run's other files (settings.md, modules.csv,
-     pool-usage.csv, gotpc.md).
+     --profile), the consistency checks after each run (checks.csv, of the
+     families whose descriptor names a check), and the run's other files
+     (settings.md, modules.csv, pool-usage.csv, gotpc.md).
 """
 
 import csv
@@ -31,6 +33,21 @@ def load_results(out):
         r["ok"] = r["status"] == "ok" and r["tps"] is not None
         r["rep"] = int(r.get("rep") or 1)
     return rows
+
+
+def load_disk(out):
+    """The disk's fsync samples of a run (disk.csv, bench/lib/fsync_probe.py,
+    taken between rounds), [{workload, clients, round, mean_us, ...}], or
+    None for a run recorded before the disk was sampled (no disk.csv)."""
+    path = os.path.join(out, "disk.csv")
+    if not os.path.exists(path):
+        return None
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        for k in ("mean_us", "median_us", "p90_us", "max_us", "fsyncs"):
+            r[k] = fnum(r.get(k))
+    return [r for r in rows if r["mean_us"]]
 
 
 def load_engine(path):
@@ -89,6 +106,16 @@ def aggregate(reps):
     return row
 
 
+def run_seconds(r):
+    """How long run r lasted: pgbench's -T, or longer when transactions in
+    flight at its end took longer (a COPY of 1M rows takes seconds): the
+    transactions over pgbench's tps, which counts to the last one's end."""
+    d = r.get("duration_s") or 0
+    if r.get("tps") and r.get("commits"):
+        d = max(d, r["commits"] / r["tps"])
+    return d
+
+
 def cpu_per_txn(runs):
     """The CPU accounts of a point's runs, summed over them (None where
     the runs did not record them): "server_us_per_txn" and
@@ -106,7 +133,7 @@ def cpu_per_txn(runs):
     client = sum(r["client_cpu_s"] for r in counted)
     out["server_us_per_txn"] = server * 1e6 / txns
     out["client_us_per_txn"] = client * 1e6 / txns
-    wall = sum(r["duration_s"] for r in counted if r.get("duration_s"))
+    wall = sum(run_seconds(r) for r in counted)
     if wall:
         out["cpu_busy"] = (server + client) / (wall * common.CORES)
     return out
@@ -116,8 +143,10 @@ class Results:
     """Indexed pgbench results: (workload, contender, clients) -> row (the
     median of its repetitions, see aggregate)."""
 
-    def __init__(self, rows):
+    def __init__(self, rows, disk=None):
         self.rows = rows
+        # the disk's fsync samples (load_disk), None for a run without them
+        self.disk = disk
         groups = {}
         for r in rows:
             groups.setdefault((r["workload"], r["contender"], r["clients"]), []).append(r)
@@ -228,3 +257,16 @@ def load_modules(out):
     """modules.csv: [family, contender, cluster started, nvmam.so md5] of
     every cluster the run started."""
     return [l.split(",") for l in run_file(out, "modules.csv").split("\n") if l.count(",") == 3]
+
+
+def load_checks(out):
+    """checks.csv: one row per run of a family with a check (bench/run.sh
+    check_run): run_id, family, workload, contender, clients, rep, status
+    (ok, violated or error), conditions (how many the check tested) and
+    violations (each violated condition with its count); [] when the run
+    checked nothing."""
+    path = os.path.join(out, "checks.csv")
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))

@@ -3,8 +3,8 @@
      main comparison, WAL fsyncs and CPU per transaction, the paper's
      tables, ratios at every client count, the targets with the rule and
      the run's noise, the profile and why targets were missed, the engine
-     level and its model, drain delays, go-tpc, every run), and the summary
-     report.py prints on stdout.
+     level and its model, drain delays, go-tpc, the consistency checks,
+     every run), and the summary report.py prints on stdout.
 """
 
 import math
@@ -14,11 +14,11 @@ import report_common as common
 from report_common import (ENGINE, ENGINE_WORKLOADS, FAMILIES, WORKLOADS, corder, fmt_factor,
                            fmt_ms, fmt_ratio, fmt_tps, fnum, md_table, median, pct, ratio,
                            script_names, with_paper, wfamily, worder, wtitle)
-from report_load import WAIT_CLASSES, load_engine_delays, load_modules, run_file
+from report_load import WAIT_CLASSES, load_checks, load_engine_delays, load_modules, run_file
 from report_model import T_XFER_NS, WRITE_FRACTION, engine_workload
-from report_stats import (ASSUMED_NOISE, CPU_SATURATED, DISK_BOUND_FSYNCS, DISK_SHIFT, MIN_NOISE,
-                          Z_MARGIN, disk_bound, fsyncs_per_txn, interleaved, noise_of, pair_groups,
-                          per_round, robust_noise, run_noise, targets)
+from report_stats import (ASSUMED_NOISE, CPU_SATURATED, DISK_BOUND_FSYNCS, DISK_SHIFT, MIN_DRIFT,
+                          MIN_NOISE, Z_MARGIN, disk_bound, drift_of, fsyncs_per_txn, interleaved,
+                          noise_of, pair_groups, per_round, robust_noise, run_noise, targets)
 
 
 def main_table(res):
@@ -176,15 +176,24 @@ def verdict_rule_text(res):
          "rounds. s is this run's noise: how far one round's log ratio of two contenders strays "
          "from the median of its point, pooled over every pair of contenders and every point of "
          "the run (robustly: 1.4826 × the median absolute deviation, corrected for the few "
-         "rounds of a point), and at least %.2f. tau is the disk's shift, %.2f, for a target "
-         "one of whose contenders waits for the disk at commit (its WAL on disk and at least "
-         "%.1f WAL fsyncs per transaction in the rounds, `synchronous_commit = on`: heap; "
-         "the line says \"with the disk's shift\"), else 0: a disk shared with other work "
-         "slows every commit of a whole run, for minutes, so all rounds of the run move alike "
-         "and the run cannot see it, while the next run, on a quieter or busier disk, measures "
-         "another ratio (tau is how far that moved between consecutive quick runs of one build, "
-         "bench/results/quick-repeat2-20261126/; `NVM_BENCH_DISK_SHIFT=0` for a disk no other "
-         "work uses). The rule: **PASS** when the whole verdict interval is at or above the "
+         "rounds of a point), and at least %.2f. tau is the disk's drift, for a target one "
+         "of whose contenders waits for the disk at commit (its WAL on disk and at least %.1f "
+         "WAL fsyncs per transaction in the rounds, `synchronous_commit = on`: heap; the line "
+         "says \"with the disk's measured drift\" and its value), else 0: a disk shared with "
+         "other work slows every commit for minutes at a time, which moves every round of a "
+         "point alike, so the rounds cannot see it, and a next run may find the disk elsewhere. "
+         "The run measures it: before every round of a point and after its last, every "
+         "contender idle, it times a burst of 8 kB writes each followed by fdatasync on that "
+         "disk (disk.csv); a point's level is the mean log time per fsync of its samples, and "
+         "tau is how far the levels move between the run's points beyond what the scatter of "
+         "the samples within a point explains (the standard deviation between points, less "
+         "the within-point scatter / number of samples, in quadrature), at least %.2f. The "
+         "scatter within a point, seconds apart, already moves the rounds apart, and with them "
+         "s; so does the disk-waiting contender's own time per WAL fsync from round to round "
+         "(listed below). A run recorded without fsync samples keeps the earlier rule's fixed "
+         "tau = %.2f (how far heap's ratios moved between consecutive quick runs, "
+         "bench/results/quick-repeat2-20261126/); `NVM_BENCH_DISK_SHIFT=x` fixes tau = x for "
+         "any run (0 for a disk no other work uses). The rule: **PASS** when the whole verdict interval is at or above the "
          "target factor k (every round clears k by the margin); **MISS** when it is wholly "
          "below k; **within noise** when k lies inside it, i.e. the spread of the measured "
          "ratio and the target overlap, so this run cannot tell the difference from the target "
@@ -192,20 +201,45 @@ def verdict_rule_text(res):
          "machine differ by more than the rounds of one run do, and a verdict should not flip "
          "from one run to the next. A busier machine raises s and spreads the rounds, which "
          "turns verdicts into \"within noise\", never into the opposite verdict; a quiet one "
-         "narrows the interval." % (reps, how, Z_MARGIN, MIN_NOISE, DISK_SHIFT, DISK_BOUND_FSYNCS)]
+         "narrows the interval." % (reps, how, Z_MARGIN, MIN_NOISE, DISK_BOUND_FSYNCS, MIN_DRIFT,
+                                     DISK_SHIFT)]
+    L.append(" " + drift_text(res))
     if s is None:
         L.append(" This run has too few rounds to measure its noise; the interval assumes "
                  "s = %.2f." % ASSUMED_NOISE)
     else:
         eff = max(s, MIN_NOISE)
         m0 = Z_MARGIN * eff / math.sqrt(reps)
-        m1 = Z_MARGIN * math.sqrt(eff ** 2 / reps + DISK_SHIFT ** 2)
+        tau = drift_of(res).tau
+        m1 = Z_MARGIN * math.sqrt(eff ** 2 / reps + tau ** 2)
         L.append(" In this run s = %.3f (one round's ratio strays by about ±%.0f%%), so with "
                  "%d rounds the margin beyond the extreme rounds is ×/÷ %.2f (−%.0f%% / +%.0f%%), "
-                 "and ×/÷ %.2f with the disk's shift."
+                 "and ×/÷ %.2f with the disk's %s tau = %.2f."
                  % (s, 100 * (math.exp(s) - 1), reps, math.exp(m0),
-                    100 * (1 - math.exp(-m0)), 100 * (math.exp(m0) - 1), math.exp(m1)))
+                    100 * (1 - math.exp(-m0)), 100 * (math.exp(m0) - 1), math.exp(m1),
+                    {"measured": "measured drift", "set": "set drift"}.get(drift_of(res).rule,
+                                                                           "fixed shift"), tau))
     return "".join(L)
+
+
+def drift_text(res):
+    """Which rule of tau the run's verdicts apply, and what it measured."""
+    d = drift_of(res)
+    if d.rule == "set":
+        return "**The disk's drift in this run:** set to tau = %.2f (NVM_BENCH_DISK_SHIFT)." % d.tau
+    if d.rule == "fixed":
+        return ("**The disk's drift in this run:** not measured (no disk.csv: a run recorded "
+                "before the disk was sampled, or too few samples); its verdicts keep the earlier "
+                "rule's fixed tau = %.2f." % d.tau)
+    med, lo, hi = d.latency()
+    if d.within is None:
+        how = "the scatter of its %d samples, %.2f" % (len(d.samples), d.between)
+    else:
+        how = ("%d points of %.1f samples: levels %.2f apart between points (standard deviation "
+               "of the log), samples %.2f within a point" % (d.points, d.k, d.between, d.within))
+    return ("**The disk's drift in this run:** measured, tau = %.2f (at least %.2f), from %d "
+            "fsync samples (mean %.0f µs per fsync, median of the samples; %.0f–%.0f), %s."
+            % (d.tau, MIN_DRIFT, len(d.samples), med, lo, hi, how))
 
 
 def disk_table(res):
@@ -223,16 +257,21 @@ def disk_table(res):
                 continue
             per = [float(r["duration_s"]) * 1e6 / r["wal_fsyncs"] for r in res.rounds(w, c, n).values()
                    if r.get("wal_fsyncs") and fnum(r.get("duration_s"))]
+            probe = [r["mean_us"] for r in drift_of(res).samples
+                     if r.get("workload") == w and str(r.get("clients")) == str(n)]
             rows.append([w, c, str(n), "%.2f" % fsyncs_per_txn(res, w, c, n),
-                         "–" if not per else "%.0f (%.0f–%.0f)" % (median(per), min(per), max(per))])
+                         "–" if not per else "%.0f (%.0f–%.0f)" % (median(per), min(per), max(per)),
+                         "–" if not probe else "%.0f (%.0f–%.0f)" % (median(probe), min(probe), max(probe))])
     if not rows:
         return ""
     return ("Contenders that waited for the disk at commit (the targets against them carry the "
-            "disk's shift tau), with the run's time per WAL fsync: at most the disk's time per "
+            "disk's drift tau), with the run's time per WAL fsync: at most the disk's time per "
             "flush, and equal to it where commits queue for the disk (single-row INSERT and "
-            "UPDATE), so it shows how busy the disk was in this run:\n\n"
+            "UPDATE), so it shows how busy the disk was in this run; and the disk's own fsync "
+            "samples around the point (disk.csv, between its rounds, every contender idle):\n\n"
             + md_table(["workload", "contender", "clients", "WAL fsyncs per transaction",
-                        "µs of the run per WAL fsync: median (rounds)"], rows))
+                        "µs of the run per WAL fsync: median (rounds)",
+                        "disk's samples: mean µs per fsync, median (samples)"], rows))
 
 
 def noise_table(res, tg):
@@ -494,6 +533,46 @@ def explain_target(t, prof, res):
     return cpu_bound_text(res, t.workload, t.mine, t.ref, t.need) + explain(t, prof)
 
 
+def failed_checks(checks):
+    """The rows of checks.csv whose check found a violated condition or did
+    not run to its end."""
+    return [r for r in checks if r.get("status") != "ok"]
+
+
+def checks_section(checks):
+    """The consistency checks after each run: per workload and contender
+    the runs checked and those that failed, then every failed run with the
+    conditions it broke."""
+    if not checks:
+        return []
+    L = ["## Consistency checks\n"]
+    bad = failed_checks(checks)
+    fams = sorted({r["family"] for r in checks})
+    L.append("After every run of %s, the family's check (its descriptor's `check`) ran on the "
+             "contender's database, on one snapshot once the run's clients were gone: for "
+             "server-side TPC-C the consistency conditions of TPC-C clause 3.3.2 "
+             "(`bench/workloads/tpccsp_check.sql` lists them). %s\n"
+             % (", ".join(fams), "**%d run(s) broke a condition or could not be checked; "
+                "bench/run.sh ended with status 1.**" % len(bad) if bad
+                else "Every run of every contender passed every condition."))
+    groups = {}
+    for r in checks:
+        groups.setdefault((r["workload"], r["contender"]), []).append(r)
+    rows = []
+    for (w, c), rs in sorted(groups.items(), key=lambda kv: (worder(kv[0][0]), corder(kv[0][1]))):
+        nb = len(failed_checks(rs))
+        rows.append([w, c, len(rs), max(int(r["conditions"] or 0) for r in rs),
+                     "none" if not nb else "**%d**" % nb])
+    L.append(md_table(["workload", "contender", "runs checked", "conditions", "runs failed"], rows)
+             + "\n")
+    if bad:
+        L.append(md_table(["run", "workload", "contender", "clients", "round", "status",
+                           "conditions broken (count)"],
+                          [[r["run_id"], r["workload"], r["contender"], r["clients"], r["rep"],
+                            "**%s**" % r["status"], r["violations"]] for r in bad]) + "\n")
+    return L
+
+
 def write_report(out, res, eng, model, plots, plot_note, prof):
     L = []
     add = L.append
@@ -507,6 +586,10 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
         "18-core Xeon with Optane: its absolute numbers are 10-1000x ours, and only ratios are "
         "comparable, with care.\n" % (reps, common.CORES, common.CORES))
     add(run_file(out, "settings.md").replace("# Benchmark settings", "## Settings"))
+    checks = load_checks(out)
+    if failed_checks(checks):
+        add("**%d run(s) broke a consistency condition or could not be checked: see "
+            "\"Consistency checks\".**\n" % len(failed_checks(checks)))
     mods = load_modules(out)
     md5s = sorted({m[3] for m in mods})
     if len(md5s) > 1:
@@ -522,8 +605,8 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
 
     add("## Main comparison: maximum throughput (best client count in brackets)\n")
     add("tps = transactions completed per second (pgbench's \"without initial connection time\"); "
-        "for TPC-C it counts New-Order and Payment together, the 1% rolled-back New-Orders "
-        "included. Ratios compare the maxima.\n")
+        "for TPC-C it counts every transaction of the mix (New-Order and Payment; server-side "
+        "TPC-C all five), the 1% rolled-back New-Orders included. Ratios compare the maxima.\n")
     add(main_table(res) + "\n")
 
     add("## WAL fsyncs per transaction\n")
@@ -541,7 +624,8 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
         "...) + pgbench, summed over the rounds; in brackets the clients, and the share of "
         "the machine's %d CPUs the two kept busy. Where that share is near 100%%, throughput is "
         "the cores over the CPU per transaction: a contender is faster only by the CPU it "
-        "saves, and pgbench's share, the same for every contender, caps the ratio. Time spent "
+        "saves, and pgbench's share (measured per contender: it is not the same for all) caps "
+        "the ratio. Time spent "
         "on attempts that were retried counts; the attempts do not.\n" % common.CORES)
     add(cpu_table(res) + "\n")
     wls = [w for w in res.workloads if any((res.get(w, c, n) or {}).get("reps", 1) > 1
@@ -815,6 +899,8 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
         add("## go-tpc cross-check\n")
         add(gotpc + "\n")
 
+    L.extend(checks_section(checks))
+
     # every run
     add("## Every run\n")
     add("commits = transactions processed; retried = transactions that needed at least one "
@@ -859,5 +945,11 @@ def summary(out, res, tg):
               "paper measured them equal up to a few threads); the evidence for many cores is "
               "the engine level's per-operation costs and its model in report.md."
               % common.CORES]
+    checks = load_checks(out)
+    if checks:
+        bad = failed_checks(checks)
+        L += ["", "Consistency checks: %d run(s) checked, %s." % (
+            len(checks), "%d FAILED (report.md, \"Consistency checks\")" % len(bad) if bad
+            else "all passed")]
     L += ["", "Full report: %s" % os.path.join(out, "report.md")]
     return "\n".join(L) + "\n"

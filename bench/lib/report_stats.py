@@ -1,8 +1,9 @@
 """bench/lib/report_stats.py
      The statistics of the report and its verdict rule: per-round ratios of
-     two contenders, the run's noise, the disk's shift, the verdict
-     interval (Spread) and the targets of a run with their verdicts (PASS,
-     MISS, within noise, NO DATA).
+     two contenders, the run's noise, the disk's drift (measured in the run
+     from its fsync samples, or the fixed shift of runs without them), the
+     verdict interval (Spread) and the targets of a run with their verdicts
+     (PASS, MISS, within noise, NO DATA).
 """
 
 import math
@@ -28,14 +29,17 @@ from report_common import WORKLOADS, ctitle, fmt_factor, fmt_tps, median, wtitle
 # contenders strays from the median of its point: pooled over every pair of
 # contenders and every point of the run, robustly (1.4826 x the median
 # absolute deviation, corrected for the few rounds of a point), and at
-# least MIN_NOISE; and tau, the disk's shift, is DISK_SHIFT when one of the
-# two contenders waits for the disk at commit (disk_bound) and 0 otherwise.
+# least MIN_NOISE; and tau, the disk's drift, is 0 unless one of the two
+# contenders waits for the disk at commit (disk_bound); then it is the drift
+# measured in the run (disk_drift: from the fsync samples of disk.csv,
+# taken between rounds), or, for a run recorded without them, the fixed
+# DISK_SHIFT of the earlier rule.
 # PASS: the interval lies at or above k (every round clears k by the
 # margin); MISS: it lies below k; within noise: k lies inside it, so the
 # spread of the measurement and the target overlap.
 
 # how many noise units the margin adds beyond the extreme rounds: run-to-run
-# differences on a shared machine (other sessions' load shifting between
+# differences on a shared machine (other work's load shifting between
 # runs) exceed what the rounds of one run show; chosen so that two
 # consecutive quick runs agree on every target (bench/results/quick-repeat*)
 Z_MARGIN = 3.0
@@ -55,16 +59,22 @@ MAD_TO_SIGMA = 1.4826
 # and 0.3 at 8; nvm's log-free commits about 0.03 at most, read-only
 # transactions none
 DISK_BOUND_FSYNCS = 0.1
-# tau: how far the log ratio of a disk-bound contender and another one
-# moves from one run to the next on a disk shared with other work, beyond
-# the rounds of one run: a busier disk slows every commit of the run, for
-# minutes, so every round of the run moves alike and the run's own rounds
-# cannot see it.  Measured as the spread of heap / heap-tmpfs (the same
-# engine, only the WAL's disk differs) between consecutive quick runs of one
-# build: the standard deviation of its median's log was 0.33 for single-row
+# The earlier rule's tau, kept for runs recorded without fsync samples (no
+# disk.csv): how far the log ratio of a disk-bound contender and another
+# one moved from one run to the next on a disk shared with other work,
+# assumed from the worst seen: the standard deviation of heap / heap-tmpfs's
+# median's log between consecutive quick runs was 0.33 for single-row
 # INSERT and UPDATE, 0.24 for TPC-C (bench/results/quick-repeat2-20261126/).
-# NVM_BENCH_DISK_SHIFT overrides it (0 on a disk no other work uses)
-DISK_SHIFT = float(os.environ.get("NVM_BENCH_DISK_SHIFT", "0.3"))
+DISK_SHIFT = 0.3
+# NVM_BENCH_DISK_SHIFT, when set, fixes tau for every run, with or without
+# samples (0 on a disk no other work uses)
+DISK_SHIFT_FIXED = os.environ.get("NVM_BENCH_DISK_SHIFT")
+# the least drift a run with fsync samples is credited with: a quick run
+# has about nine points of six samples, from which a drift is estimated to
+# about +-0.1 (simulated: a true drift of 0.3 under a scatter of 0.3 within
+# points comes out between 0.19 and 0.41 in 80 % of runs), so a quiet
+# run's estimate can come out near 0 by chance
+MIN_DRIFT = 0.1
 # a contender whose server and pgbench kept at least this share of the
 # machine's CPUs busy during its runs is limited by the CPUs
 CPU_SATURATED = 0.85
@@ -119,7 +129,7 @@ class Spread:
     measured; shift is tau, the disk's run-to-run shift when one of the two
     contenders is disk-bound, else 0."""
 
-    def __init__(self, vals, noise, shift=0.0):
+    def __init__(self, vals, noise, shift=0.0, drift=None):
         self.vals = list(vals)
         self.n = len(self.vals)
         self.median = median(self.vals)
@@ -127,6 +137,8 @@ class Spread:
         self.measured = noise is not None
         self.noise = max(noise, MIN_NOISE) if noise is not None else ASSUMED_NOISE
         self.shift = shift
+        # how the line names its tau (Drift.name), when it has one
+        self.drift_name = drift.name() if drift is not None and shift else "with the disk's shift %.2f" % shift
         self.margin = Z_MARGIN * math.sqrt(self.noise ** 2 / self.n + shift ** 2)
         self.low = self.lo * math.exp(-self.margin)
         self.high = self.hi * math.exp(self.margin)
@@ -140,7 +152,7 @@ class Spread:
 
     def text(self, digits=2):
         f = "%%.%df" % digits
-        disk = ", with the disk's shift" if self.shift else ""
+        disk = ", " + self.drift_name if self.shift else ""
         if self.n == 1:
             return (f + " (1 round; verdict interval " + f + "–" + f + ", noise %s%s)") % (
                 self.median, self.low, self.high, "measured" if self.measured else "assumed", disk)
@@ -190,10 +202,89 @@ def disk_bound(res, w, c, n):
     return wal_on_disk(c) and sync and f is not None and f >= DISK_BOUND_FSYNCS
 
 
+class Drift:
+    """The disk's drift over a run, tau of the targets against a contender
+    that waits for the disk: how far the disk's level (the log of its time
+    per fsync) moves over minutes, which moves every round of a point alike,
+    so the point's rounds cannot see it, and which a next run, minutes
+    later, may find elsewhere.
+
+    From the run's fsync samples (disk.csv: one before every round of a
+    point and one after its last, every contender idle), the random-effects
+    analysis of variance of their logs (each sample's mean µs per fsync) by
+    point: a point's level is the mean of its samples' logs; between is the
+    standard deviation of the levels over the run's points, within that of
+    a sample about its point's level (pooled), and the part of between that
+    within cannot explain (the mean of k samples strays by
+    within / sqrt(k)) is the drift:
+        tau = max(MIN_DRIFT, sqrt(max(0, between^2 - within^2 / k))).
+    The scatter within a point, seconds apart, moves the rounds of a point
+    apart, and with them the per-round ratios and the run's noise s; so do
+    the disk-waiting contender's own times per WAL fsync between its rounds
+    (the report lists them): tau adds only what moves every round alike.
+    A run without samples keeps the fixed DISK_SHIFT (rule "fixed"), and
+    NVM_BENCH_DISK_SHIFT fixes tau for any run."""
+
+    def __init__(self, samples):
+        self.samples = samples or []
+        self.points, self.between, self.within, self.k = 0, None, None, 0
+        if DISK_SHIFT_FIXED is not None:
+            self.rule, self.tau = "set", float(DISK_SHIFT_FIXED)
+            return
+        if samples is None:
+            self.rule, self.tau = "fixed", DISK_SHIFT
+            return
+        self.rule = "measured"
+        groups = {}
+        for r in self.samples:
+            groups.setdefault((r.get("workload"), r.get("clients")), []).append(math.log(r["mean_us"]))
+        groups = list(groups.values())
+        self.points = len(groups)
+        dof = sum(len(g) - 1 for g in groups)
+        if self.points >= 3 and dof >= 1:
+            levels = [sum(g) / len(g) for g in groups]
+            self.k = sum(len(g) for g in groups) / self.points
+            self.within = math.sqrt(sum((x - lv) ** 2 for g, lv in zip(groups, levels) for x in g) / dof)
+            m = sum(levels) / self.points
+            self.between = math.sqrt(sum((lv - m) ** 2 for lv in levels) / (self.points - 1))
+            self.tau = max(MIN_DRIFT, math.sqrt(max(0.0, self.between ** 2 - self.within ** 2 / self.k)))
+        else:
+            logs = [x for g in groups for x in g]
+            if len(logs) >= 3:
+                # too few points to see a drift between them: the whole
+                # scatter of the samples
+                m = sum(logs) / len(logs)
+                self.between = math.sqrt(sum((x - m) ** 2 for x in logs) / (len(logs) - 1))
+                self.tau = max(MIN_DRIFT, self.between)
+            else:
+                self.rule, self.tau = "fixed", DISK_SHIFT
+
+    def latency(self):
+        """(median, lowest, highest) mean µs per fsync of the samples."""
+        v = [r["mean_us"] for r in self.samples]
+        return (median(v), min(v), max(v)) if v else (None, None, None)
+
+    def name(self):
+        """How the line of a target against a disk-bound contender says
+        which tau it carries."""
+        if self.rule == "measured":
+            return "with the disk's measured drift %.2f" % self.tau
+        if self.rule == "set":
+            return "with the disk's drift set to %.2f" % self.tau
+        return "with the disk's fixed shift %.2f (no fsync samples in this run)" % self.tau
+
+
+def drift_of(res):
+    """The run's Drift, computed once per Results."""
+    if not hasattr(res, "drift"):
+        res.drift = Drift(getattr(res, "disk", None))
+    return res.drift
+
+
 def disk_shift(res, w, points):
     """tau for a ratio of the points [(contender, clients)] of workload w:
-    DISK_SHIFT if any of them is disk-bound, else 0."""
-    return DISK_SHIFT if any(disk_bound(res, w, c, n) for c, n in points) else 0.0
+    the run's drift (Drift) if any of them is disk-bound, else 0."""
+    return drift_of(res).tau if any(disk_bound(res, w, c, n) for c, n in points) else 0.0
 
 
 def targets(res):
@@ -218,7 +309,7 @@ def targets(res):
                 out.append(Target(name, "NO DATA", "", w, "nvm-mcsi", "nvm-n2db"))
                 continue
             sp = Spread(vals, noise, disk_shift(res, w, [(c, n) for c in ("nvm-mcsi", "nvm-n2db")
-                                                         for n in counts]))
+                                                         for n in counts]), drift_of(res))
             by = ", ".join("%d: %.2f" % (n, median(list(per_round(res, w, "nvm-mcsi", n, "nvm-n2db", n).values())))
                            for n in counts if per_round(res, w, "nvm-mcsi", n, "nvm-n2db", n))
             out.append(Target(name, sp.verdict(1.0),
@@ -243,7 +334,7 @@ def targets(res):
             if not vals:
                 out.append(Target(name, "NO DATA", "", w, mine, t.ref))
                 continue
-            sp = Spread(vals, noise_of(res), disk_shift(res, w, [(mine, mn), (t.ref, hn)]))
+            sp = Spread(vals, noise_of(res), disk_shift(res, w, [(mine, mn), (t.ref, hn)]), drift_of(res))
             out.append(Target(name, sp.verdict(t.factor), "%s/%s %s; medians %s %s (%d clients), %s %s (%d clients)" % (
                 mine, t.ref, sp.text(), mine, fmt_tps(m), mn, t.ref, fmt_tps(h), hn),
                 w, mine, t.ref, sp, t.factor))

@@ -2,8 +2,11 @@
 """bench/lib/test_bench.py
      Self-test of the benchmark's report and workload descriptors: the
      verdict rule (PASS, MISS, within noise) on per-round ratios, the run's
-     noise, the targets and report of a synthetic run, and the descriptors
-     (every one loads, a new one is a single file).  Run by meson test (the
+     noise, the disk's drift measured from a run's fsync samples (and the
+     fixed shift of runs without them), the targets and report of a
+     synthetic run, the consistency checks after each run (a failed one is
+     shown), and the descriptors (every one loads, a new one is a single
+     file, the family keys autovacuum and check).  Run by meson test (the
      unit suite of regress/run-tests.sh) and by hand:
          python3 bench/lib/test_bench.py
 """
@@ -19,6 +22,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report  # noqa: E402
 import report_common  # noqa: E402
+import report_load  # noqa: E402
 import workloads  # noqa: E402
 
 
@@ -160,6 +164,168 @@ class DiskShift(unittest.TestCase):
         self.assertEqual(opposite, [])
 
 
+def write_disk(out, points, rounds=4):
+    """disk.csv of a run: points {workload: [log offsets of its samples
+    from 100 µs per fsync]}, rounds + 1 samples each (fewer given: cycled)."""
+    with open(os.path.join(out, "disk.csv"), "w", newline="") as f:
+        wr = csv.writer(f)
+        wr.writerow(["time_utc", "family", "workload", "clients", "round", "fsyncs",
+                     "mean_us", "median_us", "p90_us", "max_us"])
+        for w, offs in sorted(points.items()):
+            for r in range(rounds + 1):
+                us = 100 * math.exp(offs[r % len(offs)])
+                wr.writerow(["2026-11-29T00:00:00Z", report.wfamily(w), w, 4, r + 1, 64,
+                             "%.3f" % us, "%.3f" % us, "%.3f" % (2 * us), "%.3f" % (4 * us)])
+
+
+def load(d):
+    return report.Results(report.load_results(d), report.load_disk(d))
+
+
+# a steady disk: every point's samples scatter alike (0.1x to 10x of
+# 100 µs, seconds apart), but the points' levels do not move
+STEADY = {w: [0.0, 2.3, -2.3, 0.5, -0.5] for w in ("insert", "update", "ycsb-c", "tpcb")}
+# a drifting disk: the points' levels lie 0.6 apart (minutes apart), each
+# point's samples close to its level
+DRIFTING = {w: [lv, lv + 0.05, lv - 0.05] for w, lv in
+            (("insert", -0.9), ("update", -0.3), ("ycsb-c", 0.3), ("tpcb", 0.9))}
+
+
+class MeasuredDrift(unittest.TestCase):
+    """tau of a run with fsync samples (disk.csv): the drift of the disk's
+    level between the run's points, beyond the scatter within a point."""
+
+    def test_drift_is_the_stated_formula(self):
+        # levels 0.1, 0.5, 0.9 (standard deviation 0.4), each point's two
+        # samples 0.1 from its level (within^2 = 6 x 0.01 / 3 dof = 0.02)
+        samples = [{"workload": w, "clients": "4", "mean_us": 100 * math.exp(x)}
+                   for w, xs in (("a", [0.0, 0.2]), ("b", [0.4, 0.6]), ("c", [0.8, 1.0])) for x in xs]
+        d = report.Drift(samples)
+        self.assertEqual(d.rule, "measured")
+        self.assertAlmostEqual(d.between, 0.4)
+        self.assertAlmostEqual(d.within, math.sqrt(0.02))
+        self.assertAlmostEqual(d.tau, math.sqrt(0.16 - 0.02 / 2))
+        # a quiet disk is credited with the floor, not 0
+        quiet = [dict(r, mean_us=100.0) for r in samples]
+        self.assertEqual(report.Drift(quiet).tau, report.MIN_DRIFT)
+        # no samples: the fixed shift of the earlier rule
+        self.assertEqual(report.Drift(None).rule, "fixed")
+        self.assertEqual(report.Drift(None).tau, report.DISK_SHIFT)
+
+    def test_scatter_within_points_is_not_drift(self):
+        # a disk whose samples scatter by 10x but whose level stays put:
+        # the scatter moves the rounds (and s), not every round alike
+        with tempfile.TemporaryDirectory() as d:
+            synthetic_run(d, {("insert", "heap"): 10000, ("insert", "nvm-mcsi"): 60000})
+            write_disk(d, STEADY)
+            self.assertEqual(report.Drift(report.load_disk(d)).tau, report.MIN_DRIFT)
+
+    def verdict(self, disk, ratio=6.0, seed=1):
+        """The verdict of nvm-mcsi >= 3 x heap on INSERT with every round
+        near ratio x heap, with disk.csv's points (None: no disk.csv)."""
+        tps = {("insert", "heap"): 10000, ("insert", "nvm-mcsi"): 10000 * ratio,
+               ("insert", "nvm-n2db"): 10000 * ratio}
+        with tempfile.TemporaryDirectory() as d:
+            synthetic_run(d, tps, rounds=5, jitter=0.1, seed=seed)
+            if disk is not None:
+                write_disk(d, disk, rounds=5)
+            res = load(d)
+            t = [t for t in report.targets(res) if (t.workload, t.mine, t.ref) == ("insert", "nvm-mcsi", "heap")]
+            return t[0]
+
+    def test_clear_rounds_pass_on_a_steady_disk_and_not_on_a_drifting_one(self):
+        # every round about 2x the target (rounds 4.9-7.5 x heap against 3 x,
+        # as the quick runs measured single-row INSERTs)
+        t = self.verdict(STEADY)
+        self.assertGreater(t.spread.lo, 4.5)
+        self.assertEqual(t.spread.shift, report.MIN_DRIFT)
+        self.assertEqual(t[1], "PASS")
+        self.assertIn("with the disk's measured drift 0.10", t[2])
+        # the same rounds on a disk whose level drifted over the run
+        t = self.verdict(DRIFTING)
+        self.assertGreater(t.spread.shift, 0.5)
+        self.assertEqual(t[1], "within noise")
+        # and a run recorded before the disk was sampled keeps the fixed tau
+        t = self.verdict(None)
+        self.assertEqual(t.spread.shift, report.DISK_SHIFT)
+        self.assertEqual(t[1], "within noise")
+        self.assertIn("fixed shift", t[2])
+
+    def test_clear_misses_miss_on_a_steady_disk(self):
+        t = self.verdict(STEADY, ratio=1.5)
+        self.assertEqual(t[1], "MISS")
+        self.assertEqual(self.verdict(DRIFTING, ratio=1.5)[1], "within noise")
+
+    def test_targets_without_a_disk_bound_contender_carry_no_drift(self):
+        tps = {("insert", c): 10000 for c in ("heap", "heap-tmpfs", "nvm-mcsi", "nvm-n2db")}
+        with tempfile.TemporaryDirectory() as d:
+            synthetic_run(d, tps)
+            write_disk(d, DRIFTING)
+            shift = {(t.workload, t.mine, t.ref): t.spread.shift for t in report.targets(load(d)) if t.spread}
+        self.assertGreater(shift[("insert", "nvm-mcsi", "heap")], 0.5)
+        self.assertEqual(shift[("insert", "nvm-mcsi", "nvm-n2db")], 0.0)
+
+    def test_the_report_says_which_rule_and_what_it_measured(self):
+        with tempfile.TemporaryDirectory() as d:
+            synthetic_run(d, TargetsOfARun.TPS)
+            write_disk(d, STEADY)
+            res = load(d)
+            text = report.verdict_rule_text(res)
+            self.assertIn("**The disk's drift in this run:** measured, tau = 0.10", text)
+            self.assertIn("4 points of 5.0 samples", text)
+            self.assertIn("with the disk's measured drift tau = 0.10", text)
+            self.assertNotIn("keep the earlier rule", text)
+            # the disk's samples around the point next to heap's time per WAL fsync
+            report.write_report(d, res, [], {}, [], "", {})
+            with open(os.path.join(d, "report.md")) as f:
+                self.assertRegex(f.read(), r"\| insert \| heap \| 4 \| 0\.90 \| \d+ \(\d+–\d+\) \| 100 \(10–997\) \|")
+
+    def test_two_runs_on_disks_apart_by_the_measured_drift_never_disagree(self):
+        # as for the fixed shift: a run on a disk drifting by tau, and the
+        # next on one that moved by tau each way, never read PASS and MISS
+        disk = {w: [lv, lv + 0.3, lv - 0.3] for w, lv in
+                (("update", -0.3), ("insert", 0.0), ("ycsb-c", 0.3))}
+        with tempfile.TemporaryDirectory() as d:
+            write_disk(d, disk)
+            tau = report.Drift(report.load_disk(d)).tau
+        self.assertGreater(tau, report.MIN_DRIFT)
+        opposite = []
+        for i in range(40):
+            k = 0.5 + 0.25 * i
+            tps = {("update", "heap"): 10000, ("update", "nvm-mcsi"): 10000 * k,
+                   ("update", "nvm-n2db"): 10000 * k}
+            verdicts = []
+            for seed, f in ((1, math.exp(tau)), (2, math.exp(-tau))):
+                with tempfile.TemporaryDirectory() as d:
+                    synthetic_run(d, tps, rounds=5, seed=seed, shift={"heap": f})
+                    write_disk(d, disk)
+                    verdicts.append({t[0]: t[1] for t in report.targets(load(d))})
+            for name, v in verdicts[0].items():
+                if {v, verdicts[1][name]} == {"PASS", "MISS"}:
+                    opposite.append((k, name))
+        self.assertEqual(opposite, [])
+
+
+class FsyncProbe(unittest.TestCase):
+    def test_samples_append_to_disk_csv(self):
+        # bench/lib/fsync_probe.py as run.sh calls it, twice: one header,
+        # one line per sample, read back by the report
+        import subprocess
+        probe = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fsync_probe.py")
+        with tempfile.TemporaryDirectory() as d:
+            for r in (1, 2):
+                subprocess.run([sys.executable, probe, "--file", os.path.join(d, "probe"),
+                                "--csv", os.path.join(d, "disk.csv"), "--fsyncs", "8", "--seconds", "0.05",
+                                "family=rows", "workload=insert", "clients=4", "round=%d" % r],
+                               check=True, stdout=subprocess.DEVNULL)
+            rows = report.load_disk(d)
+        self.assertEqual([(r["workload"], r["round"]) for r in rows], [("insert", "1"), ("insert", "2")])
+        for r in rows:
+            self.assertEqual(r["fsyncs"], 8)
+            self.assertGreater(r["mean_us"], 0)
+            self.assertLessEqual(r["median_us"], r["max_us"])
+
+
 class Noise(unittest.TestCase):
     def test_robust_noise_of_known_groups(self):
         # each group's two values lie 0.05 from their median; 3 degrees of
@@ -277,10 +443,12 @@ class TargetsOfARun(unittest.TestCase):
         self.assertIn("How to read the spread", text)
         self.assertIn("**within noise**", text)
         self.assertIn("Expected **within noise** on", text)
-        # the targets against heap carry the disk's shift, and the report
-        # lists the contenders that waited for the disk
-        self.assertIn("with the disk's shift", text)
-        self.assertRegex(text, r"\| insert \| heap \| 4 \| 0\.90 \|")
+        # the targets against heap carry the disk's shift (this run has no
+        # fsync samples: the earlier rule's fixed one, and the report says
+        # so), and the report lists the contenders that waited for the disk
+        self.assertIn("with the disk's fixed shift 0.30 (no fsync samples in this run)", text)
+        self.assertIn("its verdicts keep the earlier rule's fixed tau = 0.30", text)
+        self.assertRegex(text, r"\| insert \| heap \| 4 \| 0\.90 \| \d+ \(\d+–\d+\) \| – \|")
         # every ratio of the main table has its spread, and so has every
         # ratio at each client count
         self.assertRegex(text, r"\| insert \|.*\| \d\.\d\d \(\d\.\d\d–\d\.\d\d\) \|")
@@ -304,6 +472,14 @@ class CpuAccounts(unittest.TestCase):
             return report.Results(report.load_results(d))
         finally:
             report_common.CORES = saved
+
+    def test_a_run_longer_than_its_time(self):
+        # four COPYs that took 16 s in a run of -T 1: the busy share is over 16 s
+        run = {"server_cpu_s": 24.0, "client_cpu_s": 0.04, "commits": 4, "tps": 0.25,
+               "duration_s": 1}
+        acc = report_load.cpu_per_txn([run])
+        self.assertAlmostEqual(acc["server_us_per_txn"], 6e6)
+        self.assertAlmostEqual(acc["cpu_busy"], 24.04 / (16 * report_common.CORES))
 
     def test_per_transaction_and_busy_share(self):
         with tempfile.TemporaryDirectory() as d:
@@ -385,18 +561,66 @@ class SerialOrder(unittest.TestCase):
             self.assertIn("back to back", report.verdict_rule_text(res))
 
 
+class ConsistencyChecks(unittest.TestCase):
+    """checks.csv (bench/run.sh check_run) in the report: a run that broke
+    a condition is named at the top and in its section."""
+
+    TPS = {("tpccsp-4wh", "heap"): 1000, ("tpccsp-4wh", "nvm-mcsi"): 2000}
+
+    def write(self, d, rows):
+        synthetic_run(d, self.TPS, rounds=2)
+        with open(os.path.join(d, "checks.csv"), "w") as f:
+            f.write("run_id,family,workload,contender,clients,rep,status,conditions,violations\n")
+            f.writelines(r + "\n" for r in rows)
+        res = report.Results(report.load_results(d))
+        report.write_report(d, res, [], {}, [], "", {})
+        with open(os.path.join(d, "report.md")) as f:
+            return f.read(), report.summary(d, res, [])
+
+    def test_all_passed(self):
+        with tempfile.TemporaryDirectory() as d:
+            text, summary = self.write(d, ['%d,tpccsp,tpccsp-4wh,%s,4,%d,ok,11,""' % (i, c, r)
+                                           for i, (c, r) in enumerate(
+                                               [("heap", 1), ("nvm-mcsi", 1), ("heap", 2), ("nvm-mcsi", 2)])])
+            self.assertIn("## Consistency checks", text)
+            self.assertIn("Every run of every contender passed every condition", text)
+            self.assertRegex(text, r"\| tpccsp-4wh \| nvm-mcsi \| 2 \| 11 \| none \|")
+            self.assertIn("Consistency checks: 4 run(s) checked, all passed", summary)
+
+    def test_a_violation_is_shown(self):
+        with tempfile.TemporaryDirectory() as d:
+            text, summary = self.write(d, [
+                '1,tpccsp,tpccsp-4wh,heap,4,1,ok,11,""',
+                '2,tpccsp,tpccsp-4wh,nvm-mcsi,4,1,violated,11,"3.3.2.1: 1 warehouses with W_YTD <> sum(D_YTD)"'])
+            self.assertIn("**1 run(s) broke a consistency condition", text.split("## Main comparison")[0])
+            self.assertRegex(text, r"\| tpccsp-4wh \| nvm-mcsi \| 1 \| 11 \| \*\*1\*\* \|")
+            self.assertIn("| 2 | tpccsp-4wh | nvm-mcsi | 4 | 1 | **violated** | 3.3.2.1: 1 warehouses", text)
+            self.assertIn("1 FAILED", summary)
+
+    def test_no_checks_no_section(self):
+        with tempfile.TemporaryDirectory() as d:
+            synthetic_run(d, self.TPS, rounds=2)
+            res = report.Results(report.load_results(d))
+            report.write_report(d, res, [], {}, [], "", {})
+            with open(os.path.join(d, "report.md")) as f:
+                self.assertNotIn("Consistency checks", f.read())
+
+
 class Descriptors(unittest.TestCase):
     def test_every_descriptor_loads_and_plans(self):
         fams = workloads.load()
         names = [w.name for f in fams for w in f.workloads]
         for w in ("ycsb-a", "ycsb-b", "ycsb-c", "tpcc-1wh", "tpcc-4wh", "tpcc-uncontended",
-                  "tpcb", "insert", "update"):
+                  "tpccsp-4wh", "tpcb", "insert", "update", "copy", "seqscan-count", "seqscan-sum"):
             self.assertIn(w, names)
         for mode in workloads.MODES:
             plan = workloads.shell_plan(fams, mode, [1, 4], names, ["tpcc-1wh:8"])
             for w in names:
                 self.assertIn("WL_ARGS['%s 4']=" % w, plan)
             self.assertIn("WL_ARGS['tpcc-1wh 8']=", plan)
+            # a COPY of the whole file per client: up to 4 clients only
+            self.assertIn("WL_UPTO[copy]=4", plan)
+            self.assertIn("WL_UPTO[update]=0", plan)
 
     def test_a_new_workload_is_one_file(self):
         with tempfile.TemporaryDirectory() as d:
@@ -411,6 +635,40 @@ class Descriptors(unittest.TestCase):
             plan = workloads.shell_plan(fams, "quick", [4], ["kv-read"], [])
             self.assertIn("rows=20", plan)
             self.assertEqual(fams[0].workloads[0].targets[0].factor, 1.0)
+
+    def test_autovacuum_and_check(self):
+        fams = {f.name: f for f in workloads.load()}
+        # server-side TPC-C runs with autovacuum and its consistency check;
+        # every other family without either
+        self.assertTrue(fams["tpccsp"].autovacuum)
+        self.assertEqual(fams["tpccsp"].check, "tpccsp_check.sql")
+        self.assertFalse(fams["tpcc"].autovacuum)
+        self.assertIsNone(fams["tpcc"].check)
+        plan = workloads.shell_plan(list(fams.values()), "quick", [4], ["tpccsp-4wh", "tpcc-4wh"], [])
+        self.assertIn("FAM_AUTOVACUUM[tpccsp]=on", plan)
+        self.assertIn("FAM_AUTOVACUUM[tpcc]=off", plan)
+        self.assertRegex(plan, r"FAM_CHECK\[tpccsp\]=\S*/bench/workloads/tpccsp_check\.sql")
+        self.assertIn("FAM_CHECK[tpcc]=''", plan)
+        # the check holds the conditions of clause 3.3.2.1-3.3.2.4 at least
+        with open(os.path.join(workloads.WORKLOAD_DIR, "tpccsp_check.sql")) as f:
+            sql = f.read()
+        for k in range(1, 5):
+            self.assertIn("SELECT '3.3.2.%d'," % k, sql)
+        # the like-for-like target, with nvm-mcsi standing in when
+        # nvm-mcsi-tmpfs did not run
+        t = [t for t in fams["tpccsp"].workloads[0].targets if t.ref == "heap-tmpfs"][0]
+        self.assertEqual((t.mine, t.factor, t.instead), ("nvm-mcsi-tmpfs", 1.3, "nvm-mcsi"))
+
+    def test_autovacuum_and_check_mistakes(self):
+        head = ('[family]\nname = "b"\ntitle = "B"\norder = 1\nload = []\n%s\n'
+                '[[workload]]\nname = "b1"\ntitle = "b"\nscripts = ["update.sql"]\n')
+        for line, msg in (('autovacuum = "on"', "autovacuum is true or false"),
+                          ('check = "no_such_check.sql"', "check script no_such_check.sql not found")):
+            with tempfile.TemporaryDirectory() as d:
+                with open(os.path.join(d, "bad.toml"), "w") as f:
+                    f.write(head % line)
+                with self.assertRaisesRegex(workloads.DescriptorError, msg):
+                    workloads.load(d)
 
     def test_engine_workloads(self):
         engine = workloads.load_engine()

@@ -136,7 +136,7 @@ class Target:
 
 class Workload:
     KEYS = ("name", "title", "what", "scripts", "builtin", "defines", "pgbench_args",
-            "warehouses", "script_names", "paper", "targets")
+            "warehouses", "script_names", "paper", "targets", "clients_up_to")
     PAPER_KEYS = ("mcsi_tps", "mcsi_threads", "n2db_tps", "n2db_threads",
                   "mcsi_latency_us", "n2db_latency_us")
 
@@ -163,6 +163,10 @@ class Workload:
             check_keys(self.paper, self.PAPER_KEYS, self.PAPER_KEYS[:4], where + ".paper")
         self.targets = [Target(x, "%s.targets[%d]" % (where, i))
                         for i, x in enumerate(t.get("targets", []))]
+        # runs only at the run's client counts up to this one (0: all)
+        self.clients_up_to = t.get("clients_up_to", 0)
+        if not isinstance(self.clients_up_to, int) or self.clients_up_to < 0:
+            raise DescriptorError("%s: clients_up_to is a client count" % where)
 
     def values(self, sizes, clients):
         v = dict(sizes)
@@ -257,7 +261,7 @@ def read_toml(path, tables):
 
 class Family:
     KEYS = ("name", "title", "order", "sizes", "pool_size", "derived", "load", "settings",
-            "figure", "paper_table", "run_order")
+            "figure", "paper_table", "run_order", "autovacuum", "check")
 
     def __init__(self, path):
         where = os.path.basename(path)
@@ -286,6 +290,19 @@ class Family:
                 if not os.path.exists(os.path.join(WORKLOAD_DIR, s)):
                     raise DescriptorError("%s: script %s not found" % (w, s))
             self.load.append(step)
+        # autovacuum on the family's clusters (off unless asked for: no
+        # background work lands in another run's measurement)
+        self.autovacuum = t.get("autovacuum", False)
+        if not isinstance(self.autovacuum, bool):
+            raise DescriptorError("%s: autovacuum is true or false" % (where + " [family]"))
+        # a psql script run after every run, one row per condition
+        # (condition, what, violations)
+        self.check = t.get("check")
+        if self.check is not None:
+            if not isinstance(self.check, str) or \
+                    not os.path.exists(os.path.join(WORKLOAD_DIR, self.check)):
+                raise DescriptorError("%s: check script %s not found in %s"
+                                      % (where + " [family]", self.check, WORKLOAD_DIR))
         self.settings = t.get("settings", "")
         self.figure = t.get("figure")
         if self.figure is not None:
@@ -402,7 +419,8 @@ def shell_plan(fams, mode, clients, selected, profile_points, engine=None):
         if name in selected:
             points.append((name, int(n)))
     q = shlex.quote
-    L = ["declare -gA WL_FAMILY=() WL_ARGS=() WL_WH=() FAM_POOL=() FAM_LOAD=() FAM_SETTINGS=() ENGINE_MB=()"]
+    L = ["declare -gA WL_FAMILY=() WL_ARGS=() WL_WH=() WL_UPTO=() FAM_POOL=() FAM_LOAD=() FAM_SETTINGS=() "
+         "FAM_AUTOVACUUM=() FAM_CHECK=() ENGINE_MB=()"]
     run, families = [], []
     for f in fams:
         mine = [n for n in f.run_order if n in selected]
@@ -415,10 +433,13 @@ def shell_plan(fams, mode, clients, selected, profile_points, engine=None):
         L.append("FAM_POOL[%s]=%s" % (FAM, q(str(f.pool(mode)))))
         L.append("FAM_LOAD[%s]=%s" % (FAM, q("\n".join(shlex.join(s) for s in f.load_steps(values)))))
         L.append("FAM_SETTINGS[%s]=%s" % (FAM, q(f.settings_line(values))))
+        L.append("FAM_AUTOVACUUM[%s]=%s" % (FAM, "on" if f.autovacuum else "off"))
+        L.append("FAM_CHECK[%s]=%s" % (FAM, q(os.path.join(WORKLOAD_DIR, f.check) if f.check else "")))
         for name in mine:
             w = wl[name]
             run.append(name)
             L.append("WL_FAMILY[%s]=%s" % (q(name), FAM))
+            L.append("WL_UPTO[%s]=%d" % (q(name), w.clients_up_to))
             for n in sorted(counts):
                 L.append("WL_ARGS[%s]=%s" % (q("%s %d" % (name, n)), q(shlex.join(w.args(values, n)))))
                 L.append("WL_WH[%s]=%s" % (q("%s %d" % (name, n)), q(str(w.warehouses_at(values, n)))))
@@ -442,14 +463,15 @@ def listing(fams, mode, engine=None):
             tg = "; ".join(describe_target(t) for t in w.targets) or "–"
             L.append("| `%s` | %s | %s | `%s` | %s |" % (w.name, f.name, w.what or w.title, args, tg))
     L.append("")
-    L.append("| family | sizes (%s) | pool_size | load |" % mode)
-    L.append("|---|---|---|---|")
+    L.append("| family | sizes (%s) | pool_size | load | autovacuum | check after each run |" % mode)
+    L.append("|---|---|---|---|---|---|")
     for f in fams:
         sizes = ", ".join("%s = %s%s" % (k, s[mode], " (%s)" % s["env"] if s.get("env") else "")
                           for k, s in f.sizes.items()) or "–"
         load_ = "; ".join(("psql " + " ".join(s["psql"])) if "psql" in s else
                           "pgbench " + " ".join(str(x) for x in s["pgbench_init"]) for s in f.load)
-        L.append("| %s | %s | %s | %s |" % (f.name, sizes, f.pool_size[mode], load_))
+        L.append("| %s | %s | %s | %s | %s | %s |" % (f.name, sizes, f.pool_size[mode], load_,
+                                                   "on" if f.autovacuum else "off", f.check or "–"))
     if engine:
         L.append("")
         L.append("| engine workload | what | rows per transaction | updates | writing transactions |")

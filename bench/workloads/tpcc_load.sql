@@ -9,7 +9,8 @@
 --		orders		initial orders per district, at most customers (standard:
 --					3000); the newest 30% of them are new orders (900 of 3000
 --					in the standard).  New-Order and Payment never read them,
---					so a smaller number only shrinks order_line.
+--					so a smaller number only shrinks order_line (tpcc.toml);
+--					server-side TPC-C (tpccsp.toml) loads the standard's.
 --	  Ten districts per warehouse, 5..15 lines per initial order.
 
 \set ON_ERROR_STOP on
