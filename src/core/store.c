@@ -1097,6 +1097,29 @@ take_number(NvmSegArray *arr, _Atomic uint64_t *list, _Atomic uint64_t *counter,
 }
 
 /*
+ * batch_slot returns the address of entry idx of arr, creating its segment
+ * if needed (NULL if the pool is full): the entry after *prev's (*prev_idx)
+ * when idx follows it in the same segment, without a lookup.  *prev and
+ * *prev_idx become idx's.
+ */
+static inline _Atomic uint64_t *
+batch_slot(NvmSegArray *arr, uint64_t idx, _Atomic uint64_t **prev, uint64_t *prev_idx)
+{
+	int			seg;
+	uint64_t	pos;
+	_Atomic uint64_t *s;
+
+	nvm_segarray_locate(idx, &seg, &pos);
+	if (*prev != NULL && idx == *prev_idx + 1 && pos != 0)
+		s = *prev + 1;
+	else
+		s = nvm_segarray_slot(arr, idx, true);
+	*prev = s;
+	*prev_idx = idx;
+	return s;
+}
+
+/*
  * nvm_record_insert_many: see store.h, which states the persist order;
  * the steps are repeated below.
  */
@@ -1115,6 +1138,10 @@ nvm_record_insert_many(NvmTable *t, NvmTxn *txn, int level, uint32_t cid, int n,
 				versions = {0},
 				heads = {0};
 	_Atomic uint64_t **head_of;
+	_Atomic uint64_t *last_head = NULL,
+			   *last_slot = NULL;
+	uint64_t	last_r = 0,
+				last_vno = 0;
 	NvmVersion **v_of;
 	NvmWriteResult res = NVM_WRITE_OK;
 	int			k;
@@ -1145,7 +1172,7 @@ nvm_record_insert_many(NvmTable *t, NvmTxn *txn, int level, uint32_t cid, int n,
 		_Atomic uint64_t *slot;
 		NvmVersion *v;
 
-		head_of[k] = nvm_segarray_slot(&desc->records, r, true);
+		head_of[k] = batch_slot(&desc->records, r, &last_head, &last_r);
 		if (head_of[k] == NULL)
 		{
 			res = NVM_WRITE_NO_SPACE;
@@ -1155,7 +1182,7 @@ nvm_record_insert_many(NvmTable *t, NvmTxn *txn, int level, uint32_t cid, int n,
 						  &vnext, &vend, (uint64_t) (n - k), &fresh);
 		if (fresh != 0)
 			raise_originals(desc, vend);
-		slot = nvm_segarray_slot(&desc->versions, vno, true);
+		slot = batch_slot(&desc->versions, vno, &last_slot, &last_vno);
 		if (slot == NULL)
 		{
 			res = NVM_WRITE_NO_SPACE;
