@@ -2,7 +2,7 @@
 #	  A full pool: on a pool of the minimum size (32MB) that may not grow
 #	  (nvm.pool_max_size = 32MB), inserting until the pool is full fails the
 #	  statement with ERRCODE_DISK_FULL (53100), a message naming the pool
-#	  file and a hint; the failed transaction leaves
+#	  file and a hint (a COPY too); the failed transaction leaves
 #	  nothing visible, committed rows stay intact (counts, scans, amcheck)
 #	  and every table stays readable, also across a restart and a crash.
 #	  A rolled-back TRUNCATE or DROP gives no space back; a committed one
@@ -165,6 +165,17 @@ is_pool_full('a transaction that fills the pool', $err);
 is($node->safe_psql('postgres', 'SELECT count(*) FROM plain WHERE id = 1000'), '0',
 	'the failed transaction rolled back its other rows');
 is(big_digest(), $digest, 'the failed transaction left big as it was');
+
+# a COPY that fills the pool (COPY stores a batch of rows with one call of
+# the core, nvm_record_insert_many): the same error, nothing of it left
+my $copyfile = $node->data_dir . '/full_copy.data';
+$node->safe_psql('postgres', qq{COPY (SELECT g, repeat(md5(g::text), 6)
+	FROM generate_series($next, $next + 100000) g) TO '$copyfile'});
+($rc, $out, $err) = try("COPY big FROM '$copyfile'");
+isnt($rc, 0, 'a COPY that fills the pool fails');
+is_pool_full('a COPY that fills the pool', $err);
+is(big_digest(), $digest, 'the failed COPY left big as it was');
+unlink $copyfile;
 
 # --- a rolled-back TRUNCATE or DROP gives nothing back -----------------------
 $node->safe_psql('postgres', 'BEGIN; TRUNCATE big; ROLLBACK;');

@@ -2,8 +2,9 @@
  * test_crash.c
  *	  Crash-consistency test of the storage core with the crash simulator.
  *
- * A random workload of small transactions (inserts, updates, deletes,
- * aborts, rolled-back subtransactions, new tables, row-lock words) runs
+ * A random workload of small transactions (inserts, batches of inserts as
+ * COPY makes them, updates, deletes, aborts, rolled-back subtransactions,
+ * new tables, row-lock words) runs
  * against a pool
  * whose persists go through the simulator.  Before every drain the
  * simulator builds crash images (durable state plus a random subset of the
@@ -42,7 +43,8 @@
  * as ALTER TABLE ... SET TABLESPACE does, so they include every step of a
  * clone too.
  *
- * A second run per mode starts from a small pool that must grow: it takes
+ * A second run per mode (without batches of inserts) starts from a small
+ * pool that must grow: it takes
  * and gives back "ballast" blocks of a whole chunk between transactions, so
  * that the pool grows by a segment again and again (until its maximum) and
  * the rows move into the segments; the crash points include every step of
@@ -317,6 +319,15 @@ check_recovered(void *arg)
 
 static unsigned rng_state;
 
+/*
+ * whether transactions insert batches: only in the fixed-size pool's run.
+ * The growing pool's run keeps the sequence of transactions it was tuned
+ * with: another sequence (batches, or the same rows inserted one by one)
+ * takes the pool to its maximum where recovery finds no room for its
+ * repair list.
+ */
+static bool batches;
+
 static unsigned
 rnd(unsigned n)
 {
@@ -365,7 +376,55 @@ run_transaction(NvmTable *t, NvmTxn *txn)
 		memset(&row, 0, sizeof(row));
 		row.key = key;
 		row.value = rnd(1000000);
-		if (cur < 0)
+		if (cur < 0 && batches && rnd(2) == 0)
+		{
+			/*
+			 * a batch (COPY): this key and up to three more absent ones,
+			 * with one drain for all (nvm_record_insert_many)
+			 */
+			Row			rows[4];
+			const void *data[4];
+			uint32_t	lens[4];
+			uint64_t	nos[4];
+			unsigned	keys[4];
+			int			nb = 0,
+						done = 0;
+
+			/* as many rows as keep the transaction's roots within the index log's ring */
+			int			most = 5 - nroots - (ops + (sub ? 2 : 0) - i - 1);
+
+			for (unsigned k2 = key; nb < 4 && (nb == 0 || nb < most) && k2 < key + KEYS; k2++)
+			{
+				unsigned	kk = k2 % KEYS;
+				int64_t		c2 = oracle.pending[kk] != -2 ? oracle.pending[kk] : oracle.committed[kk];
+
+				if (c2 >= 0)
+					continue;
+				memset(&rows[nb], 0, sizeof(Row));
+				rows[nb].key = kk;
+				rows[nb].value = rnd(1000000);
+				data[nb] = &rows[nb];
+				lens[nb] = sizeof(Row);
+				keys[nb++] = kk;
+			}
+			res = nvm_record_insert_many(t, txn, level, cid, nb, data, lens, nos, &done);
+			for (int j = 0; res == NVM_WRITE_OK && j < done; j++)
+			{
+				oracle.pending[keys[j]] = rows[j].value;
+				oracle.pending_root[keys[j]] = nos[j];
+				vno[keys[j]] = nos[j];
+				if (j + 1 < done && nroots < 64)
+				{
+					roots[nroots].table = nvm_off_of(t->desc);
+					roots[nroots].version_no = nos[j];
+					nroots++;
+					oracle.lsn++;
+				}
+				else
+					new_root = nos[j];
+			}
+		}
+		else if (cur < 0)
 		{
 			res = nvm_record_insert(t, txn, level, cid, &row, sizeof(row), &n);
 			if (res == NVM_WRITE_OK)
@@ -521,6 +580,7 @@ run_mode(uint32_t mode, int ntx, unsigned seed, bool grow)
 	bool		ok;
 
 	rng_state = seed;
+	batches = !grow;
 	memset(&oracle, 0, sizeof(oracle));
 	unlink(pool_path);
 	o.path = pool_path;

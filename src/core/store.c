@@ -912,30 +912,19 @@ raise_originals(NvmTableDesc *desc, uint64_t limit)
 }
 
 /*
- * new_version takes a version number, allocates and fills a version
- * (prev is set by the caller), and writes its version slot.  Everything is
- * flushed, not drained.  Returns NULL if the pool is full.
+ * fill_version allocates and fills version number n of record record_no
+ * (prev is set by the caller) and writes its version slot (slot).  Nothing
+ * is flushed.  Returns NULL if the pool is full.
  */
-static NvmVersion *
-new_version(NvmTable *t, const NvmTxn *txn, uint32_t cid, uint64_t record_no,
-			const void *data, uint32_t len, uint64_t kind,
-			uint64_t *version_no)
+static inline NvmVersion *
+fill_version(const NvmTxn *txn, uint32_t cid, uint64_t record_no,
+			 const void *data, uint32_t len, uint64_t kind, uint64_t n,
+			 _Atomic uint64_t *slot)
 {
 	bool		tombstone = (kind & NVM_VINFO_TOMBSTONE) != 0;
-	NvmTableDesc *desc = t->desc;
-	uint64_t	n = numbers_pop(&desc->versions, &desc->free_versions);
-	_Atomic uint64_t *slot;
 	nvm_off		off;
 	NvmVersion *v;
 
-	if (n == 0)
-	{
-		n = atomic_fetch_add(&desc->next_version, 1);
-		raise_originals(desc, n + 1);
-	}
-	slot = nvm_segarray_slot(&desc->versions, n, true);
-	if (slot == NULL)
-		return NULL;
 	/* a tombstone has room for the epoch it is retired at (gc.h) */
 	off = nvm_alloc(sizeof(NvmVersion) + (tombstone ? sizeof(uint64_t) : len));
 	if (off == 0)
@@ -953,6 +942,35 @@ new_version(NvmTable *t, const NvmTxn *txn, uint32_t cid, uint64_t record_no,
 	if (len)
 		memcpy(v->data, data, len);
 	atomic_store_explicit(slot, off, memory_order_release);
+	return v;
+}
+
+/*
+ * new_version takes a version number, allocates and fills a version
+ * (prev is set by the caller), and writes its version slot.  Everything is
+ * flushed, not drained.  Returns NULL if the pool is full.
+ */
+static NvmVersion *
+new_version(NvmTable *t, const NvmTxn *txn, uint32_t cid, uint64_t record_no,
+			const void *data, uint32_t len, uint64_t kind,
+			uint64_t *version_no)
+{
+	NvmTableDesc *desc = t->desc;
+	uint64_t	n = numbers_pop(&desc->versions, &desc->free_versions);
+	_Atomic uint64_t *slot;
+	NvmVersion *v;
+
+	if (n == 0)
+	{
+		n = atomic_fetch_add(&desc->next_version, 1);
+		raise_originals(desc, n + 1);
+	}
+	slot = nvm_segarray_slot(&desc->versions, n, true);
+	if (slot == NULL)
+		return NULL;
+	v = fill_version(txn, cid, record_no, data, len, kind, n, slot);
+	if (v == NULL)
+		return NULL;
 	nvm_flush(slot, sizeof(uint64_t));
 	nvm_flush(&desc->next_version, sizeof(uint64_t));
 	*version_no = n;
@@ -1013,6 +1031,203 @@ nvm_record_insert(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
 	atomic_store_explicit(head, nvm_off_of(v), memory_order_release);
 	nvm_flush(head, sizeof(uint64_t));
 	return NVM_WRITE_OK;
+}
+
+/*
+ * FlushRun gathers the cache lines of neighbouring writes (version slots
+ * and record heads of consecutive numbers, versions the allocator placed
+ * one after the other) into one flush: a write is added after it is made,
+ * and a run is flushed when a write outside it comes, or at the end.
+ */
+typedef struct FlushRun
+{
+	uintptr_t	lo;				/* first line of the run */
+	uintptr_t	hi;				/* end of its last line; 0: no run */
+} FlushRun;
+
+static inline void
+run_flush(FlushRun *r)
+{
+	if (r->hi > r->lo)
+		nvm_flush((const void *) r->lo, r->hi - r->lo);
+	r->lo = r->hi = 0;
+}
+
+static inline void
+run_add(FlushRun *r, const void *addr, size_t len)
+{
+	uintptr_t	a = (uintptr_t) addr & ~(uintptr_t) (NVM_CACHELINE - 1);
+	uintptr_t	b = ((uintptr_t) addr + len + NVM_CACHELINE - 1) & ~(uintptr_t) (NVM_CACHELINE - 1);
+
+	if (r->hi != 0 && a >= r->lo && a <= r->hi)
+	{
+		if (b > r->hi)
+			r->hi = b;
+		return;
+	}
+	run_flush(r);
+	r->lo = a;
+	r->hi = b;
+}
+
+/*
+ * take_number takes a number off list, else the next of the numbers
+ * reserved from counter in [*next, *end), else reserves want numbers from
+ * counter with one fetch-and-add (those a failed batch leaves unused are
+ * never handed out: holes, as a discarded version leaves).  A fresh
+ * reservation's first number goes to *fresh (0 if none was made).
+ */
+static inline uint64_t
+take_number(NvmSegArray *arr, _Atomic uint64_t *list, _Atomic uint64_t *counter,
+			uint64_t *next, uint64_t *end, uint64_t want, uint64_t *fresh)
+{
+	uint64_t	n;
+
+	*fresh = 0;
+	if (*next < *end)
+		return (*next)++;
+	n = numbers_pop(arr, list);
+	if (n != 0)
+		return n;
+	n = atomic_fetch_add(counter, want);
+	*next = n + 1;
+	*end = n + want;
+	*fresh = n;
+	return n;
+}
+
+/*
+ * batch_slot returns the address of entry idx of arr, creating its segment
+ * if needed (NULL if the pool is full): the entry after *prev's (*prev_idx)
+ * when idx follows it in the same segment, without a lookup.  *prev and
+ * *prev_idx become idx's.
+ */
+static inline _Atomic uint64_t *
+batch_slot(NvmSegArray *arr, uint64_t idx, _Atomic uint64_t **prev, uint64_t *prev_idx)
+{
+	int			seg;
+	uint64_t	pos;
+	_Atomic uint64_t *s;
+
+	nvm_segarray_locate(idx, &seg, &pos);
+	if (*prev != NULL && idx == *prev_idx + 1 && pos != 0)
+		s = *prev + 1;
+	else
+		s = nvm_segarray_slot(arr, idx, true);
+	*prev = s;
+	*prev_idx = idx;
+	return s;
+}
+
+/*
+ * nvm_record_insert_many: see store.h, which states the persist order;
+ * the steps are repeated below.
+ */
+NvmWriteResult
+nvm_record_insert_many(NvmTable *t, NvmTxn *txn, int level, uint32_t cid, int n,
+					   const void *const *data, const uint32_t *len,
+					   uint64_t *version_nos, int *done)
+{
+	NvmTableDesc *desc = t->desc;
+	uint64_t	txid = nvm_txn_begin_write(txn);
+	uint64_t	rnext = 0,
+				rend = 0,
+				vnext = 0,
+				vend = 0;
+	FlushRun	slots = {0},
+				versions = {0},
+				heads = {0};
+	_Atomic uint64_t **head_of;
+	_Atomic uint64_t *last_head = NULL,
+			   *last_slot = NULL;
+	uint64_t	last_r = 0,
+				last_vno = 0;
+	NvmVersion **v_of;
+	NvmWriteResult res = NVM_WRITE_OK;
+	int			k;
+
+	*done = 0;
+	if (txid == NVM_INVALID_TXID)
+		return NVM_WRITE_NO_SPACE;
+	head_of = malloc(sizeof(*head_of) * (size_t) n);
+	v_of = malloc(sizeof(*v_of) * (size_t) n);
+	if (head_of == NULL || v_of == NULL)
+	{
+		free(head_of);
+		free(v_of);
+		return NVM_WRITE_NO_SPACE;
+	}
+
+	/*
+	 * step 1: numbers; step 2: every version and its version slot written,
+	 * its write-log entry too, all flushed
+	 */
+	for (k = 0; k < n; k++)
+	{
+		uint64_t	fresh;
+		uint64_t	r = take_number(&desc->records, &desc->free_records,
+									&desc->next_record, &rnext, &rend,
+									(uint64_t) (n - k), &fresh);
+		uint64_t	vno;
+		_Atomic uint64_t *slot;
+		NvmVersion *v;
+
+		head_of[k] = batch_slot(&desc->records, r, &last_head, &last_r);
+		if (head_of[k] == NULL)
+		{
+			res = NVM_WRITE_NO_SPACE;
+			break;
+		}
+		vno = take_number(&desc->versions, &desc->free_versions, &desc->next_version,
+						  &vnext, &vend, (uint64_t) (n - k), &fresh);
+		if (fresh != 0)
+			raise_originals(desc, vend);
+		slot = batch_slot(&desc->versions, vno, &last_slot, &last_vno);
+		if (slot == NULL)
+		{
+			res = NVM_WRITE_NO_SPACE;
+			break;
+		}
+		v = fill_version(txn, cid, r, data[k], len[k], NVM_VINFO_INSERTED, vno, slot);
+		if (v == NULL)
+		{
+			res = NVM_WRITE_NO_SPACE;
+			break;
+		}
+		if (!nvm_txn_log_version(txn, nvm_off_of(desc), nvm_off_of(v), level))
+		{
+			discard_version(t, v);
+			res = NVM_WRITE_NO_SPACE;
+			break;
+		}
+		run_add(&slots, slot, sizeof(uint64_t));
+		run_add(&versions, v, sizeof(NvmVersion) + len[k]);
+		v_of[k] = v;
+		version_nos[k] = vno;
+	}
+	run_flush(&slots);
+	run_flush(&versions);
+	nvm_flush(&desc->next_record, sizeof(uint64_t));
+	nvm_flush(&desc->next_version, sizeof(uint64_t));
+
+	/*
+	 * One drain: the versions, slots, counters and log entries of all k
+	 * rows durable before any of them is reachable.
+	 */
+	if (k > 0)
+		nvm_drain();
+
+	/* step 3: each record number is ours alone, so a plain store publishes it */
+	for (int i = 0; i < k; i++)
+	{
+		atomic_store_explicit(head_of[i], nvm_off_of(v_of[i]), memory_order_release);
+		run_add(&heads, head_of[i], sizeof(uint64_t));
+	}
+	run_flush(&heads);
+	free(head_of);
+	free(v_of);
+	*done = k;
+	return res;
 }
 
 /*

@@ -196,6 +196,33 @@ extern NvmWriteResult nvm_record_insert(NvmTable *t, NvmTxn *txn, int level, uin
 										uint64_t *version_no_out);
 
 /*
+ * nvm_record_insert_many creates n new records (COPY: PostgreSQL's
+ * multi_insert), the i-th with one version holding data[i] (len[i] bytes),
+ * whose number goes to version_nos[i], with one drain for all of them.
+ * Persist order (the single insert's, steps taken for the whole batch):
+ *	 1. the record and version numbers of every row are taken (off the free
+ *		lists, else reserved from the counters with one fetch-and-add);
+ *	 2. every version (prev 0), its version slot and its write-log entry
+ *		are written and flushed, then the counter lines: one drain makes
+ *		them all durable;
+ *	 3. only then is each record head stored (the numbers are ours alone)
+ *		and flushed; the drain at commit makes them durable before the
+ *		commit status.
+ *	 So no head, durable or not, names a version that is not durable: a
+ *	 crash before the drain leaves no row reachable, one during step 3 some
+ *	 rows reachable, all of a transaction that is not committed, which
+ *	 recovery makes ABORTED from the durable write log.  *done is the
+ *	 number of rows inserted (the first *done of data): all n and
+ *	 NVM_WRITE_OK, or fewer and NVM_WRITE_NO_SPACE when the pool filled up
+ *	 (those rows are published; numbers reserved and not used stay unused).
+ */
+extern NvmWriteResult nvm_record_insert_many(NvmTable *t, NvmTxn *txn, int level,
+											 uint32_t cid, int n,
+											 const void *const *data,
+											 const uint32_t *len,
+											 uint64_t *version_nos, int *done);
+
+/*
  * nvm_record_update pushes a new version (or a tombstone when data is NULL)
  * onto the chain of the version numbered old_version_no, provided that this
  * version is still the newest one the transaction may overwrite (MCSI paper

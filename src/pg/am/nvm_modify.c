@@ -162,12 +162,6 @@ write_begin(Relation rel, WriteEntry entry, ItemPointer otid, NvmTable *table)
 }
 
 /*
- * nvm_insert_one stores the row in slot as a new record, sets the slot's
- * TID to the new version's, and logs the insert for logical decoding
- * (options are the insert's); a speculative insertion (spec_token not 0)
- * carries its token in the image (nvm_tuple_mark_speculative).
- */
-/*
  * note_version_number reserves version_no in the WAL for physical standbys
  * if it is at or above the table's reserved limit (nvm_redo.c), before the
  * caller makes an index entry naming it.
@@ -184,6 +178,43 @@ note_version_number(Relation rel, NvmTable *table, uint64 version_no)
 	nvm_redo_note_version(table, &key, version_no);
 }
 
+/*
+ * insert_done does what follows the core's insert of tuple as version
+ * version_no: the main fork covered, the number reserved for standbys, the
+ * insert logged for logical decoding (options are the insert's), the
+ * slot's TID and contents set to the new version, the index root noted.
+ */
+static inline void
+insert_done(Relation rel, NvmTable *table, TupleTableSlot *slot, HeapTuple tuple,
+			uint64 version_no, int options)
+{
+	nvm_storage_cover_version(rel, version_no);
+	note_version_number(rel, table, version_no);
+	/* logged before the slot takes the version: tuple may be the slot's (nvm_form_tuple) */
+	nvm_wal_log_insert(rel, tuple, options);
+	nvm_store_version(rel, nvm_version_by_no(table, version_no), slot);
+	if (rel->rd_rel->relhasindex)
+		nvm_commit_note_index_root(rel, table, version_no);
+}
+
+/*
+ * insert_failed reports a core insert into rel that did not succeed.
+ */
+static void
+insert_failed(Relation rel, NvmWriteResult res)
+{
+	if (res == NVM_WRITE_NO_SPACE)
+		nvm_report_pool_full(rel);
+	elog(ERROR, "unexpected result %d of an insert into nvm table \"%s\"",
+		 (int) res, RelationGetRelationName(rel));
+}
+
+/*
+ * nvm_insert_one stores the row in slot as a new record, sets the slot's
+ * TID to the new version's, and logs the insert for logical decoding
+ * (options are the insert's); a speculative insertion (spec_token not 0)
+ * carries its token in the image (nvm_tuple_mark_speculative).
+ */
 static void
 nvm_insert_one(Relation rel, NvmTable *table, NvmTxn *txn, TupleTableSlot *slot,
 			   CommandId cid, int options, uint32 spec_token)
@@ -199,19 +230,9 @@ nvm_insert_one(Relation rel, NvmTable *table, NvmTxn *txn, TupleTableSlot *slot,
 		nvm_tuple_mark_speculative(tuple, spec_token, GetCurrentTransactionId());
 	res = nvm_record_insert(table, txn, nvm_xact_level(), cid,
 							tuple->t_data, tuple->t_len, &version_no);
-	if (res == NVM_WRITE_NO_SPACE)
-		nvm_report_pool_full(rel);
 	if (res != NVM_WRITE_OK)
-		elog(ERROR, "unexpected result %d of an insert into nvm table \"%s\"",
-			 (int) res, RelationGetRelationName(rel));
-
-	nvm_storage_cover_version(rel, version_no);
-	note_version_number(rel, table, version_no);
-	/* logged before the slot takes the version: tuple may be the slot's (nvm_form_tuple) */
-	nvm_wal_log_insert(rel, tuple, options);
-	nvm_store_version(rel, nvm_version_by_no(table, version_no), slot);
-	if (rel->rd_rel->relhasindex)
-		nvm_commit_note_index_root(rel, table, version_no);
+		insert_failed(rel, res);
+	insert_done(rel, table, slot, tuple, version_no, options);
 }
 
 /*
@@ -291,7 +312,11 @@ nvm_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 }
 
 /*
- * nvm_multi_insert inserts several rows (COPY), one record each.
+ * nvm_multi_insert inserts several rows (COPY): their images are formed
+ * first, then stored with one call of the core (nvm_record_insert_many,
+ * one drain for all of them instead of one a row; its persist order is in
+ * store.h), then each row gets what nvm_insert_one does after the core's
+ * insert (insert_done).
  */
 void
 nvm_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
@@ -299,9 +324,28 @@ nvm_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 {
 	NvmTable	table;
 	NvmTxn	   *txn = write_begin(rel, WRITE_INSERT, NULL, &table);
+	MemoryContext oldcxt = MemoryContextSwitchTo(nvm_write_context());
+	TransactionId token = nvm_token_for_write(table.desc);
+	HeapTuple  *tuples = palloc(sizeof(HeapTuple) * nslots);
+	const void **data = palloc(sizeof(void *) * nslots);
+	uint32	   *len = palloc(sizeof(uint32) * nslots);
+	uint64	   *version_nos = palloc(sizeof(uint64) * nslots);
+	int			done;
+	NvmWriteResult res;
 
 	for (int i = 0; i < nslots; i++)
-		nvm_insert_one(rel, &table, txn, slots[i], cid, options, 0);
+	{
+		tuples[i] = nvm_form_tuple(rel, slots[i], cid, NULL, token);
+		data[i] = tuples[i]->t_data;
+		len[i] = tuples[i]->t_len;
+	}
+	MemoryContextSwitchTo(oldcxt);
+	res = nvm_record_insert_many(&table, txn, nvm_xact_level(), cid, nslots,
+								 data, len, version_nos, &done);
+	for (int i = 0; i < done; i++)
+		insert_done(rel, &table, slots[i], tuples[i], version_nos[i], options);
+	if (res != NVM_WRITE_OK)
+		insert_failed(rel, res);
 	nvm_commit_note_write(rel);
 	pgstat_count_heap_insert(rel, nslots);
 }

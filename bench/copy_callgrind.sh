@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+#
+# bench/copy_callgrind.sh
+#	  Instructions per row of a COPY into heap and into nvm, counted by
+#	  valgrind's callgrind: repeatable on a busy machine, where timings are
+#	  not, so it is what before/after comparisons of the COPY path use.
+#
+# One throwaway cluster with nvmam preloaded (wal_level = replica, the
+# default, so nvm.wal_redo logs nvm's rows as the bench's contenders do)
+# runs under callgrind.  It holds cp_heap (heap) and cp_nvm (nvm), both of
+# the bulk family's ORDER-LINE columns (bench/workloads/bulk_schema.sql),
+# without index, and two files of the same rows: SHORT rows and LONG rows.
+# For each table, one connection runs, in one transaction, TRUNCATE and
+# COPY of a file, once with each file.  The backend's instruction count of
+# the long COPY minus the short one's, divided by the difference in rows, is
+# the cost of one row, without connection start-up, TRUNCATE, commit and
+# exit; the same difference by function (its own instructions, and with its
+# callees) shows where they go.
+#
+# Usage:
+#	bash bench/copy_callgrind.sh [--short N] [--long N] [--mode mcsi|n2db]
+#								 [--out DIR] [--tag NAME]
+#
+# --tag NAME goes into the name of the scratch directory in /dev/shm (to
+# tell runs of several checkouts apart).  Uses the installed module (build
+# and install first).  PG_CONFIG selects PostgreSQL 15.  Writes
+# DIR/summary.md, DIR/<table>.self.txt and DIR/<table>.inclusive.txt.
+#
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=regress/lib/common.sh
+. "$ROOT/regress/lib/common.sh"
+# shellcheck source=regress/lib/cluster.sh
+. "$ROOT/regress/lib/cluster.sh"
+
+SHORT=20000
+LONG=100000
+MODE=mcsi
+OUT=
+TAG=
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+		--short) SHORT=$2; shift 2 ;;
+		--long) LONG=$2; shift 2 ;;
+		--mode) MODE=$2; shift 2 ;;
+		--out) OUT=$2; shift 2 ;;
+		--tag) TAG=-$2; shift 2 ;;
+		-h | --help) sed -n '2,27p' "$0"; exit 0 ;;
+		*) nvm_die "unknown option $1 (see --help)" ;;
+	esac
+done
+[ "$LONG" -gt "$SHORT" ] || nvm_die "--long must exceed --short"
+command -v valgrind >/dev/null 2>&1 || nvm_die "valgrind not found (apt-get install valgrind)"
+
+nvm_find_pg
+OUT=${OUT:-$ROOT/build-bench/copy-callgrind-$(date -u +%Y%m%d-%H%M%S)}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+
+trap 'nvm_cleanup' EXIT
+trap 'nvm_cleanup; exit 130' INT TERM
+
+D=$(nvm_pg_tmpdir /dev/shm "nvmam-copy-callgrind$TAG")
+PORT=$(nvm_free_port)
+mkdir -p "$D/cg"
+chown "$(nvm_pg_user):" "$D/cg" 2>/dev/null || true
+nvm_cleanup_add "nvm_as_pg '$PG_BINDIR/pg_ctl' -D '$D/data' -m immediate -w stop >/dev/null 2>&1; rm -rf '$D'"
+nvm_cluster_init "$D" "$PORT"
+nvm_cluster_conf "$D" \
+	"shared_buffers = '256MB'" \
+	"autovacuum = off" \
+	"checkpoint_timeout = '1d'" \
+	"max_wal_size = '4GB'" \
+	"shared_preload_libraries = 'nvmam'" \
+	"nvm.pool_path = '$D/pool'" "nvm.durability = 'pool'" \
+	"nvm.pool_size = '1GB'" \
+	"nvm.concurrency_control = '$MODE'"
+
+nvm_as_pg valgrind --tool=callgrind --trace-children=yes \
+	--callgrind-out-file="$D/cg/callgrind.out.%p" \
+	"$PG_BINDIR/postgres" -D "$D/data" >"$D/server.log" 2>&1 &
+for _ in $(seq 1 600); do
+	if nvm_as_pg "$PG_BINDIR/pg_isready" -q -h "$D" -p "$PORT"; then break; fi
+	sleep 1
+done
+nvm_as_pg "$PG_BINDIR/pg_isready" -q -h "$D" -p "$PORT" || nvm_die "the server under valgrind did not start"
+
+pg()
+{
+	nvm_as_pg env PGHOST="$D" PGPORT="$PORT" PGUSER=postgres PGDATABASE=postgres \
+		"$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 "$@"
+}
+
+# rows_file N: writes the first N of the bulk family's rows to
+# DATADIR/cp_N.copy
+rows_file()
+{
+	pg -c "COPY (
+		SELECT 1 + i % 4, 1 + (i / 4) % 10, 1 + i / 40, 1 + i % 15,
+			   1 + (i * 7919) % 100000, 1 + i % 4,
+			   CASE WHEN i % 3 = 0 THEN NULL
+					ELSE timestamp '2026-01-01' + i * interval '1 second' END,
+			   1 + i % 10, ((i * 37) % 999999) / 100.0,
+			   left(md5(i::text), 24)
+		FROM generate_series(1, $1::bigint) i
+	) TO '$D/data/cp_$1.copy'"
+}
+
+echo "==> files of $SHORT and $LONG rows, tables cp_heap and cp_nvm" >&2
+pg -c "CREATE EXTENSION nvmam"
+for am in heap nvm; do
+	pg -c "CREATE TABLE cp_$am (
+		ol_w_id integer NOT NULL, ol_d_id integer NOT NULL, ol_o_id integer NOT NULL,
+		ol_number integer NOT NULL, ol_i_id integer NOT NULL,
+		ol_supply_w_id integer NOT NULL, ol_delivery_d timestamp,
+		ol_quantity integer NOT NULL, ol_amount numeric(6, 2) NOT NULL,
+		ol_dist_info char(24) NOT NULL) USING $am"
+done
+rows_file "$SHORT"
+rows_file "$LONG"
+
+# settle: waits until processes that ended have written their callgrind
+# files (the count of files stays the same for two seconds)
+settle()
+{
+	local last=-1 now
+	while :; do
+		now=$(find "$D/cg" -type f -size +0 | wc -l)
+		[ "$now" = "$last" ] && return
+		last=$now
+		sleep 2
+	done
+}
+
+# backend_ir TABLE N: the instructions of the backend that copied N rows
+# into TABLE (of the processes that ended meanwhile, the one that did the
+# most)
+backend_ir()
+{
+	local table=$1 n=$2 before best=0 best_file= f ir
+	settle
+	before=$(ls "$D/cg")
+	pg -c "BEGIN" -c "TRUNCATE $table" -c "COPY $table FROM 'cp_$n.copy'" -c "COMMIT" \
+		>"$OUT/psql-$table-$n.log" 2>&1
+	pg -c "CHECKPOINT" >/dev/null
+	sleep 2
+	settle
+	for f in $(comm -13 <(printf '%s\n' "$before") <(ls "$D/cg")); do
+		ir=$(sed -n 's/^totals: \([0-9]*\).*/\1/p' "$D/cg/$f")
+		if [ -n "$ir" ] && [ "$ir" -gt "$best" ]; then
+			best=$ir
+			best_file=$f
+		fi
+	done
+	[ -n "$best_file" ] || nvm_die "no callgrind file for the $table backend"
+	cp "$D/cg/$best_file" "$OUT/callgrind.$table.$n"
+	echo "$best"
+}
+
+{
+	echo "Instructions per row of a COPY, counted by callgrind (valgrind $(valgrind --version | sed 's/valgrind-//'))."
+	echo "One backend: BEGIN; TRUNCATE; COPY of the bulk family's ORDER-LINE rows; COMMIT."
+	echo "(Ir of $LONG rows - Ir of $SHORT rows) / $((LONG - SHORT)). nvm.concurrency_control = $MODE, wal_level = replica."
+	echo "Module: $(md5sum "$PG_PKGLIBDIR/nvmam.so" | cut -c1-12), git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')."
+	echo
+	echo "| table | instructions per row |"
+	echo "|---|---|"
+} >"$OUT/summary.md"
+
+# per_row TABLE [callgrind_annotate options]: instructions per row by
+# function, the long run's minus the short run's
+per_row()
+{
+	local table=$1
+	shift
+	python3 - "$((LONG - SHORT))" \
+		<(callgrind_annotate "$@" --threshold=100 "$OUT/callgrind.$table.$SHORT" 2>/dev/null) \
+		<(callgrind_annotate "$@" --threshold=100 "$OUT/callgrind.$table.$LONG" 2>/dev/null) <<'PY'
+import re, sys
+n = int(sys.argv[1])
+def costs(path):
+    out = {}
+    for line in open(path):
+        m = re.match(r'\s*([0-9,]+)\s+(?:\([^)]*\)\s+)?(\S.*)$', line)
+        if m and ':' in m.group(2) and 'PROGRAM TOTALS' not in m.group(2):
+            name = re.sub(r' \[.*\]$', '', m.group(2))
+            name = name.split(':', 1)[1] if name.startswith(('???', '.', '/')) else name
+            out[name] = out.get(name, 0) + int(m.group(1).replace(',', ''))
+    return out
+a, b = costs(sys.argv[2]), costs(sys.argv[3])
+rows = sorted(((b.get(k, 0) - a.get(k, 0)) / n, k) for k in set(a) | set(b))
+rows = [r for r in rows if r[0] >= 0.5][::-1]
+print("per row  function")
+for v, k in rows[:400]:
+    print(f"{v:10.1f}  {k}")
+PY
+}
+
+for table in cp_heap cp_nvm; do
+	echo "==> $table: COPY of $SHORT and of $LONG rows under callgrind" >&2
+	short=$(backend_ir "$table" "$SHORT")
+	long=$(backend_ir "$table" "$LONG")
+	echo "| $table | $(((long - short) / (LONG - SHORT))) |" >>"$OUT/summary.md"
+	per_row "$table" >"$OUT/$table.self.txt"
+	per_row "$table" --inclusive=yes >"$OUT/$table.inclusive.txt"
+done
+{
+	echo
+	echo "Where they go: <table>.self.txt (instructions per row by function, its own),"
+	echo "<table>.inclusive.txt (with its callees); callgrind_annotate of the long COPY"
+	echo "minus the short one's, divided by the number of rows between them."
+} >>"$OUT/summary.md"
+rm -f "$OUT"/callgrind.cp_*
+cat "$OUT/summary.md"
+echo "results: $OUT" >&2
