@@ -33,6 +33,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$ROOT/regress/lib/common.sh"
 # shellcheck source=regress/lib/cluster.sh
 . "$ROOT/regress/lib/cluster.sh"
+# shellcheck source=bench/lib/callgrind.sh
+. "$ROOT/bench/lib/callgrind.sh"
 
 SHORT=20000
 LONG=100000
@@ -64,28 +66,7 @@ trap 'nvm_cleanup; exit 130' INT TERM
 
 D=$(nvm_pg_tmpdir /dev/shm "nvmam-copy-callgrind$TAG")
 PORT=$(nvm_free_port)
-mkdir -p "$D/cg"
-chown "$(nvm_pg_user):" "$D/cg" 2>/dev/null || true
-nvm_cleanup_add "nvm_as_pg '$PG_BINDIR/pg_ctl' -D '$D/data' -m immediate -w stop >/dev/null 2>&1; rm -rf '$D'"
-nvm_cluster_init "$D" "$PORT"
-nvm_cluster_conf "$D" \
-	"shared_buffers = '256MB'" \
-	"autovacuum = off" \
-	"checkpoint_timeout = '1d'" \
-	"max_wal_size = '4GB'" \
-	"shared_preload_libraries = 'nvmam'" \
-	"nvm.pool_path = '$D/pool'" "nvm.durability = 'pool'" \
-	"nvm.pool_size = '1GB'" \
-	"nvm.concurrency_control = '$MODE'"
-
-nvm_as_pg valgrind --tool=callgrind --trace-children=yes \
-	--callgrind-out-file="$D/cg/callgrind.out.%p" \
-	"$PG_BINDIR/postgres" -D "$D/data" >"$D/server.log" 2>&1 &
-for _ in $(seq 1 600); do
-	if nvm_as_pg "$PG_BINDIR/pg_isready" -q -h "$D" -p "$PORT"; then break; fi
-	sleep 1
-done
-nvm_as_pg "$PG_BINDIR/pg_isready" -q -h "$D" -p "$PORT" || nvm_die "the server under valgrind did not start"
+cg_cluster_start "$MODE" "" "" -- "max_wal_size = '4GB'"
 
 pg()
 {
@@ -121,42 +102,19 @@ done
 rows_file "$SHORT"
 rows_file "$LONG"
 
-# settle: waits until processes that ended have written their callgrind
-# files (the count of files stays the same for two seconds)
-settle()
-{
-	local last=-1 now
-	while :; do
-		now=$(find "$D/cg" -type f -size +0 | wc -l)
-		[ "$now" = "$last" ] && return
-		last=$now
-		sleep 2
-	done
-}
-
 # backend_ir TABLE N: the instructions of the backend that copied N rows
 # into TABLE (of the processes that ended meanwhile, the one that did the
 # most)
 backend_ir()
 {
-	local table=$1 n=$2 before best=0 best_file= f ir
-	settle
+	local table=$1 n=$2 before
+	cg_settle
 	before=$(ls "$D/cg")
 	pg -c "BEGIN" -c "TRUNCATE $table" -c "COPY $table FROM 'cp_$n.copy'" -c "COMMIT" \
 		>"$OUT/psql-$table-$n.log" 2>&1
 	pg -c "CHECKPOINT" >/dev/null
 	sleep 2
-	settle
-	for f in $(comm -13 <(printf '%s\n' "$before") <(ls "$D/cg")); do
-		ir=$(sed -n 's/^totals: \([0-9]*\).*/\1/p' "$D/cg/$f")
-		if [ -n "$ir" ] && [ "$ir" -gt "$best" ]; then
-			best=$ir
-			best_file=$f
-		fi
-	done
-	[ -n "$best_file" ] || nvm_die "no callgrind file for the $table backend"
-	cp "$D/cg/$best_file" "$OUT/callgrind.$table.$n"
-	echo "$best"
+	cg_busiest_since "$before" "$OUT/callgrind.$table.$n" "$table"
 }
 
 {
@@ -175,27 +133,8 @@ per_row()
 {
 	local table=$1
 	shift
-	python3 - "$((LONG - SHORT))" \
-		<(callgrind_annotate "$@" --threshold=100 "$OUT/callgrind.$table.$SHORT" 2>/dev/null) \
-		<(callgrind_annotate "$@" --threshold=100 "$OUT/callgrind.$table.$LONG" 2>/dev/null) <<'PY'
-import re, sys
-n = int(sys.argv[1])
-def costs(path):
-    out = {}
-    for line in open(path):
-        m = re.match(r'\s*([0-9,]+)\s+(?:\([^)]*\)\s+)?(\S.*)$', line)
-        if m and ':' in m.group(2) and 'PROGRAM TOTALS' not in m.group(2):
-            name = re.sub(r' \[.*\]$', '', m.group(2))
-            name = name.split(':', 1)[1] if name.startswith(('???', '.', '/')) else name
-            out[name] = out.get(name, 0) + int(m.group(1).replace(',', ''))
-    return out
-a, b = costs(sys.argv[2]), costs(sys.argv[3])
-rows = sorted(((b.get(k, 0) - a.get(k, 0)) / n, k) for k in set(a) | set(b))
-rows = [r for r in rows if r[0] >= 0.5][::-1]
-print("per row  function")
-for v, k in rows[:400]:
-    print(f"{v:10.1f}  {k}")
-PY
+	cg_by_function "$OUT/callgrind.$table.$SHORT" "$OUT/callgrind.$table.$LONG" \
+		"$((LONG - SHORT))" 1 "per row" 0.5 10.1f "$@"
 }
 
 for table in cp_heap cp_nvm; do

@@ -62,6 +62,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$ROOT/regress/lib/common.sh"
 # shellcheck source=regress/lib/cluster.sh
 . "$ROOT/regress/lib/cluster.sh"
+# shellcheck source=bench/lib/callgrind.sh
+. "$ROOT/bench/lib/callgrind.sh"
 
 ROWS=100000
 SHORT=2000
@@ -105,19 +107,6 @@ trap 'nvm_cleanup; exit 130' INT TERM
 
 D=$(nvm_pg_tmpdir /dev/shm nvmam-callgrind)
 PORT=$(nvm_free_port)
-mkdir -p "$D/cg"
-chown "$(nvm_pg_user):" "$D/cg" 2>/dev/null || true
-nvm_cleanup_add "nvm_as_pg '$PG_BINDIR/pg_ctl' -D '$D/data' -m immediate -w stop >/dev/null 2>&1; rm -rf '$D'"
-nvm_cluster_init "$D" "$PORT"
-nvm_cluster_conf "$D" \
-	"shared_buffers = '256MB'" \
-	"autovacuum = off" \
-	"checkpoint_timeout = '1d'" \
-	"shared_preload_libraries = 'nvmam'" \
-	"nvm.pool_path = '$D/pool'" "nvm.durability = 'pool'" \
-	"nvm.pool_size = '1GB'" \
-	"nvm.concurrency_control = '$MODE'"
-
 # the postmaster under callgrind, following its children (fork)
 CG_ARGS=()
 [ "$CACHE_SIM" = 1 ] && CG_ARGS+=(--cache-sim=yes)
@@ -130,14 +119,7 @@ if [ -n "$CLOCK_FACTOR$CLOCK_TICK" ]; then
 	[ -n "$CLOCK_FACTOR" ] && PRELOAD+=(SLOWCLOCK_FACTOR="$CLOCK_FACTOR")
 	[ -n "$CLOCK_TICK" ] && PRELOAD+=(SLOWCLOCK_TICK_NS="$CLOCK_TICK")
 fi
-nvm_as_pg "${PRELOAD[@]}" valgrind --tool=callgrind --trace-children=yes "${CG_ARGS[@]}" \
-	--callgrind-out-file="$D/cg/callgrind.out.%p" \
-	"$PG_BINDIR/postgres" -D "$D/data" >"$D/server.log" 2>&1 &
-for _ in $(seq 1 600); do
-	if nvm_as_pg "$PG_BINDIR/pg_isready" -q -h "$D" -p "$PORT"; then break; fi
-	sleep 1
-done
-nvm_as_pg "$PG_BINDIR/pg_isready" -q -h "$D" -p "$PORT" || nvm_die "the server under valgrind did not start"
+cg_cluster_start "$MODE" "${PRELOAD[*]}" "${CG_ARGS[*]}" --
 
 pg()
 {
@@ -158,19 +140,6 @@ pg psql -X -q -v ON_ERROR_STOP=1 \
 	-c "CREATE SEQUENCE pr_nvm_ins START $((ROWS + 1))" \
 	-c "VACUUM ANALYZE pr_heap" -c "VACUUM ANALYZE pr_nvm"
 
-# settle: waits until processes that ended have written their callgrind
-# files (the count of files stays the same for two seconds)
-settle()
-{
-	local last=-1 now
-	while :; do
-		now=$(find "$D/cg" -type f -size +0 | wc -l)
-		[ "$now" = "$last" ] && return
-		last=$now
-		sleep 2
-	done
-}
-
 # query TABLE: the workload's query on TABLE
 query()
 {
@@ -187,25 +156,15 @@ query()
 # start a short-lived one first), the one that did the most
 backend_ir()
 {
-	local table=$1 n=$2 before best=0 best_file= f ir
-	settle
+	local table=$1 n=$2 before
+	cg_settle
 	before=$(ls "$D/cg")
 	printf '%s\n' '\set id random(1, :rows)' "$(query "$table")" |
 		nvm_as_pg tee "$D/q_$table.sql" >/dev/null
 	pg pgbench -n -M "$PROTOCOL" -f "$D/q_$table.sql" -D rows="$ROWS" -c 1 -t "$n" \
 		--random-seed=1 >"$OUT/pgbench-$table-$n.log" 2>&1
 	sleep 2
-	settle
-	for f in $(comm -13 <(printf '%s\n' "$before") <(ls "$D/cg")); do
-		ir=$(sed -n 's/^totals: \([0-9]*\).*/\1/p' "$D/cg/$f")
-		if [ -n "$ir" ] && [ "$ir" -gt "$best" ]; then
-			best=$ir
-			best_file=$f
-		fi
-	done
-	[ -n "$best_file" ] || nvm_die "no callgrind file for the $table backend"
-	cp "$D/cg/$best_file" "$OUT/callgrind.$table.$n"
-	echo "$best"
+	cg_busiest_since "$before" "$OUT/callgrind.$table.$n" "$table"
 }
 
 # ll_misses FILE: last-level cache misses (reads + writes) of a callgrind
@@ -239,27 +198,8 @@ per_query()
 {
 	local table=$1 scale=$2
 	shift 2
-	python3 - "$((LONG - SHORT))" "$scale" \
-		<(callgrind_annotate "$@" --threshold=100 "$OUT/callgrind.$table.$SHORT" 2>/dev/null) \
-		<(callgrind_annotate "$@" --threshold=100 "$OUT/callgrind.$table.$LONG" 2>/dev/null) <<'PY'
-import re, sys
-n = int(sys.argv[1]) / int(sys.argv[2])
-def costs(path):
-    out = {}
-    for line in open(path):
-        m = re.match(r'\s*([0-9,]+)\s+(?:\([^)]*\)\s+)?(\S.*)$', line)
-        if m and ':' in m.group(2) and 'PROGRAM TOTALS' not in m.group(2):
-            name = re.sub(r' \[.*\]$', '', m.group(2))
-            name = name.split(':', 1)[1] if name.startswith(('???', '.', '/')) else name
-            out[name] = out.get(name, 0) + int(m.group(1).replace(',', ''))
-    return out
-a, b = costs(sys.argv[3]), costs(sys.argv[4])
-rows = sorted(((b.get(k, 0) - a.get(k, 0)) / n, k) for k in set(a) | set(b))
-rows = [r for r in rows if r[0] >= 1][::-1]
-print(f"per {sys.argv[2]} queries  function")
-for v, k in rows[:400]:
-    print(f"{v:22.0f}  {k}")
-PY
+	cg_by_function "$OUT/callgrind.$table.$SHORT" "$OUT/callgrind.$table.$LONG" \
+		"$((LONG - SHORT))" "$scale" "per $scale queries" 1 22.0f "$@"
 }
 
 for table in pr_heap pr_nvm; do
