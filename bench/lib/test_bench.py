@@ -147,21 +147,33 @@ class DiskShift(unittest.TestCase):
         # exp(tau)), once on a busier one (slower by exp(tau)); whatever the
         # true ratio, one run never says PASS where the other says MISS
         # (without the disk's shift in the margin, ratios near the target do)
-        opposite = []
-        for i in range(40):
-            k = 0.5 + 0.25 * i
-            tps = {("update", "heap"): 10000, ("update", "nvm-mcsi"): 10000 * k,
-                   ("update", "nvm-n2db"): 10000 * k}
-            verdicts = []
-            for seed, f in ((1, math.exp(report.DISK_SHIFT)), (2, math.exp(-report.DISK_SHIFT))):
-                with tempfile.TemporaryDirectory() as d:
-                    synthetic_run(d, tps, rounds=5, seed=seed, shift={"heap": f})
+        self.assertEqual(opposite_verdicts(report.DISK_SHIFT), [])
+
+
+def opposite_verdicts(tau, disk=None):
+    """The (ratio, target) pairs on which two runs of the same build read PASS
+    and MISS: one run on a disk quieter by exp(tau) (heap faster), one on a
+    disk busier by exp(tau), for true ratios from 0.5 to 10.25; with disk
+    (write_disk's points) both runs also carry those fsync samples."""
+    opposite = []
+    for i in range(40):
+        k = 0.5 + 0.25 * i
+        tps = {("update", "heap"): 10000, ("update", "nvm-mcsi"): 10000 * k,
+               ("update", "nvm-n2db"): 10000 * k}
+        verdicts = []
+        for seed, f in ((1, math.exp(tau)), (2, math.exp(-tau))):
+            with tempfile.TemporaryDirectory() as d:
+                synthetic_run(d, tps, rounds=5, seed=seed, shift={"heap": f})
+                if disk is None:
                     res = report.Results(report.load_results(d))
-                    verdicts.append({t[0]: t[1] for t in report.targets(res)})
-            for name, v in verdicts[0].items():
-                if {v, verdicts[1][name]} == {"PASS", "MISS"}:
-                    opposite.append((k, name))
-        self.assertEqual(opposite, [])
+                else:
+                    write_disk(d, disk)
+                    res = load(d)
+                verdicts.append({t[0]: t[1] for t in report.targets(res)})
+        for name, v in verdicts[0].items():
+            if {v, verdicts[1][name]} == {"PASS", "MISS"}:
+                opposite.append((k, name))
+    return opposite
 
 
 def write_disk(out, points, rounds=4):
@@ -289,21 +301,7 @@ class MeasuredDrift(unittest.TestCase):
             write_disk(d, disk)
             tau = report.Drift(report.load_disk(d)).tau
         self.assertGreater(tau, report.MIN_DRIFT)
-        opposite = []
-        for i in range(40):
-            k = 0.5 + 0.25 * i
-            tps = {("update", "heap"): 10000, ("update", "nvm-mcsi"): 10000 * k,
-                   ("update", "nvm-n2db"): 10000 * k}
-            verdicts = []
-            for seed, f in ((1, math.exp(tau)), (2, math.exp(-tau))):
-                with tempfile.TemporaryDirectory() as d:
-                    synthetic_run(d, tps, rounds=5, seed=seed, shift={"heap": f})
-                    write_disk(d, disk)
-                    verdicts.append({t[0]: t[1] for t in report.targets(load(d))})
-            for name, v in verdicts[0].items():
-                if {v, verdicts[1][name]} == {"PASS", "MISS"}:
-                    opposite.append((k, name))
-        self.assertEqual(opposite, [])
+        self.assertEqual(opposite_verdicts(tau, disk), [])
 
 
 class FsyncProbe(unittest.TestCase):
