@@ -41,7 +41,7 @@ typedef struct Options
 	double		warmup;			/* seconds run before counting starts */
 	int			threads[16];
 	int			nthreads;
-	int			modes[2];
+	int			modes[NVM_CC_END];
 	int			nmodes;
 	const char *workloads[8];
 	int			nworkloads;
@@ -297,7 +297,7 @@ run_point(const Options *o, int mode, const char *workload, int nt, Result *agg)
 	nvm_txn_commit(&loader);
 	nvm_slot_release(loader.slot);
 
-	fprintf(stderr, "# %s %s %d thread(s)...\n", mode == NVM_CC_MCSI ? "mcsi" : "n2db", workload, nt);
+	fprintf(stderr, "# %s %s %d thread(s)...\n", nvm_cc_mode_name(mode), workload, nt);
 	pthread_barrier_init(&barrier, NULL, (unsigned) nt + 1);
 	for (int i = 0; i < nt; i++)
 	{
@@ -352,7 +352,7 @@ int
 main(int argc, char **argv)
 {
 	Options		o = {0};
-	static Result results[2][8][16];
+	static Result results[NVM_CC_END][8][16];
 	FILE	   *csv = NULL;
 	char		default_path[128];
 
@@ -398,10 +398,9 @@ main(int argc, char **argv)
 		else if (strcmp(a, "--modes") == 0)
 		{
 			o.nmodes = 0;
-			if (strstr(v, "mcsi"))
-				o.modes[o.nmodes++] = NVM_CC_MCSI;
-			if (strstr(v, "n2db"))
-				o.modes[o.nmodes++] = NVM_CC_N2DB;
+			for (uint32_t m = NVM_CC_FIRST; m < NVM_CC_END && o.nmodes < NVM_CC_END; m++)
+				if (strstr(v, nvm_cc_mode_name(m)))
+					o.modes[o.nmodes++] = m;
 		}
 		else if (strcmp(a, "--workloads") == 0)
 		{
@@ -440,7 +439,7 @@ main(int argc, char **argv)
 				run_point(&o, o.modes[m], o.workloads[wl], nt, agg);
 				if (csv)
 					fprintf(csv, "%s,%s,%d,%.1f,%.1f,%llu,%llu,%.1f,%.1f,%.1f,%.2f,%.2f,%.1f\n",
-							o.modes[m] == NVM_CC_MCSI ? "mcsi" : "n2db", o.workloads[wl], nt, o.seconds,
+							nvm_cc_mode_name(o.modes[m]), o.workloads[wl], nt, o.seconds,
 							agg->commits / o.seconds,
 							(unsigned long long) agg->commits, (unsigned long long) agg->aborts,
 							agg->commits ? agg->latency_ns / agg->commits / 1000.0 : 0,

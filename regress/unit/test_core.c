@@ -1845,7 +1845,7 @@ test_status_wrap(void)
 		CHECK(nvm_version_status(v) == NVM_STATUS_COMMITTED,
 			  "the version keeps its inlined commit across three laps of the ring");
 	}
-	else
+	else if (cur_mode == NVM_CC_N2DB)
 	{
 		uint64_t	ring = (uint64_t) nvm_pool_header->clog_words * 32;
 		uint64_t	started = 0;
@@ -1878,12 +1878,12 @@ main(void)
 	snprintf(pool_path, sizeof(pool_path), "/dev/shm/nvmam_unit_%d", (int) getpid());
 	test_pool_validation();
 	test_pool_huge_pages();
-	for (int m = 0; m < 2; m++)
+	for (uint32_t m = NVM_CC_FIRST; m < NVM_CC_END; m++)
 	{
-		cur_mode = m == 0 ? NVM_CC_MCSI : NVM_CC_N2DB;
-		printf("# concurrency control: %s\n", m == 0 ? "mcsi" : "n2db");
+		cur_mode = m;
+		printf("# concurrency control: %s\n", nvm_cc_mode_name(m));
 		fresh_pool(cur_mode);
-		if (m == 0)
+		if (m == NVM_CC_FIRST)
 		{
 			test_status_word();
 			test_alloc_basic();
@@ -1906,7 +1906,7 @@ main(void)
 		test_gc_rolled_back();
 		test_index_root_dead();
 		test_status_wrap();
-		if (m == 0)
+		if (m == NVM_CC_FIRST)
 			test_inlined_status_wins();
 	}
 	test_mode_conversion();

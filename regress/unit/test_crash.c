@@ -678,24 +678,24 @@ run_mode(uint32_t mode, int ntx, unsigned seed, bool grow)
 		nvm_alloc_get_stats(&as);
 		printf("# %s%s, %d transactions, seed %u: %llu drains, %llu crash points, %llu images, %llu bad; "
 			   "pool %llu MB in %llu growth segments\n",
-			   mode == NVM_CC_MCSI ? "mcsi" : "n2db", grow ? " (growing pool)" : "", ntx, seed,
+			   nvm_cc_mode_name(mode), grow ? " (growing pool)" : "", ntx, seed,
 			   (unsigned long long) st->drains, (unsigned long long) st->crash_points,
 			   (unsigned long long) st->images, (unsigned long long) st->bad_images,
 			   (unsigned long long) (as.pool_size >> 20), (unsigned long long) as.segments);
 		if (grow && as.segments < 8)
 		{
 			printf("not ok - %s (growing pool): the pool grew only %llu times\n",
-				   mode == NVM_CC_MCSI ? "mcsi" : "n2db", (unsigned long long) as.segments);
+				   nvm_cc_mode_name(mode), (unsigned long long) as.segments);
 			st = NULL;
 		}
 	}
 	ok = st != NULL && st->bad_images == 0 && st->images > 0;
 	if (ok)
 		printf("ok - %s%s: every crash image recovers to a consistent state\n",
-			   mode == NVM_CC_MCSI ? "mcsi" : "n2db", grow ? " (growing pool)" : "");
+			   nvm_cc_mode_name(mode), grow ? " (growing pool)" : "");
 	else if (st != NULL)
 		printf("not ok - %s%s: %llu of %llu crash images are inconsistent; first at crash point %llu: %s\n",
-			   mode == NVM_CC_MCSI ? "mcsi" : "n2db", grow ? " (growing pool)" : "",
+			   nvm_cc_mode_name(mode), grow ? " (growing pool)" : "",
 			   (unsigned long long) st->bad_images, (unsigned long long) st->images,
 			   (unsigned long long) st->first_error_point, st->first_error ? st->first_error : "no images");
 	crashsim_stop();
@@ -721,10 +721,9 @@ main(int argc, char **argv)
 		/* growth is the same in both modes: half the budget each */
 		int			n = grow ? (ntx + 1) / 2 : ntx;
 
-		if (!mode || strcmp(mode, "mcsi") == 0)
-			run_mode(NVM_CC_MCSI, n, seed, grow) ? passed++ : failed++;
-		if (!mode || strcmp(mode, "n2db") == 0)
-			run_mode(NVM_CC_N2DB, n, seed, grow) ? passed++ : failed++;
+		for (uint32_t m = NVM_CC_FIRST; m < NVM_CC_END; m++)
+			if (!mode || strcmp(mode, nvm_cc_mode_name(m)) == 0)
+				run_mode(m, n, seed, grow) ? passed++ : failed++;
 	}
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

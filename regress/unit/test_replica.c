@@ -297,20 +297,20 @@ run_mode(uint32_t mode, int ncommits, unsigned seed)
 	if (ok && !matches(&t, states[ncommits], true))
 	{
 		printf("not ok - %s: the replayed table is not the primary's\n",
-			   mode == NVM_CC_MCSI ? "mcsi" : "n2db");
+			   nvm_cc_mode_name(mode));
 		ok = false;
 	}
 	printf("# %s, %d commits, seed %u: %llu drains, %llu crash points, %llu images, %llu bad\n",
-		   mode == NVM_CC_MCSI ? "mcsi" : "n2db", ncommits, seed,
+		   nvm_cc_mode_name(mode), ncommits, seed,
 		   (unsigned long long) st->drains, (unsigned long long) st->crash_points,
 		   (unsigned long long) st->images, (unsigned long long) st->bad_images);
 	ok = ok && st->bad_images == 0 && st->images > 0;
 	if (ok)
 		printf("ok - %s: every crash image of replay recovers, and replays again, to the primary's state\n",
-			   mode == NVM_CC_MCSI ? "mcsi" : "n2db");
+			   nvm_cc_mode_name(mode));
 	else if (st->bad_images > 0)
 		printf("not ok - %s: %llu of %llu crash images are inconsistent; first at crash point %llu: %s\n",
-			   mode == NVM_CC_MCSI ? "mcsi" : "n2db",
+			   nvm_cc_mode_name(mode),
 			   (unsigned long long) st->bad_images, (unsigned long long) st->images,
 			   (unsigned long long) st->first_error_point, st->first_error ? st->first_error : "?");
 	crashsim_stop();
@@ -333,8 +333,8 @@ main(int argc, char **argv)
 	if (ncommits > MAX_COMMITS)
 		ncommits = MAX_COMMITS;
 	snprintf(pool_path, sizeof(pool_path), "/dev/shm/nvmam_replica_%d", (int) getpid());
-	run_mode(NVM_CC_MCSI, ncommits, seed) ? passed++ : failed++;
-	run_mode(NVM_CC_N2DB, ncommits, seed) ? passed++ : failed++;
+	for (uint32_t m = NVM_CC_FIRST; m < NVM_CC_END; m++)
+		run_mode(m, ncommits, seed) ? passed++ : failed++;
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -36,6 +36,7 @@
  */
 #include "core.h"
 #include "gc.h"
+#include "mcsi.h"
 #include "n2db.h"
 #include "persist.h"
 #include "pool.h"
@@ -294,7 +295,7 @@ run(uint32_t mode, int nworkers, double seconds, const char *path)
 	NvmTableKey key = {1, 1, 1, 0};
 	Worker	   *ws = calloc((size_t) nworkers + 1, sizeof(Worker));
 	int			nthreads = nworkers + 1;	/* plus one reader */
-	const char *m = mode == NVM_CC_MCSI ? "mcsi" : "n2db";
+	const char *m = nvm_cc_mode_name(mode);
 	int			bad_pairs = 0;
 	int64_t		total = 0;
 	bool		exact = true;
@@ -398,7 +399,7 @@ vacuum_while_checking(uint32_t mode, const char *path)
 	Shared	   *sh = calloc(1, sizeof(Shared));
 	NvmTxn		txn;
 	NvmTableKey key = {1, 1, 3, 0};
-	const char *m = mode == NVM_CC_MCSI ? "mcsi" : "n2db";
+	const char *m = nvm_cc_mode_name(mode);
 	pthread_t	checker;
 	long		rounds = 0;
 
@@ -481,13 +482,15 @@ hold_lock(void *arg)
 {
 	Holder	   *h = arg;
 
+	NvmMcsiShared *ms = nvm_cc_mode_state();
+
 	/* play a generation that started before the caller arrived */
-	nvm_spin_lock(&nvm_cc->snapshot_lock);
-	atomic_fetch_add(&nvm_cc->snapshot_gen, 1);
+	nvm_spin_lock(&ms->snapshot_lock);
+	atomic_fetch_add(&ms->snapshot_gen, 1);
 	while (!h->release)
 		usleep(100);
-	atomic_fetch_add(&nvm_cc->snapshot_gen, 1);
-	nvm_spin_unlock(&nvm_cc->snapshot_lock);
+	atomic_fetch_add(&ms->snapshot_gen, 1);
+	nvm_spin_unlock(&ms->snapshot_lock);
 	return NULL;
 }
 
@@ -520,7 +523,7 @@ buffering_anomaly(const char *path)
 		nvm_snapshot_take(snap);	/* buffered: before the commit */
 
 		pthread_create(&th, NULL, hold_lock, &h);
-		while (atomic_load(&nvm_cc->snapshot_gen) % 2 == 0)
+		while (atomic_load(&((NvmMcsiShared *) nvm_cc_mode_state())->snapshot_gen) % 2 == 0)
 			usleep(100);
 		nvm_record_insert(&t, &txn, 1, 0, &v, sizeof(v), &n);
 		mine = txn.txid;
@@ -565,11 +568,11 @@ main(int argc, char **argv)
 
 	snprintf(path, sizeof(path), "/dev/shm/nvmam_stress_%d", (int) getpid());
 	buffering_anomaly(path);
-	for (int m = 0; m < 2; m++)
+	for (uint32_t m = NVM_CC_FIRST; m < NVM_CC_END; m++)
 		for (int nw = 1; nw <= max_workers; nw *= 2)
-			run(m == 0 ? NVM_CC_MCSI : NVM_CC_N2DB, nw, seconds, path);
-	vacuum_while_checking(NVM_CC_MCSI, path);
-	vacuum_while_checking(NVM_CC_N2DB, path);
+			run(m, nw, seconds, path);
+	for (uint32_t m = NVM_CC_FIRST; m < NVM_CC_END; m++)
+		vacuum_while_checking(m, path);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -681,7 +681,7 @@ test_fuzz(void)
 static void
 run_mode(uint32_t mode)
 {
-	mode_name = mode == NVM_CC_MCSI ? "mcsi" : "n2db";
+	mode_name = nvm_cc_mode_name(mode);
 	unlink(pool_path);
 	open_pool(mode);
 	unit_start_core();
@@ -705,8 +705,8 @@ main(void)
 {
 	snprintf(pool_path, sizeof(pool_path), "/dev/shm/nvmam_verify_%d", (int) getpid());
 	nvm_persist_set_mode(NVM_PERSIST_NONE, NULL);
-	run_mode(NVM_CC_MCSI);
-	run_mode(NVM_CC_N2DB);
+	for (uint32_t m = NVM_CC_FIRST; m < NVM_CC_END; m++)
+		run_mode(m);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -1,11 +1,11 @@
 /*
  * ccstate.h
  *	  The concurrency-control state that the transaction interface (txn.c)
- *	  shares with its two designs, MCSI (mcsi.c) and N2DB (n2db.c): the
- *	  per-slot and global state in shared memory, the snapshot and the
- *	  collection horizon.  All three include this header; only txn.c
- *	  includes mcsi.h and n2db.h, so calls run one way: txn.c -> mcsi.c /
- *	  n2db.c -> pool, persist.
+ *	  shares with the designs behind it (ccmode.h: MCSI's mcsi.c, N2DB's
+ *	  n2db.c): the per-slot and global state in shared memory, the snapshot
+ *	  and the collection horizon.  Each mode keeps its own shared state in
+ *	  its own header; only txn.c includes the modes' headers, so calls run
+ *	  one way: txn.c -> a mode -> pool, persist.
  */
 #ifndef NVM_CCSTATE_H
 #define NVM_CCSTATE_H
@@ -31,21 +31,6 @@ typedef struct NvmSlotShared
 } NvmSlotShared;
 
 /*
- * N2DB's shared state: PostgreSQL-style.  One lock serialises assigning a
- * txid (which adds it to the active list), taking a snapshot (reading the
- * counter and scanning the list) and completing (removing it): a snapshot
- * being taken blocks transactions from starting and ending.
- */
-typedef struct NvmN2dbShared
-{
-	NvmSpinLock lock;
-	uint64_t	next;			/* next txid value to hand out */
-	uint64_t	reserved;		/* persisted reservation (root->n2db_reserved) */
-	uint32_t	nactive;
-	uint64_t	active[NVM_MAX_SLOTS];	/* txid values of running transactions */
-} NvmN2dbShared;
-
-/*
  * How MCSI hands out snapshots when another backend is generating one
  * (paper §4.3, snapshot buffering):
  *	 JOIN	(default) wait for a generation that began after the caller
@@ -66,27 +51,31 @@ typedef enum NvmSnapshotPolicy
 
 /*
  * The shared state of concurrency control, one for the server: the mode,
- * N2DB's counter and list, MCSI's snapshot buffers, and the slots.
+ * the slots, and after them the mode's own state (state_size bytes of the
+ * mode's NvmCcOps, at state_off; nvm_cc_mode_state), which only the mode's
+ * file reads.
  */
 typedef struct NvmCcShared
 {
-	uint32_t	cc_mode;		/* NVM_CC_MCSI or NVM_CC_N2DB */
+	uint32_t	cc_mode;		/* NvmCcMode (ccmode.h) */
 	uint32_t	snapshot_policy;	/* NvmSnapshotPolicy */
-	NvmN2dbShared n2db;
-	_Alignas(NVM_CACHELINE) _Atomic uint64_t snapshot_gen;	/* odd while a generation scans */
-	/* generation k (ending at counter 2k) writes buffer k % 2 */
-	uint32_t	buffered_nslots[2];
-	uint64_t	buffered_ts[2][NVM_MAX_SLOTS];
 	uint32_t	max_slots;
 	_Atomic uint32_t slots_high_water;	/* slots [0, hw) may have been used since start-up */
-	NvmSpinLock snapshot_lock;	/* serialises snapshot generation */
 	NvmSpinLock slot_alloc_lock;
 	NvmSpinLock indoubt_lock;	/* serialises resolving in-doubt transactions */
 	_Atomic uint32_t indoubt_count; /* unresolved in-doubt transactions */
+	uint64_t	state_off;		/* offset of the mode's state from this struct */
 	NvmSlotShared slots[];		/* max_slots entries */
 } NvmCcShared;
 
 extern NvmCcShared *nvm_cc;
+
+/* nvm_cc_mode_state is the current mode's shared state (NULL before start-up). */
+static inline void *
+nvm_cc_mode_state(void)
+{
+	return nvm_cc != NULL ? (char *) nvm_cc + nvm_cc->state_off : NULL;
+}
 
 /*
  * A snapshot.  MCSI: a vector, ts[c] is the last completed clock value of
@@ -98,7 +87,7 @@ extern NvmCcShared *nvm_cc;
  */
 typedef struct NvmSnapshot
 {
-	uint32_t	mode;			/* NVM_CC_MCSI or NVM_CC_N2DB */
+	uint32_t	mode;			/* NvmCcMode (ccmode.h) */
 	uint32_t	nslots;			/* entries of ts[] in use */
 	uint64_t	xmin;			/* N2DB */
 	uint64_t	xmax;			/* N2DB */
@@ -114,7 +103,7 @@ typedef struct NvmSnapshot
  */
 typedef struct NvmHorizon
 {
-	uint32_t	mode;			/* NVM_CC_MCSI or NVM_CC_N2DB */
+	uint32_t	mode;			/* NvmCcMode (ccmode.h) */
 	uint32_t	nslots;			/* MCSI: ts[] entries; slots above use their boot value */
 	uint64_t	xmin;			/* N2DB: every txid value below it is all-visible if committed */
 	uint64_t	min_epoch;		/* oldest epoch of any pin (UINT64_MAX if none) */

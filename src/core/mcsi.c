@@ -1,7 +1,8 @@
 /*
  * mcsi.c
  *	  Multi-clock snapshot isolation, MCSI's own design behind the
- *	  transaction interface (txn.c calls it; see mcsi.h): status rings with
+ *	  transaction interface (txn.c calls it through nvm_mcsi_ops; see
+ *	  mcsi.h): status rings with
  *	  the dirty-bit helping protocol (MCSI paper Algorithm 1), per-slot
  *	  clocks and their reservation, the last-completed array, and vector
  *	  snapshots generated under a try-lock with buffering (§4.3).  Its
@@ -17,6 +18,7 @@
 #include "pool.h"
 
 #include <sched.h>
+#include <string.h>
 
 /* ---------------------------------------------------------------------
  * Status words (Algorithm 1)
@@ -72,12 +74,40 @@ status_word(uint32_t slot, uint64_t ts, int *index)
 	return ((_Atomic uint64_t *) nvm_ptr(sp->ring_off)) + i / NVM_STATUS_PER_WORD;
 }
 
+/* mcsi_state is MCSI's shared state, NULL before start-up has built it. */
+static inline NvmMcsiShared *
+mcsi_state(void)
+{
+	return nvm_cc_mode_state();
+}
+
+static size_t
+mcsi_state_size(uint32_t max_slots)
+{
+	(void) max_slots;
+	return sizeof(NvmMcsiShared);
+}
+
 /*
- * nvm_mcsi_get_status reads txid's entry in its slot's status ring, with
- * the helping protocol (never dirty).
+ * mcsi_state_init sets up the snapshot generation with no buffered result
+ * (the clocks and the last-completed array are the slots', which txn.c
+ * sets up in every mode).
  */
-NvmTxnStatus
-nvm_mcsi_get_status(uint64_t txid)
+static void
+mcsi_state_init(void *state)
+{
+	NvmMcsiShared *ms = state;
+
+	memset(ms, 0, sizeof(*ms));
+	nvm_spin_init(&ms->snapshot_lock);
+}
+
+/*
+ * mcsi_status_get reads txid's entry in its slot's status ring, with the
+ * helping protocol (never dirty).
+ */
+static NvmTxnStatus
+mcsi_status_get(uint64_t txid)
 {
 	int			index;
 	_Atomic uint64_t *word;
@@ -87,11 +117,11 @@ nvm_mcsi_get_status(uint64_t txid)
 }
 
 /*
- * nvm_mcsi_set_status stores a status for txid durably in its slot's status
+ * mcsi_status_set stores a status for txid durably in its slot's status
  * ring (Algorithm 1).
  */
-void
-nvm_mcsi_set_status(uint64_t txid, NvmTxnStatus status)
+static void
+mcsi_status_set(uint64_t txid, NvmTxnStatus status)
 {
 	int			index;
 	_Atomic uint64_t *word;
@@ -101,7 +131,7 @@ nvm_mcsi_set_status(uint64_t txid, NvmTxnStatus status)
 }
 
 /*
- * nvm_mcsi_status_entry reads the status-ring entry of txid as it is (no
+ * mcsi_status_entry reads the status-ring entry of txid as it is (no
  * helping) for nvm_status_entry, and says whether txid is from the current
  * MCSI era: the clocks restarted at the N2DB counter's reservation when the
  * pool last became an MCSI pool (a pool created in MCSI mode keeps that
@@ -110,8 +140,8 @@ nvm_mcsi_set_status(uint64_t txid, NvmTxnStatus status)
  * been handed out while it is not below the slot's limit, read after the
  * entry.
  */
-bool
-nvm_mcsi_status_entry(uint64_t txid, NvmTxnStatus *status)
+static bool
+mcsi_status_entry(uint64_t txid, NvmTxnStatus *status)
 {
 	uint32_t	c = nvm_txid_clock_id(txid);
 	uint64_t	ts = nvm_txid_clock_ts(txid);
@@ -132,22 +162,22 @@ nvm_mcsi_status_entry(uint64_t txid, NvmTxnStatus *status)
 	return true;
 }
 
-/* nvm_mcsi_ring_size is the number of entries of a slot's status ring. */
-uint64_t
-nvm_mcsi_ring_size(void)
+/* mcsi_ring_size is the number of entries of a slot's status ring. */
+static uint64_t
+mcsi_ring_size(void)
 {
 	return (uint64_t) nvm_pool_header->ring_words * NVM_STATUS_PER_WORD;
 }
 
 /*
- * nvm_mcsi_recover makes every non-final status-ring entry ABORTED and
+ * mcsi_recover_store makes every non-final status-ring entry ABORTED and
  * clears dirty bits (their values were flushed before the bit was ever
  * cleared, and a dirty word is exactly a flushed one); the caller drains.
  * It reads the status rings only: its cost depends on the number of slots,
  * not on the amount of data.
  */
-void
-nvm_mcsi_recover(uint32_t max_slots)
+static void
+mcsi_recover_store(uint32_t max_slots)
 {
 	uint32_t	ring_words = nvm_pool_header->ring_words;
 
@@ -177,14 +207,14 @@ nvm_mcsi_recover(uint32_t max_slots)
 }
 
 /*
- * nvm_mcsi_recover_indoubt keeps the recovered in-doubt transaction with
+ * mcsi_recover_indoubt keeps the recovered in-doubt transaction with
  * clock value ts of slot c out of every snapshot until it is resolved: the
  * slot's last completed value stays below ts (every older transaction of
  * the slot has a smaller one; none ran after it), and the slot is scanned
  * by every snapshot (the caller raises the high-water mark).
  */
-void
-nvm_mcsi_recover_indoubt(uint32_t c, uint64_t ts)
+static void
+mcsi_recover_indoubt(uint32_t c, uint64_t ts)
 {
 	NvmSlotShared *ss = &nvm_cc->slots[c];
 
@@ -198,13 +228,24 @@ nvm_mcsi_recover_indoubt(uint32_t c, uint64_t ts)
  */
 
 /*
- * nvm_mcsi_handed_out_limit returns a value that every clock value of slot
+ * mcsi_known_completed says whether txid has completed, from its slot's
+ * last completed value, without reading its status.
+ */
+static bool
+mcsi_known_completed(uint64_t txid)
+{
+	return nvm_txid_clock_ts(txid) <=
+		atomic_load_explicit(&nvm_cc->slots[nvm_txid_clock_id(txid)].last_completed, memory_order_acquire);
+}
+
+/*
+ * mcsi_handed_out_limit returns a value that every clock value of slot
  * c handed out so far is below: the next value to hand out, which is below
  * the persisted reservation (the reservation before start-up has built the
  * shared state).  It only grows.
  */
-uint64_t
-nvm_mcsi_handed_out_limit(uint32_t c)
+static uint64_t
+mcsi_handed_out_limit(uint32_t c)
 {
 	if (nvm_cc != NULL && c < nvm_cc->max_slots)
 		return *(volatile uint64_t *) &nvm_cc->slots[c].next_ts;
@@ -212,13 +253,13 @@ nvm_mcsi_handed_out_limit(uint32_t c)
 }
 
 /*
- * nvm_mcsi_assign takes the next clock value of the slot (raising and
+ * mcsi_assign takes the next clock value of the slot (raising and
  * persisting the slot's clock reservation first when needed: the Clock
  * persist order) and stores RUNNING in its status-ring entry, flushed but
  * not drained (see nvm_txn_begin_write).  Returns the txid.
  */
-uint64_t
-nvm_mcsi_assign(uint32_t slot)
+static uint64_t
+mcsi_assign(uint32_t slot)
 {
 	NvmSlotShared *ss = &nvm_cc->slots[slot];
 	NvmSlotPersist *sp = nvm_pool_slot(slot);
@@ -243,13 +284,13 @@ nvm_mcsi_assign(uint32_t slot)
 }
 
 /*
- * nvm_mcsi_complete publishes the completion of slot c's transaction with
+ * mcsi_publish_completion publishes the completion of slot c's transaction with
  * clock value ts: the slot's last completed value is raised to ts (never
  * lowered; at a commit it is always below ts), and snapshots taken from now
  * on include it.
  */
-void
-nvm_mcsi_complete(uint32_t c, uint64_t ts)
+static void
+mcsi_publish_completion(uint32_t c, uint64_t ts)
 {
 	NvmSlotShared *ss = &nvm_cc->slots[c];
 
@@ -269,15 +310,15 @@ nvm_mcsi_complete(uint32_t c, uint64_t ts)
  * previous generation's result stays readable while this one runs.
  */
 static void
-generate(NvmCcShared *ms, NvmSnapshot *snap)
+generate(NvmMcsiShared *ms, NvmSnapshot *snap)
 {
 	uint64_t	start = atomic_fetch_add_explicit(&ms->snapshot_gen, 1, memory_order_acq_rel) + 1;
 	int			b = (int) (((start + 1) / 2) % 2);
-	uint32_t	n = atomic_load_explicit(&ms->slots_high_water, memory_order_acquire);
+	uint32_t	n = atomic_load_explicit(&nvm_cc->slots_high_water, memory_order_acquire);
 
 	for (uint32_t c = 0; c < n; c++)
 	{
-		snap->ts[c] = atomic_load_explicit(&ms->slots[c].last_completed, memory_order_acquire);
+		snap->ts[c] = atomic_load_explicit(&nvm_cc->slots[c].last_completed, memory_order_acquire);
 		ms->buffered_ts[b][c] = snap->ts[c];
 	}
 	snap->nslots = n;
@@ -291,7 +332,7 @@ generate(NvmCcShared *ms, NvmSnapshot *snap)
  * generation after next has begun).
  */
 static bool
-copy_buffered(NvmCcShared *ms, uint64_t end, NvmSnapshot *snap)
+copy_buffered(NvmMcsiShared *ms, uint64_t end, NvmSnapshot *snap)
 {
 	int			b = (int) ((end / 2) % 2);
 	uint32_t	n = ms->buffered_nslots[b];
@@ -306,17 +347,17 @@ copy_buffered(NvmCcShared *ms, uint64_t end, NvmSnapshot *snap)
 }
 
 /*
- * nvm_mcsi_snapshot takes a vector snapshot.  Generation (a scan of the
+ * mcsi_snapshot takes a vector snapshot.  Generation (a scan of the
  * last-completed array) is serialised by a try-lock, so any two snapshots
  * are ordered by containment (paper Eq. 1), and scanning never blocks
  * transactions from starting or completing; a caller that finds a
  * generation running uses a buffered result as its policy allows (see
  * NvmSnapshotPolicy).
  */
-void
-nvm_mcsi_snapshot(NvmSnapshot *snap, NvmSnapshotPolicy policy)
+static void
+mcsi_snapshot(NvmSnapshot *snap, NvmSnapshotPolicy policy)
 {
-	NvmCcShared *ms = nvm_cc;
+	NvmMcsiShared *ms = mcsi_state();
 	uint64_t	arrival;
 	uint64_t	target;
 	unsigned	spins = 0;
@@ -358,18 +399,36 @@ nvm_mcsi_snapshot(NvmSnapshot *snap, NvmSnapshotPolicy policy)
 	}
 }
 
+/*
+ * mcsi_snapshot_contains says whether txid's clock value is at most its
+ * slot's entry in snap (slots that snap does not list: their boot value).
+ */
+static bool
+mcsi_snapshot_contains(const NvmSnapshot *snap, uint64_t txid)
+{
+	uint32_t	c = nvm_txid_clock_id(txid);
+	uint64_t	ts = nvm_txid_clock_ts(txid);
+	uint64_t	limit;
+
+	if (c < snap->nslots)
+		limit = snap->ts[c];
+	else
+		limit = nvm_cc->slots[c].boot_last_completed;
+	return ts <= limit;
+}
+
 /* ---------------------------------------------------------------------
  * Collection horizon (gc.h)
  * ---------------------------------------------------------------------
  */
 
 /*
- * nvm_mcsi_horizon_start sets h's vector to what every future snapshot
+ * mcsi_horizon_start sets h's vector to what every future snapshot
  * contains: the last completed value of each slot used since start-up
  * (slots above use their boot value).
  */
-void
-nvm_mcsi_horizon_start(NvmHorizon *h)
+static bool
+mcsi_horizon_start(NvmHorizon *h)
 {
 	NvmCcShared *ms = nvm_cc;
 	uint32_t	n = atomic_load_explicit(&ms->slots_high_water, memory_order_acquire);
@@ -377,16 +436,18 @@ nvm_mcsi_horizon_start(NvmHorizon *h)
 	for (uint32_t c = 0; c < n; c++)
 		h->ts[c] = atomic_load_explicit(&ms->slots[c].last_completed, memory_order_acquire);
 	h->nslots = n;
+	return true;
 }
 
 /*
- * nvm_mcsi_horizon_lower lowers h's vector to a pinned snapshot's, vec
- * with nvec entries (slots above use their boot value): the component-wise
+ * mcsi_horizon_lower lowers h's vector to a pinned snapshot's, vec with
+ * nvec entries (slots above use their boot value): the component-wise
  * minimum.
  */
-void
-nvm_mcsi_horizon_lower(NvmHorizon *h, _Atomic uint64_t *vec, uint32_t nvec)
+static void
+mcsi_horizon_lower(NvmHorizon *h, _Atomic uint64_t *vec, uint32_t nvec, uint64_t xmin)
 {
+	(void) xmin;
 	for (uint32_t c = 0; c < h->nslots; c++)
 	{
 		uint64_t	v = c < nvec ? atomic_load_explicit(&vec[c], memory_order_relaxed) :
@@ -398,13 +459,12 @@ nvm_mcsi_horizon_lower(NvmHorizon *h, _Atomic uint64_t *vec, uint32_t nvec)
 }
 
 /*
- * nvm_mcsi_horizon_lower_to lowers h's vector to another horizon's, to
- * (the component-wise minimum; slots that `to` does not list had their
- * boot value when it was computed), as nvm_mcsi_horizon_lower does to a
- * pin's.
+ * mcsi_horizon_lower_to lowers h's vector to another horizon's, to (the
+ * component-wise minimum; slots that `to` does not list had their boot
+ * value when it was computed), as mcsi_horizon_lower does to a pin's.
  */
-void
-nvm_mcsi_horizon_lower_to(NvmHorizon *h, const NvmHorizon *to)
+static void
+mcsi_horizon_lower_to(NvmHorizon *h, const NvmHorizon *to)
 {
 	for (uint32_t c = 0; c < h->nslots; c++)
 	{
@@ -416,14 +476,35 @@ nvm_mcsi_horizon_lower_to(NvmHorizon *h, const NvmHorizon *to)
 }
 
 /*
- * nvm_mcsi_horizon_contains says whether every snapshot the horizon h
- * stands for counts txid as completed.
+ * mcsi_horizon_contains says whether every snapshot the horizon h stands
+ * for counts txid as completed.
  */
-bool
-nvm_mcsi_horizon_contains(const NvmHorizon *h, uint64_t txid)
+static bool
+mcsi_horizon_contains(const NvmHorizon *h, uint64_t txid)
 {
 	uint32_t	c = nvm_txid_clock_id(txid);
 	uint64_t	limit = c < h->nslots ? h->ts[c] : nvm_cc->slots[c].boot_last_completed;
 
 	return nvm_txid_clock_ts(txid) <= limit;
 }
+
+const NvmCcOps nvm_mcsi_ops = {
+	.state_size = mcsi_state_size,
+	.state_init = mcsi_state_init,
+	.recover_store = mcsi_recover_store,
+	.status_get = mcsi_status_get,
+	.status_set = mcsi_status_set,
+	.status_entry = mcsi_status_entry,
+	.ring_size = mcsi_ring_size,
+	.known_completed = mcsi_known_completed,
+	.handed_out_limit = mcsi_handed_out_limit,
+	.assign = mcsi_assign,
+	.publish_completion = mcsi_publish_completion,
+	.recover_indoubt = mcsi_recover_indoubt,
+	.snapshot = mcsi_snapshot,
+	.snapshot_contains = mcsi_snapshot_contains,
+	.horizon_start = mcsi_horizon_start,
+	.horizon_lower = mcsi_horizon_lower,
+	.horizon_lower_to = mcsi_horizon_lower_to,
+	.horizon_contains = mcsi_horizon_contains,
+};

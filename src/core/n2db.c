@@ -48,18 +48,49 @@ clog_word(uint64_t value, int *shift)
 	return ((_Atomic uint64_t *) (nvm_pool_base + nvm_pool_header->clog_off)) + i / CLOG_PER_WORD;
 }
 
-/*
- * nvm_n2db_recover makes every non-final commit-log entry ABORTED and
- * resumes the counter at its persisted reservation with an empty active
- * list.  Reads only the commit log: independent of the amount of data.
- */
-void
-nvm_n2db_recover(NvmN2dbShared *ns)
+/* n2db_state is N2DB's shared state, NULL before start-up has built it. */
+static inline NvmN2dbShared *
+n2db_state(void)
 {
-	_Atomic uint64_t *clog = (_Atomic uint64_t *) (nvm_pool_base + nvm_pool_header->clog_off);
+	return nvm_cc_mode_state();
+}
+
+static size_t
+n2db_state_size(uint32_t max_slots)
+{
+	(void) max_slots;
+	return sizeof(NvmN2dbShared);
+}
+
+/*
+ * n2db_state_init resumes the counter at its persisted reservation with an
+ * empty active list (after recovery, or after the pool became an N2DB
+ * pool: the conversion set the reservation above every value handed out).
+ */
+static void
+n2db_state_init(void *state)
+{
+	NvmN2dbShared *ns = state;
 	NvmPoolRoot *root = nvm_pool_root();
 
 	nvm_spin_init(&ns->lock);
+	if (root->n2db_reserved == 0)
+		root->n2db_reserved = 1;
+	ns->next = root->n2db_reserved;
+	ns->reserved = root->n2db_reserved;
+	ns->nactive = 0;
+}
+
+/*
+ * n2db_recover_store makes every non-final commit-log entry ABORTED.  Reads
+ * only the commit log: independent of the amount of data.
+ */
+static void
+n2db_recover_store(uint32_t max_slots)
+{
+	_Atomic uint64_t *clog = (_Atomic uint64_t *) (nvm_pool_base + nvm_pool_header->clog_off);
+
+	(void) max_slots;
 	for (uint32_t w = 0; w < nvm_pool_header->clog_words; w++)
 	{
 		uint64_t	val = atomic_load(&clog[w]);
@@ -74,48 +105,50 @@ nvm_n2db_recover(NvmN2dbShared *ns)
 			nvm_flush((const void *) &clog[w], sizeof(uint64_t));
 		}
 	}
-	if (root->n2db_reserved == 0)
-		root->n2db_reserved = 1;
-	ns->next = root->n2db_reserved;
-	ns->reserved = root->n2db_reserved;
-	ns->nactive = 0;
 }
 
 /*
- * nvm_n2db_recover_indoubt keeps the recovered in-doubt transaction with
+ * n2db_recover_indoubt keeps the recovered in-doubt transaction with
  * counter value value out of every snapshot until it is resolved: it is
  * on the active list.
  */
-void
-nvm_n2db_recover_indoubt(NvmN2dbShared *ns, uint64_t value)
+static void
+n2db_recover_indoubt(uint32_t c, uint64_t value)
 {
+	NvmN2dbShared *ns = n2db_state();
+
+	(void) c;
+
 	ns->active[ns->nactive++] = value;
 }
 
 /*
- * nvm_n2db_handed_out_limit returns a value that every counter value
- * handed out so far is below: the next value to hand out (ns NULL: the
- * persisted reservation, before start-up has built the shared state).  It
- * only grows.
+ * n2db_handed_out_limit returns a value that every counter value handed
+ * out so far is below: the next value to hand out (before start-up has
+ * built the shared state, the persisted reservation).  It only grows.
  */
-uint64_t
-nvm_n2db_handed_out_limit(const NvmN2dbShared *ns)
+static uint64_t
+n2db_handed_out_limit(uint32_t c)
 {
+	const NvmN2dbShared *ns = n2db_state();
+
+	(void) c;
+
 	if (ns != NULL)
 		return *(volatile uint64_t *) &ns->next;
 	return atomic_load((_Atomic uint64_t *) &nvm_pool_root()->n2db_reserved);
 }
 
 /*
- * nvm_n2db_assign hands out the next txid value and enters it in the active
+ * next_value hands out the next txid value and enters it in the active
  * list, under the global lock.  The commit log is a ring: a value is handed
  * out only while it is less than one ring (minus a margin) ahead of the
  * oldest running transaction, whose entry it would otherwise overwrite
  * (completed transactions have inlined their status and need no entry).
  * Returns 0 when that limit is reached.
  */
-uint64_t
-nvm_n2db_assign(NvmN2dbShared *ns)
+static uint64_t
+next_value(NvmN2dbShared *ns)
 {
 	uint64_t	value;
 	uint64_t	ring = (uint64_t) nvm_pool_header->clog_words * CLOG_PER_WORD;
@@ -146,12 +179,12 @@ nvm_n2db_assign(NvmN2dbShared *ns)
 }
 
 /*
- * nvm_n2db_set_status writes a status into the shared commit log with a
+ * set_status writes a status into the shared commit log with a
  * compare-and-swap (other backends write the same word), flushes it, and
  * drains when durable is set.
  */
-void
-nvm_n2db_set_status(uint64_t value, NvmTxnStatus status, bool durable)
+static void
+set_status(uint64_t value, NvmTxnStatus status, bool durable)
 {
 	int			shift;
 	_Atomic uint64_t *word = clog_word(value, &shift);
@@ -165,24 +198,49 @@ nvm_n2db_set_status(uint64_t value, NvmTxnStatus status, bool durable)
 		nvm_drain();
 }
 
-NvmTxnStatus
-nvm_n2db_get_status(uint64_t value)
+/* n2db_status_get reads txid's commit-log entry. */
+static NvmTxnStatus
+n2db_status_get(uint64_t txid)
 {
+	uint64_t	value = nvm_txid_clock_ts(txid);
 	int			shift;
 	_Atomic uint64_t *word = clog_word(value, &shift);
 
 	return (NvmTxnStatus) ((atomic_load_explicit(word, memory_order_acquire) >> shift) & 3);
 }
 
+/* n2db_status_set stores txid's status durably in the commit log. */
+static void
+n2db_status_set(uint64_t txid, NvmTxnStatus status)
+{
+	set_status(nvm_txid_clock_ts(txid), status, true);
+}
+
 /*
- * nvm_n2db_status_entry reads the commit-log entry of txid for
+ * n2db_assign hands out the next counter value as slot's txid and stores
+ * RUNNING in its commit-log entry, flushed but not drained;
+ * NVM_INVALID_TXID if the commit-log ring is full.
+ */
+static uint64_t
+n2db_assign(uint32_t slot)
+{
+	uint64_t	value = next_value(n2db_state());
+
+	if (value == 0)
+		return NVM_INVALID_TXID;
+	set_status(value, NVM_STATUS_RUNNING, false);
+	return nvm_make_txid(slot, value);
+}
+
+/*
+ * n2db_status_entry reads the commit-log entry of txid for
  * nvm_status_entry, and says whether txid is from the current N2DB era:
  * the counter restarted at the slots' clock reservations when the pool
  * last became an N2DB pool (N2DB never changes them).  The caller checks
  * that no later value has reused the entry.
  */
-bool
-nvm_n2db_status_entry(uint64_t txid, NvmTxnStatus *status)
+static bool
+n2db_status_entry(uint64_t txid, NvmTxnStatus *status)
 {
 	uint64_t	value = nvm_txid_clock_ts(txid);
 	int			shift;
@@ -195,19 +253,24 @@ nvm_n2db_status_entry(uint64_t txid, NvmTxnStatus *status)
 	return true;
 }
 
-/* nvm_n2db_ring_size is the number of entries of the commit log. */
-uint64_t
-nvm_n2db_ring_size(void)
+/* n2db_ring_size is the number of entries of the commit log. */
+static uint64_t
+n2db_ring_size(void)
 {
 	return (uint64_t) nvm_pool_header->clog_words * CLOG_PER_WORD;
 }
 
 /*
- * nvm_n2db_complete removes a finished transaction from the active list.
+ * n2db_publish_completion removes a finished transaction from the active
+ * list.
  */
-void
-nvm_n2db_complete(NvmN2dbShared *ns, uint64_t value)
+static void
+n2db_publish_completion(uint32_t c, uint64_t value)
 {
+	NvmN2dbShared *ns = n2db_state();
+
+	(void) c;
+
 	nvm_spin_lock(&ns->lock);
 	for (uint32_t i = 0; i < ns->nactive; i++)
 	{
@@ -221,15 +284,17 @@ nvm_n2db_complete(NvmN2dbShared *ns, uint64_t value)
 }
 
 /*
- * nvm_n2db_snapshot builds a PostgreSQL-style snapshot under the global
- * lock: xmax is the counter, the in-progress list is the active list, xmin
- * the oldest of those (or xmax).
+ * n2db_snapshot builds a PostgreSQL-style snapshot under the global lock:
+ * xmax is the counter, the in-progress list is the active list, xmin the
+ * oldest of those (or xmax).  There is no buffering: policy is ignored.
  */
-void
-nvm_n2db_snapshot(NvmN2dbShared *ns, NvmSnapshot *snap)
+static void
+n2db_snapshot(NvmSnapshot *snap, NvmSnapshotPolicy policy)
 {
+	NvmN2dbShared *ns = n2db_state();
 	uint64_t	xmin;
 
+	(void) policy;
 	nvm_spin_lock(&ns->lock);
 	snap->xmax = ns->next;
 	xmin = ns->next;
@@ -245,6 +310,10 @@ nvm_n2db_snapshot(NvmN2dbShared *ns, NvmSnapshot *snap)
 	snap->mode = NVM_CC_N2DB;
 }
 
+/*
+ * nvm_n2db_snapshot_contains says whether the counter value had completed
+ * when snap was taken.
+ */
 bool
 nvm_n2db_snapshot_contains(const NvmSnapshot *snap, uint64_t value)
 {
@@ -258,24 +327,30 @@ nvm_n2db_snapshot_contains(const NvmSnapshot *snap, uint64_t value)
 	return true;
 }
 
+static bool
+n2db_snapshot_contains(const NvmSnapshot *snap, uint64_t txid)
+{
+	return nvm_n2db_snapshot_contains(snap, nvm_txid_clock_ts(txid));
+}
+
 /* ---------------------------------------------------------------------
  * Collection horizon (gc.h)
  * ---------------------------------------------------------------------
  */
 
 /*
- * nvm_n2db_horizon_start sets h's xmin to what every future snapshot
- * contains: the oldest running txid bounds every future snapshot's xmin.
- * Returns false if there is no memory for the snapshot it reads.
+ * n2db_horizon_start sets h's xmin to what every future snapshot contains:
+ * the oldest running txid bounds every future snapshot's xmin.  Returns
+ * false if there is no memory for the snapshot it reads.
  */
-bool
-nvm_n2db_horizon_start(NvmN2dbShared *ns, NvmHorizon *h)
+static bool
+n2db_horizon_start(NvmHorizon *h)
 {
 	NvmSnapshot *now = malloc(sizeof(NvmSnapshot));
 
 	if (now == NULL)
 		return false;
-	nvm_n2db_snapshot(ns, now);
+	n2db_snapshot(now, NVM_SNAPSHOT_LOCKED);
 	h->xmin = now->xmin;
 	free(now);
 	h->nslots = 0;
@@ -283,21 +358,53 @@ nvm_n2db_horizon_start(NvmN2dbShared *ns, NvmHorizon *h)
 }
 
 /*
- * nvm_n2db_horizon_lower lowers h's xmin to a pinned snapshot's xmin.
+ * n2db_horizon_lower lowers h's xmin to a pinned snapshot's xmin (N2DB
+ * snapshots have no vector).
  */
-void
-nvm_n2db_horizon_lower(NvmHorizon *h, uint64_t xmin)
+static void
+n2db_horizon_lower(NvmHorizon *h, _Atomic uint64_t *vec, uint32_t nvec, uint64_t xmin)
 {
+	(void) vec;
+	(void) nvec;
 	if (xmin < h->xmin)
 		h->xmin = xmin;
 }
 
-/*
- * nvm_n2db_horizon_contains says whether every snapshot the horizon h
- * stands for counts the txid value as completed.
- */
-bool
-nvm_n2db_horizon_contains(const NvmHorizon *h, uint64_t value)
+/* n2db_horizon_lower_to lowers h's xmin to another horizon's. */
+static void
+n2db_horizon_lower_to(NvmHorizon *h, const NvmHorizon *to)
 {
-	return value < h->xmin;
+	if (to->xmin < h->xmin)
+		h->xmin = to->xmin;
 }
+
+/*
+ * n2db_horizon_contains says whether every snapshot the horizon h stands
+ * for counts txid as completed.
+ */
+static bool
+n2db_horizon_contains(const NvmHorizon *h, uint64_t txid)
+{
+	return nvm_txid_clock_ts(txid) < h->xmin;
+}
+
+const NvmCcOps nvm_n2db_ops = {
+	.state_size = n2db_state_size,
+	.state_init = n2db_state_init,
+	.recover_store = n2db_recover_store,
+	.status_get = n2db_status_get,
+	.status_set = n2db_status_set,
+	.status_entry = n2db_status_entry,
+	.ring_size = n2db_ring_size,
+	.known_completed = NULL,
+	.handed_out_limit = n2db_handed_out_limit,
+	.assign = n2db_assign,
+	.publish_completion = n2db_publish_completion,
+	.recover_indoubt = n2db_recover_indoubt,
+	.snapshot = n2db_snapshot,
+	.snapshot_contains = n2db_snapshot_contains,
+	.horizon_start = n2db_horizon_start,
+	.horizon_lower = n2db_horizon_lower,
+	.horizon_lower_to = n2db_horizon_lower_to,
+	.horizon_contains = n2db_horizon_contains,
+};

@@ -566,7 +566,7 @@ nvm_pool_open(const NvmPoolOptions *opts, char *errbuf, size_t errbuf_size)
 		return fail(NVM_POOL_ERR_TRUNCATED, errbuf, errbuf_size, "pool file \"%s\" is truncated (shorter than the size in its header)", opts->path, 0);
 	if (hdr.system_identifier != opts->system_identifier)
 		return fail(NVM_POOL_ERR_FOREIGN, errbuf, errbuf_size, "pool file \"%s\" belongs to another database cluster (system identifier mismatch)", opts->path, 0);
-	if (hdr.cc_mode != NVM_CC_MCSI && hdr.cc_mode != NVM_CC_N2DB)
+	if (!nvm_cc_mode_known(hdr.cc_mode))
 		return fail(NVM_POOL_ERR_BAD_LAYOUT, errbuf, errbuf_size, "pool file \"%s\" has an unknown concurrency-control mode", opts->path, 0);
 	nvm_pool_pending_mode = 0;
 	if (hdr.cc_mode != opts->cc_mode && opts->allow_mode_switch)

@@ -68,6 +68,7 @@
 #ifndef NVM_POOL_H
 #define NVM_POOL_H
 
+#include "ccmode.h"
 #include "nvm_types.h"
 
 #define NVM_POOL_MAGIC			UINT64_C(0x4c4f4f504d4d564e)	/* "NVMMPOOL" */
@@ -82,9 +83,6 @@
 #define NVM_POOL_LAZY_RINGS		0x1 /* no ring region: rings allocated at first use */
 #define NVM_POOL_KNOWN_FLAGS	NVM_POOL_LAZY_RINGS
 
-/* Concurrency-control mode a pool was created for (see nvm.concurrency_control). */
-#define NVM_CC_MCSI				1
-#define NVM_CC_N2DB				2
 
 typedef struct NvmPoolHeader
 {
@@ -107,7 +105,7 @@ typedef struct NvmPoolHeader
 	uint64_t	chunk_table_off;
 	uint64_t	chunks_off;
 	uint64_t	nchunks;
-	uint32_t	cc_mode;		/* NVM_CC_MCSI or NVM_CC_N2DB */
+	uint32_t	cc_mode;		/* NvmCcMode (ccmode.h) the pool is in */
 	uint32_t	reserved;
 	uint64_t	checksum;		/* over every field above */
 } NvmPoolHeader;

@@ -1,15 +1,14 @@
 /*
  * txn.c
  *	  The transaction and snapshot interface of the core (txn.h), the same
- *	  in both concurrency-control modes: clock slots, the transaction life
+ *	  in every concurrency-control mode: clock slots, the transaction life
  *	  cycle with its write logs, in-doubt and prepared transactions,
  *	  subtransactions, the status API, recovery and mode conversion.
  *
- * Where the two designs differ, a function below calls MCSI's (mcsi.c) or
- * N2DB's (n2db.c) sibling, always through the dispatch functions of the
- * section "The two designs side by side", so one screen shows where they
- * part.  The persist orders are written in txn.h; each step below says
- * which of them it implements.
+ * Where the modes differ, a function below calls the pool's mode through
+ * its operations (ccmode.h), registered in the section "The modes" (MCSI:
+ * mcsi.c, N2DB: n2db.c).  The persist orders are written in txn.h; each
+ * step below says which of them it implements.
  */
 #include "txn.h"
 
@@ -28,11 +27,53 @@
 
 NvmCcShared *nvm_cc = NULL;
 
+/* ---------------------------------------------------------------------
+ * The modes
+ *
+ * The registry of the modes' operations (ccmode.h), and the calls into
+ * them: every choice between modes is made here, on the pool's mode (a
+ * snapshot and a horizon carry their own).
+ * ---------------------------------------------------------------------
+ */
+
+static const NvmCcOps *const cc_ops[NVM_CC_END] = {
+	[NVM_CC_MCSI] = &nvm_mcsi_ops,
+	[NVM_CC_N2DB] = &nvm_n2db_ops,
+};
+
+/* ops is the pool's mode's operations. */
+static inline const NvmCcOps *
+ops(void)
+{
+	return cc_ops[nvm_cc != NULL ? nvm_cc->cc_mode : nvm_pool_header->cc_mode];
+}
+
+/*
+ * state_offset is where the modes' shared state starts after the slots: it
+ * has room for the largest mode's, since a pool may be converted.
+ */
+static size_t
+state_offset(uint32_t max_slots)
+{
+	size_t		off = sizeof(NvmCcShared) + (size_t) max_slots * sizeof(NvmSlotShared);
+
+	return (off + NVM_CACHELINE - 1) / NVM_CACHELINE * NVM_CACHELINE;
+}
+
 /* nvm_cc_shmem_size is the size of the shared state for max_slots slots. */
 size_t
 nvm_cc_shmem_size(uint32_t max_slots)
 {
-	return sizeof(NvmCcShared) + (size_t) max_slots * sizeof(NvmSlotShared);
+	size_t		state = 0;
+
+	for (uint32_t m = NVM_CC_FIRST; m < NVM_CC_END; m++)
+	{
+		size_t		sz = cc_ops[m]->state_size(max_slots);
+
+		if (sz > state)
+			state = sz;
+	}
+	return state_offset(max_slots) + state;
 }
 
 void
@@ -41,160 +82,35 @@ nvm_cc_attach(void *shmem)
 	nvm_cc = shmem;
 }
 
-/* ---------------------------------------------------------------------
- * The two designs side by side
- *
- * Every choice between MCSI (mcsi.c) and N2DB (n2db.c) is made here, on
- * the pool's mode (a snapshot carries its own).  Direct calls, no function
- * pointers: the branch is predictable and the hottest calls are inline.
- * ---------------------------------------------------------------------
- */
-
-static inline bool
-mode_is_n2db(void)
-{
-	return nvm_cc->cc_mode == NVM_CC_N2DB;
-}
-
 /* nvm_status_get reads txid's entry in the status store of the pool's mode. */
 NvmTxnStatus
 nvm_status_get(uint64_t txid)
 {
-	if (mode_is_n2db())
-		return nvm_n2db_get_status(nvm_txid_clock_ts(txid));
-	return nvm_mcsi_get_status(txid);
-}
-
-/*
- * set_status stores a status for txid durably, in the status store of the
- * current mode.
- */
-static void
-set_status(uint64_t txid, NvmTxnStatus status)
-{
-	if (mode_is_n2db())
-		nvm_n2db_set_status(nvm_txid_clock_ts(txid), status, true);
-	else
-		nvm_mcsi_set_status(txid, status);
+	return ops()->status_get(txid);
 }
 
 /*
  * known_completed says whether txid has completed without reading its
- * status: MCSI's last-completed array can say so; N2DB has no such
- * shortcut.
+ * status, where the mode has such a shortcut (MCSI's last-completed
+ * array).
  */
 static inline bool
 known_completed(uint64_t txid)
 {
-	return !mode_is_n2db() && nvm_mcsi_completed(txid);
+	const NvmCcOps *o = ops();
+
+	return o->known_completed != NULL && o->known_completed(txid);
 }
 
 /*
- * handed_out_limit returns a value that every clock value of slot c (MCSI)
- * or every counter value (N2DB) handed out so far is below.  It only grows.
+ * handed_out_limit returns a value that every clock value of slot c
+ * handed out so far is below.  It only grows.
  */
 static uint64_t
 handed_out_limit(uint32_t c)
 {
 	atomic_thread_fence(memory_order_acquire);
-	if (mode_is_n2db())
-		return nvm_n2db_handed_out_limit(nvm_cc != NULL ? &nvm_cc->n2db : NULL);
-	return nvm_mcsi_handed_out_limit(c);
-}
-
-/*
- * status_entry_read reads the status store's entry of txid as it is, and
- * says whether txid is from the store's current era; status_ring_size is
- * the number of entries after which the store reuses one.
- */
-static bool
-status_entry_read(uint64_t txid, NvmTxnStatus *status)
-{
-	if (mode_is_n2db())
-		return nvm_n2db_status_entry(txid, status);
-	return nvm_mcsi_status_entry(txid, status);
-}
-
-static uint64_t
-status_ring_size(void)
-{
-	if (mode_is_n2db())
-		return nvm_n2db_ring_size();
-	return nvm_mcsi_ring_size();
-}
-
-/*
- * assign_txid gives slot the next txid and stores RUNNING in its status
- * entry, flushed but not drained: MCSI, the slot's next clock value; N2DB,
- * the global counter's, which enters the active list.  NVM_INVALID_TXID if
- * the N2DB commit-log ring is full.
- */
-static uint64_t
-assign_txid(uint32_t slot)
-{
-	uint64_t	ts;
-
-	if (!mode_is_n2db())
-		return nvm_mcsi_assign(slot);
-	ts = nvm_n2db_assign(&nvm_cc->n2db);
-	if (ts == 0)
-		return NVM_INVALID_TXID;
-	nvm_n2db_set_status(ts, NVM_STATUS_RUNNING, false);
-	return nvm_make_txid(slot, ts);
-}
-
-/*
- * publish_completion makes snapshots taken from now on include slot c's
- * transaction with clock value ts: MCSI, the slot's last completed value;
- * N2DB, off the active list.
- */
-static void
-publish_completion(uint32_t c, uint64_t ts)
-{
-	if (mode_is_n2db())
-		nvm_n2db_complete(&nvm_cc->n2db, ts);
-	else
-		nvm_mcsi_complete(c, ts);
-}
-
-/*
- * recover_status_store makes every non-final entry of the pool's status
- * store ABORTED (MCSI: the slots' status rings; N2DB: the commit log) and
- * sets up N2DB's counter in either mode (a pool may be converted).
- */
-static void
-recover_status_store(NvmCcShared *ms, uint32_t max_slots)
-{
-	if (ms->cc_mode == NVM_CC_MCSI)
-		nvm_mcsi_recover(max_slots);
-	nvm_n2db_recover(&ms->n2db);
-}
-
-/*
- * recover_indoubt keeps a recovered in-doubt transaction out of every
- * snapshot until it is resolved: MCSI, its slot's last completed value
- * stays below its clock value; N2DB, it is on the active list.
- */
-static void
-recover_indoubt(NvmCcShared *ms, uint32_t c, uint64_t ts)
-{
-	if (ms->cc_mode == NVM_CC_N2DB)
-		nvm_n2db_recover_indoubt(&ms->n2db, ts);
-	else
-		nvm_mcsi_recover_indoubt(c, ts);
-}
-
-/*
- * take_snapshot takes a snapshot with the given buffering policy (MCSI:
- * see nvm_mcsi_snapshot); N2DB: the PostgreSQL-style lock-and-scan.
- */
-static void
-take_snapshot(NvmSnapshot *snap, NvmSnapshotPolicy policy)
-{
-	if (mode_is_n2db())
-		nvm_n2db_snapshot(&nvm_cc->n2db, snap);
-	else
-		nvm_mcsi_snapshot(snap, policy);
+	return ops()->handed_out_limit(c);
 }
 
 /*
@@ -204,9 +120,7 @@ take_snapshot(NvmSnapshot *snap, NvmSnapshotPolicy policy)
 bool
 nvm_snapshot_contains(const NvmSnapshot *snap, uint64_t txid)
 {
-	if (snap->mode == NVM_CC_N2DB)
-		return nvm_n2db_snapshot_contains(snap, nvm_txid_clock_ts(txid));
-	return nvm_mcsi_snapshot_contains(snap, txid);
+	return cc_ops[snap->mode]->snapshot_contains(snap, txid);
 }
 
 /*
@@ -216,10 +130,7 @@ bool
 nvm_horizon_start(NvmHorizon *h)
 {
 	h->mode = nvm_cc->cc_mode;
-	if (h->mode == NVM_CC_N2DB)
-		return nvm_n2db_horizon_start(&nvm_cc->n2db, h);
-	nvm_mcsi_horizon_start(h);
-	return true;
+	return cc_ops[h->mode]->horizon_start(h);
 }
 
 /*
@@ -228,10 +139,7 @@ nvm_horizon_start(NvmHorizon *h)
 void
 nvm_horizon_lower(NvmHorizon *h, _Atomic uint64_t *vec, uint32_t nvec, uint64_t xmin)
 {
-	if (h->mode == NVM_CC_N2DB)
-		nvm_n2db_horizon_lower(h, xmin);
-	else
-		nvm_mcsi_horizon_lower(h, vec, nvec);
+	cc_ops[h->mode]->horizon_lower(h, vec, nvec, xmin);
 }
 
 /*
@@ -242,10 +150,7 @@ nvm_horizon_lower_to(NvmHorizon *h, const NvmHorizon *to)
 {
 	if (h->mode != to->mode)
 		return;
-	if (h->mode == NVM_CC_N2DB)
-		nvm_n2db_horizon_lower(h, to->xmin);
-	else
-		nvm_mcsi_horizon_lower_to(h, to);
+	cc_ops[h->mode]->horizon_lower_to(h, to);
 }
 
 /*
@@ -254,9 +159,7 @@ nvm_horizon_lower_to(NvmHorizon *h, const NvmHorizon *to)
 bool
 nvm_horizon_contains(const NvmHorizon *h, uint64_t txid)
 {
-	if (h->mode == NVM_CC_N2DB)
-		return nvm_n2db_horizon_contains(h, nvm_txid_clock_ts(txid));
-	return nvm_mcsi_horizon_contains(h, txid);
+	return cc_ops[h->mode]->horizon_contains(h, txid);
 }
 
 /* ---------------------------------------------------------------------
@@ -302,8 +205,8 @@ nvm_status_entry(uint64_t txid, NvmTxnStatus *status)
 
 	if (c >= nvm_pool_header->max_slots || ts == 0)
 		return false;
-	if (!status_entry_read(txid, status) ||
-		ts + status_ring_size() < handed_out_limit(c))
+	if (!ops()->status_entry(txid, status) ||
+		ts + ops()->ring_size() < handed_out_limit(c))
 		return false;
 	return true;
 }
@@ -444,7 +347,7 @@ replay_write_log(NvmSlotPersist *sp, bool reclaim)
 
 /*
  * nvm_cc_recover makes every non-final entry of the pool's status store
- * ABORTED (recover_status_store), keeps in-doubt transactions running, and
+ * ABORTED (the mode's recover_store), keeps in-doubt transactions running, and
  * resumes every clock at its persisted reservation.  It reads the status
  * store and the slot array only: its cost depends on the number of slots,
  * not on the amount of data.
@@ -458,7 +361,7 @@ nvm_cc_recover(void *shmem, uint32_t max_slots)
 	memset(ms, 0, nvm_cc_shmem_size(max_slots));
 	ms->cc_mode = nvm_pool_header->cc_mode;
 	ms->max_slots = max_slots;
-	nvm_spin_init(&ms->snapshot_lock);
+	ms->state_off = state_offset(max_slots);
 	nvm_spin_init(&ms->slot_alloc_lock);
 	nvm_spin_init(&ms->indoubt_lock);
 
@@ -487,8 +390,9 @@ nvm_cc_recover(void *shmem, uint32_t max_slots)
 	}
 
 	/* the status store of the pool's mode: every non-final entry aborts */
-	recover_status_store(ms, max_slots);
+	ops()->recover_store(max_slots);
 	nvm_drain();
+	ops()->state_init(nvm_cc_mode_state());
 
 	for (uint32_t c = 0; c < max_slots; c++)
 	{
@@ -507,7 +411,7 @@ nvm_cc_recover(void *shmem, uint32_t max_slots)
 			uint64_t	ts = nvm_txid_clock_ts(indoubt);
 
 			/* undo the abort above: its outcome is the external log's */
-			set_status(indoubt, NVM_STATUS_RUNNING);
+			ops()->status_set(indoubt, NVM_STATUS_RUNNING);
 			atomic_fetch_add(&ms->indoubt_count, 1);
 
 			/*
@@ -520,7 +424,7 @@ nvm_cc_recover(void *shmem, uint32_t max_slots)
 			 * Resolution publishes its completion.  Waiters find it
 			 * running under its external xid.
 			 */
-			recover_indoubt(ms, c, ts);
+			ops()->recover_indoubt(c, ts);
 			if (atomic_load(&ms->slots_high_water) <= c)
 				atomic_store(&ms->slots_high_water, c + 1);
 			atomic_store(&ss->running_txid, indoubt);
@@ -564,8 +468,6 @@ nvm_cc_convert(uint32_t new_mode)
 	}
 	root->n2db_reserved = start;
 	nvm_flush(&root->n2db_reserved, sizeof(uint64_t));
-	ms->n2db.next = start;
-	ms->n2db.reserved = start;
 	nvm_drain();
 
 	/* last: the header says which mode the pool is in */
@@ -573,6 +475,7 @@ nvm_cc_convert(uint32_t new_mode)
 	hdr.cc_mode = new_mode;
 	nvm_pool_header_rewrite(&hdr);
 	ms->cc_mode = new_mode;
+	ops()->state_init(nvm_cc_mode_state());
 }
 
 /*
@@ -646,7 +549,7 @@ nvm_snapshot_set_policy(NvmSnapshotPolicy policy)
 void
 nvm_snapshot_take(NvmSnapshot *snap)
 {
-	take_snapshot(snap, (NvmSnapshotPolicy) nvm_cc->snapshot_policy);
+	ops()->snapshot(snap, (NvmSnapshotPolicy) nvm_cc->snapshot_policy);
 }
 
 /*
@@ -659,7 +562,7 @@ nvm_snapshot_take_fresh(NvmSnapshot *snap)
 {
 	NvmSnapshotPolicy policy = (NvmSnapshotPolicy) nvm_cc->snapshot_policy;
 
-	take_snapshot(snap, policy == NVM_SNAPSHOT_PAPER ? NVM_SNAPSHOT_JOIN : policy);
+	ops()->snapshot(snap, policy == NVM_SNAPSHOT_PAPER ? NVM_SNAPSHOT_JOIN : policy);
 }
 
 size_t
@@ -740,7 +643,7 @@ nvm_txn_begin_write(NvmTxn *txn)
 	}
 	/* the previous transaction's inlined statuses durable before its log is reused */
 	nvm_drain();
-	txn->txid = assign_txid((uint32_t) txn->slot);
+	txn->txid = ops()->assign((uint32_t) txn->slot);
 	if (txn->txid == NVM_INVALID_TXID)
 	{
 		begin_failure = NVM_BEGIN_CLOG_FULL;
@@ -902,7 +805,7 @@ finish(NvmTxn *txn, NvmTxnStatus status)
 	/* versions and heads flushed by the writes become durable here ... */
 	nvm_drain();
 	/* ... before the status that makes them committed (or aborted) */
-	set_status(txn->txid, status);
+	ops()->status_set(txn->txid, status);
 
 	/* the in-doubt marker is stale once the status is final */
 	{
@@ -924,7 +827,7 @@ finish(NvmTxn *txn, NvmTxnStatus status)
 		inline_status(txn->log[i].version, status);
 
 	/* publish the completion: snapshots taken from now on include it */
-	publish_completion((uint32_t) txn->slot, ts);
+	ops()->publish_completion((uint32_t) txn->slot, ts);
 	atomic_store(&ss->running_txid, 0);
 	txn->txid = NVM_INVALID_TXID;
 	txn->external_id = 0;
@@ -1022,7 +925,7 @@ finish_indoubt(uint32_t c, uint64_t t, bool commit)
 	uint64_t	ts = nvm_txid_clock_ts(t);
 	uint64_t	running = t;
 
-	set_status(t, commit ? NVM_STATUS_COMMITTED : NVM_STATUS_ABORTED);
+	ops()->status_set(t, commit ? NVM_STATUS_COMMITTED : NVM_STATUS_ABORTED);
 	/* the commit is durable: the hook logs it before anybody can see it */
 	if (commit && commit_hook != NULL)
 		commit_hook(c, t, NULL);
@@ -1030,7 +933,7 @@ finish_indoubt(uint32_t c, uint64_t t, bool commit)
 	nvm_drain();
 	sp->indoubt_txid = NVM_INVALID_TXID;
 	nvm_persist(&sp->indoubt_txid, sizeof(uint64_t));
-	publish_completion(c, ts);
+	ops()->publish_completion(c, ts);
 	(void) atomic_compare_exchange_strong(&ss->running_txid, &running, 0);
 	atomic_store(&ss->indoubt_txid, NVM_INVALID_TXID);
 	atomic_fetch_sub(&ms->indoubt_count, 1);

@@ -1,16 +1,16 @@
 /*
  * txn.h
- *	  The transaction and snapshot interface of the core, the same in both
- *	  concurrency-control modes: clock slots, the transaction life cycle
+ *	  The transaction and snapshot interface of the core, the same in every
+ *	  concurrency-control mode: clock slots, the transaction life cycle
  *	  with write logs, in-doubt and prepared transactions and
  *	  subtransactions, snapshots, transaction status, recovery and mode
  *	  conversion.  The mode is the pool's (NvmPoolHeader.cc_mode); txn.c
- *	  chooses between its two designs in one block of dispatch functions:
+ *	  reaches its design through the mode's operations (ccmode.h):
  *	  multi-clock snapshot isolation (MCSI paper §4: per-slot clocks,
  *	  persistent per-slot status rings, the last-completed array, vector
  *	  snapshots; mcsi.h) and the N2DB baseline (one global counter, a global
  *	  active-transaction list behind one lock, a shared commit log; n2db.h).
- *	  Everything above this interface is the same for both.
+ *	  Everything above this interface is the same for every mode.
  *
  * Every backend that touches nvm tables owns a clock slot.  A transaction
  * gets a txid (clock id, clock value) at its first write only: a read-only

@@ -20,9 +20,9 @@
  *	 - Snapshot (NVM_VIEW_SNAPSHOT).  Another transaction's version is
  *	   visible if its creator had completed when the snapshot was taken
  *	   and committed.  "Had completed" is the mode's rule:
- *	   nvm_snapshot_contains (txn.c) dispatches to MCSI's vector test
- *	   (nvm_mcsi_snapshot_contains, mcsi.h) or N2DB's xmin/active-list
- *	   test (nvm_n2db_snapshot_contains, n2db.c).  A version carrying an
+ *	   nvm_snapshot_contains (txn.c) calls the snapshot's mode's
+ *	   snapshot_contains (ccmode.h): MCSI's vector test (mcsi.c) or N2DB's
+ *	   xmin/active-list test (n2db.c).  A version carrying an
  *	   external id is judged by the view's external_visible instead, if the
  *	   view has one (a snapshot taken outside the core).
  *	 - Self (NVM_VIEW_SELF): every committed version.

@@ -66,11 +66,24 @@ static const struct config_enum_entry nvm_huge_pages_options[] = {
 	{NULL, 0, false}
 };
 
-static const struct config_enum_entry nvm_cc_options[] = {
-	{"mcsi", NVM_CC_MCSI, false},
-	{"n2db", NVM_CC_N2DB, false},
-	{NULL, 0, false}
-};
+/* one entry a mode (ccmode.h), filled in by fill_cc_options, and the end */
+static struct config_enum_entry nvm_cc_options[NVM_CC_END - NVM_CC_FIRST + 1];
+
+/* fill_cc_options lists every mode of ccmode.h as a value of nvm.concurrency_control. */
+static void
+fill_cc_options(void)
+{
+	int			n = 0;
+
+	for (uint32 m = NVM_CC_FIRST; m < NVM_CC_END; m++)
+	{
+		nvm_cc_options[n].name = nvm_cc_mode_name(m);
+		nvm_cc_options[n].val = (int) m;
+		nvm_cc_options[n].hidden = false;
+		n++;
+	}
+	nvm_cc_options[n].name = NULL;
+}
 
 static const struct config_enum_entry nvm_crash_point_options[] = {
 	{"none", NVM_CRASH_NONE, false},
@@ -125,6 +138,7 @@ nvm_define_settings(void)
 							 0,
 							 NULL, NULL, NULL);
 
+	fill_cc_options();
 	DefineCustomEnumVariable("nvm.concurrency_control",
 							 "Concurrency control of nvm tables.",
 							 NULL,
@@ -229,10 +243,5 @@ nvm_assign_drain_delay(int newval, void *extra)
 const char *
 nvm_concurrency_control_name(void)
 {
-	for (const struct config_enum_entry *e = nvm_cc_options; e->name; e++)
-	{
-		if (e->val == nvm_concurrency_control)
-			return e->name;
-	}
-	return "unknown";
+	return nvm_cc_mode_name((uint32) nvm_concurrency_control);
 }

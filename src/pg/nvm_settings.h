@@ -26,7 +26,7 @@ extern int	nvm_pool_size_mb;
 /* nvm.huge_pages: an NvmHugePages (pool.h) for the pool's mapping */
 extern int	nvm_huge_pages;
 
-/* nvm.concurrency_control: NVM_CC_MCSI or NVM_CC_N2DB (pool.h) */
+/* nvm.concurrency_control: an NvmCcMode (ccmode.h) */
 extern int	nvm_concurrency_control;
 
 /* nvm.snapshot_buffering: an NvmSnapshotPolicy (ccstate.h) */

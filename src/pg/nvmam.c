@@ -272,8 +272,8 @@ nvm_open_pool(void)
 				ereport(LOG,
 						(errmsg("converting nvm pool \"%s\" from concurrency control %s to %s",
 								nvm_pool_path_resolved,
-								nvm_pool_header->cc_mode == NVM_CC_MCSI ? "mcsi" : "n2db",
-								nvm_concurrency_control == NVM_CC_MCSI ? "mcsi" : "n2db"),
+								nvm_cc_mode_name(nvm_pool_header->cc_mode),
+								nvm_cc_mode_name(nvm_concurrency_control)),
 						 errdetail("Recovery runs in the old mode; afterwards every row carries its final commit status.")));
 			return;
 		case NVM_POOL_CREATED:
