@@ -17,6 +17,7 @@
 #include "gc.h"
 #include "indexlog.h"
 #include "mcsi.h"
+#include "pisces.h"
 #include "persist.h"
 #include "pool.h"
 #include "store.h"
@@ -1866,6 +1867,41 @@ test_status_wrap(void)
 		CHECK(nvm_txn_begin_write(&a) != NVM_INVALID_TXID, "once it ends, transactions start again");
 		nvm_txn_abort(&a);
 		CHECK(nvm_version_status(v) == NVM_STATUS_COMMITTED, "the early version keeps its inlined commit");
+	}
+	else if (cur_mode == NVM_CC_PISCES)
+	{
+		NvmSnapshot *old = malloc(sizeof(NvmSnapshot));
+		uint64_t	started = 0;
+		uint64_t	later;
+
+		/* a pinned snapshot taken before a commit of b */
+		nvm_snapshot_take_pinned(9, old);
+		later = nvm_txn_begin_write(&b);
+		nvm_txn_commit(&b);
+		CHECK(!nvm_snapshot_contains(old, later), "an old snapshot does not contain a later commit");
+		while (started < 2 * NVM_PISCES_RING)
+		{
+			if (nvm_txn_begin_write(&b) == NVM_INVALID_TXID)
+				break;
+			nvm_txn_commit(&b);
+			started++;
+		}
+		CHECK(started == NVM_PISCES_RING - 1 && nvm_txn_begin_failure() == NVM_BEGIN_STORE_FULL,
+			  "a slot stops one ring of commits after one an old pinned snapshot does not contain");
+		CHECK(!nvm_snapshot_contains(old, later),
+			  "the old snapshot still does not contain that commit");
+		nvm_gc_unpin(9);
+		CHECK(nvm_txn_begin_write(&b) != NVM_INVALID_TXID, "once the snapshot is released, the slot goes on");
+		nvm_txn_commit(&b);
+		for (uint64_t i = 0; i < 3 * NVM_PISCES_RING; i++)
+		{
+			nvm_txn_begin_write(&a);
+			nvm_txn_abort(&a);
+		}
+		nvm_snapshot_take(old);
+		CHECK(nvm_snapshot_contains(old, later) && nvm_version_status(v) == NVM_STATUS_COMMITTED,
+			  "a commit whose entry was reused is in every later snapshot");
+		free(old);
 	}
 	nvm_table_drop(&k);
 	nvm_slot_release(sa);

@@ -38,6 +38,7 @@ typedef enum NvmCcMode
 {
 	NVM_CC_MCSI = 1,			/* multi-clock snapshot isolation: mcsi.h */
 	NVM_CC_N2DB = 2,			/* the N2DB baseline: n2db.h */
+	NVM_CC_PISCES = 3,			/* Pisces's global timestamp: pisces.h */
 	NVM_CC_END					/* one past the last mode */
 } NvmCcMode;
 
@@ -50,6 +51,7 @@ nvm_cc_mode_name(uint32_t mode)
 	static const char *const names[NVM_CC_END] = {
 		[NVM_CC_MCSI] = "mcsi",
 		[NVM_CC_N2DB] = "n2db",
+		[NVM_CC_PISCES] = "pisces",
 	};
 
 	return mode >= NVM_CC_FIRST && mode < NVM_CC_END ? names[mode] : "unknown";
@@ -94,14 +96,15 @@ typedef struct NvmCcOps
 	 * far is below (it only grows; also before the shared state exists,
 	 * from the pool).  assign gives slot the next txid and stores RUNNING
 	 * in its status entry, flushed but not drained (NVM_INVALID_TXID if the
-	 * store has no room).  publish_completion makes snapshots taken from
-	 * now on include slot c's transaction ts (its status is durable).
+	 * store has no room; store_full then says why, for the user).
+	 * publish_completion makes snapshots taken from now on include slot
+	 * c's transaction ts, whose final status (durable) is status.
 	 * recover_indoubt keeps a recovered in-doubt transaction out of every
 	 * snapshot until its completion is published.
 	 */
 	uint64_t	(*handed_out_limit) (uint32_t c);
 	uint64_t	(*assign) (uint32_t slot);
-	void		(*publish_completion) (uint32_t c, uint64_t ts);
+	void		(*publish_completion) (uint32_t c, uint64_t ts, NvmTxnStatus status);
 	void		(*recover_indoubt) (uint32_t c, uint64_t ts);
 
 	/*
@@ -125,6 +128,9 @@ typedef struct NvmCcOps
 	void		(*horizon_lower) (NvmHorizon *h, _Atomic uint64_t *vec, uint32_t nvec, uint64_t xmin);
 	void		(*horizon_lower_to) (NvmHorizon *h, const NvmHorizon *to);
 	bool		(*horizon_contains) (const NvmHorizon *h, uint64_t txid);
+
+	/* why assign may find no room (a sentence, for the user), NULL if it cannot */
+	const char *store_full;
 } NvmCcOps;
 
 #endif							/* NVM_CCMODE_H */

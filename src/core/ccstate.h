@@ -111,4 +111,12 @@ typedef struct NvmHorizon
 	uint64_t	ts[NVM_MAX_SLOTS];
 } NvmHorizon;
 
+/*
+ * nvm_cc_horizon_fn computes the collection horizon (gc.c sets it at
+ * start-up to nvm_gc_horizon; NULL before): for a mode that must know what
+ * every snapshot in use contains (Pisces, before it reuses an entry).
+ * False if it could not be computed.
+ */
+extern bool (*nvm_cc_horizon_fn) (NvmHorizon *h);
+
 #endif							/* NVM_CCSTATE_H */

@@ -57,12 +57,14 @@ nvm_gc_startup(void *shmem, uint32_t max_pins, uint32_t max_slots, uint64_t star
 	atomic_store(&gc_shared->epoch, (start_count + 1) << 40);
 	for (int i = 0; i < NVM_GC_CHAIN_LOCKS; i++)
 		nvm_spin_init(&gc_shared->chain_locks[i]);
+	nvm_cc_horizon_fn = nvm_gc_horizon;
 }
 
 void
 nvm_gc_attach(void *shmem)
 {
 	gc_shared = shmem;
+	nvm_cc_horizon_fn = nvm_gc_horizon;
 }
 
 uint64_t

@@ -103,11 +103,11 @@ mcsi_state_init(void *state)
 }
 
 /*
- * mcsi_status_get reads txid's entry in its slot's status ring, with the
+ * nvm_mcsi_status_get reads txid's entry in its slot's status ring, with the
  * helping protocol (never dirty).
  */
-static NvmTxnStatus
-mcsi_status_get(uint64_t txid)
+NvmTxnStatus
+nvm_mcsi_status_get(uint64_t txid)
 {
 	int			index;
 	_Atomic uint64_t *word;
@@ -117,11 +117,11 @@ mcsi_status_get(uint64_t txid)
 }
 
 /*
- * mcsi_status_set stores a status for txid durably in its slot's status
+ * nvm_mcsi_status_set stores a status for txid durably in its slot's status
  * ring (Algorithm 1).
  */
-static void
-mcsi_status_set(uint64_t txid, NvmTxnStatus status)
+void
+nvm_mcsi_status_set(uint64_t txid, NvmTxnStatus status)
 {
 	int			index;
 	_Atomic uint64_t *word;
@@ -131,7 +131,7 @@ mcsi_status_set(uint64_t txid, NvmTxnStatus status)
 }
 
 /*
- * mcsi_status_entry reads the status-ring entry of txid as it is (no
+ * nvm_mcsi_status_entry reads the status-ring entry of txid as it is (no
  * helping) for nvm_status_entry, and says whether txid is from the current
  * MCSI era: the clocks restarted at the N2DB counter's reservation when the
  * pool last became an MCSI pool (a pool created in MCSI mode keeps that
@@ -140,8 +140,8 @@ mcsi_status_set(uint64_t txid, NvmTxnStatus status)
  * been handed out while it is not below the slot's limit, read after the
  * entry.
  */
-static bool
-mcsi_status_entry(uint64_t txid, NvmTxnStatus *status)
+bool
+nvm_mcsi_status_entry(uint64_t txid, NvmTxnStatus *status)
 {
 	uint32_t	c = nvm_txid_clock_id(txid);
 	uint64_t	ts = nvm_txid_clock_ts(txid);
@@ -162,22 +162,22 @@ mcsi_status_entry(uint64_t txid, NvmTxnStatus *status)
 	return true;
 }
 
-/* mcsi_ring_size is the number of entries of a slot's status ring. */
-static uint64_t
-mcsi_ring_size(void)
+/* nvm_mcsi_ring_size is the number of entries of a slot's status ring. */
+uint64_t
+nvm_mcsi_ring_size(void)
 {
 	return (uint64_t) nvm_pool_header->ring_words * NVM_STATUS_PER_WORD;
 }
 
 /*
- * mcsi_recover_store makes every non-final status-ring entry ABORTED and
+ * nvm_mcsi_recover_store makes every non-final status-ring entry ABORTED and
  * clears dirty bits (their values were flushed before the bit was ever
  * cleared, and a dirty word is exactly a flushed one); the caller drains.
  * It reads the status rings only: its cost depends on the number of slots,
  * not on the amount of data.
  */
-static void
-mcsi_recover_store(uint32_t max_slots)
+void
+nvm_mcsi_recover_store(uint32_t max_slots)
 {
 	uint32_t	ring_words = nvm_pool_header->ring_words;
 
@@ -207,14 +207,14 @@ mcsi_recover_store(uint32_t max_slots)
 }
 
 /*
- * mcsi_recover_indoubt keeps the recovered in-doubt transaction with
+ * nvm_mcsi_recover_indoubt keeps the recovered in-doubt transaction with
  * clock value ts of slot c out of every snapshot until it is resolved: the
  * slot's last completed value stays below ts (every older transaction of
  * the slot has a smaller one; none ran after it), and the slot is scanned
  * by every snapshot (the caller raises the high-water mark).
  */
-static void
-mcsi_recover_indoubt(uint32_t c, uint64_t ts)
+void
+nvm_mcsi_recover_indoubt(uint32_t c, uint64_t ts)
 {
 	NvmSlotShared *ss = &nvm_cc->slots[c];
 
@@ -228,24 +228,24 @@ mcsi_recover_indoubt(uint32_t c, uint64_t ts)
  */
 
 /*
- * mcsi_known_completed says whether txid has completed, from its slot's
+ * nvm_mcsi_known_completed says whether txid has completed, from its slot's
  * last completed value, without reading its status.
  */
-static bool
-mcsi_known_completed(uint64_t txid)
+bool
+nvm_mcsi_known_completed(uint64_t txid)
 {
 	return nvm_txid_clock_ts(txid) <=
 		atomic_load_explicit(&nvm_cc->slots[nvm_txid_clock_id(txid)].last_completed, memory_order_acquire);
 }
 
 /*
- * mcsi_handed_out_limit returns a value that every clock value of slot
+ * nvm_mcsi_handed_out_limit returns a value that every clock value of slot
  * c handed out so far is below: the next value to hand out, which is below
  * the persisted reservation (the reservation before start-up has built the
  * shared state).  It only grows.
  */
-static uint64_t
-mcsi_handed_out_limit(uint32_t c)
+uint64_t
+nvm_mcsi_handed_out_limit(uint32_t c)
 {
 	if (nvm_cc != NULL && c < nvm_cc->max_slots)
 		return *(volatile uint64_t *) &nvm_cc->slots[c].next_ts;
@@ -253,13 +253,13 @@ mcsi_handed_out_limit(uint32_t c)
 }
 
 /*
- * mcsi_assign takes the next clock value of the slot (raising and
+ * nvm_mcsi_assign takes the next clock value of the slot (raising and
  * persisting the slot's clock reservation first when needed: the Clock
  * persist order) and stores RUNNING in its status-ring entry, flushed but
  * not drained (see nvm_txn_begin_write).  Returns the txid.
  */
-static uint64_t
-mcsi_assign(uint32_t slot)
+uint64_t
+nvm_mcsi_assign(uint32_t slot)
 {
 	NvmSlotShared *ss = &nvm_cc->slots[slot];
 	NvmSlotPersist *sp = nvm_pool_slot(slot);
@@ -284,16 +284,17 @@ mcsi_assign(uint32_t slot)
 }
 
 /*
- * mcsi_publish_completion publishes the completion of slot c's transaction with
- * clock value ts: the slot's last completed value is raised to ts (never
- * lowered; at a commit it is always below ts), and snapshots taken from now
- * on include it.
+ * nvm_mcsi_publish_completion publishes the completion of slot c's
+ * transaction with clock value ts, committed or aborted alike: the slot's
+ * last completed value is raised to ts (never lowered; at a commit it is
+ * always below ts), and snapshots taken from now on include it.
  */
-static void
-mcsi_publish_completion(uint32_t c, uint64_t ts)
+void
+nvm_mcsi_publish_completion(uint32_t c, uint64_t ts, NvmTxnStatus status)
 {
 	NvmSlotShared *ss = &nvm_cc->slots[c];
 
+	(void) status;
 	if (atomic_load(&ss->last_completed) < ts)
 		atomic_store_explicit(&ss->last_completed, ts, memory_order_release);
 }
@@ -491,20 +492,21 @@ mcsi_horizon_contains(const NvmHorizon *h, uint64_t txid)
 const NvmCcOps nvm_mcsi_ops = {
 	.state_size = mcsi_state_size,
 	.state_init = mcsi_state_init,
-	.recover_store = mcsi_recover_store,
-	.status_get = mcsi_status_get,
-	.status_set = mcsi_status_set,
-	.status_entry = mcsi_status_entry,
-	.ring_size = mcsi_ring_size,
-	.known_completed = mcsi_known_completed,
-	.handed_out_limit = mcsi_handed_out_limit,
-	.assign = mcsi_assign,
-	.publish_completion = mcsi_publish_completion,
-	.recover_indoubt = mcsi_recover_indoubt,
+	.recover_store = nvm_mcsi_recover_store,
+	.status_get = nvm_mcsi_status_get,
+	.status_set = nvm_mcsi_status_set,
+	.status_entry = nvm_mcsi_status_entry,
+	.ring_size = nvm_mcsi_ring_size,
+	.known_completed = nvm_mcsi_known_completed,
+	.handed_out_limit = nvm_mcsi_handed_out_limit,
+	.assign = nvm_mcsi_assign,
+	.publish_completion = nvm_mcsi_publish_completion,
+	.recover_indoubt = nvm_mcsi_recover_indoubt,
 	.snapshot = mcsi_snapshot,
 	.snapshot_contains = mcsi_snapshot_contains,
 	.horizon_start = mcsi_horizon_start,
 	.horizon_lower = mcsi_horizon_lower,
 	.horizon_lower_to = mcsi_horizon_lower_to,
 	.horizon_contains = mcsi_horizon_contains,
+	.store_full = NULL,
 };

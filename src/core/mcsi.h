@@ -41,6 +41,22 @@ typedef struct NvmMcsiShared
 
 extern const NvmCcOps nvm_mcsi_ops;
 
+/*
+ * MCSI's status store, clocks and last-completed array, which Pisces
+ * (pisces.h) shares: the operations of nvm_mcsi_ops of the same names
+ * (ccmode.h says what each does).
+ */
+extern void nvm_mcsi_recover_store(uint32_t max_slots);
+extern NvmTxnStatus nvm_mcsi_status_get(uint64_t txid);
+extern void nvm_mcsi_status_set(uint64_t txid, NvmTxnStatus status);
+extern bool nvm_mcsi_status_entry(uint64_t txid, NvmTxnStatus *status);
+extern uint64_t nvm_mcsi_ring_size(void);
+extern bool nvm_mcsi_known_completed(uint64_t txid);
+extern uint64_t nvm_mcsi_handed_out_limit(uint32_t c);
+extern uint64_t nvm_mcsi_assign(uint32_t slot);
+extern void nvm_mcsi_publish_completion(uint32_t c, uint64_t ts, NvmTxnStatus status);
+extern void nvm_mcsi_recover_indoubt(uint32_t c, uint64_t ts);
+
 extern void nvm_status_word_set(_Atomic uint64_t *word, int index, NvmTxnStatus status);
 extern NvmTxnStatus nvm_status_word_get(_Atomic uint64_t *word, int index);
 

@@ -265,11 +265,12 @@ n2db_ring_size(void)
  * list.
  */
 static void
-n2db_publish_completion(uint32_t c, uint64_t value)
+n2db_publish_completion(uint32_t c, uint64_t value, NvmTxnStatus status)
 {
 	NvmN2dbShared *ns = n2db_state();
 
 	(void) c;
+	(void) status;
 
 	nvm_spin_lock(&ns->lock);
 	for (uint32_t i = 0; i < ns->nactive; i++)
@@ -407,4 +408,5 @@ const NvmCcOps nvm_n2db_ops = {
 	.horizon_lower = n2db_horizon_lower,
 	.horizon_lower_to = n2db_horizon_lower_to,
 	.horizon_contains = n2db_horizon_contains,
+	.store_full = "The N2DB commit log holds the status of 1,048,576 transactions, and a transaction that started that many transactions ago is still running.",
 };

@@ -14,6 +14,7 @@
 
 #include "mcsi.h"
 #include "n2db.h"
+#include "pisces.h"
 
 #include "persist.h"
 #include "pool.h"
@@ -26,6 +27,7 @@
 #include <string.h>
 
 NvmCcShared *nvm_cc = NULL;
+bool		(*nvm_cc_horizon_fn) (NvmHorizon *h) = NULL;
 
 /* ---------------------------------------------------------------------
  * The modes
@@ -39,6 +41,7 @@ NvmCcShared *nvm_cc = NULL;
 static const NvmCcOps *const cc_ops[NVM_CC_END] = {
 	[NVM_CC_MCSI] = &nvm_mcsi_ops,
 	[NVM_CC_N2DB] = &nvm_n2db_ops,
+	[NVM_CC_PISCES] = &nvm_pisces_ops,
 };
 
 /* ops is the pool's mode's operations. */
@@ -48,10 +51,7 @@ ops(void)
 	return cc_ops[nvm_cc != NULL ? nvm_cc->cc_mode : nvm_pool_header->cc_mode];
 }
 
-/*
- * state_offset is where the modes' shared state starts after the slots: it
- * has room for the largest mode's, since a pool may be converted.
- */
+/* state_offset is where the mode's shared state starts, after the slots. */
 static size_t
 state_offset(uint32_t max_slots)
 {
@@ -60,15 +60,19 @@ state_offset(uint32_t max_slots)
 	return (off + NVM_CACHELINE - 1) / NVM_CACHELINE * NVM_CACHELINE;
 }
 
-/* nvm_cc_shmem_size is the size of the shared state for max_slots slots. */
+/*
+ * nvm_cc_shmem_size is the size of the shared state for max_slots slots,
+ * with room for the state of the pool's mode and of the mode it is about
+ * to be converted to (nvm_pool_pending_mode).
+ */
 size_t
 nvm_cc_shmem_size(uint32_t max_slots)
 {
-	size_t		state = 0;
+	size_t		state = cc_ops[nvm_pool_header->cc_mode]->state_size(max_slots);
 
-	for (uint32_t m = NVM_CC_FIRST; m < NVM_CC_END; m++)
+	if (nvm_cc_mode_known(nvm_pool_pending_mode))
 	{
-		size_t		sz = cc_ops[m]->state_size(max_slots);
+		size_t		sz = cc_ops[nvm_pool_pending_mode]->state_size(max_slots);
 
 		if (sz > state)
 			state = sz;
@@ -593,6 +597,18 @@ nvm_txn_begin_failure(void)
 }
 
 /*
+ * nvm_txn_begin_failure_detail says, in a sentence for the user, why the
+ * pool's mode had no room for a new transaction (NVM_BEGIN_STORE_FULL).
+ */
+const char *
+nvm_txn_begin_failure_detail(void)
+{
+	const char *detail = ops()->store_full;
+
+	return detail != NULL ? detail : "The concurrency control's status store has no room.";
+}
+
+/*
  * ensure_ring gives the slot its status ring at its first write, in a pool
  * whose rings are allocated at first use (in both modes, so that every
  * slot that has handed out a txid has a ring whatever mode the pool is
@@ -646,8 +662,8 @@ nvm_txn_begin_write(NvmTxn *txn)
 	txn->txid = ops()->assign((uint32_t) txn->slot);
 	if (txn->txid == NVM_INVALID_TXID)
 	{
-		begin_failure = NVM_BEGIN_CLOG_FULL;
-		return NVM_INVALID_TXID;	/* the commit-log ring is full */
+		begin_failure = NVM_BEGIN_STORE_FULL;
+		return NVM_INVALID_TXID;	/* e.g. N2DB's commit-log ring is full */
 	}
 
 	sp->log_txid = txn->txid;
@@ -827,7 +843,7 @@ finish(NvmTxn *txn, NvmTxnStatus status)
 		inline_status(txn->log[i].version, status);
 
 	/* publish the completion: snapshots taken from now on include it */
-	ops()->publish_completion((uint32_t) txn->slot, ts);
+	ops()->publish_completion((uint32_t) txn->slot, ts, status);
 	atomic_store(&ss->running_txid, 0);
 	txn->txid = NVM_INVALID_TXID;
 	txn->external_id = 0;
@@ -933,7 +949,7 @@ finish_indoubt(uint32_t c, uint64_t t, bool commit)
 	nvm_drain();
 	sp->indoubt_txid = NVM_INVALID_TXID;
 	nvm_persist(&sp->indoubt_txid, sizeof(uint64_t));
-	ops()->publish_completion(c, ts);
+	ops()->publish_completion(c, ts, commit ? NVM_STATUS_COMMITTED : NVM_STATUS_ABORTED);
 	(void) atomic_compare_exchange_strong(&ss->running_txid, &running, 0);
 	atomic_store(&ss->indoubt_txid, NVM_INVALID_TXID);
 	atomic_fetch_sub(&ms->indoubt_count, 1);

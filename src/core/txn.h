@@ -120,13 +120,14 @@ typedef enum NvmBeginFailure
 {
 	NVM_BEGIN_OK = 0,
 	NVM_BEGIN_NO_SPACE,			/* the pool has no room for the slot's status ring */
-	NVM_BEGIN_CLOG_FULL			/* N2DB: the commit log is a ring ahead of the oldest running */
+	NVM_BEGIN_STORE_FULL		/* the mode's store has no room (nvm_txn_begin_failure_detail) */
 } NvmBeginFailure;
 
 /* Transaction life cycle. */
 extern void nvm_txn_init(NvmTxn *txn, int slot);
 extern uint64_t nvm_txn_begin_write(NvmTxn *txn);	/* assigns txid if not yet */
 extern NvmBeginFailure nvm_txn_begin_failure(void);
+extern const char *nvm_txn_begin_failure_detail(void);
 extern bool nvm_txn_log_version(NvmTxn *txn, nvm_off table, nvm_off version, int level);
 extern void nvm_txn_unlog_last(NvmTxn *txn);
 extern void nvm_txn_commit(NvmTxn *txn);

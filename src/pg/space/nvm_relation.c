@@ -359,18 +359,18 @@ nvm_report_pool_full(Relation rel)
 /*
  * nvm_report_write_start_failed raises the error for a transaction whose
  * first nvm write could not start: the pool had no room for its clock
- * slot's status ring, or (N2DB) the commit log is a full ring ahead of the
- * oldest running transaction.
+ * slot's status ring, or the mode's status store had none (N2DB: the commit
+ * log is a full ring ahead of the oldest running transaction).
  */
 void
 nvm_report_write_start_failed(void)
 {
-	if (nvm_txn_begin_failure() == NVM_BEGIN_CLOG_FULL)
+	if (nvm_txn_begin_failure() == NVM_BEGIN_STORE_FULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("could not start an nvm transaction"),
-				 errdetail("The N2DB commit log holds the status of 1,048,576 transactions, and a transaction that started that many transactions ago is still running."),
-				 errhint("End long-running transactions that wrote nvm tables.")));
+				 errdetail_internal("%s", nvm_txn_begin_failure_detail()),
+				 errhint("End long-running transactions that use nvm tables.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_DISK_FULL),
 			 errmsg("nvm pool \"%s\" is full", nvm_pool_path_resolved),
