@@ -18,6 +18,7 @@
 #include "indexlog.h"
 #include "mcsi.h"
 #include "pisces.h"
+#include "pomvcc.h"
 #include "persist.h"
 #include "pool.h"
 #include "store.h"
@@ -1908,6 +1909,89 @@ test_status_wrap(void)
 	nvm_slot_release(sb);
 }
 
+/* a commit in a session of its own (a thread): see test_session_reads */
+typedef struct SessionCommit
+{
+	NvmTable   *table;
+	int			slot;
+	uint64_t	txid;
+	bool		sees_own;
+	pthread_barrier_t committed;	/* the other session looks between the two */
+	pthread_barrier_t looked;
+} SessionCommit;
+
+static void *
+commit_in_session(void *arg)
+{
+	SessionCommit *sc = arg;
+	NvmTxn		txn;
+	NvmSnapshot *snap = malloc(sizeof(NvmSnapshot));
+	uint64_t	no;
+	int			v = 1;
+
+	nvm_txn_init(&txn, sc->slot);
+	nvm_record_insert(sc->table, &txn, 1, 0, &v, sizeof(v), &no);
+	sc->txid = txn.txid;
+	nvm_txn_commit(&txn);
+	pthread_barrier_wait(&sc->committed);
+	pthread_barrier_wait(&sc->looked);
+	nvm_snapshot_take(snap);
+	sc->sees_own = nvm_snapshot_contains(snap, sc->txid);
+	free(snap);
+	return NULL;
+}
+
+/*
+ * test_session_reads: a commit acknowledged in one session (thread) is in
+ * every later snapshot of that session in every start-timestamp mode; in
+ * another session's, in Pisces always, in POMVCC only after CTs moves (the
+ * paper's HISTORICAL READ, why POMVCC refuses SERIALIZABLE).
+ */
+static void
+test_session_reads(void)
+{
+	NvmTableKey k = {1663, 5, 904, 0};
+	NvmTable	t;
+	SessionCommit sc = {.table = &t};
+	NvmSnapshot *snap = malloc(sizeof(NvmSnapshot));
+	pthread_t	th;
+	bool		pomvcc = cur_mode == NVM_CC_POMVCC;
+	bool		missed;
+
+	if (pomvcc)
+		nvm_pomvcc_set_tick(0);
+	nvm_table_create(&k, 0, &t);
+	sc.slot = nvm_slot_acquire(15);
+	pthread_barrier_init(&sc.committed, NULL, 2);
+	pthread_barrier_init(&sc.looked, NULL, 2);
+	nvm_snapshot_take(snap);	/* this session has committed nothing since */
+	pthread_create(&th, NULL, commit_in_session, &sc);
+	pthread_barrier_wait(&sc.committed);
+	CHECK(nvm_snapshot_contains(snap, sc.txid) == false, "an older snapshot does not contain a later commit");
+	nvm_snapshot_take(snap);
+	missed = !nvm_snapshot_contains(snap, sc.txid);
+	pthread_barrier_wait(&sc.looked);
+	pthread_join(th, NULL);
+	CHECK(sc.sees_own, "a session's next snapshot contains its own commit");
+	CHECK(missed == pomvcc,
+		  pomvcc ? "POMVCC: another session's snapshot, taken after the commit, can miss it (HISTORICAL READ)" :
+		  "another session's snapshot taken after the commit contains it");
+	CHECK(nvm_cc_serializable() == !pomvcc, "only POMVCC refuses SERIALIZABLE");
+	if (pomvcc)
+	{
+		nvm_pomvcc_set_tick(1);
+		usleep(1000);
+		nvm_snapshot_take(snap);
+		CHECK(nvm_snapshot_contains(snap, sc.txid), "POMVCC: once CTs moves, every later snapshot contains it");
+		nvm_pomvcc_set_tick(NVM_POMVCC_TICK_NS);
+	}
+	pthread_barrier_destroy(&sc.committed);
+	pthread_barrier_destroy(&sc.looked);
+	nvm_slot_release(sc.slot);
+	nvm_table_drop(&k);
+	free(snap);
+}
+
 int
 main(void)
 {
@@ -1942,6 +2026,8 @@ main(void)
 		test_gc_rolled_back();
 		test_index_root_dead();
 		test_status_wrap();
+		if (m == NVM_CC_PISCES || m == NVM_CC_POMVCC)
+			test_session_reads();
 		if (m == NVM_CC_FIRST)
 			test_inlined_status_wins();
 	}

@@ -39,6 +39,7 @@ typedef enum NvmCcMode
 	NVM_CC_MCSI = 1,			/* multi-clock snapshot isolation: mcsi.h */
 	NVM_CC_N2DB = 2,			/* the N2DB baseline: n2db.h */
 	NVM_CC_PISCES = 3,			/* Pisces's global timestamp: pisces.h */
+	NVM_CC_POMVCC = 4,			/* POMVCC's shared commit timestamps: pomvcc.h */
 	NVM_CC_END					/* one past the last mode */
 } NvmCcMode;
 
@@ -52,6 +53,7 @@ nvm_cc_mode_name(uint32_t mode)
 		[NVM_CC_MCSI] = "mcsi",
 		[NVM_CC_N2DB] = "n2db",
 		[NVM_CC_PISCES] = "pisces",
+		[NVM_CC_POMVCC] = "pomvcc",
 	};
 
 	return mode >= NVM_CC_FIRST && mode < NVM_CC_END ? names[mode] : "unknown";
@@ -131,6 +133,13 @@ typedef struct NvmCcOps
 
 	/* why assign may find no room (a sentence, for the user), NULL if it cannot */
 	const char *store_full;
+
+	/*
+	 * Whether every snapshot contains every commit acknowledged before it
+	 * was taken, in any session, as PostgreSQL's do: what SERIALIZABLE
+	 * builds on (POMVCC's do not).
+	 */
+	bool		serializable;
 } NvmCcOps;
 
 #endif							/* NVM_CCMODE_H */

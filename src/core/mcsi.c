@@ -509,4 +509,5 @@ const NvmCcOps nvm_mcsi_ops = {
 	.horizon_lower_to = mcsi_horizon_lower_to,
 	.horizon_contains = mcsi_horizon_contains,
 	.store_full = NULL,
+	.serializable = true,
 };

@@ -409,4 +409,5 @@ const NvmCcOps nvm_n2db_ops = {
 	.horizon_lower_to = n2db_horizon_lower_to,
 	.horizon_contains = n2db_horizon_contains,
 	.store_full = "The N2DB commit log holds the status of 1,048,576 transactions, and a transaction that started that many transactions ago is still running.",
+	.serializable = true,
 };

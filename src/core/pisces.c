@@ -47,38 +47,49 @@ entry_reused(uint32_t c, uint64_t ts)
 	return ts + NVM_PISCES_RING < nvm_mcsi_handed_out_limit(c);
 }
 
-static size_t
-pisces_state_size(uint32_t max_slots)
+/* nvm_pisces_rings_size is the size of an NvmPiscesShared for max_slots slots. */
+size_t
+nvm_pisces_rings_size(uint32_t max_slots)
 {
 	return sizeof(NvmPiscesShared) + (size_t) max_slots * NVM_PISCES_RING * sizeof(uint64_t);
 }
 
 /*
- * pisces_state_init starts the global timestamp at 1 with every ring entry
- * empty: every transaction from before (recovered, or of the mode the pool
- * was converted from) is below its slot's boot value.
+ * nvm_pisces_rings_init starts the global timestamp and the horizon at 1
+ * with every ring entry empty: every transaction from before (recovered,
+ * or of the mode the pool was converted from) is below its slot's boot
+ * value.
  */
-static void
-pisces_state_init(void *state)
+void
+nvm_pisces_rings_init(NvmPiscesShared *ps, uint32_t max_slots)
 {
-	NvmPiscesShared *ps = state;
-
-	memset(ps, 0, pisces_state_size(nvm_cc->max_slots));
-	ps->max_slots = nvm_cc->max_slots;
+	memset(ps, 0, nvm_pisces_rings_size(max_slots));
+	ps->max_slots = max_slots;
 	atomic_store(&ps->global_ts, 1);
 	atomic_store(&ps->horizon, 1);
 }
 
-/*
- * completed_by says whether slot c's transaction with clock value ts
- * completed with an endTS at most start: the test of a snapshot with that
- * start timestamp, and of the collection horizon.  A creator in its
- * critical section is waited for (Algorithm 1, lines 14-15).
- */
-static bool
-completed_by(uint64_t txid, uint64_t start)
+static size_t
+pisces_state_size(uint32_t max_slots)
 {
-	NvmPiscesShared *ps = pisces_state();
+	return nvm_pisces_rings_size(max_slots);
+}
+
+static void
+pisces_state_init(void *state)
+{
+	nvm_pisces_rings_init(state, nvm_cc->max_slots);
+}
+
+/*
+ * nvm_pisces_completed_by says whether the transaction txid completed with
+ * an endTS at most start: the test of a snapshot with that start
+ * timestamp, and of the collection horizon.  A creator in its critical
+ * section is waited for (Algorithm 1, lines 14-15).
+ */
+bool
+nvm_pisces_completed_by(NvmPiscesShared *ps, uint64_t txid, uint64_t start)
+{
 	uint32_t	c = nvm_txid_clock_id(txid);
 	uint64_t	ts = nvm_txid_clock_ts(txid);
 	_Atomic uint64_t *e;
@@ -107,30 +118,25 @@ completed_by(uint64_t txid, uint64_t start)
 
 /*
  * horizon_now computes the collection horizon (gc.c's, through
- * nvm_cc_horizon_fn) and raises the cached one to it; without a collector
- * (no pins, no snapshot in use is known) the global timestamp stands for
- * it.
+ * nvm_cc_horizon_fn) and raises the cached one to it; it returns the
+ * cached one if it cannot (no collector, or no memory).
  */
 static uint64_t
 horizon_now(NvmPiscesShared *ps)
 {
-	uint64_t	now = atomic_load(&ps->global_ts);
+	NvmHorizon *h;
+	uint64_t	now;
 	uint64_t	cached;
 
-	if (nvm_cc_horizon_fn != NULL)
+	if (nvm_cc_horizon_fn == NULL || (h = malloc(sizeof(NvmHorizon))) == NULL)
+		return atomic_load(&ps->horizon);
+	if (!nvm_cc_horizon_fn(h))
 	{
-		NvmHorizon *h = malloc(sizeof(NvmHorizon));
-
-		if (h == NULL)
-			return atomic_load(&ps->horizon);
-		if (!nvm_cc_horizon_fn(h))
-		{
-			free(h);
-			return atomic_load(&ps->horizon);
-		}
-		now = h->xmin;
 		free(h);
+		return atomic_load(&ps->horizon);
 	}
+	now = h->xmin;
+	free(h);
 	cached = atomic_load(&ps->horizon);
 	while (cached < now && !atomic_compare_exchange_weak(&ps->horizon, &cached, now))
 		;
@@ -150,16 +156,15 @@ entry_dead(NvmPiscesShared *ps, uint64_t end)
 }
 
 /*
- * pisces_assign gives slot its next txid, MCSI's way (clock value,
+ * nvm_pisces_assign_in gives slot its next txid, MCSI's way (clock value,
  * RUNNING in the status ring), once the ring entry the value reuses is
  * dead; NVM_INVALID_TXID while a snapshot in use may still ask for it.
  * The entry is cleared after the clock has moved on, so a reader that
  * finds it cleared also finds it reused.
  */
-static uint64_t
-pisces_assign(uint32_t slot)
+uint64_t
+nvm_pisces_assign_in(NvmPiscesShared *ps, uint32_t slot)
 {
-	NvmPiscesShared *ps = pisces_state();
 	uint64_t	next = nvm_cc->slots[slot].next_ts;	/* owner-private */
 	_Atomic uint64_t *e = end_ts_entry(ps, slot, next);
 	uint64_t	old = atomic_load(e);
@@ -170,6 +175,19 @@ pisces_assign(uint32_t slot)
 	txid = nvm_mcsi_assign(slot);
 	atomic_store(e, 0);
 	return txid;
+}
+
+/* nvm_pisces_set_end records the endTS of slot c's transaction ts. */
+void
+nvm_pisces_set_end(NvmPiscesShared *ps, uint32_t c, uint64_t ts, uint64_t end)
+{
+	atomic_store(end_ts_entry(ps, c, ts), end);
+}
+
+static uint64_t
+pisces_assign(uint32_t slot)
+{
+	return nvm_pisces_assign_in(pisces_state(), slot);
 }
 
 /*
@@ -216,7 +234,7 @@ pisces_snapshot(NvmSnapshot *snap, NvmSnapshotPolicy policy)
 static bool
 pisces_snapshot_contains(const NvmSnapshot *snap, uint64_t txid)
 {
-	return completed_by(txid, snap->xmin);
+	return nvm_pisces_completed_by(pisces_state(), txid, snap->xmin);
 }
 
 /* ---------------------------------------------------------------------
@@ -233,8 +251,8 @@ pisces_horizon_start(NvmHorizon *h)
 	return true;
 }
 
-static void
-pisces_horizon_lower(NvmHorizon *h, _Atomic uint64_t *vec, uint32_t nvec, uint64_t xmin)
+void
+nvm_pisces_horizon_lower(NvmHorizon *h, _Atomic uint64_t *vec, uint32_t nvec, uint64_t xmin)
 {
 	(void) vec;
 	(void) nvec;
@@ -242,8 +260,8 @@ pisces_horizon_lower(NvmHorizon *h, _Atomic uint64_t *vec, uint32_t nvec, uint64
 		h->xmin = xmin;
 }
 
-static void
-pisces_horizon_lower_to(NvmHorizon *h, const NvmHorizon *to)
+void
+nvm_pisces_horizon_lower_to(NvmHorizon *h, const NvmHorizon *to)
 {
 	if (to->xmin < h->xmin)
 		h->xmin = to->xmin;
@@ -252,7 +270,7 @@ pisces_horizon_lower_to(NvmHorizon *h, const NvmHorizon *to)
 static bool
 pisces_horizon_contains(const NvmHorizon *h, uint64_t txid)
 {
-	return completed_by(txid, h->xmin);
+	return nvm_pisces_completed_by(pisces_state(), txid, h->xmin);
 }
 
 const NvmCcOps nvm_pisces_ops = {
@@ -271,8 +289,9 @@ const NvmCcOps nvm_pisces_ops = {
 	.snapshot = pisces_snapshot,
 	.snapshot_contains = pisces_snapshot_contains,
 	.horizon_start = pisces_horizon_start,
-	.horizon_lower = pisces_horizon_lower,
-	.horizon_lower_to = pisces_horizon_lower_to,
+	.horizon_lower = nvm_pisces_horizon_lower,
+	.horizon_lower_to = nvm_pisces_horizon_lower_to,
 	.horizon_contains = pisces_horizon_contains,
 	.store_full = "Pisces keeps the commit timestamps of a backend's last 4,096 transactions, and a snapshot older than the oldest of them is still in use.",
+	.serializable = true,
 };

@@ -55,7 +55,8 @@
  * Pisces's shared state (nvm_cc_mode_state): the global timestamp on its
  * own cache line, the oldest start timestamp any snapshot in use may have
  * (a cache of the collection horizon), each slot's in-critical flag on its
- * own cache line, and the slots' commit-timestamp rings.
+ * own cache line, and the slots' commit-timestamp rings.  POMVCC keeps one
+ * too (pomvcc.h), behind its own timestamps, and uses the functions below.
  */
 typedef struct NvmPiscesFlag
 {
@@ -72,5 +73,22 @@ typedef struct NvmPiscesShared
 } NvmPiscesShared;
 
 extern const NvmCcOps nvm_pisces_ops;
+
+/*
+ * The commit-timestamp rings, for the modes that keep them (Pisces,
+ * POMVCC): their size and set-up; the test of a txid against a start
+ * timestamp; handing out a txid once its entry may be reused; and
+ * recording a transaction's endTS (plain: Pisces's own commit adds the
+ * in-critical section around it).
+ */
+extern size_t nvm_pisces_rings_size(uint32_t max_slots);
+extern void nvm_pisces_rings_init(NvmPiscesShared *ps, uint32_t max_slots);
+extern bool nvm_pisces_completed_by(NvmPiscesShared *ps, uint64_t txid, uint64_t start);
+extern uint64_t nvm_pisces_assign_in(NvmPiscesShared *ps, uint32_t slot);
+extern void nvm_pisces_set_end(NvmPiscesShared *ps, uint32_t c, uint64_t ts, uint64_t end);
+
+/* The collection horizon's operations of a start-timestamp mode (ccmode.h). */
+extern void nvm_pisces_horizon_lower(NvmHorizon *h, _Atomic uint64_t *vec, uint32_t nvec, uint64_t xmin);
+extern void nvm_pisces_horizon_lower_to(NvmHorizon *h, const NvmHorizon *to);
 
 #endif							/* NVM_PISCES_H */

@@ -15,6 +15,7 @@
 #include "mcsi.h"
 #include "n2db.h"
 #include "pisces.h"
+#include "pomvcc.h"
 
 #include "persist.h"
 #include "pool.h"
@@ -42,6 +43,7 @@ static const NvmCcOps *const cc_ops[NVM_CC_END] = {
 	[NVM_CC_MCSI] = &nvm_mcsi_ops,
 	[NVM_CC_N2DB] = &nvm_n2db_ops,
 	[NVM_CC_PISCES] = &nvm_pisces_ops,
+	[NVM_CC_POMVCC] = &nvm_pomvcc_ops,
 };
 
 /* ops is the pool's mode's operations. */
@@ -84,6 +86,16 @@ void
 nvm_cc_attach(void *shmem)
 {
 	nvm_cc = shmem;
+}
+
+/*
+ * nvm_cc_serializable says whether the pool's mode gives snapshots that
+ * SERIALIZABLE can build on (ccmode.h).
+ */
+bool
+nvm_cc_serializable(void)
+{
+	return ops()->serializable;
 }
 
 /* nvm_status_get reads txid's entry in the status store of the pool's mode. */

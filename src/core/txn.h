@@ -127,6 +127,7 @@ typedef enum NvmBeginFailure
 extern void nvm_txn_init(NvmTxn *txn, int slot);
 extern uint64_t nvm_txn_begin_write(NvmTxn *txn);	/* assigns txid if not yet */
 extern NvmBeginFailure nvm_txn_begin_failure(void);
+extern bool nvm_cc_serializable(void);
 extern const char *nvm_txn_begin_failure_detail(void);
 extern bool nvm_txn_log_version(NvmTxn *txn, nvm_off table, nvm_off version, int level);
 extern void nvm_txn_unlog_last(NvmTxn *txn);
