@@ -23,6 +23,9 @@
 /* the CTs of this session's (thread's) last commit, 0 if none yet */
 static _Thread_local uint64_t session_cts = 0;
 
+/* the period of the CTs update this process was told (nvm_pomvcc_set_tick) */
+static uint64_t configured_tick_ns = NVM_POMVCC_TICK_NS;
+
 static inline NvmPomvccShared *
 pomvcc_state(void)
 {
@@ -77,7 +80,7 @@ pomvcc_state_init(void *state)
 	atomic_store(&ps->bts, 1);
 	atomic_store(&ps->cts, 2);
 	atomic_store(&ps->cts_raised_ns, now_ns());
-	atomic_store(&ps->tick_ns, NVM_POMVCC_TICK_NS);
+	atomic_store(&ps->tick_ns, configured_tick_ns);
 	nvm_pisces_rings_init(pomvcc_rings(ps), nvm_cc->max_slots);
 }
 
@@ -123,10 +126,17 @@ advance_bts(NvmPomvccShared *ps)
 	}
 }
 
+/*
+ * nvm_pomvcc_set_tick sets the period of the CTs update: for the state a
+ * start-up of this process builds, and for the running server if it is in
+ * POMVCC mode.
+ */
 void
 nvm_pomvcc_set_tick(uint64_t ns)
 {
-	atomic_store(&pomvcc_state()->tick_ns, ns);
+	configured_tick_ns = ns;
+	if (nvm_cc != NULL && nvm_cc->cc_mode == NVM_CC_POMVCC)
+		atomic_store(&pomvcc_state()->tick_ns, ns);
 }
 
 /*

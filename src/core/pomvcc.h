@@ -67,7 +67,10 @@ typedef struct NvmPomvccShared
 
 extern const NvmCcOps nvm_pomvcc_ops;
 
-/* nvm_pomvcc_set_tick sets the period of CTs's update (0: none, for tests). */
+/*
+ * nvm_pomvcc_set_tick sets the period of CTs's update (0: none), for the
+ * server's next start and, in POMVCC mode, at once (nvm.pomvcc_update_interval).
+ */
 extern void nvm_pomvcc_set_tick(uint64_t ns);
 
 #endif							/* NVM_POMVCC_H */

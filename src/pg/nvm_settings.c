@@ -13,8 +13,8 @@
  * Those that shape the pool or shared memory need a server restart
  * (nvm.pool_path, nvm.pool_size, nvm.huge_pages, nvm.concurrency_control,
  * nvm.snapshot_buffering, and nvm_growth.c's nvm.pool_max_size);
- * nvm.emulated_drain_delay_ns and nvm_growth.c's nvm.pool_grow_step take
- * effect at a reload; nvm.prune_on_update and nvm.debug_crash_point can be
+ * nvm.emulated_drain_delay_ns, nvm.pomvcc_update_interval and
+ * nvm_growth.c's nvm.pool_grow_step take effect at a reload; nvm.prune_on_update and nvm.debug_crash_point can be
  * set by a superuser in any session, and nvm_wait.c's nvm.write_conflict
  * by any user.
  *
@@ -28,6 +28,7 @@
 
 #include "gc.h"
 #include "persist.h"
+#include "pomvcc.h"
 #include "pool.h"
 #include "txn.h"
 
@@ -42,6 +43,7 @@ int			nvm_snapshot_buffering = NVM_SNAPSHOT_JOIN;
 bool		nvm_wal_redo = true;
 int			nvm_debug_crash_point = NVM_CRASH_NONE;
 static int	nvm_emulated_drain_delay_ns = 0;
+static int	nvm_pomvcc_update_interval_ms = NVM_POMVCC_TICK_NS / 1000000;
 static bool nvm_prune_on_update = true;
 
 char	   *nvm_pool_path_resolved = NULL;
@@ -96,6 +98,7 @@ static const struct config_enum_entry nvm_crash_point_options[] = {
 };
 
 static void nvm_assign_drain_delay(int newval, void *extra);
+static void nvm_assign_pomvcc_interval(int newval, void *extra);
 static void nvm_assign_prune_on_update(bool newval, void *extra);
 
 /*
@@ -193,6 +196,20 @@ nvm_define_settings(void)
 							GUC_NOT_IN_SAMPLE,
 							NULL, nvm_assign_drain_delay, NULL);
 
+	DefineCustomIntVariable("nvm.pomvcc_update_interval",
+							"How often POMVCC's shared commit timestamp moves on its own.",
+							"With nvm.concurrency_control = pomvcc, a commit becomes visible to "
+							"other sessions once the shared commit timestamp has moved past it: at "
+							"the next snapshot of its own session, at an abort, or at a snapshot "
+							"taken this long after the last move.  0 turns the periodic move off.",
+							&nvm_pomvcc_update_interval_ms,
+							NVM_POMVCC_TICK_NS / 1000000,
+							0,
+							INT_MAX / 2,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, nvm_assign_pomvcc_interval, NULL);
+
 	DefineCustomBoolVariable("nvm.wal_redo",
 							 "Writes the changes of nvm tables to the WAL for physical standbys.",
 							 "With wal_level replica or logical, each committed transaction's nvm rows, "
@@ -234,6 +251,16 @@ static void
 nvm_assign_drain_delay(int newval, void *extra)
 {
 	nvm_persist_set_drain_delay_ns((uint64_t) newval);
+}
+
+/*
+ * nvm_assign_pomvcc_interval passes nvm.pomvcc_update_interval to the
+ * POMVCC mode (pomvcc.h).
+ */
+static void
+nvm_assign_pomvcc_interval(int newval, void *extra)
+{
+	nvm_pomvcc_set_tick((uint64_t) newval * 1000000);
 }
 
 /*

@@ -263,6 +263,13 @@ take_snapshot(NvmSnapshot *snap)
 	instr_time	start,
 				duration;
 
+	if (IsolationIsSerializable() && !nvm_cc_serializable())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("nvm tables do not support SERIALIZABLE with nvm.concurrency_control = %s",
+						nvm_concurrency_control_name()),
+				 errdetail("A snapshot of this mode can miss a commit acknowledged to another session before it was taken."),
+				 errhint("Use REPEATABLE READ or READ COMMITTED, or another concurrency control.")));
 	resolve_all_indoubt();
 	INSTR_TIME_SET_CURRENT(start);
 	/* the transaction's first snapshot is pinned until it ends (gc.h) */
