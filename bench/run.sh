@@ -38,7 +38,9 @@
 #	  with nvm.durability at its default (auto: through the WAL, so each
 #	  commit flushes its nvm redo as heap's flushes its commit record): the
 #	  like-for-like contenders against heap on ordinary storage.
-#	  Optional (--contenders): heap-async (heap, synchronous_commit = off);
+#	  Optional (--contenders): nvm-pisces, nvm-pomvcc (nvm-mcsi with
+#	  nvm.concurrency_control = pisces or pomvcc: the other designs of
+#	  README.md's table of modes); heap-async (heap, synchronous_commit = off);
 #	  nvm-n2db-tmpfs (nvm-n2db with its data directory in /dev/shm);
 #	  heap-logical, nvm-mcsi-logical, nvm-n2db-logical (heap, nvm-mcsi and
 #	  nvm-n2db with wal_level = logical instead of replica: what logging
@@ -102,7 +104,7 @@
 #							noise interval of the per-round ratios (default:
 #							quick 5, full 3; with 2 or more the report
 #							measures the run's noise)
-#	--contenders "..."		among heap heap-tmpfs nvm-mcsi nvm-n2db heap-async
+#	--contenders "..."		among heap heap-tmpfs nvm-mcsi nvm-n2db nvm-pisces nvm-pomvcc heap-async
 #							nvm-mcsi-tmpfs nvm-n2db-tmpfs nvm-mcsi-pagecache
 #							nvm-n2db-pagecache heap-logical
 #							nvm-mcsi-logical nvm-n2db-logical (default: quick
@@ -257,6 +259,7 @@ CLK_TCK=$(getconf CLK_TCK)
 for c in $CONTENDERS; do
 	case "${c%@*}" in
 		heap | heap-tmpfs | heap-async | nvm-mcsi | nvm-n2db | nvm-mcsi-tmpfs | nvm-n2db-tmpfs) ;;
+		nvm-pisces | nvm-pomvcc) ;;
 		nvm-mcsi-pagecache | nvm-n2db-pagecache) ;;
 		heap-logical | nvm-mcsi-logical | nvm-n2db-logical) ;;
 		*) nvm_die "unknown contender $c" ;;
@@ -454,6 +457,8 @@ prepare_contender()
 		heap-async) sync=off ;;
 		nvm-mcsi) am=nvm cc=mcsi ;;
 		nvm-n2db) am=nvm cc=n2db ;;
+		nvm-pisces) am=nvm cc=pisces ;;
+		nvm-pomvcc) am=nvm cc=pomvcc ;;
 		nvm-mcsi-tmpfs) am=nvm cc=mcsi base=/dev/shm ;;
 		nvm-n2db-tmpfs) am=nvm cc=n2db base=/dev/shm ;;
 		nvm-mcsi-pagecache) am=nvm cc=mcsi pc=1 ;;

@@ -56,6 +56,8 @@ CONTENDER_TITLES = {
     "heap-async": "heap (sync off)",
     "nvm-mcsi": "nvm MCSI",
     "nvm-n2db": "nvm N2DB",
+    "nvm-pisces": "nvm Pisces",
+    "nvm-pomvcc": "nvm POMVCC",
     "nvm-mcsi-tmpfs": "nvm MCSI, WAL on tmpfs",
     "nvm-n2db-tmpfs": "nvm N2DB, WAL on tmpfs",
     "nvm-mcsi-pagecache": "nvm MCSI, pool a page-cache file, durable through the WAL",
@@ -64,7 +66,8 @@ CONTENDER_TITLES = {
     "nvm-mcsi-logical": "nvm MCSI, wal_level = logical",
     "nvm-n2db-logical": "nvm N2DB, wal_level = logical",
 }
-CONTENDER_ORDER = ["heap", "heap-tmpfs", "heap-async", "nvm-mcsi", "nvm-n2db", "nvm-mcsi-tmpfs",
+CONTENDER_ORDER = ["heap", "heap-tmpfs", "heap-async", "nvm-mcsi", "nvm-n2db", "nvm-pisces", "nvm-pomvcc",
+                   "nvm-mcsi-tmpfs",
                    "nvm-n2db-tmpfs", "nvm-mcsi-pagecache", "nvm-n2db-pagecache", "heap-logical",
                    "nvm-mcsi-logical", "nvm-n2db-logical"]
 

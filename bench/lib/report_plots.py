@@ -17,6 +17,8 @@ COLORS = {
     "heap-async": "tab:olive",
     "nvm-mcsi": "tab:red",
     "nvm-n2db": "tab:blue",
+    "nvm-pisces": "goldenrod",
+    "nvm-pomvcc": "teal",
     "nvm-mcsi-tmpfs": "tab:orange",
     "nvm-n2db-tmpfs": "tab:cyan",
     "nvm-mcsi-pagecache": "darkred",
@@ -26,6 +28,7 @@ COLORS = {
     "nvm-n2db-logical": "tab:green",
 }
 MARKERS = {"heap": "s", "heap-tmpfs": "D", "heap-async": "v", "nvm-mcsi": "o", "nvm-n2db": "^",
+           "nvm-pisces": "*", "nvm-pomvcc": "d",
            "nvm-mcsi-tmpfs": "o", "nvm-n2db-tmpfs": "^", "nvm-mcsi-pagecache": "h",
            "nvm-n2db-pagecache": "<", "heap-logical": "x",
            "nvm-mcsi-logical": "P", "nvm-n2db-logical": "X"}

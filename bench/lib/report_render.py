@@ -30,6 +30,11 @@ def main_table(res):
     extra = []
     if "nvm-mcsi" in cs and "nvm-n2db" in cs:
         extra.append(("MCSI/N2DB", "nvm-mcsi", "nvm-n2db"))
+    for other, title in (("nvm-pisces", "Pisces"), ("nvm-pomvcc", "POMVCC")):
+        if other in cs and "nvm-mcsi" in cs:
+            extra.append(("%s/MCSI" % title, other, "nvm-mcsi"))
+        if other in cs and "nvm-n2db" in cs:
+            extra.append(("%s/N2DB" % title, other, "nvm-n2db"))
     if "nvm-mcsi" in cs and "heap" in cs:
         extra.append(("MCSI/heap", "nvm-mcsi", "heap"))
     if "nvm-mcsi" in cs and "heap-tmpfs" in cs:
@@ -375,6 +380,8 @@ WHERE = {
     "heap-async": "heap, synchronous_commit off",
     "nvm-mcsi": "pool in /dev/shm, index and catalog WAL on disk",
     "nvm-n2db": "pool in /dev/shm, index and catalog WAL on disk",
+    "nvm-pisces": "pool in /dev/shm, index and catalog WAL on disk",
+    "nvm-pomvcc": "pool in /dev/shm, index and catalog WAL on disk",
     "nvm-mcsi-tmpfs": "pool, data directory and WAL in /dev/shm",
     "nvm-n2db-tmpfs": "pool, data directory and WAL in /dev/shm",
     "nvm-mcsi-pagecache": "pool a page-cache file and WAL on disk, commits durable through the WAL",
