@@ -342,7 +342,7 @@ usage(void)
 {
 	fprintf(stderr,
 			"usage: nvm_engine_bench [--pool PATH] [--pool-size MB] [--seconds S] [--warmup S]\n"
-			"                        [--threads 1,2,4,...] [--modes mcsi,n2db]\n"
+			"                        [--threads 1,2,4,...] [--modes mcsi,n2db,pisces,pomvcc (default mcsi,n2db)]\n"
 			"                        [--workloads micro,ycsb-a,ycsb-b,ycsb-c] [--rows N]\n"
 			"                        [--drain-delay-ns NS] [--huge-pages try|off|on] [--csv FILE]\n");
 	exit(2);
@@ -459,37 +459,26 @@ main(int argc, char **argv)
 	for (int wl = 0; wl < o.nworkloads; wl++)
 	{
 		printf("### %s\n\n", o.workloads[wl]);
-		printf("| threads | MCSI tps | N2DB tps | MCSI/N2DB | MCSI abort %% | N2DB abort %% | MCSI lat µs | N2DB lat µs | MCSI snapshot ns | N2DB snapshot ns | MCSI complete ns | N2DB complete ns | flushes/txn (M/N) | fences/txn (M/N) | bytes/txn (M/N) |\n");
-		printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+		printf("| threads | mode | tps | vs first mode | abort %% | lat µs | snapshot ns | complete ns | flushes/txn | fences/txn | bytes/txn |\n");
+		printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
 		for (int ti = 0; ti < o.nthreads; ti++)
 		{
-			Result	   *r[2] = {NULL, NULL};
-			double		tps[2] = {0, 0};
+			double		first = results[0][wl][ti].commits / o.seconds;
 
 			for (int m = 0; m < o.nmodes; m++)
 			{
-				int			idx = o.modes[m] == NVM_CC_MCSI ? 0 : 1;
+				Result	   *r = &results[m][wl][ti];
+				double		tps = r->commits / o.seconds;
+				double		n = r->commits + 1e-9;
 
-				r[idx] = &results[m][wl][ti];
-				tps[idx] = r[idx]->commits / o.seconds;
+				printf("| %d | %s | %.0f | %.2f | %.1f | %.1f | %.0f | %.0f | %.1f | %.1f | %.0f |\n",
+					   o.threads[ti], nvm_cc_mode_name(o.modes[m]), tps, first > 0 ? tps / first : 0,
+					   100.0 * r->aborts / (r->commits + r->aborts + 1e-9),
+					   r->latency_ns / n / 1000.0,
+					   r->snapshot_ns / (r->snapshots + 1e-9),
+					   r->complete_ns / (r->completes + 1e-9),
+					   (double) r->flushes / n, (double) r->drains / n, (double) r->bytes / n);
 			}
-#define F(res, expr) ((res) ? (expr) : 0.0)
-			printf("| %d | %.0f | %.0f | %.2f | %.1f | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f | %.0f | %.1f / %.1f | %.1f / %.1f | %.0f / %.0f |\n",
-				   o.threads[ti], tps[0], tps[1], tps[1] > 0 ? tps[0] / tps[1] : 0,
-				   F(r[0], 100.0 * r[0]->aborts / (r[0]->commits + r[0]->aborts + 1e-9)),
-				   F(r[1], 100.0 * r[1]->aborts / (r[1]->commits + r[1]->aborts + 1e-9)),
-				   F(r[0], r[0]->latency_ns / (r[0]->commits + 1e-9) / 1000.0),
-				   F(r[1], r[1]->latency_ns / (r[1]->commits + 1e-9) / 1000.0),
-				   F(r[0], r[0]->snapshot_ns / (r[0]->snapshots + 1e-9)),
-				   F(r[1], r[1]->snapshot_ns / (r[1]->snapshots + 1e-9)),
-				   F(r[0], r[0]->complete_ns / (r[0]->completes + 1e-9)),
-				   F(r[1], r[1]->complete_ns / (r[1]->completes + 1e-9)),
-				   F(r[0], (double) r[0]->flushes / (r[0]->commits + 1e-9)),
-				   F(r[1], (double) r[1]->flushes / (r[1]->commits + 1e-9)),
-				   F(r[0], (double) r[0]->drains / (r[0]->commits + 1e-9)),
-				   F(r[1], (double) r[1]->drains / (r[1]->commits + 1e-9)),
-				   F(r[0], (double) r[0]->bytes / (r[0]->commits + 1e-9)),
-				   F(r[1], (double) r[1]->bytes / (r[1]->commits + 1e-9)));
 		}
 		printf("\n");
 	}
