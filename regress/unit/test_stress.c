@@ -255,17 +255,22 @@ contained(const NvmSnapshot *a, const NvmSnapshot *b)
 		}
 		return true;
 	}
-	/* N2DB: every value a counts as completed, b counts as completed too */
-	if (a->xmax > b->xmax)
-		return false;
-	for (uint32_t i = 0; i < b->nslots; i++)
+	if (a->mode == NVM_CC_N2DB)
 	{
-		uint64_t	x = b->ts[i];
-
-		if (x < a->xmax && nvm_n2db_snapshot_contains(a, x))
+		/* every value a counts as completed, b counts as completed too */
+		if (a->xmax > b->xmax)
 			return false;
+		for (uint32_t i = 0; i < b->nslots; i++)
+		{
+			uint64_t	x = b->ts[i];
+
+			if (x < a->xmax && nvm_n2db_snapshot_contains(a, x))
+				return false;
+		}
+		return true;
 	}
-	return true;
+	/* a start timestamp (Pisces, POMVCC): a commit is in it iff its endTS is at most the start */
+	return a->xmin <= b->xmin;
 }
 
 static uint64_t pool_mb = 512;

@@ -70,11 +70,14 @@ typedef struct NvmCcShared
 
 extern NvmCcShared *nvm_cc;
 
+/* the current mode's shared state, NULL before start-up (txn.c sets it with nvm_cc) */
+extern void *nvm_cc_state;
+
 /* nvm_cc_mode_state is the current mode's shared state (NULL before start-up). */
 static inline void *
 nvm_cc_mode_state(void)
 {
-	return nvm_cc != NULL ? (char *) nvm_cc + nvm_cc->state_off : NULL;
+	return nvm_cc_state;
 }
 
 /*

@@ -28,6 +28,7 @@
 #include <string.h>
 
 NvmCcShared *nvm_cc = NULL;
+void	   *nvm_cc_state = NULL;
 bool		(*nvm_cc_horizon_fn) (NvmHorizon *h) = NULL;
 
 /* ---------------------------------------------------------------------
@@ -46,11 +47,27 @@ static const NvmCcOps *const cc_ops[NVM_CC_END] = {
 	[NVM_CC_POMVCC] = &nvm_pomvcc_ops,
 };
 
-/* ops is the pool's mode's operations. */
+/* the operations of the mode nvm_cc runs (set with nvm_cc, NULL before) */
+static const NvmCcOps *cur_ops = NULL;
+
+/*
+ * ops is the pool's mode's operations (before start-up, the mode of the
+ * pool's header).
+ */
 static inline const NvmCcOps *
 ops(void)
 {
-	return cc_ops[nvm_cc != NULL ? nvm_cc->cc_mode : nvm_pool_header->cc_mode];
+	if (__builtin_expect(cur_ops != NULL, 1))
+		return cur_ops;
+	return cc_ops[nvm_pool_header->cc_mode];
+}
+
+/* set_mode makes this process run nvm_cc's mode, whose state starts at state_off. */
+static void
+set_mode(void)
+{
+	cur_ops = cc_ops[nvm_cc->cc_mode];
+	nvm_cc_state = (char *) nvm_cc + nvm_cc->state_off;
 }
 
 /* state_offset is where the mode's shared state starts, after the slots. */
@@ -86,6 +103,7 @@ void
 nvm_cc_attach(void *shmem)
 {
 	nvm_cc = shmem;
+	set_mode();
 }
 
 /*
@@ -378,6 +396,7 @@ nvm_cc_recover(void *shmem, uint32_t max_slots)
 	ms->cc_mode = nvm_pool_header->cc_mode;
 	ms->max_slots = max_slots;
 	ms->state_off = state_offset(max_slots);
+	set_mode();
 	nvm_spin_init(&ms->slot_alloc_lock);
 	nvm_spin_init(&ms->indoubt_lock);
 
@@ -491,6 +510,7 @@ nvm_cc_convert(uint32_t new_mode)
 	hdr.cc_mode = new_mode;
 	nvm_pool_header_rewrite(&hdr);
 	ms->cc_mode = new_mode;
+	set_mode();
 	ops()->state_init(nvm_cc_mode_state());
 }
 
