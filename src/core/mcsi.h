@@ -57,6 +57,16 @@ extern uint64_t nvm_mcsi_assign(uint32_t slot);
 extern void nvm_mcsi_publish_completion(uint32_t c, uint64_t ts, NvmTxnStatus status);
 extern void nvm_mcsi_recover_indoubt(uint32_t c, uint64_t ts);
 
+/* the operations of MCSI's status store and clocks, in an NvmCcOps initializer */
+#define NVM_MCSI_STORE_OPS \
+	.recover_store = nvm_mcsi_recover_store, \
+	.status_get = nvm_mcsi_status_get, \
+	.status_set = nvm_mcsi_status_set, \
+	.status_entry = nvm_mcsi_status_entry, \
+	.ring_size = nvm_mcsi_ring_size, \
+	.known_completed = nvm_mcsi_known_completed, \
+	.handed_out_limit = nvm_mcsi_handed_out_limit
+
 extern void nvm_status_word_set(_Atomic uint64_t *word, int index, NvmTxnStatus status);
 extern NvmTxnStatus nvm_status_word_get(_Atomic uint64_t *word, int index);
 
