@@ -23,8 +23,8 @@
 /* the CTs of this session's (thread's) last commit, 0 if none yet */
 static _Thread_local uint64_t session_cts = 0;
 
-/* the period of the CTs update this process was told (nvm_pomvcc_set_tick) */
-static uint64_t configured_tick_ns = NVM_POMVCC_TICK_NS;
+/* how long after CTs's last move a snapshot of this process moves it (0: never) */
+static uint64_t tick_ns = NVM_POMVCC_TICK_NS;
 
 static inline NvmPomvccShared *
 pomvcc_state(void)
@@ -80,7 +80,6 @@ pomvcc_state_init(void *state)
 	atomic_store(&ps->bts, 1);
 	atomic_store(&ps->cts, 2);
 	atomic_store(&ps->cts_raised_ns, now_ns());
-	atomic_store(&ps->tick_ns, configured_tick_ns);
 	nvm_pisces_rings_init(pomvcc_rings(ps), nvm_cc->max_slots);
 }
 
@@ -127,20 +126,19 @@ advance_bts(NvmPomvccShared *ps)
 }
 
 /*
- * nvm_pomvcc_set_tick sets the period of the CTs update: for the state a
- * start-up of this process builds, and for the running server if it is in
- * POMVCC mode.
+ * nvm_pomvcc_set_tick sets how long after CTs's last move a snapshot of
+ * this process moves it (0: never; the PG layer's
+ * nvm.pomvcc_update_interval, a session's own setting).
  */
 void
 nvm_pomvcc_set_tick(uint64_t ns)
 {
-	configured_tick_ns = ns;
-	if (nvm_cc != NULL && nvm_cc->cc_mode == NVM_CC_POMVCC)
-		atomic_store(&pomvcc_state()->tick_ns, ns);
+	tick_ns = ns;
 }
 
 /*
- * catch_up raises CTs if the periodic update is due (D5's "any time") or
+ * catch_up raises CTs if this process's periodic update is due (D5's "any
+ * time") or
  * the session's last commit is not below it (the session rule), and
  * advances BTs; with wait, until BTs reaches the session's last commit.
  * It returns BTs.
@@ -152,9 +150,7 @@ catch_up(NvmPomvccShared *ps, bool wait)
 	uint64_t	bts;
 	unsigned	spins = 0;
 
-	uint64_t	tick = atomic_load(&ps->tick_ns);
-
-	if (tick != 0 && now_ns() - atomic_load(&ps->cts_raised_ns) >= tick)
+	if (tick_ns != 0 && now_ns() - atomic_load(&ps->cts_raised_ns) >= tick_ns)
 		raise_cts(ps, atomic_load(&ps->cts) + 1);
 	for (;;)
 	{

@@ -17,9 +17,10 @@
  *	 - BTs, the begin timestamp, is a snapshot's start: it advances to b+1
  *	   only when b+1 < CTs and PC[b+1] = CC[b+1] (every commit at b+1 is
  *	   recorded), so a snapshot never sees part of a timestamp.
- *	 - CTs advances when an abort happens (a conflict), at most every
- *	   NVM_POMVCC_TICK_NS when a snapshot is taken (the paper's periodic
- *	   update), and when a session's rule asks for it (below).
+ *	 - CTs advances when an abort happens (a conflict), when a snapshot is
+ *	   taken at least a session's interval (nvm_pomvcc_set_tick, by
+ *	   default NVM_POMVCC_TICK_NS) after its last move (the paper's
+ *	   periodic update), and when a session's rule asks for it (below).
  *	 - The session rule (the paper's request-based method): a session passes
  *	   the CTs of its own last commit to its next snapshot, which raises CTs
  *	   above it and waits until BTs reaches it.  A session therefore always
@@ -61,15 +62,14 @@ typedef struct NvmPomvccShared
 	_Alignas(NVM_CACHELINE) _Atomic uint64_t cts;
 	_Alignas(NVM_CACHELINE) _Atomic uint64_t bts;
 	_Alignas(NVM_CACHELINE) _Atomic uint64_t cts_raised_ns;
-	_Atomic uint64_t tick_ns;	/* periodic CTs update, 0 = none */
 	NvmPomvccCount counts[NVM_POMVCC_COUNTS];
 } NvmPomvccShared;
 
 extern const NvmCcOps nvm_pomvcc_ops;
 
 /*
- * nvm_pomvcc_set_tick sets the period of CTs's update (0: none), for the
- * server's next start and, in POMVCC mode, at once (nvm.pomvcc_update_interval).
+ * nvm_pomvcc_set_tick sets how long after CTs's last move a snapshot of this
+ * process moves it (0: never): nvm.pomvcc_update_interval, a session's own.
  */
 extern void nvm_pomvcc_set_tick(uint64_t ns);
 

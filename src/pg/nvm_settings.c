@@ -13,10 +13,10 @@
  * Those that shape the pool or shared memory need a server restart
  * (nvm.pool_path, nvm.pool_size, nvm.huge_pages, nvm.concurrency_control,
  * nvm.snapshot_buffering, and nvm_growth.c's nvm.pool_max_size);
- * nvm.emulated_drain_delay_ns, nvm.pomvcc_update_interval and
- * nvm_growth.c's nvm.pool_grow_step take effect at a reload; nvm.prune_on_update and nvm.debug_crash_point can be
- * set by a superuser in any session, and nvm_wait.c's nvm.write_conflict
- * by any user.
+ * nvm.emulated_drain_delay_ns and nvm_growth.c's nvm.pool_grow_step take
+ * effect at a reload; nvm.prune_on_update and nvm.debug_crash_point can be
+ * set by a superuser in any session, and nvm.pomvcc_update_interval and
+ * nvm_wait.c's nvm.write_conflict by any user.
  *
  *-------------------------------------------------------------------------
  */
@@ -197,16 +197,17 @@ nvm_define_settings(void)
 							NULL, nvm_assign_drain_delay, NULL);
 
 	DefineCustomIntVariable("nvm.pomvcc_update_interval",
-							"How often POMVCC's shared commit timestamp moves on its own.",
+							"How long after its last move a snapshot of this session moves POMVCC's shared commit timestamp.",
 							"With nvm.concurrency_control = pomvcc, a commit becomes visible to "
 							"other sessions once the shared commit timestamp has moved past it: at "
 							"the next snapshot of its own session, at an abort, or at a snapshot "
-							"taken this long after the last move.  0 turns the periodic move off.",
+							"some session takes this long after the last move.  0: this session's "
+							"snapshots do not move it on time.",
 							&nvm_pomvcc_update_interval_ms,
 							NVM_POMVCC_TICK_NS / 1000000,
 							0,
 							INT_MAX / 2,
-							PGC_SIGHUP,
+							PGC_USERSET,
 							GUC_UNIT_MS,
 							NULL, nvm_assign_pomvcc_interval, NULL);
 
