@@ -322,6 +322,30 @@ write_conf()
 	chmod 644 "$1"
 }
 
+# mode_inputdir MODE: the input directory of pg_regress in MODE: the sources
+# themselves, or, where expected/modes/MODE/ holds the mode's own expected
+# outputs (a mode whose semantics differ from heap's by design, e.g.
+# POMVCC's HISTORICAL READ), a directory that links every source but has
+# those in place of the common ones in its expected/.
+mode_inputdir()
+{
+	local mode=$1 dir=$WORK/in-$1 f
+	if [ ! -d "$WORK/src/expected/modes/$mode" ]; then
+		echo "$WORK/src"
+		return
+	fi
+	rm -rf "$dir"
+	mkdir -p "$dir/expected"
+	for f in "$WORK/src"/*; do
+		[ "${f##*/}" = expected ] || ln -s "$f" "$dir/${f##*/}"
+	done
+	for f in "$WORK/src/expected"/*.out "$WORK/src/expected/modes/$mode"/*.out; do
+		[ -f "$f" ] && ln -sf "$f" "$dir/expected/${f##*/}"
+	done
+	chmod -R a+rX "$dir"
+	echo "$dir"
+}
+
 # True when the module is installed; records a failure for STAGE otherwise.
 module_installed()
 {
@@ -351,7 +375,7 @@ run_pg_regress()
 		--temp-instance="$WORK/$stage-instance"
 		--temp-config="$conf"
 		--port="$port"
-		--inputdir="$WORK/src"
+		--inputdir="$(mode_inputdir "$CC_MODE")"
 		--outputdir="$out"
 		--dbname="$db"
 		--load-extension=nvmam
