@@ -44,6 +44,7 @@
 char	   *nvm_pool_base = NULL;
 NvmPoolHeader *nvm_pool_header = NULL;
 uint32_t	nvm_pool_pending_mode = 0;
+uint32_t	nvm_pool_opened_mode = 0;
 uint32_t	nvm_pool_upgraded_from = 0;
 uint64_t	nvm_pool_reserved_size = 0;
 uint64_t	nvm_pool_grow_step = NVM_POOL_DEFAULT_GROW_STEP;
@@ -484,6 +485,7 @@ create_pool(const NvmPoolOptions *opts, char *errbuf, size_t errbuf_size)
 	hdr.header_size = NVM_POOL_HEADER_SIZE;
 	hdr.system_identifier = opts->system_identifier;
 	hdr.cc_mode = opts->cc_mode;
+	nvm_pool_opened_mode = opts->cc_mode;
 	hdr.checksum = nvm_pool_header_checksum(&hdr);
 	memcpy(nvm_pool_base, &hdr, sizeof(hdr));
 	nvm_persist(nvm_pool_base, sizeof(hdr));
@@ -569,6 +571,7 @@ nvm_pool_open(const NvmPoolOptions *opts, char *errbuf, size_t errbuf_size)
 	if (!nvm_cc_mode_known(hdr.cc_mode))
 		return fail(NVM_POOL_ERR_BAD_LAYOUT, errbuf, errbuf_size, "pool file \"%s\" has an unknown concurrency-control mode", opts->path, 0);
 	nvm_pool_pending_mode = 0;
+	nvm_pool_opened_mode = hdr.cc_mode;
 	if (hdr.cc_mode != opts->cc_mode && opts->allow_mode_switch)
 		nvm_pool_pending_mode = opts->cc_mode;
 	else if (hdr.cc_mode != opts->cc_mode)
@@ -768,6 +771,7 @@ nvm_pool_open_scratch(const NvmPoolOptions *opts, char *errbuf, size_t errbuf_si
 	hdr.header_size = NVM_POOL_HEADER_SIZE;
 	hdr.system_identifier = opts->system_identifier;
 	hdr.cc_mode = opts->cc_mode;
+	nvm_pool_opened_mode = opts->cc_mode;
 	hdr.checksum = nvm_pool_header_checksum(&hdr);
 	memcpy(nvm_pool_base, &hdr, sizeof(hdr));
 	return NVM_POOL_CREATED;

@@ -299,6 +299,9 @@ typedef struct NvmPoolOptions
 /* Mode the pool will be converted to by nvm_core_startup (0 = none). */
 extern uint32_t nvm_pool_pending_mode;
 
+/* Mode the pool was in when it was opened (a conversion does not change it). */
+extern uint32_t nvm_pool_opened_mode;
+
 /* Format a pool was upgraded from by nvm_pool_open (0 = none), for the log. */
 extern uint32_t nvm_pool_upgraded_from;
 

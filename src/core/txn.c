@@ -81,17 +81,19 @@ state_offset(uint32_t max_slots)
 
 /*
  * nvm_cc_shmem_size is the size of the shared state for max_slots slots,
- * with room for the state of the pool's mode and of the mode it is about
- * to be converted to (nvm_pool_pending_mode).
+ * with room for the state of the mode the pool was opened in and of the
+ * mode it is converted to: the same before the conversion as after it, so
+ * that every process lays the area out alike.
  */
 size_t
 nvm_cc_shmem_size(uint32_t max_slots)
 {
-	size_t		state = cc_ops[nvm_pool_header->cc_mode]->state_size(max_slots);
+	uint32_t	modes[3] = {nvm_pool_opened_mode, nvm_pool_header->cc_mode, nvm_pool_pending_mode};
+	size_t		state = 0;
 
-	if (nvm_cc_mode_known(nvm_pool_pending_mode))
+	for (int i = 0; i < 3; i++)
 	{
-		size_t		sz = cc_ops[nvm_pool_pending_mode]->state_size(max_slots);
+		size_t		sz = nvm_cc_mode_known(modes[i]) ? cc_ops[modes[i]]->state_size(max_slots) : 0;
 
 		if (sz > state)
 			state = sz;
