@@ -16,7 +16,11 @@
 #	NVM_SKIP_UNIT=1			skip the unit tests (meson test)
 #	NVM_SKIP_STRUCTURE=1	skip the structure check (include cycles, maps)
 #	NVM_SKIP_SQL=1			skip the pg_regress suite
-#	NVM_CC_MODES="mcsi"	run the SQL and isolation suites in these modes only
+#	NVM_CC_MODES="mcsi"	run every suite in these modes only (default
+#							"mcsi n2db")
+#	NVM_CC_MORE_MODES="pisces"	run the SQL and isolation suites and the
+#							crash TAP tests in these modes too (default
+#							"pisces pomvcc"; none when NVM_CC_MODES is set)
 #	NVM_SKIP_ISOLATION=1	skip the isolation suite
 #	NVM_SKIP_TAP=1			skip the TAP tests
 #	NVM_SKIP_PG_SUITES=1	skip PostgreSQL 15's own suites on nvm tables
@@ -36,7 +40,8 @@
 #	whose postgresql.conf ends with the settings written by write_conf below
 #	(shared_preload_libraries = 'nvmam', a fresh nvm.pool_path in /dev/shm,
 #	nvm.pool_size = '256MB', max_prepared_transactions = 10) followed by
-#	regress/regress.conf if that file exists.  They load the extension with
+#	regress/regress.conf if that file exists, and regress/modes/MODE.conf
+#	in a mode that has one.  They load the extension with
 #	CREATE EXTENSION nvmam; the database is contrib_regression
 #	(isolation_regression for the isolation suite).  A schedule file
 #	regress/schedule (regress/isolation_schedule) is used when present, else
@@ -296,12 +301,24 @@ missing_expected()
 	done
 }
 
-# Both concurrency-control modes run the same pg_regress and isolation
-# suites (NVM_CC_MODES narrows this for a developer; CI runs both).
+# MCSI and N2DB run every suite.  The modes that share MCSI's status store
+# and persistent write paths (Pisces, POMVCC) run the SQL and isolation
+# suites and the crash TAP tests (CRASH_TAP_TESTS): what they do
+# differently is their snapshots, their commits' visibility and their
+# recovery, which those cover; the rest would repeat MCSI's run.
+# NVM_CC_MODES and NVM_CC_MORE_MODES narrow this for a developer; CI runs
+# all of it.
 CC_MODES=${NVM_CC_MODES:-mcsi n2db}
+if [ -n "${NVM_CC_MODES:-}" ]; then
+	CC_MORE_MODES=${NVM_CC_MORE_MODES:-}
+else
+	CC_MORE_MODES=${NVM_CC_MORE_MODES-pisces pomvcc}
+fi
 if [ "${CI:-}" = true ]; then
 	CC_MODES="mcsi n2db"
+	CC_MORE_MODES="pisces pomvcc"
 fi
+CRASH_TAP_TESTS="regress/t/002_crash.pl regress/t/005_kill9_load.pl regress/t/030_logfree_kill9.pl"
 CC_MODE=mcsi
 
 # write_conf FILE POOLNAME: the settings every pg_regress instance gets.
@@ -317,6 +334,10 @@ write_conf()
 		if [ -f "$WORK/src/regress/regress.conf" ]; then
 			echo "# from regress/regress.conf"
 			cat "$WORK/src/regress/regress.conf"
+		fi
+		if [ -f "$WORK/src/regress/modes/$CC_MODE.conf" ]; then
+			echo "# from regress/modes/$CC_MODE.conf"
+			cat "$WORK/src/regress/modes/$CC_MODE.conf"
 		fi
 	} >"$1"
 	chmod 644 "$1"
@@ -477,7 +498,7 @@ run_sql()
 	else
 		mapfile -t tests < <(list_tests sql sql)
 	fi
-	for CC_MODE in $CC_MODES; do
+	for CC_MODE in $CC_MODES $CC_MORE_MODES; do
 		banner "pg_regress suite, nvm.concurrency_control = $CC_MODE"
 		run_pg_regress "sql-$CC_MODE" "$PG_REGRESS" contrib_regression "regress-$CC_MODE" \
 			"$schedule" "${tests[@]}"
@@ -511,7 +532,7 @@ run_isolation()
 	else
 		mapfile -t tests < <(list_tests specs spec)
 	fi
-	for CC_MODE in $CC_MODES; do
+	for CC_MODE in $CC_MODES $CC_MORE_MODES; do
 		banner "isolation suite, nvm.concurrency_control = $CC_MODE"
 		run_pg_regress "isolation-$CC_MODE" "$PG_ISOLATION_REGRESS" isolation_regression \
 			"isolation-$CC_MODE" "$schedule" "${tests[@]}"
@@ -558,10 +579,11 @@ fi
 # TAP tests: regress/t/*.pl with PostgreSQL::Test::Cluster
 # ---------------------------------------------------------------------------
 
-# run_tap MODE: the TAP tests with nvm.concurrency_control = MODE.
+# run_tap MODE [TESTS]: the TAP tests (or the TESTS given, unless
+# NVM_TAP_TESTS names them) with nvm.concurrency_control = MODE.
 run_tap()
 {
-	local mode=$1
+	local mode=$1 only=${2:-}
 	local -a tests=()
 	local stage=tap-$mode
 	local log=$RUN_DIR/$stage.log rc files failed_files passed t name f
@@ -579,6 +601,8 @@ run_tap()
 	prepare_work
 	if [ -n "${NVM_TAP_TESTS:-}" ]; then
 		read -r -a tests <<<"$NVM_TAP_TESTS"
+	elif [ -n "$only" ]; then
+		read -r -a tests <<<"$only"
 	else
 		mapfile -t tests < <(cd "$WORK/src" && printf '%s\n' regress/t/*.pl | LC_ALL=C sort)
 	fi
@@ -632,6 +656,9 @@ run_tap()
 if ! skipped tap NVM_SKIP_TAP; then
 	for mode in $CC_MODES; do
 		run_tap "$mode"
+	done
+	for mode in $CC_MORE_MODES; do
+		run_tap "$mode" "$CRASH_TAP_TESTS"
 	done
 fi
 

@@ -27,8 +27,9 @@
  * Removing the drain of nvm_replica_install, or noting a commit before it
  * is committed, makes it fail.
  *
- * Usage: test_replica [commits [seed]]; exit code non-zero and "N passed,
- * N failed" as the last line.
+ * Usage: test_replica [commits [seed]]: every mode, MCSI and N2DB with all
+ * the commits, the others with a quarter (unit_crash_budget); exit code
+ * non-zero and "N passed, N failed" as the last line.
  */
 #include "core.h"
 #include "crashsim.h"
@@ -334,7 +335,7 @@ main(int argc, char **argv)
 		ncommits = MAX_COMMITS;
 	snprintf(pool_path, sizeof(pool_path), "/dev/shm/nvmam_replica_%d", (int) getpid());
 	for (uint32_t m = NVM_CC_FIRST; m < NVM_CC_END; m++)
-		run_mode(m, ncommits, seed) ? passed++ : failed++;
+		run_mode(m, unit_crash_budget(m, ncommits, false), seed) ? passed++ : failed++;
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

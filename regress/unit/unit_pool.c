@@ -4,6 +4,7 @@
  */
 #include "unit_pool.h"
 
+#include "ccmode.h"
 #include "core.h"
 #include "verify.h"
 
@@ -86,4 +87,12 @@ unit_check_pool(bool exact)
 	if (exact && !r.exact)
 		return "the pool changed while the checker ran, with nobody writing";
 	return NULL;
+}
+
+int
+unit_crash_budget(uint32_t mode, int budget, bool named)
+{
+	if (named || mode == NVM_CC_MCSI || mode == NVM_CC_N2DB)
+		return budget;
+	return budget / 4 > 10 ? budget / 4 : 10;
 }

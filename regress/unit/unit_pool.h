@@ -22,4 +22,14 @@ extern void *unit_pool_create(const NvmPoolOptions *o);
  */
 extern const char *unit_check_pool(bool exact);
 
+/*
+ * unit_crash_budget gives the crash-simulator budget of a mode: all of it
+ * for MCSI and N2DB, whose persistent write paths are their own; a quarter
+ * (at least 10) for a mode that persists through MCSI's status store
+ * (Pisces, POMVCC), whose crash points are MCSI's and whose own part is
+ * the rebuild of its shared state at recovery, which a smaller run covers.
+ * A mode named on the command line (named) gets all of it.
+ */
+extern int	unit_crash_budget(uint32_t mode, int budget, bool named);
+
 #endif							/* UNIT_POOL_H */

@@ -23,8 +23,11 @@
 /* the CTs of this session's (thread's) last commit, 0 if none yet */
 static _Thread_local uint64_t session_cts = 0;
 
-/* how long after CTs's last move a snapshot of this process moves it (0: never) */
-static uint64_t tick_ns = NVM_POMVCC_TICK_NS;
+/*
+ * how long after CTs's last move a snapshot of this process moves it
+ * (NVM_POMVCC_TICK_NEVER: never; 0: every snapshot)
+ */
+static int64_t tick_ns = NVM_POMVCC_TICK_NS;
 
 static inline NvmPomvccShared *
 pomvcc_state(void)
@@ -127,20 +130,21 @@ advance_bts(NvmPomvccShared *ps)
 
 /*
  * nvm_pomvcc_set_tick sets how long after CTs's last move a snapshot of
- * this process moves it (0: never; the PG layer's
- * nvm.pomvcc_update_interval, a session's own setting).
+ * this process moves it (NVM_POMVCC_TICK_NEVER: never; 0: every snapshot;
+ * the PG layer's nvm.pomvcc_update_interval, a session's own setting).
  */
 void
-nvm_pomvcc_set_tick(uint64_t ns)
+nvm_pomvcc_set_tick(int64_t ns)
 {
 	tick_ns = ns;
 }
 
 /*
  * catch_up raises CTs if this process's periodic update is due (D5's "any
- * time") or
- * the session's last commit is not below it (the session rule), and
- * advances BTs; with wait, until BTs reaches the session's last commit.
+ * time") or the session's last commit is not below it (the session rule),
+ * and advances BTs; with wait, until BTs reaches the session's last commit,
+ * and with a zero interval also every timestamp below the CTs it moved
+ * from, so that every commit acknowledged before the snapshot is in it.
  * It returns BTs.
  */
 static uint64_t
@@ -150,8 +154,15 @@ catch_up(NvmPomvccShared *ps, bool wait)
 	uint64_t	bts;
 	unsigned	spins = 0;
 
-	if (tick_ns != 0 && now_ns() - atomic_load(&ps->cts_raised_ns) >= tick_ns)
-		raise_cts(ps, atomic_load(&ps->cts) + 1);
+	if (tick_ns != NVM_POMVCC_TICK_NEVER &&
+		now_ns() - atomic_load(&ps->cts_raised_ns) >= (uint64_t) tick_ns)
+	{
+		uint64_t	from = atomic_load(&ps->cts);
+
+		raise_cts(ps, from + 1);
+		if (tick_ns == 0 && atomic_load(&ps->cts) > from && from > need)
+			need = from;
+	}
 	for (;;)
 	{
 		if (need >= atomic_load(&ps->cts))

@@ -19,8 +19,8 @@
  *	   recorded), so a snapshot never sees part of a timestamp.
  *	 - CTs advances when an abort happens (a conflict), when a snapshot is
  *	   taken at least a session's interval (nvm_pomvcc_set_tick, by
- *	   default NVM_POMVCC_TICK_NS) after its last move (the paper's
- *	   periodic update), and when a session's rule asks for it (below).
+ *	   default NVM_POMVCC_TICK_NS; 0: at every snapshot) after its last
+ *	   move (the paper's periodic update), and when a session's rule asks for it (below).
  *	 - The session rule (the paper's request-based method): a session passes
  *	   the CTs of its own last commit to its next snapshot, which raises CTs
  *	   above it and waits until BTs reaches it.  A session therefore always
@@ -69,8 +69,13 @@ extern const NvmCcOps nvm_pomvcc_ops;
 
 /*
  * nvm_pomvcc_set_tick sets how long after CTs's last move a snapshot of this
- * process moves it (0: never): nvm.pomvcc_update_interval, a session's own.
+ * process moves it: nvm.pomvcc_update_interval, a session's own.  With
+ * NVM_POMVCC_TICK_NEVER its snapshots never move it on time; with 0 every
+ * snapshot moves it and waits for the commits at the timestamp it moved
+ * from, so every commit acknowledged before the snapshot is in it (no
+ * HISTORICAL READ, at Pisces's cost of one shared move per snapshot).
  */
-extern void nvm_pomvcc_set_tick(uint64_t ns);
+#define NVM_POMVCC_TICK_NEVER	(-1)
+extern void nvm_pomvcc_set_tick(int64_t ns);
 
 #endif							/* NVM_POMVCC_H */

@@ -201,11 +201,12 @@ nvm_define_settings(void)
 							"With nvm.concurrency_control = pomvcc, a commit becomes visible to "
 							"other sessions once the shared commit timestamp has moved past it: at "
 							"the next snapshot of its own session, at an abort, or at a snapshot "
-							"some session takes this long after the last move.  0: this session's "
-							"snapshots do not move it on time.",
+							"some session takes this long after the last move.  0: every snapshot "
+							"of this session moves it and contains every commit acknowledged "
+							"before it; -1: this session's snapshots do not move it on time.",
 							&nvm_pomvcc_update_interval_ms,
 							NVM_POMVCC_TICK_NS / 1000000,
-							0,
+							-1,
 							INT_MAX / 2,
 							PGC_USERSET,
 							GUC_UNIT_MS,
@@ -261,15 +262,18 @@ nvm_assign_drain_delay(int newval, void *extra)
 static void
 nvm_assign_pomvcc_interval(int newval, void *extra)
 {
-	nvm_pomvcc_set_tick((uint64_t) newval * 1000000);
+	nvm_pomvcc_set_tick(newval < 0 ? NVM_POMVCC_TICK_NEVER : (int64_t) newval * 1000000);
 }
 
 /*
- * nvm_concurrency_control_name returns the name of the concurrency-control
- * setting in force.
+ * nvm_concurrency_control_name returns the name of the concurrency control
+ * the pool runs in: the setting's, unless a pending prepared transaction
+ * held its conversion back at start-up (the pool's own, then).
  */
 const char *
 nvm_concurrency_control_name(void)
 {
+	if (nvm_pool_header != NULL)
+		return nvm_cc_mode_name(nvm_pool_header->cc_mode);
 	return nvm_cc_mode_name((uint32) nvm_concurrency_control);
 }

@@ -76,7 +76,14 @@ sub nvm_node
 	# unless the test asks for durability through the WAL
 	$conf .= "nvm.durability = '" . ($opts{durability} // 'pool') . "'\n";
 	# the harness runs every TAP test once per concurrency-control mode
-	$conf .= "nvm.concurrency_control = '$ENV{NVM_CC_MODE}'\n" if $ENV{NVM_CC_MODE};
+	# (and a mode's own settings for the suites, regress/modes/MODE.conf)
+	if ($ENV{NVM_CC_MODE})
+	{
+		my $modeconf = "$ENV{NVM_SOURCE_DIR}/regress/modes/$ENV{NVM_CC_MODE}.conf";
+		$conf .= "nvm.concurrency_control = '$ENV{NVM_CC_MODE}'\n";
+		$conf .= PostgreSQL::Test::Utils::slurp_file($modeconf)
+		  if $ENV{NVM_SOURCE_DIR} && -f $modeconf;
+	}
 	$conf = "shared_preload_libraries = 'nvmam'\n" . $conf if $preload;
 	$node->append_conf('postgresql.conf', $conf);
 	return ($node, $pool);
