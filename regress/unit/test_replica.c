@@ -335,7 +335,7 @@ main(int argc, char **argv)
 		ncommits = MAX_COMMITS;
 	snprintf(pool_path, sizeof(pool_path), "/dev/shm/nvmam_replica_%d", (int) getpid());
 	for (uint32_t m = NVM_CC_FIRST; m < NVM_CC_END; m++)
-		run_mode(m, unit_crash_budget(m, ncommits, false), seed) ? passed++ : failed++;
+		run_mode(m, unit_crash_budget(m, ncommits), seed) ? passed++ : failed++;
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -90,9 +90,9 @@ unit_check_pool(bool exact)
 }
 
 int
-unit_crash_budget(uint32_t mode, int budget, bool named)
+unit_crash_budget(uint32_t mode, int budget)
 {
-	if (named || mode == NVM_CC_MCSI || mode == NVM_CC_N2DB)
+	if (mode == NVM_CC_MCSI || mode == NVM_CC_N2DB)
 		return budget;
 	return budget / 4 > 10 ? budget / 4 : 10;
 }

@@ -28,8 +28,7 @@ extern const char *unit_check_pool(bool exact);
  * (at least 10) for a mode that persists through MCSI's status store
  * (Pisces, POMVCC), whose crash points are MCSI's and whose own part is
  * the rebuild of its shared state at recovery, which a smaller run covers.
- * A mode named on the command line (named) gets all of it.
  */
-extern int	unit_crash_budget(uint32_t mode, int budget, bool named);
+extern int	unit_crash_budget(uint32_t mode, int budget);
 
 #endif							/* UNIT_POOL_H */
