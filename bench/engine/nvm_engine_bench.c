@@ -47,6 +47,7 @@ typedef struct Options
 	int			nworkloads;
 	uint64_t	rows;
 	uint64_t	drain_delay_ns;
+	bool		nt_versions;	/* --variant dbxn: rows by non-temporal stores */
 	uint32_t	huge_pages;		/* NvmHugePages for the pool mapping */
 	const char *csv;
 } Options;
@@ -344,7 +345,8 @@ usage(void)
 			"usage: nvm_engine_bench [--pool PATH] [--pool-size MB] [--seconds S] [--warmup S]\n"
 			"                        [--threads 1,2,4,...] [--modes mcsi,n2db,pisces,pomvcc (default mcsi,n2db)]\n"
 			"                        [--workloads micro,ycsb-a,ycsb-b,ycsb-c] [--rows N]\n"
-			"                        [--drain-delay-ns NS] [--huge-pages try|off|on] [--csv FILE]\n");
+			"                        [--drain-delay-ns NS] [--variant standard|dbxn]\n"
+			"                        [--huge-pages try|off|on] [--csv FILE]\n");
 	exit(2);
 }
 
@@ -390,6 +392,12 @@ main(int argc, char **argv)
 			o.rows = strtoull(v, NULL, 10);
 		else if (strcmp(a, "--drain-delay-ns") == 0)
 			o.drain_delay_ns = strtoull(v, NULL, 10);
+		else if (strcmp(a, "--variant") == 0)
+		{
+			if (strcmp(v, "standard") != 0 && strcmp(v, "dbxn") != 0)
+				usage();
+			o.nt_versions = strcmp(v, "dbxn") == 0;
+		}
 		else if (strcmp(a, "--csv") == 0)
 			o.csv = v;
 		else if (strcmp(a, "--huge-pages") == 0)
@@ -425,6 +433,7 @@ main(int argc, char **argv)
 		}
 	}
 	nvm_persist_set_drain_delay_ns(o.drain_delay_ns);
+	nvm_persist_set_version_writes(o.nt_versions ? NVM_WRITES_NONTEMPORAL : NVM_WRITES_CACHED);
 
 	/* every point gets a fresh pool (no garbage collection yet); modes alternate per point */
 	for (int wl = 0; wl < o.nworkloads; wl++)
@@ -453,9 +462,9 @@ main(int argc, char **argv)
 	}
 
 	printf("\nEngine-level benchmark: %ld CPU core(s) online, %.1f s per point, %llu rows of %d bytes, pool %s, "
-		   "drain delay %llu ns.\nThread counts above the core count oversubscribe the machine.\n\n",
+		   "drain delay %llu ns, %s version writes.\nThread counts above the core count oversubscribe the machine.\n\n",
 		   sysconf(_SC_NPROCESSORS_ONLN), o.seconds, (unsigned long long) o.rows, ROW_BYTES, o.pool_path,
-		   (unsigned long long) o.drain_delay_ns);
+		   (unsigned long long) o.drain_delay_ns, o.nt_versions ? "non-temporal (dbxn)" : "cached");
 	for (int wl = 0; wl < o.nworkloads; wl++)
 	{
 		printf("### %s\n\n", o.workloads[wl]);

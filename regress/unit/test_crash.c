@@ -54,7 +54,8 @@
  * had been made durable is still allocated and intact after the write that
  * follows recovery.
  *
- * Usage: test_crash [transactions [seed [mode]]]; without a mode every
+ * Usage: test_crash [transactions [seed [mode [nt]]]], nt: rows written
+ * by non-temporal stores (nvm.commit_variant = dbxn); without a mode every
  * mode runs (meson runs one test per mode), MCSI and N2DB with the whole
  * budget, the modes that persist through MCSI's status store with a
  * quarter (unit_crash_budget) but for the growing pool, which needs its
@@ -716,10 +717,17 @@ main(int argc, char **argv)
 	int			ntx = argc > 1 ? atoi(argv[1]) : 150;
 	unsigned	seed = argc > 2 ? (unsigned) atoi(argv[2]) : 20261122;
 	const char *mode = argc > 3 ? argv[3] : NULL;
+	bool		nt = argc > 4 && strcmp(argv[4], "nt") == 0;
 	int			failed = 0,
 				passed = 0;
 
 	snprintf(pool_path, sizeof(pool_path), "/dev/shm/nvmam_crash_%d", (int) getpid());
+	if (nt)
+	{
+		/* rows written by non-temporal stores (nvm.commit_variant = dbxn) */
+		nvm_persist_set_version_writes(NVM_WRITES_NONTEMPORAL);
+		printf("# rows written by non-temporal stores\n");
+	}
 	for (int grow = 0; grow <= 1; grow++)
 	{
 		/* growth is the same in every mode: half the budget each */

@@ -7,6 +7,7 @@
 #include "persist.h"
 
 #include <libpmem.h>
+#include <string.h>
 #include <time.h>
 
 _Thread_local NvmPersistStats nvm_persist_stats;
@@ -14,6 +15,7 @@ _Thread_local NvmPersistStats nvm_persist_stats;
 static NvmPersistMode persist_mode = NVM_PERSIST_PMEM;
 static NvmPersistHooks persist_hooks;
 static uint64_t drain_delay_ns = 0;
+static NvmVersionWrites version_writes = NVM_WRITES_CACHED;
 
 /*
  * nvm_persist_set_mode selects how flushes and drains are carried out in
@@ -101,4 +103,52 @@ nvm_persist(const void *addr, size_t len)
 {
 	nvm_flush(addr, len);
 	nvm_drain();
+}
+
+/*
+ * nvm_persist_set_version_writes selects how this process writes the rows
+ * of new versions (NvmVersionWrites); a transaction keeps the choice in
+ * force at its first write.
+ */
+void
+nvm_persist_set_version_writes(NvmVersionWrites w)
+{
+	version_writes = w;
+}
+
+NvmVersionWrites
+nvm_persist_version_writes(void)
+{
+	return version_writes;
+}
+
+void
+nvm_write_nt(void *dst, const void *src, size_t len, size_t padded)
+{
+	size_t		whole = len & ~(size_t) (NVM_CACHELINE - 1);
+	char	   *d = dst;
+
+	nvm_persist_stats.nt_lines += padded / NVM_CACHELINE;
+	if (persist_mode != NVM_PERSIST_PMEM)
+	{
+		memcpy(d, src, len);
+		memset(d + len, 0, padded - len);
+		if (persist_mode == NVM_PERSIST_HOOK)
+			persist_hooks.flush(d, padded, persist_hooks.arg);
+		return;
+	}
+	if (whole > 0)
+		pmem_memcpy(d, src, whole, PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_NODRAIN);
+	if (len > whole)
+	{
+		/* the last line of the row, padded with zeros in a line of its own */
+		_Alignas(NVM_CACHELINE) char line[NVM_CACHELINE];
+
+		memcpy(line, (const char *) src + whole, len - whole);
+		memset(line + (len - whole), 0, NVM_CACHELINE - (len - whole));
+		pmem_memcpy(d + whole, line, NVM_CACHELINE, PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_NODRAIN);
+		whole += NVM_CACHELINE;
+	}
+	if (padded > whole)
+		pmem_memset(d + whole, 0, padded - whole, PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_NODRAIN);
 }

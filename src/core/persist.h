@@ -30,7 +30,21 @@ typedef struct NvmPersistStats
 	uint64_t	lines;			/* cache lines flushed */
 	uint64_t	bytes;			/* bytes asked to be flushed */
 	uint64_t	drains;			/* fences */
+	uint64_t	nt_lines;		/* cache lines written by non-temporal stores */
 } NvmPersistStats;
+
+/*
+ * How the store writes the rows of new versions (nvm.commit_variant):
+ * stored through the cache and written back line by line (CLWB), or, as
+ * DBX-N writes its log records, with non-temporal stores of whole lines
+ * padded to 64 bytes (256 above 256), which bypass the cache and need no
+ * write-back, only the fence that orders them.
+ */
+typedef enum NvmVersionWrites
+{
+	NVM_WRITES_CACHED = 0,
+	NVM_WRITES_NONTEMPORAL
+} NvmVersionWrites;
 
 /* Callbacks used by NVM_PERSIST_HOOK. */
 typedef struct NvmPersistHooks
@@ -53,5 +67,17 @@ extern void nvm_drain(void);
 
 /* nvm_flush + nvm_drain. */
 extern void nvm_persist(const void *addr, size_t len);
+
+extern void nvm_persist_set_version_writes(NvmVersionWrites w);
+extern NvmVersionWrites nvm_persist_version_writes(void);
+
+/*
+ * nvm_write_nt writes len bytes of src at dst followed by zeros up to
+ * padded bytes, with non-temporal stores of whole cache lines (dst is
+ * line-aligned, padded a multiple of the line); like a flush, they are
+ * durable at the next nvm_drain (the crash simulator sees them as stored
+ * and flushed).
+ */
+extern void nvm_write_nt(void *dst, const void *src, size_t len, size_t padded);
 
 #endif							/* NVM_PERSIST_H */

@@ -206,9 +206,15 @@ pisces_publish_completion(uint32_t c, uint64_t ts, NvmTxnStatus status)
 
 	if (status == NVM_STATUS_COMMITTED)
 	{
+		/*
+		 * The flag is set before globalTS is read (a full fence: a reader
+		 * that finds it clear and the entry empty started before this
+		 * endTS); the entry is published before the flag is cleared
+		 * (release: a reader that sees the flag clear sees the entry).
+		 */
 		atomic_store(&ps->flags[c].in_critical, 1);
-		atomic_store(e, atomic_load(&ps->global_ts) + 1);
-		atomic_store(&ps->flags[c].in_critical, 0);
+		atomic_store_explicit(e, atomic_load(&ps->global_ts) + 1, memory_order_release);
+		atomic_store_explicit(&ps->flags[c].in_critical, 0, memory_order_release);
 		atomic_fetch_add(&ps->global_ts, 1);
 	}
 	else

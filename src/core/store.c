@@ -912,9 +912,52 @@ raise_originals(NvmTableDesc *desc, uint64_t limit)
 }
 
 /*
+ * nt_padded is the room a row of len bytes takes when it is written by
+ * non-temporal stores (DBX-N's padding): the block (its header, the
+ * version's header and the row) rounded up to 64 bytes, to 256 above 256,
+ * less the two headers, which fill the block's first line.
+ */
+static inline size_t
+nt_padded(uint32_t len)
+{
+	size_t		block = NVM_BLOCK_HEADER_SIZE + sizeof(NvmVersion) + len;
+	size_t		unit = block <= 256 ? 64 : 256;
+
+	return (block + unit - 1) / unit * unit - NVM_BLOCK_HEADER_SIZE - sizeof(NvmVersion);
+}
+
+/*
+ * row_written_nt says whether the row of a new version of txn's is (or is
+ * to be) written by non-temporal stores: the transaction writes that way
+ * (NvmVersionWrites, chosen at its first write), the version is not a
+ * tombstone, and its row starts on a cache line of its own (the padded
+ * block sizes are small-class sizes, whose blocks are line-aligned).
+ */
+static inline bool
+row_written_nt(const NvmTxn *txn, const NvmVersion *v, bool tombstone, uint32_t len)
+{
+	return txn->nt_versions && !tombstone && len > 0 &&
+		((uintptr_t) v->data & (NVM_CACHELINE - 1)) == 0;
+}
+
+/*
+ * flush_version writes back the lines of a new version of txn's: its
+ * header's line alone when its row was written by non-temporal stores.
+ */
+static inline void
+flush_version(const NvmTxn *txn, NvmVersion *v)
+{
+	if (row_written_nt(txn, v, nvm_version_is_tombstone(v), v->data_len))
+		nvm_flush(v, sizeof(NvmVersion));
+	else
+		nvm_flush(v, sizeof(NvmVersion) + v->data_len);
+}
+
+/*
  * fill_version allocates and fills version number n of record record_no
  * (prev is set by the caller) and writes its version slot (slot).  Nothing
- * is flushed.  Returns NULL if the pool is full.
+ * is flushed (a row written by non-temporal stores needs no flush, only
+ * the caller's drain).  Returns NULL if the pool is full.
  */
 static inline NvmVersion *
 fill_version(const NvmTxn *txn, uint32_t cid, uint64_t record_no,
@@ -922,11 +965,13 @@ fill_version(const NvmTxn *txn, uint32_t cid, uint64_t record_no,
 			 _Atomic uint64_t *slot)
 {
 	bool		tombstone = (kind & NVM_VINFO_TOMBSTONE) != 0;
+	bool		nt = txn->nt_versions && !tombstone && len > 0;
+	size_t		room = tombstone ? sizeof(uint64_t) : nt ? nt_padded(len) : len;
 	nvm_off		off;
 	NvmVersion *v;
 
 	/* a tombstone has room for the epoch it is retired at (gc.h) */
-	off = nvm_alloc(sizeof(NvmVersion) + (tombstone ? sizeof(uint64_t) : len));
+	off = nvm_alloc(sizeof(NvmVersion) + room);
 	if (off == 0)
 		return NULL;
 	v = nvm_ptr(off);
@@ -939,7 +984,9 @@ fill_version(const NvmTxn *txn, uint32_t cid, uint64_t record_no,
 	v->index_root = n;
 	v->data_len = len;
 	v->external_id = txn->external_id;
-	if (len)
+	if (row_written_nt(txn, v, tombstone, len))
+		nvm_write_nt(v->data, data, len, room);
+	else if (len)
 		memcpy(v->data, data, len);
 	atomic_store_explicit(slot, off, memory_order_release);
 	return v;
@@ -1023,7 +1070,7 @@ nvm_record_insert(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
 		discard_version(t, v);
 		return NVM_WRITE_NO_SPACE;
 	}
-	nvm_flush(v, sizeof(NvmVersion) + len);
+	flush_version(txn, v);
 	nvm_flush(&desc->next_record, sizeof(uint64_t));
 	/* step 2: version, slots, counters and log entry durable before the record is reachable */
 	nvm_drain();
@@ -1201,7 +1248,7 @@ nvm_record_insert_many(NvmTable *t, NvmTxn *txn, int level, uint32_t cid, int n,
 			break;
 		}
 		run_add(&slots, slot, sizeof(uint64_t));
-		run_add(&versions, v, sizeof(NvmVersion) + len[k]);
+		run_add(&versions, v, row_written_nt(txn, v, false, len[k]) ? sizeof(NvmVersion) : sizeof(NvmVersion) + len[k]);
 		v_of[k] = v;
 		version_nos[k] = vno;
 	}
@@ -1346,7 +1393,7 @@ push_version(NvmTable *t, NvmTxn *txn, int level, uint32_t cid,
 			}
 		}
 		v->prev = h;
-		nvm_flush(v, sizeof(NvmVersion) + v->data_len);
+		flush_version(txn, v);
 		/* step 2: the new version (with its prev) durable before it is reachable */
 		nvm_drain();
 		/* step 3: install it; a failed CAS means a concurrent writer: check again */

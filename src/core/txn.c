@@ -700,6 +700,7 @@ nvm_txn_begin_write(NvmTxn *txn)
 		return NVM_INVALID_TXID;	/* e.g. N2DB's commit-log ring is full */
 	}
 
+	txn->nt_versions = nvm_persist_version_writes() == NVM_WRITES_NONTEMPORAL;
 	sp->log_txid = txn->txid;
 	nvm_flush(&sp->log_txid, sizeof(uint64_t));
 	txn->plog_block = sp->log_head;

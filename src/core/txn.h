@@ -96,6 +96,7 @@ typedef struct NvmTxn
 	nvm_off		plog_block;		/* current block of the persistent write log */
 	size_t		plog_count;		/* entries in the persistent write log */
 	uint32_t	external_id;	/* stored in the versions it writes (PG: its xid), 0 = none */
+	bool		nt_versions;	/* rows written by non-temporal stores (persist.h) */
 } NvmTxn;
 
 extern size_t nvm_cc_shmem_size(uint32_t max_slots);

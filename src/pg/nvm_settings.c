@@ -15,8 +15,8 @@
  * nvm.snapshot_buffering, and nvm_growth.c's nvm.pool_max_size);
  * nvm.emulated_drain_delay_ns and nvm_growth.c's nvm.pool_grow_step take
  * effect at a reload; nvm.prune_on_update and nvm.debug_crash_point can be
- * set by a superuser in any session, and nvm.pomvcc_update_interval and
- * nvm_wait.c's nvm.write_conflict by any user.
+ * set by a superuser in any session, and nvm.pomvcc_update_interval,
+ * nvm.commit_variant and nvm_wait.c's nvm.write_conflict by any user.
  *
  *-------------------------------------------------------------------------
  */
@@ -44,6 +44,7 @@ bool		nvm_wal_redo = true;
 int			nvm_debug_crash_point = NVM_CRASH_NONE;
 static int	nvm_emulated_drain_delay_ns = 0;
 static int	nvm_pomvcc_update_interval_ms = NVM_POMVCC_TICK_NS / 1000000;
+static int	nvm_commit_variant = NVM_WRITES_CACHED;
 static bool nvm_prune_on_update = true;
 
 char	   *nvm_pool_path_resolved = NULL;
@@ -52,6 +53,12 @@ static const struct config_enum_entry nvm_snapshot_buffering_options[] = {
 	{"join", NVM_SNAPSHOT_JOIN, false},
 	{"paper", NVM_SNAPSHOT_PAPER, false},
 	{"off", NVM_SNAPSHOT_LOCKED, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry nvm_commit_variant_options[] = {
+	{"standard", NVM_WRITES_CACHED, false},
+	{"dbxn", NVM_WRITES_NONTEMPORAL, false},
 	{NULL, 0, false}
 };
 
@@ -99,6 +106,7 @@ static const struct config_enum_entry nvm_crash_point_options[] = {
 
 static void nvm_assign_drain_delay(int newval, void *extra);
 static void nvm_assign_pomvcc_interval(int newval, void *extra);
+static void nvm_assign_commit_variant(int newval, void *extra);
 static void nvm_assign_prune_on_update(bool newval, void *extra);
 
 /*
@@ -151,6 +159,20 @@ nvm_define_settings(void)
 							 PGC_POSTMASTER,
 							 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("nvm.commit_variant",
+							 "How the transactions of this session write the rows of new versions to the pool.",
+							 "standard: stored through the cache, each line written back (CLWB) before "
+							 "the fence that makes the version durable; dbxn: DBX-N's technique, "
+							 "non-temporal stores of whole cache lines, the row padded to 64 bytes (256 "
+							 "above 256), which need no write-back.  A transaction keeps the variant in "
+							 "force at its first write.",
+							 &nvm_commit_variant,
+							 NVM_WRITES_CACHED,
+							 nvm_commit_variant_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, nvm_assign_commit_variant, NULL);
 
 	DefineCustomEnumVariable("nvm.debug_crash_point",
 							 "Crashes the server at a point of the commit protocol or of replay (for tests).",
@@ -253,6 +275,16 @@ static void
 nvm_assign_drain_delay(int newval, void *extra)
 {
 	nvm_persist_set_drain_delay_ns((uint64_t) newval);
+}
+
+/*
+ * nvm_assign_commit_variant passes nvm.commit_variant to the persist
+ * interface (persist.h).
+ */
+static void
+nvm_assign_commit_variant(int newval, void *extra)
+{
+	nvm_persist_set_version_writes((NvmVersionWrites) newval);
 }
 
 /*
