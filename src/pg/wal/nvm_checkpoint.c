@@ -142,7 +142,7 @@ write_table_file(const NvmTableKey *key, NvmCheckpointCounts *counts)
 		if (nvm_table_open(key, &t))
 		{
 			found = true;
-			h.lsn = GetXLogInsertRecPtr();
+			h.lsn = nvm_inserted_wal_end();
 			nvm_table_counters(&t, &h.next_record, &h.next_version);
 			h.reserved = nvm_table_redo_reserved(&t);
 			(void) nvm_resync_each_row(&t, write_row, &w);

@@ -87,6 +87,7 @@
 
 #include "access/xlog.h"
 #include "access/xloginsert.h"
+#include "access/xlog_internal.h"
 #include "access/xact.h"
 #include "miscadmin.h"
 #include "replication/syncrep.h"
@@ -627,4 +628,23 @@ nvm_redo_start(bool after_crash, XLogRecPtr durable_end)
 	/* durability through the WAL needs an image after this start too */
 	if (marked > 0 || nvm_durability_through_wal())
 		nvm_binding_require_resync();
+}
+
+/*
+ * nvm_inserted_wal_end returns the end of the WAL inserted so far, a position
+ * XLogFlush accepts: GetXLogInsertRecPtr names the first byte of data of
+ * the next record, which is past a page header that does not exist yet
+ * when the insert position is at a page boundary.
+ */
+XLogRecPtr
+nvm_inserted_wal_end(void)
+{
+	XLogRecPtr	pos = GetXLogInsertRecPtr();
+	uint64		offset = XLogSegmentOffset(pos, wal_segment_size);
+
+	if (offset == SizeOfXLogLongPHD)
+		return pos - SizeOfXLogLongPHD;
+	if (pos % XLOG_BLCKSZ == SizeOfXLogShortPHD && offset > XLOG_BLCKSZ)
+		return pos - SizeOfXLogShortPHD;
+	return pos;
 }

@@ -2,7 +2,8 @@
  *
  * nvm_redo.h
  *	  The primary's calls that write the nvm redo records of physical
- *	  standbys (nvm_redo.c; the formats are nvm_redofmt.h's).
+ *	  standbys (nvm_redo.c; the formats are nvm_redofmt.h's), and the end
+ *	  of the WAL inserted so far as a position to flush to.
  *
  *-------------------------------------------------------------------------
  */
@@ -14,6 +15,12 @@
 #include "store.h"
 
 extern void nvm_redo_init(int (*session_sync_fn) (void));
+
+/*
+ * nvm_inserted_wal_end: the end of the WAL inserted so far, as XLogFlush
+ * accepts it (not past a page header that is not written yet).
+ */
+extern XLogRecPtr nvm_inserted_wal_end(void);
 extern bool nvm_redo_needed(void);
 extern void nvm_redo_shmem_request(void);
 extern void nvm_redo_shmem_startup(void);

@@ -112,7 +112,6 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
-#include "access/xlog_internal.h"
 #include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
@@ -529,25 +528,6 @@ nvm_commit_decide(void)
 }
 
 /*
- * inserted_wal_end returns the end of the WAL inserted so far, a position
- * XLogFlush accepts: GetXLogInsertRecPtr names the first byte of data of
- * the next record, which is past a page header that does not exist yet
- * when the insert position is at a page boundary.
- */
-static XLogRecPtr
-inserted_wal_end(void)
-{
-	XLogRecPtr	pos = GetXLogInsertRecPtr();
-	uint64		offset = XLogSegmentOffset(pos, wal_segment_size);
-
-	if (offset == SizeOfXLogLongPHD)
-		return pos - SizeOfXLogLongPHD;
-	if (pos % XLOG_BLCKSZ == SizeOfXLogShortPHD && offset > XLOG_BLCKSZ)
-		return pos - SizeOfXLogShortPHD;
-	return pos;
-}
-
-/*
  * sequence_flush_target returns the WAL position that must be durable
  * before the rows of a log-free commit are, for the sequences it used;
  * InvalidXLogRecPtr if none.  The identity sequences whose log-ahead
@@ -564,7 +544,7 @@ sequence_flush_target(int *nseq)
 
 	*nseq = 0;
 	if (state.sequence_call)
-		return inserted_wal_end();
+		return nvm_inserted_wal_end();
 	if (room == 0)
 		return InvalidXLogRecPtr;
 	if (state.nroots + room > roots_capacity)
