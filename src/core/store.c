@@ -941,16 +941,22 @@ row_written_nt(const NvmTxn *txn, const NvmVersion *v, bool tombstone, uint32_t 
 }
 
 /*
- * flush_version writes back the lines of a new version of txn's: its
- * header's line alone when its row was written by non-temporal stores.
+ * version_flush_len is how much of a new version of txn's is written back:
+ * its header alone when its row was written by non-temporal stores.
  */
+static inline size_t
+version_flush_len(const NvmTxn *txn, const NvmVersion *v)
+{
+	if (row_written_nt(txn, v, nvm_version_is_tombstone(v), v->data_len))
+		return sizeof(NvmVersion);
+	return sizeof(NvmVersion) + v->data_len;
+}
+
+/* flush_version writes back the lines of a new version of txn's. */
 static inline void
 flush_version(const NvmTxn *txn, NvmVersion *v)
 {
-	if (row_written_nt(txn, v, nvm_version_is_tombstone(v), v->data_len))
-		nvm_flush(v, sizeof(NvmVersion));
-	else
-		nvm_flush(v, sizeof(NvmVersion) + v->data_len);
+	nvm_flush(v, version_flush_len(txn, v));
 }
 
 /*
@@ -1248,7 +1254,7 @@ nvm_record_insert_many(NvmTable *t, NvmTxn *txn, int level, uint32_t cid, int n,
 			break;
 		}
 		run_add(&slots, slot, sizeof(uint64_t));
-		run_add(&versions, v, row_written_nt(txn, v, false, len[k]) ? sizeof(NvmVersion) : sizeof(NvmVersion) + len[k]);
+		run_add(&versions, v, version_flush_len(txn, v));
 		v_of[k] = v;
 		version_nos[k] = vno;
 	}
