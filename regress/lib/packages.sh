@@ -46,12 +46,26 @@ nvm_missing_packages()
 
 nvm_install_packages()
 {
-	local -a missing sudo=()
+	local -a missing
+	mapfile -t missing < <(nvm_missing_packages | awk '!seen[$0]++')
+	nvm_install_package_list "${missing[@]}"
+}
+
+# nvm_install_package_list PACKAGE...: installs those of the packages that
+# are missing (apt-get, as root or through sudo).
+nvm_install_package_list()
+{
+	local -a missing=() sudo=()
+	local p
 	command -v dpkg-query >/dev/null 2>&1 || {
-		echo "not a Debian system: install the equivalents of: ${NVM_PACKAGES[*]}" >&2
+		echo "not a Debian system: install the equivalents of: $*" >&2
 		return 1
 	}
-	mapfile -t missing < <(nvm_missing_packages | awk '!seen[$0]++')
+	for p in "$@"; do
+		if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+			missing+=("$p")
+		fi
+	done
 	if [ "${#missing[@]}" -eq 0 ]; then
 		echo "==> packages: all present"
 		return 0
