@@ -18,6 +18,8 @@
 #include "nodes/execnodes.h"
 #include "utils/rel.h"
 
+#include "nvm_compat.h"
+
 #include "gc.h"
 
 /* nvm_scan.c: sequential, parallel, TID range, ANALYZE, bitmap, sample scans */
@@ -37,16 +39,26 @@ extern Size nvm_parallelscan_initialize(Relation rel, ParallelTableScanDesc psca
 extern void nvm_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan);
 extern bool nvm_tuple_tid_valid(TableScanDesc sscan, ItemPointer tid);
 extern void nvm_tuple_get_latest_tid(TableScanDesc sscan, ItemPointer tid);
+#if PG_VERSION_NUM >= 170000
+extern bool nvm_scan_analyze_next_block(TableScanDesc sscan, struct ReadStream *stream);
+#else
 extern bool nvm_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 										BufferAccessStrategy bstrategy);
+#endif
 extern bool nvm_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 										double *liverows, double *deadrows,
 										TupleTableSlot *slot);
+#if PG_VERSION_NUM >= 180000
+extern bool nvm_scan_bitmap_next_tuple(TableScanDesc sscan, TupleTableSlot *slot,
+									   bool *recheck, uint64 *lossy_pages,
+									   uint64 *exact_pages);
+#else
 extern bool nvm_scan_bitmap_next_block(TableScanDesc sscan,
 									   struct TBMIterateResult *tbmres);
 extern bool nvm_scan_bitmap_next_tuple(TableScanDesc sscan,
 									   struct TBMIterateResult *tbmres,
 									   TupleTableSlot *slot);
+#endif
 extern bool nvm_scan_sample_next_block(TableScanDesc sscan,
 									   struct SampleScanState *scanstate);
 extern bool nvm_scan_sample_next_tuple(TableScanDesc sscan,
@@ -86,7 +98,7 @@ extern TM_Result nvm_tuple_update(Relation rel, ItemPointer otid,
 								  TupleTableSlot *slot, CommandId cid,
 								  Snapshot snapshot, Snapshot crosscheck,
 								  bool wait, TM_FailureData *tmfd,
-								  LockTupleMode *lockmode, bool *update_indexes);
+								  LockTupleMode *lockmode, NvmUpdateIndexes *update_indexes);
 extern TM_Result nvm_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 								TupleTableSlot *slot, CommandId cid,
 								LockTupleMode mode, LockWaitPolicy wait_policy,
@@ -94,12 +106,12 @@ extern TM_Result nvm_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot
 extern void nvm_finish_bulk_insert(Relation rel, int options);
 
 /* nvm_storage.c: storage life cycle and sizes */
-extern void nvm_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
+extern void nvm_relation_set_new_filelocator(Relation rel, const RelFileLocator *newrnode,
 										  char persistence,
 										  TransactionId *freezeXid,
 										  MultiXactId *minmulti);
 extern void nvm_relation_nontransactional_truncate(Relation rel);
-extern void nvm_relation_copy_data(Relation rel, const RelFileNode *newrnode);
+extern void nvm_relation_copy_data(Relation rel, const RelFileLocator *newrnode);
 extern void nvm_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 										  Relation OldIndex, bool use_sort,
 										  TransactionId OldestXmin,

@@ -77,7 +77,11 @@ static const TableAmRoutine nvm_methods = {
 	.tuple_lock = nvm_tuple_lock,
 	.finish_bulk_insert = nvm_finish_bulk_insert,
 
-	.relation_set_new_filenode = nvm_relation_set_new_filenode,
+#if PG_VERSION_NUM >= 160000
+	.relation_set_new_filelocator = nvm_relation_set_new_filelocator,
+#else
+	.relation_set_new_filenode = nvm_relation_set_new_filelocator,
+#endif
 	.relation_nontransactional_truncate = nvm_relation_nontransactional_truncate,
 	.relation_copy_data = nvm_relation_copy_data,
 	.relation_copy_for_cluster = nvm_relation_copy_for_cluster,
@@ -94,7 +98,9 @@ static const TableAmRoutine nvm_methods = {
 
 	.relation_estimate_size = nvm_relation_estimate_size,
 
+#if PG_VERSION_NUM < 180000
 	.scan_bitmap_next_block = nvm_scan_bitmap_next_block,
+#endif
 	.scan_bitmap_next_tuple = nvm_scan_bitmap_next_tuple,
 	.scan_sample_next_block = nvm_scan_sample_next_block,
 	.scan_sample_next_tuple = nvm_scan_sample_next_tuple

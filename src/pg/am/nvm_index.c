@@ -86,7 +86,7 @@ log_conflict(Relation rel, TM_IndexDeleteOp *delstate)
 	roots = palloc(sizeof(uint64) * delstate->ndeltids);
 	for (int i = 0; i < delstate->ndeltids; i++)
 		roots[i] = nvm_tid_to_version(&delstate->deltids[i].tid);
-	nvm_relation_key(rel, &rel->rd_node, rel->rd_rel->relpersistence, &key);
+	nvm_relation_key(rel, &rel->rd_locator, rel->rd_rel->relpersistence, &key);
 	nvm_redo_log_conflict(&key, roots, (uint64) delstate->ndeltids);
 	pfree(roots);
 }
@@ -280,7 +280,7 @@ nvm_index_validate_scan(Relation table_rel, Relation index_rel,
 	ctl.hcxt = CurrentMemoryContext;
 	indexed = hash_create("nvm index validation", 1024, &ctl,
 						  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	while (tuplesort_getdatum(state->tuplesort, true, &ts_val, &ts_isnull, NULL))
+	while (NVM_TUPLESORT_GETDATUM(state->tuplesort, true, &ts_val, &ts_isnull, NULL))
 	{
 		ItemPointerData tid;
 		uint64		n;

@@ -174,7 +174,7 @@ note_version_number(Relation rel, NvmTable *table, uint64 version_no)
 	if (likely(version_no < nvm_table_redo_reserved(table)) ||
 		rel->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT)
 		return;
-	nvm_relation_key(rel, &rel->rd_node, rel->rd_rel->relpersistence, &key);
+	nvm_relation_key(rel, &rel->rd_locator, rel->rd_rel->relpersistence, &key);
 	nvm_redo_note_version(table, &key, version_no);
 }
 
@@ -413,7 +413,7 @@ nvm_index_changes(Relation rel, NvmVersion *oldv, HeapTuple newtup,
 		return;
 
 	nvm_version_tuple(rel, oldv, &oldtup);
-	indexed = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_ALL);
+	indexed = NVM_INDEX_ATTR_BITMAP_ALL(rel);
 	keys = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_KEY);
 	while ((x = bms_next_member(indexed, x)) >= 0)
 	{
@@ -691,8 +691,9 @@ TM_Result
 nvm_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 				 CommandId cid, Snapshot snapshot, Snapshot crosscheck,
 				 bool wait, TM_FailureData *tmfd, LockTupleMode *lockmode,
-				 bool *update_indexes)
+				 NvmUpdateIndexes *update_indexes)
 {
+	bool		index_update;
 	NvmTable	table;
 	NvmVersion *oldv;
 	HeapTupleData oldtup;
@@ -708,21 +709,22 @@ nvm_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	if (nvm_crosscheck_fails(rel, &table, oldv, crosscheck, otid, tmfd))
 	{
 		*lockmode = LockTupleExclusive;
-		*update_indexes = false;
+		NVM_SET_UPDATE_INDEXES(update_indexes, false);
 		return TM_Updated;
 	}
 
 	nvm_version_tuple(rel, oldv, &oldtup);
 	oldcxt = MemoryContextSwitchTo(nvm_write_context());
 	newtup = nvm_form_tuple(rel, slot, cid, &oldtup, nvm_token_for_write(table.desc));
-	nvm_index_changes(rel, oldv, newtup, update_indexes, &key_changed);
+	nvm_index_changes(rel, oldv, newtup, &index_update, &key_changed);
+	NVM_SET_UPDATE_INDEXES(update_indexes, index_update);
 	MemoryContextSwitchTo(oldcxt);
 	*lockmode = key_changed ? LockTupleExclusive : LockTupleNoKeyExclusive;
 	if (key_changed)
 		newtup->t_data->t_infomask2 |= HEAP_KEYS_UPDATED;
 
-	res = nvm_write_row(rel, &table, oldv, cid, newtup, false, *update_indexes,
-						write_waiters(rel, *update_indexes),
+	res = nvm_write_row(rel, &table, oldv, cid, newtup, false, index_update,
+						write_waiters(rel, index_update),
 						*lockmode, wait, &new_no, &conflict);
 	if (res == NVM_WRITE_OK)
 	{
@@ -730,10 +732,10 @@ nvm_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		/* the old row's values that the new one does not carry on go */
 		nvm_toast_forget(rel, &oldtup, newtup, false);
 		nvm_store_version(rel, nvm_version_by_no(&table, new_no), slot);
-		if (*update_indexes)
+		if (index_update)
 			nvm_commit_note_index_root(rel, &table, new_no);
 		nvm_commit_note_write(rel);
-		pgstat_count_heap_update(rel, !*update_indexes);
+		NVM_COUNT_HEAP_UPDATE(rel, !index_update);
 	}
 	else if (res != NVM_WRITE_NO_SPACE)
 	{

@@ -50,6 +50,9 @@
 #include "pgstat.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#if PG_VERSION_NUM >= 170000
+#include "storage/read_stream.h"
+#endif
 
 #include "am/nvm_am.h"
 #include "row/nvm_tid.h"
@@ -259,14 +262,12 @@ static bool
 nvm_scan_key_test(NvmScanDesc scan, NvmVersion *v)
 {
 	HeapTupleData tuple;
-	bool		result;
 
 	if (scan->base.rs_nkeys == 0)
 		return true;
 	nvm_version_tuple(scan->base.rs_rd, v, &tuple);
-	HeapKeyTest(&tuple, RelationGetDescr(scan->base.rs_rd),
-				scan->base.rs_nkeys, scan->base.rs_key, result);
-	return result;
+	return NVM_HEAP_KEY_TEST(&tuple, RelationGetDescr(scan->base.rs_rd),
+							 scan->base.rs_nkeys, scan->base.rs_key);
 }
 
 /*
@@ -402,7 +403,11 @@ nvm_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
 	NvmParallelScanDesc npscan = (NvmParallelScanDesc) pscan;
 	NvmTable	table = nvm_relation_table(rel);
 
+#if PG_VERSION_NUM >= 180000
+	pscan->phs_locator = rel->rd_locator;
+#else
 	pscan->phs_relid = RelationGetRelid(rel);
+#endif
 	pscan->phs_syncscan = false;
 	npscan->nversions = nvm_table_version_limit(&table);
 	pg_atomic_init_u64(&npscan->next, 1);
@@ -454,8 +459,27 @@ nvm_tuple_get_latest_tid(TableScanDesc sscan, ItemPointer tid)
 }
 
 /*
- * nvm_scan_analyze_next_block moves ANALYZE to a block of version numbers.
+ * nvm_scan_analyze_next_block moves ANALYZE to a block of version numbers:
+ * the block given (15), or the next block of ANALYZE's sample (17 on: the
+ * read stream's next block number, taken without reading the block, whose
+ * page in the main fork is only a placeholder; false at the end).
  */
+#if PG_VERSION_NUM >= 170000
+bool
+nvm_scan_analyze_next_block(TableScanDesc sscan, ReadStream *stream)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+	BufferAccessStrategy strategy;
+	BlockNumber blockno = read_stream_next_block(stream, &strategy);
+
+	if (blockno == InvalidBlockNumber)
+		return false;
+	scan->analyze_block = blockno;
+	scan->analyze_offset = 1;
+	nvm_count_block_visit(sscan->rs_rd);
+	return true;
+}
+#else
 bool
 nvm_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 							BufferAccessStrategy bstrategy)
@@ -467,6 +491,7 @@ nvm_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 	nvm_count_block_visit(sscan->rs_rd);
 	return true;
 }
+#endif
 
 /*
  * nvm_scan_analyze_next_tuple returns the next live row of the block and
@@ -514,28 +539,29 @@ nvm_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 }
 
 /*
- * nvm_scan_bitmap_next_block takes the TIDs of one block of the bitmap:
- * the listed offsets, or all of them for a lossy block.
+ * bitmap_take_block takes the TIDs of one block of the bitmap: the
+ * ntids offsets listed, or all of them when ntids < 0 (a lossy block).
+ * False when the block lies past the table's version numbers or has none.
  */
-bool
-nvm_scan_bitmap_next_block(TableScanDesc sscan, struct TBMIterateResult *tbmres)
+static bool
+bitmap_take_block(NvmScanDesc scan, BlockNumber blockno,
+				  const OffsetNumber *offsets, int ntids)
 {
-	NvmScanDesc scan = (NvmScanDesc) sscan;
 	uint64		limit = nvm_table_version_limit(&scan->table);
 
-	scan->bitmap_block = tbmres->blockno;
+	scan->bitmap_block = blockno;
 	scan->bitmap_ntids = 0;
 	scan->bitmap_next = 0;
 
 	/* the block's first version number, as nvm_tid_to_version */
-	if ((uint64) tbmres->blockno * NVM_TUPLES_PER_BLOCK + 1 >= limit)
+	if ((uint64) blockno * NVM_TUPLES_PER_BLOCK + 1 >= limit)
 		return false;
-	nvm_count_block_visit(sscan->rs_rd);
+	nvm_count_block_visit(scan->base.rs_rd);
 
-	if (tbmres->ntuples >= 0)
+	if (ntids >= 0)
 	{
-		for (int i = 0; i < tbmres->ntuples; i++)
-			scan->bitmap_offsets[scan->bitmap_ntids++] = tbmres->offsets[i];
+		for (int i = 0; i < ntids; i++)
+			scan->bitmap_offsets[scan->bitmap_ntids++] = offsets[i];
 	}
 	else
 	{
@@ -546,14 +572,13 @@ nvm_scan_bitmap_next_block(TableScanDesc sscan, struct TBMIterateResult *tbmres)
 }
 
 /*
- * nvm_scan_bitmap_next_tuple returns the next row of the block, fetching
- * each TID as an index entry.
+ * bitmap_next_row returns the next row of the block taken, fetching each
+ * TID as an index entry; false when the block has no more.
  */
-bool
-nvm_scan_bitmap_next_tuple(TableScanDesc sscan, struct TBMIterateResult *tbmres,
-						   TupleTableSlot *slot)
+static bool
+bitmap_next_row(NvmScanDesc scan, TupleTableSlot *slot)
 {
-	NvmScanDesc scan = (NvmScanDesc) sscan;
+	TableScanDesc sscan = &scan->base;
 
 	scan->view.my_txid = nvm_xact_my_txid();
 	while (scan->bitmap_next < scan->bitmap_ntids)
@@ -575,9 +600,69 @@ nvm_scan_bitmap_next_tuple(TableScanDesc sscan, struct TBMIterateResult *tbmres,
 		pgstat_count_heap_fetch(sscan->rs_rd);
 		return true;
 	}
+	return false;
+}
+
+#if PG_VERSION_NUM >= 180000
+/*
+ * nvm_scan_bitmap_next_tuple returns the next row of the bitmap: it takes
+ * the bitmap's blocks from the scan's iterator as it goes, and says
+ * whether the row must be rechecked and whether its block was lossy.
+ */
+bool
+nvm_scan_bitmap_next_tuple(TableScanDesc sscan, TupleTableSlot *slot,
+						   bool *recheck, uint64 *lossy_pages,
+						   uint64 *exact_pages)
+{
+	NvmScanDesc scan = (NvmScanDesc) sscan;
+
+	for (;;)
+	{
+		TBMIterateResult tbmres;
+		OffsetNumber offsets[TBM_MAX_TUPLES_PER_PAGE];
+		int			ntids = -1;
+
+		if (bitmap_next_row(scan, slot))
+			return true;
+		if (!tbm_iterate(&sscan->st.rs_tbmiterator, &tbmres))
+			break;
+		if (!tbmres.lossy)
+			ntids = tbm_extract_page_tuple(&tbmres, offsets, TBM_MAX_TUPLES_PER_PAGE);
+		*recheck = tbmres.recheck;
+		if (tbmres.lossy)
+			(*lossy_pages)++;
+		else
+			(*exact_pages)++;
+		(void) bitmap_take_block(scan, tbmres.blockno, offsets, ntids);
+	}
 	ExecClearTuple(slot);
 	return false;
 }
+#else
+/*
+ * nvm_scan_bitmap_next_block takes the TIDs of one block of the bitmap:
+ * the listed offsets, or all of them for a lossy block.
+ */
+bool
+nvm_scan_bitmap_next_block(TableScanDesc sscan, struct TBMIterateResult *tbmres)
+{
+	return bitmap_take_block((NvmScanDesc) sscan, tbmres->blockno,
+							 tbmres->offsets, tbmres->ntuples);
+}
+
+/*
+ * nvm_scan_bitmap_next_tuple returns the next row of the block.
+ */
+bool
+nvm_scan_bitmap_next_tuple(TableScanDesc sscan, struct TBMIterateResult *tbmres,
+						   TupleTableSlot *slot)
+{
+	if (bitmap_next_row((NvmScanDesc) sscan, slot))
+		return true;
+	ExecClearTuple(slot);
+	return false;
+}
+#endif
 
 /*
  * nvm_scan_sample_next_block moves a sample scan (TABLESAMPLE) to its next

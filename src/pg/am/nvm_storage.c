@@ -55,6 +55,8 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "nvm_compat.h"
+
 #include "am/nvm_am.h"
 #include "recovery/nvm_binding.h"
 #include "row/nvm_tid.h"
@@ -77,7 +79,7 @@
  * resets the relation after a crash.
  */
 static void
-nvm_create_files(const RelFileNode *rnode, char persistence)
+nvm_create_files(const RelFileLocator *rnode, char persistence)
 {
 	SMgrRelation srel = RelationCreateStorage(*rnode, persistence, true);
 
@@ -91,13 +93,13 @@ nvm_create_files(const RelFileNode *rnode, char persistence)
 }
 
 /*
- * nvm_relation_set_new_filenode gives rel a new, empty relfilenode: an
+ * nvm_relation_set_new_filelocator gives rel a new, empty relfilenode: an
  * empty descriptor in the pool and empty files (nvm_create_files).  No
  * PostgreSQL xids are stored in nvm tables, so anti-wraparound vacuum
  * never needs to visit them.
  */
 void
-nvm_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
+nvm_relation_set_new_filelocator(Relation rel, const RelFileLocator *newrnode,
 							  char persistence, TransactionId *freezeXid,
 							  MultiXactId *minmulti)
 {
@@ -106,10 +108,10 @@ nvm_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 	nvm_relation_create_storage(rel, newrnode, persistence, nvm_xact_my_txid());
 	nvm_relation_key(rel, newrnode, persistence, &key);
 	nvm_drop_schedule(&key, false);
-	if (newrnode != &rel->rd_node && !RelFileNodeEquals(*newrnode, rel->rd_node))
+	if (newrnode != &rel->rd_locator && !RelFileLocatorEquals(*newrnode, rel->rd_locator))
 	{
 		/* TRUNCATE: the old storage goes at commit */
-		nvm_relation_key(rel, &rel->rd_node, rel->rd_rel->relpersistence, &key);
+		nvm_relation_key(rel, &rel->rd_locator, rel->rd_rel->relpersistence, &key);
 		nvm_drop_schedule(&key, true);
 	}
 
@@ -139,7 +141,7 @@ nvm_relation_nontransactional_truncate(Relation rel)
 
 	nvm_check_pool_mapped();
 	nvm_binding_settle(rel);
-	nvm_relation_key(rel, &rel->rd_node, rel->rd_rel->relpersistence, &key);
+	nvm_relation_key(rel, &rel->rd_locator, rel->rd_rel->relpersistence, &key);
 	nvm_redo_storage_begin();
 	if (!nvm_table_reset(&key, nvm_xact_my_txid(), &table, &detached))
 	{
@@ -187,7 +189,7 @@ extend_main_fork(SMgrRelation smgr, BlockNumber blkno)
  * (nvm_drop.c); the files are moved as heap's are.
  */
 void
-nvm_relation_copy_data(Relation rel, const RelFileNode *newrnode)
+nvm_relation_copy_data(Relation rel, const RelFileLocator *newrnode)
 {
 	char		persistence = rel->rd_rel->relpersistence;
 	NvmTable	src = nvm_relation_table(rel);
@@ -201,11 +203,11 @@ nvm_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 	{
 		NvmTableKey src_key;
 
-		nvm_relation_key(rel, &rel->rd_node, persistence, &src_key);
+		nvm_relation_key(rel, &rel->rd_locator, persistence, &src_key);
 		nvm_redo_log_storage(XLNVM_STORAGE_CLONE, &key, &src_key);
 	}
 	nvm_drop_schedule(&key, false);
-	nvm_relation_key(rel, &rel->rd_node, persistence, &key);
+	nvm_relation_key(rel, &rel->rd_locator, persistence, &key);
 	nvm_drop_schedule(&key, true);
 
 	/* the main fork holds only zero pages: making as many is copying it */
@@ -258,7 +260,7 @@ nvm_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 
 	if (OldIndex != NULL && OldIndex->rd_rel->relam != InvalidOid)
 	{
-		iscan = index_beginscan(OldTable, OldIndex, snapshot, 0, 0);
+		iscan = NVM_INDEX_BEGINSCAN(OldTable, OldIndex, snapshot, 0, 0);
 		index_rescan(iscan, NULL, 0, NULL, 0);
 	}
 	else

@@ -148,9 +148,8 @@ vacuum_indexes(Relation rel, NvmDeadNumbers *dead, double live_rows, int elevel,
 		if (istat != NULL)
 		{
 			if (!istat->estimated_count)
-				vac_update_relstats(indrels[i], istat->num_pages, istat->num_index_tuples,
-									0, false, InvalidTransactionId, InvalidMultiXactId,
-									NULL, NULL, false);
+				NVM_VAC_UPDATE_RELSTATS(indrels[i], istat->num_pages, istat->num_index_tuples,
+										0, 0, false, InvalidTransactionId, InvalidMultiXactId);
 			ereport(elevel,
 					(errmsg("index \"%s\" now contains %.0f row versions in %u pages",
 							RelationGetRelationName(indrels[i]),
@@ -186,13 +185,13 @@ vacuum_progress(void *arg, NvmVacuumStep step, uint64 done, uint64 total)
 	if (done == 0)
 	{
 		const int	index[] = {PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_TOTAL_HEAP_BLKS,
-		PROGRESS_VACUUM_MAX_DEAD_TUPLES};
+		NVM_PROGRESS_VACUUM_MAX_DEAD};
 		int64		val[3];
 
 		st->total_blocks = nvm_versions_to_blocks(total + 1);
 		val[0] = PROGRESS_VACUUM_PHASE_SCAN_HEAP;
 		val[1] = st->total_blocks;
-		val[2] = (int64) nvm_table_version_limit(st->table);
+		val[2] = NVM_PROGRESS_VACUUM_MAX_DEAD_VALUE(nvm_table_version_limit(st->table));
 		pgstat_progress_update_multi_param(3, index, val);
 	}
 	pgstat_progress_update_param(PROGRESS_VACUUM_HEAP_BLKS_SCANNED,
@@ -216,7 +215,7 @@ vacuum_remove_index_entries(void *arg, const uint64 *numbers, uint64 count, uint
 	NvmVacuumState *st = (NvmVacuumState *) arg;
 	NvmDeadNumbers dead = {numbers, count};
 
-	pgstat_progress_update_param(PROGRESS_VACUUM_NUM_DEAD_TUPLES, (int64) count);
+	pgstat_progress_update_param(NVM_PROGRESS_VACUUM_NUM_DEAD, (int64) count);
 	if (!st->has_indexes)
 		return;
 	/* standbys whose queries may still see these runs wait first (nvm_redo.c) */
@@ -224,7 +223,7 @@ vacuum_remove_index_entries(void *arg, const uint64 *numbers, uint64 count, uint
 	{
 		NvmTableKey key;
 
-		nvm_relation_key(st->rel, &st->rel->rd_node, st->rel->rd_rel->relpersistence, &key);
+		nvm_relation_key(st->rel, &st->rel->rd_locator, st->rel->rd_rel->relpersistence, &key);
 		nvm_redo_log_conflict(&key, numbers, count);
 	}
 	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_VACUUM_INDEX);
@@ -268,6 +267,8 @@ void
 nvm_relation_vacuum(Relation rel, struct VacuumParams *params,
 					BufferAccessStrategy bstrategy)
 {
+	/* for the statistics of 18 on */
+	TimestampTz starttime pg_attribute_unused() = GetCurrentTimestamp();
 	NvmTable	table = nvm_relation_table(rel);
 	bool		verbose = (params->options & VACOPT_VERBOSE) != 0;
 	NvmVacuumState st = {
@@ -326,12 +327,15 @@ nvm_relation_vacuum(Relation rel, struct VacuumParams *params,
 		 * so anti-wraparound vacuums of a table that has them (after a
 		 * rewrite) end as soon as they are made.
 		 */
-		vac_update_relstats(rel, pages, live_rows, res.retired_waiting == 0 ? pages : 0,
-							st.has_indexes, GetOldestNonRemovableTransactionId(rel),
-							GetOldestMultiXactId(), NULL, NULL, false);
+		BlockNumber all_visible = res.retired_waiting == 0 ? pages : 0;
+
+		/* a version holds no xid to freeze: the visible pages are frozen */
+		NVM_VAC_UPDATE_RELSTATS(rel, pages, live_rows, all_visible, all_visible,
+								st.has_indexes, GetOldestNonRemovableTransactionId(rel),
+								GetOldestMultiXactId());
 	}
-	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,
-						 (PgStat_Counter) live_rows, 0);
+	NVM_REPORT_VACUUM(RelationGetRelid(rel), rel->rd_rel->relisshared,
+					  (PgStat_Counter) live_rows, 0, starttime);
 
 	ereport(st.elevel,
 			(errmsg("finished vacuuming \"%s.%s.%s\"",

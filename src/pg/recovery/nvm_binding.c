@@ -108,6 +108,8 @@
 #include "storage/shmem.h"
 #include "utils/rel.h"
 
+#include "nvm_compat.h"
+
 #include "pool.h"
 
 #include "nvm_settings.h"
@@ -118,7 +120,7 @@
 #define BINDING_NAME		"binding"
 #define BINDING_FILE		"pg_nvm/" BINDING_NAME
 #define BINDING_MAGIC_LINE	"nvmam pool binding 1"
-#define HEX64				"%016" INT64_MODIFIER "x"
+#define HEX64				"%016" PRIx64
 
 /* Why a data directory is detached from its pool. */
 typedef enum NvmDetachCause

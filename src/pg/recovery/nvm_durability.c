@@ -99,6 +99,8 @@
 #include "storage/fd.h"
 #include "utils/guc.h"
 
+#include "nvm_compat.h"
+
 #include "nvm_settings.h"
 #include "recovery/nvm_datafile.h"
 #include "recovery/nvm_durability.h"
@@ -377,7 +379,7 @@ nvm_durability_note_claim(int elevel)
 	char		buf[256];
 	int			len;
 
-	len = snprintf(buf, sizeof(buf), "%s\nstorage %s\nboot %016" INT64_MODIFIER "x\ndurability %s\n",
+	len = snprintf(buf, sizeof(buf), "%s\nstorage %s\nboot %016" PRIx64 "\ndurability %s\n",
 				   STORAGE_MAGIC_LINE, storage_keywords[nvm_pool_storage],
 				   nvm_boot_current(), nvm_durability_through_wal() ? "wal" : "pool");
 	return nvm_datafile_write(STORAGE_NAME, "nvm storage file", buf, len, elevel);

@@ -195,7 +195,7 @@ nvm_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		{
 			NvmTableKey key;
 
-			nvm_relation_key(rel, &rel->rd_node, rel->rd_rel->relpersistence, &key);
+			nvm_relation_key(rel, &rel->rd_locator, rel->rd_rel->relpersistence, &key);
 			nvm_drop_schedule(&key, true);
 		}
 		relation_close(rel, NoLock);

@@ -5,7 +5,7 @@
  *	  planner's row width, cached per relation.
  *
  * A relation's rows live in a table descriptor in the pool whose key is the
- * relation's RelFileNode (tablespace, database, relfilenode) with, in the
+ * relation's RelFileLocator (tablespace, database, relfilenode) with, in the
  * key's pad, the relation's persistence and, for a temporary relation, the
  * backend that owns it (temporary relfilenodes are unique only within a
  * backend, and may equal a permanent relation's).  A new relfilenode
@@ -41,6 +41,8 @@
 #include "utils/memutils.h"
 #include "utils/relcache.h"
 #include "utils/syscache.h"
+
+#include "nvm_compat.h"
 
 #include "indexlog.h"
 #include "pool.h"
@@ -124,17 +126,17 @@ nvm_relid_is_nvm(Oid relid)
  * for another session's temporary table, its owner's).
  */
 void
-nvm_relation_key(Relation rel, const RelFileNode *rnode, char persistence,
+nvm_relation_key(Relation rel, const RelFileLocator *rnode, char persistence,
 				 NvmTableKey *key)
 {
 	memset(key, 0, sizeof(*key));
-	key->spc = rnode->spcNode;
-	key->db = rnode->dbNode;
-	key->rel = rnode->relNode;
+	key->spc = rnode->spcOid;
+	key->db = rnode->dbOid;
+	key->rel = rnode->relNumber;
 	switch (persistence)
 	{
 		case RELPERSISTENCE_TEMP:
-			Assert(rel->rd_backend != InvalidBackendId);
+			Assert(rel->rd_backend != NVM_INVALID_BACKEND_NUMBER);
 			key->pad = NVM_KEY_PAD(NVM_KIND_TEMP, rel->rd_backend);
 			break;
 		case RELPERSISTENCE_UNLOGGED:
@@ -194,7 +196,7 @@ nvm_relation_table_for_size(Relation rel)
 	NvmTableKey key;
 	NvmTable	table;
 
-	nvm_relation_key(rel, &rel->rd_node, rel->rd_rel->relpersistence, &key);
+	nvm_relation_key(rel, &rel->rd_locator, rel->rd_rel->relpersistence, &key);
 	if (cache != NULL && nvm_key_equal(&cache->key, &key))
 		return cache->table;
 
@@ -206,8 +208,8 @@ nvm_relation_table_for_size(Relation rel)
 				 errmsg("nvm table \"%s\" has no storage in the pool",
 						RelationGetRelationName(rel)),
 				 errdetail("No table with relfilenode %u/%u/%u is in pool \"%s\".",
-						   rel->rd_node.spcNode, rel->rd_node.dbNode,
-						   rel->rd_node.relNode, nvm_pool_path_resolved),
+						   rel->rd_locator.spcOid, rel->rd_locator.dbOid,
+						   rel->rd_locator.relNumber, nvm_pool_path_resolved),
 				 errhint("A database copied from files (CREATE DATABASE ... TEMPLATE) carries no nvm rows, and neither does a new, empty pool that replaced a lost one. Copy nvm tables with pg_dump, or drop the table (TRUNCATE gives it new, empty storage).")));
 	nvm_cache_table(rel, &key, table);
 	return table;
@@ -299,7 +301,7 @@ nvm_relation_indexes_repairable(Relation rel)
  * it has none).
  */
 NvmTable
-nvm_relation_create_storage(Relation rel, const RelFileNode *rnode, char persistence,
+nvm_relation_create_storage(Relation rel, const RelFileLocator *rnode, char persistence,
 							uint64 create_txid)
 {
 	NvmTableKey key;
@@ -311,7 +313,7 @@ nvm_relation_create_storage(Relation rel, const RelFileNode *rnode, char persist
 	if (!nvm_table_create(&key, create_txid, &table))
 		nvm_report_storage_full(rel);
 	nvm_redo_log_storage(XLNVM_STORAGE_CREATE, &key, NULL);
-	if (RelFileNodeEquals(*rnode, rel->rd_node) &&
+	if (RelFileLocatorEquals(*rnode, rel->rd_locator) &&
 		persistence == rel->rd_rel->relpersistence)
 		nvm_cache_table(rel, &key, table);
 	return table;

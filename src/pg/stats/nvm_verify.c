@@ -43,7 +43,11 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#if PG_VERSION_NUM >= 160000
+#include "utils/relfilenumbermap.h"
+#else
 #include "utils/relfilenodemap.h"
+#endif
 
 #include "alloc.h"
 #include "pool.h"
@@ -228,7 +232,7 @@ nvm_verify_table(PG_FUNCTION_ARGS)
 				 errmsg("cannot check temporary tables of other sessions")));
 	/* a pool this data directory may not use (a copy, a standby) is not read */
 	nvm_binding_settle(rel);
-	nvm_relation_key(rel, &rel->rd_node, rel->rd_rel->relpersistence, &key);
+	nvm_relation_key(rel, &rel->rd_locator, rel->rd_rel->relpersistence, &key);
 
 	state = verify_state_create();
 	run_check(state, &key, leaks, &result);
@@ -382,7 +386,7 @@ nvm_debug_layout(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an nvm table", RelationGetRelationName(rel))));
 	nvm_binding_settle(rel);
-	nvm_relation_key(rel, &rel->rd_node, rel->rd_rel->relpersistence, &key);
+	nvm_relation_key(rel, &rel->rd_locator, rel->rd_rel->relpersistence, &key);
 	if (!nvm_table_open(&key, &table))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),

@@ -587,7 +587,7 @@ nvm_rowlock_wait_lockers(Relation rel, const NvmTable *table, uint64 record_no,
 		spins = 0;
 		if (policy == LockWaitError)
 		{
-			if (!ConditionalXactLockTableWait(xid))
+			if (!NVM_CONDITIONAL_XACT_LOCK_TABLE_WAIT(xid))
 				ereport(ERROR,
 						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 						 errmsg("could not obtain lock on row in relation \"%s\"",
@@ -595,7 +595,7 @@ nvm_rowlock_wait_lockers(Relation rel, const NvmTable *table, uint64 record_no,
 		}
 		else if (policy == LockWaitSkip)
 		{
-			if (!ConditionalXactLockTableWait(xid))
+			if (!NVM_CONDITIONAL_XACT_LOCK_TABLE_WAIT(xid))
 				return false;
 		}
 		else

@@ -70,6 +70,8 @@
 #include "utils/guc.h"
 #include "utils/resowner.h"
 
+#include "nvm_compat.h"
+
 #include "txn.h"
 
 #include "wait/nvm_rowlock.h"
@@ -154,7 +156,7 @@ nvm_wait_shmem_startup(void)
 }
 
 static void
-token_locktag(LOCKTAG *tag, BackendId backend, LocalTransactionId lxid, uint32 gen)
+token_locktag(LOCKTAG *tag, NvmBackendNumber backend, LocalTransactionId lxid, uint32 gen)
 {
 	tag->locktag_field1 = (uint32) backend;
 	tag->locktag_field2 = lxid;
@@ -174,7 +176,7 @@ take_token(uint32 gen)
 	ResourceOwner saved = CurrentResourceOwner;
 	LOCKTAG		tag;
 
-	token_locktag(&tag, MyBackendId, MyProc->lxid, gen);
+	token_locktag(&tag, NVM_MY_BACKEND_NUMBER, NVM_PROC_LXID(MyProc), gen);
 	CurrentResourceOwner = TopTransactionResourceOwner;
 	PG_TRY();
 	{
@@ -186,8 +188,8 @@ take_token(uint32 gen)
 	}
 	PG_END_TRY();
 	token_gen = gen;
-	pg_atomic_write_u64(&wait_tokens[MyBackendId],
-						((uint64) MyProc->lxid << 32) | gen);
+	pg_atomic_write_u64(&wait_tokens[NVM_MY_BACKEND_NUMBER],
+						((uint64) NVM_PROC_LXID(MyProc) << 32) | gen);
 	pg_memory_barrier();
 }
 
@@ -203,7 +205,7 @@ swap_token(void)
 	LOCKTAG		tag;
 
 	take_token(old + 1 == 0 ? 1 : old + 1);
-	token_locktag(&tag, MyBackendId, MyProc->lxid, old);
+	token_locktag(&tag, NVM_MY_BACKEND_NUMBER, NVM_PROC_LXID(MyProc), old);
 	CurrentResourceOwner = TopTransactionResourceOwner;
 	LockRelease(&tag, ExclusiveLock, false);
 	CurrentResourceOwner = saved;
@@ -248,7 +250,7 @@ void
 nvm_wait_at_xact_end(void)
 {
 	if (token_gen != 0)
-		pg_atomic_write_u64(&wait_tokens[MyBackendId], 0);
+		pg_atomic_write_u64(&wait_tokens[NVM_MY_BACKEND_NUMBER], 0);
 	token_gen = 0;
 	token_swap_pending = false;
 }
@@ -280,17 +282,18 @@ nvm_wait_before_subxact_change(void)
 void
 nvm_wait_for_vxid(VirtualTransactionId vxid)
 {
-	if (vxid.backendId >= 1 && vxid.backendId <= MaxBackends)
+	if (NVM_VXID_BACKEND(vxid) >= NVM_FIRST_BACKEND_NUMBER &&
+		NVM_VXID_BACKEND(vxid) <= NVM_LAST_BACKEND_NUMBER)
 	{
 		uint64		word;
 
 		pg_memory_barrier();
-		word = pg_atomic_read_u64(&wait_tokens[vxid.backendId]);
+		word = pg_atomic_read_u64(&wait_tokens[NVM_VXID_BACKEND(vxid)]);
 		if (word != 0 && (LocalTransactionId) (word >> 32) == vxid.localTransactionId)
 		{
 			LOCKTAG		tag;
 
-			token_locktag(&tag, vxid.backendId, vxid.localTransactionId, (uint32) word);
+			token_locktag(&tag, NVM_VXID_BACKEND(vxid), vxid.localTransactionId, (uint32) word);
 			(void) LockAcquire(&tag, ShareLock, false, false);
 			LockRelease(&tag, ShareLock, false);
 			return;

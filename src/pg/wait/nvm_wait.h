@@ -11,6 +11,8 @@
 #include "storage/lock.h"
 #include "utils/rel.h"
 
+#include "nvm_compat.h"
+
 #include "store.h"
 
 /* nvm.write_conflict */
@@ -30,6 +32,6 @@ extern void nvm_wait_at_subxact_abort(void);
 extern void nvm_wait_at_xact_end(void);
 extern void nvm_wait_for_vxid(VirtualTransactionId vxid);
 extern void nvm_wait_for_writer(Relation rel, NvmVersion *v);
-extern void nvm_report_write_conflict(Relation rel) pg_attribute_noreturn();
+pg_noreturn extern void nvm_report_write_conflict(Relation rel);
 
 #endif							/* NVM_WAIT_H */

@@ -79,6 +79,8 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
+#include "nvm_compat.h"
+
 #include "gc.h"
 #include "pool.h"
 #include "store.h"
@@ -261,7 +263,7 @@ log_image(bool with_rows, ImageCounts *counts, uint64 *wal_bytes)
 static bool
 pin_horizon(void)
 {
-	int			pin = MyProc->pgprocno;
+	int			pin = NVM_PROC_NUMBER(MyProc);
 	NvmSnapshot *snap;
 
 	if (nvm_gc_is_pinned(pin))
@@ -277,7 +279,7 @@ static void
 unpin_horizon(bool pinned)
 {
 	if (pinned)
-		nvm_gc_unpin(MyProc->pgprocno);
+		nvm_gc_unpin(NVM_PROC_NUMBER(MyProc));
 }
 
 /*
@@ -406,7 +408,7 @@ basebackup_waits_for_checkpoint(void)
 	n = pgstat_fetch_stat_numbackends();
 	for (int i = 1; i <= n; i++)
 	{
-		LocalPgBackendStatus *l = pgstat_fetch_stat_local_beentry(i);
+		LocalPgBackendStatus *l = NVM_LOCAL_BEENTRY(i);
 
 		if (l != NULL &&
 			l->backendStatus.st_progress_command == PROGRESS_COMMAND_BASEBACKUP &&

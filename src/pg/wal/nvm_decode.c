@@ -30,6 +30,8 @@
 #include "replication/reorderbuffer.h"
 #include "replication/snapbuild.h"
 
+#include "nvm_compat.h"
+
 #include "wal/nvm_wal.h"
 
 /*
@@ -37,22 +39,22 @@
  * new tuple buffer of the reorder buffer, in heap's format (decode.c's
  * DecodeXLogTuple), and moves *data past it.
  */
-static ReorderBufferTupleBuf *
+static NvmDecodedTuple
 read_tuple(ReorderBuffer *rb, char **data)
 {
 	xl_nvm_tuple hdr;
-	ReorderBufferTupleBuf *tuple;
+	NvmDecodedTuple tuple;
 	HeapTupleHeader header;
 
 	memcpy(&hdr, *data, SizeOfNvmTuple);
 	*data += SizeOfNvmTuple;
 
-	tuple = ReorderBufferGetTupleBuf(rb, hdr.datalen);
-	tuple->tuple.t_len = hdr.datalen + SizeofHeapTupleHeader;
-	ItemPointerSetInvalid(&tuple->tuple.t_self);
+	tuple = NVM_ALLOC_DECODED_TUPLE(rb, hdr.datalen);
+	NVM_DECODED_TUPLE(tuple)->t_len = hdr.datalen + SizeofHeapTupleHeader;
+	ItemPointerSetInvalid(&NVM_DECODED_TUPLE(tuple)->t_self);
 	/* found by the reorder buffer from the relfilenode */
-	tuple->tuple.t_tableOid = InvalidOid;
-	header = tuple->tuple.t_data;
+	NVM_DECODED_TUPLE(tuple)->t_tableOid = InvalidOid;
+	header = NVM_DECODED_TUPLE(tuple)->t_data;
 	memset(header, 0, SizeofHeapTupleHeader);
 	memcpy((char *) header + SizeofHeapTupleHeader, *data, hdr.datalen);
 	header->t_infomask = hdr.t_infomask;
@@ -69,14 +71,14 @@ read_tuple(ReorderBuffer *rb, char **data)
 static void
 queue_change(LogicalDecodingContext *ctx, XLogRecordBuffer *buf,
 			 ReorderBufferChangeType action, xl_nvm_change *xlrec,
-			 ReorderBufferTupleBuf *newtuple, ReorderBufferTupleBuf *oldtuple)
+			 NvmDecodedTuple newtuple, NvmDecodedTuple oldtuple)
 {
 	XLogReaderState *r = buf->record;
-	ReorderBufferChange *change = ReorderBufferGetChange(ctx->reorder);
+	ReorderBufferChange *change = NVM_ALLOC_CHANGE(ctx->reorder);
 
 	change->action = action;
 	change->origin_id = XLogRecGetOrigin(r);
-	memcpy(&change->data.tp.relnode, &xlrec->node, sizeof(RelFileNode));
+	memcpy(&NVM_CHANGE_LOCATOR(change), &xlrec->node, sizeof(RelFileLocator));
 	change->data.tp.newtuple = newtuple;
 	change->data.tp.oldtuple = oldtuple;
 	change->data.tp.clear_toast_afterwards = true;
@@ -94,15 +96,15 @@ decode_change(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, uint8 info)
 	XLogReaderState *r = buf->record;
 	xl_nvm_change xlrec;
 	char	   *data = XLogRecGetData(r);
-	ReorderBufferTupleBuf *newtuple = NULL;
-	ReorderBufferTupleBuf *oldtuple = NULL;
+	NvmDecodedTuple newtuple = NULL;
+	NvmDecodedTuple oldtuple = NULL;
 	ReorderBufferChangeType action;
 
 	memcpy(&xlrec, data, SizeOfNvmChange);
 	data += SizeOfNvmChange;
 
 	/* only interested in our database */
-	if (xlrec.node.dbNode != ctx->slot->data.database)
+	if (xlrec.node.dbOid != ctx->slot->data.database)
 		return;
 	/* the output plugin does not want changes of this origin */
 	if (ctx->callbacks.filter_by_origin_cb != NULL &&
@@ -135,11 +137,11 @@ decode_change(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, uint8 info)
 			break;
 		case XLOG_NVM_TOAST_DISCARD:
 			/* an empty speculative insertion, aborted: resets the TOAST values */
-			newtuple = ReorderBufferGetTupleBuf(ctx->reorder, 0);
-			newtuple->tuple.t_len = SizeofHeapTupleHeader;
-			ItemPointerSetInvalid(&newtuple->tuple.t_self);
-			newtuple->tuple.t_tableOid = InvalidOid;
-			memset(newtuple->tuple.t_data, 0, SizeofHeapTupleHeader);
+			newtuple = NVM_ALLOC_DECODED_TUPLE(ctx->reorder, 0);
+			NVM_DECODED_TUPLE(newtuple)->t_len = SizeofHeapTupleHeader;
+			ItemPointerSetInvalid(&NVM_DECODED_TUPLE(newtuple)->t_self);
+			NVM_DECODED_TUPLE(newtuple)->t_tableOid = InvalidOid;
+			memset(NVM_DECODED_TUPLE(newtuple)->t_data, 0, SizeofHeapTupleHeader);
 			queue_change(ctx, buf, REORDER_BUFFER_CHANGE_INTERNAL_SPEC_INSERT,
 						 &xlrec, newtuple, NULL);
 			action = REORDER_BUFFER_CHANGE_INTERNAL_SPEC_ABORT;

@@ -47,6 +47,8 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
+#include "nvm_compat.h"
+
 #include "nvm_settings.h"
 #include "wal/nvm_redo_flusher.h"
 
@@ -207,7 +209,7 @@ nvm_redo_flusher_main(Datum arg)
 	BackgroundWorkerUnblockSignals();
 
 	before_shmem_exit(flusher_exit, (Datum) 0);
-	pg_atomic_write_u32(&flusher->procno, (uint32) MyProc->pgprocno + 1);
+	pg_atomic_write_u32(&flusher->procno, (uint32) NVM_PROC_NUMBER(MyProc) + 1);
 
 	while (!ShutdownRequestPending)
 	{

@@ -103,6 +103,8 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "nvm_compat.h"
+
 #include "indexlog.h"
 #include "pool.h"
 
@@ -152,7 +154,7 @@ static uint64 seen_remaining = 0;
 
 typedef struct SeqItem
 {
-	RelFileNode node;
+	RelFileLocator node;
 	int64		value;
 	bool		descending;
 } SeqItem;
@@ -164,8 +166,8 @@ item_check(const SeqItem *it)
 	uint64		words[4];
 	uint64		h = UINT64CONST(0xcbf29ce484222325);
 
-	words[0] = ((uint64) it->node.spcNode << 32) | it->node.dbNode;
-	words[1] = it->node.relNode;
+	words[0] = ((uint64) it->node.spcOid << 32) | it->node.dbOid;
+	words[1] = it->node.relNumber;
 	words[2] = (uint64) it->value;
 	words[3] = it->descending ? 1 : 0;
 	for (int i = 0; i < 4; i++)
@@ -182,8 +184,8 @@ static void
 encode_item(const SeqItem *it, XLogRecPtr lsn, NvmIndexLogEntry *out)
 {
 	out[0].table = NVM_INDEXLOG_EXTERNAL | (SEQ_KIND_NODE << SEQ_KIND_SHIFT) |
-		it->node.spcNode;
-	out[0].version_no = ((uint64) it->node.dbNode << 32) | it->node.relNode;
+		it->node.spcOid;
+	out[0].version_no = ((uint64) it->node.dbOid << 32) | it->node.relNumber;
 	out[0].lsn = lsn;
 	out[1].table = NVM_INDEXLOG_EXTERNAL | (SEQ_KIND_VALUE << SEQ_KIND_SHIFT) |
 		((it->descending ? SEQ_DESCENDING : 0) << 32) | item_check(it);
@@ -208,9 +210,9 @@ decode_item(NvmExternalList *list, uint64 i, SeqItem *it)
 	if (((w0 >> SEQ_KIND_SHIFT) & SEQ_KIND_MASK) != SEQ_KIND_NODE ||
 		((w1 >> SEQ_KIND_SHIFT) & SEQ_KIND_MASK) != SEQ_KIND_VALUE)
 		return false;
-	it->node.spcNode = (Oid) (w0 & 0xffffffff);
-	it->node.dbNode = (Oid) (list->entries[i].word1 >> 32);
-	it->node.relNode = (Oid) (list->entries[i].word1 & 0xffffffff);
+	it->node.spcOid = (Oid) (w0 & 0xffffffff);
+	it->node.dbOid = (Oid) (list->entries[i].word1 >> 32);
+	it->node.relNumber = (Oid) (list->entries[i].word1 & 0xffffffff);
 	it->value = (int64) list->entries[i + 1].word1;
 	it->descending = ((w1 >> 32) & SEQ_DESCENDING) != 0;
 	return item_check(it) == (uint32) (w1 & 0xffffffff);
@@ -284,7 +286,7 @@ advance(Form_pg_sequence_data seq, const SeqItem *it)
 static Buffer
 read_seq_page(const SeqItem *it)
 {
-	SMgrRelation smgr = smgropen(it->node, InvalidBackendId);
+	SMgrRelation smgr = smgropen(it->node, NVM_INVALID_BACKEND_NUMBER);
 	Buffer		buf;
 	PGAlignedBlock raw;
 	HeapTupleData tuple;
@@ -296,7 +298,7 @@ read_seq_page(const SeqItem *it)
 	if (!PageIsNew(BufferGetPage(buf)))
 		return buf;
 	smgrread(smgr, MAIN_FORKNUM, 0, raw.data);
-	if (PageIsVerifiedExtended((Page) raw.data, 0, 0) || seq_tuple((Page) raw.data, &tuple) == NULL)
+	if (NVM_PAGE_IS_VERIFIED(raw.data, 0) || seq_tuple((Page) raw.data, &tuple) == NULL)
 		return buf;
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	if (PageIsNew(BufferGetPage(buf)))
@@ -307,7 +309,7 @@ read_seq_page(const SeqItem *it)
 		MarkBufferDirty(buf);
 		ereport(LOG,
 				(errmsg("nvm: restored sequence page with relfilenode %u/%u/%u that failed its checksum",
-						it->node.spcNode, it->node.dbNode, it->node.relNode),
+						it->node.spcOid, it->node.dbOid, it->node.relNumber),
 				 errdetail("Its layout is intact: the write that tore changed only its header and its values.")));
 	}
 	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
@@ -376,7 +378,7 @@ nvm_seqlog_collect(List *seqs, XLogRecPtr durable, NvmIndexLogEntry *out, int *n
 				flush_to = Max(flush_to, lsn);
 			else
 			{
-				it.node = rel->rd_node;
+				it.node = rel->rd_locator;
 				it.value = seq->last_value;
 				encode_item(&it, lsn, out + *n);
 				*n += NVM_SEQLOG_ITEM_ENTRIES;
@@ -442,7 +444,7 @@ gather_items(NvmExternalList *list, Oid db, int *nitems, uint64 **clear, int *nc
 			continue;
 		}
 		i++;
-		if (OidIsValid(db) && it.node.dbNode != db)
+		if (OidIsValid(db) && it.node.dbOid != db)
 			continue;
 		if (clear != NULL)
 		{
@@ -450,7 +452,7 @@ gather_items(NvmExternalList *list, Oid db, int *nitems, uint64 **clear, int *nc
 			(*clear)[(*nclear)++] = i;
 		}
 		for (k = 0; k < *nitems; k++)
-			if (RelFileNodeEquals(items[k].node, it.node))
+			if (RelFileLocatorEquals(items[k].node, it.node))
 				break;
 		if (k == *nitems)
 			items[(*nitems)++] = it;
@@ -495,7 +497,7 @@ nvm_seqlog_redo_cleanup(void)
 			MarkBufferDirty(buf);
 			ereport(LOG,
 					(errmsg("nvm: advanced sequence with relfilenode %u/%u/%u to %lld at the end of recovery",
-							it->node.spcNode, it->node.dbNode, it->node.relNode,
+							it->node.spcOid, it->node.dbOid, it->node.relNumber,
 							(long long) it->value),
 					 errdetail("A row committed without a WAL flush holds that value; the sequence's log-ahead record was lost.")));
 		}
@@ -557,7 +559,7 @@ nvm_seqlog_finish(void)
 		MarkBufferDirty(buf);
 		XLogBeginInsert();
 		XLogRegisterBuffer(0, buf, REGBUF_WILL_INIT);
-		xlrec.node = it->node;
+		NVM_SEQ_REC_LOCATOR(xlrec) = it->node;
 		XLogRegisterData((char *) &xlrec, sizeof(xl_seq_rec));
 		XLogRegisterData((char *) tuple.t_data, tuple.t_len);
 		recptr = XLogInsert(RM_SEQ_ID, XLOG_SEQ_LOG);
@@ -568,7 +570,7 @@ nvm_seqlog_finish(void)
 		if (advanced)
 			ereport(LOG,
 					(errmsg("nvm: advanced sequence with relfilenode %u/%u/%u to %lld after recovery",
-							it->node.spcNode, it->node.dbNode, it->node.relNode,
+							it->node.spcOid, it->node.dbOid, it->node.relNumber,
 							(long long) it->value),
 					 errdetail("A row committed without a WAL flush holds that value; the sequence's log-ahead record was lost.")));
 	}

@@ -175,7 +175,7 @@ log_change(Relation rel, uint8 info, uint8 flags, HeapTuple newtup, HeapTuple ol
 	/* decoding files the change under the xid of the record */
 	(void) GetCurrentTransactionId();
 
-	xlrec.node = rel->rd_node;
+	xlrec.node = rel->rd_locator;
 	xlrec.flags = flags;
 	if (newtup != NULL)
 		xlrec.flags |= XLNVM_HAS_NEW_TUPLE;
@@ -437,8 +437,8 @@ nvm_desc(StringInfo buf, XLogReaderState *record)
 	if (info == XLOG_NVM_XID || XLogRecGetDataLen(record) < SizeOfNvmChange)
 		return;
 	xlrec = (xl_nvm_change *) XLogRecGetData(record);
-	appendStringInfo(buf, "rel %u/%u/%u", xlrec->node.spcNode,
-					 xlrec->node.dbNode, xlrec->node.relNode);
+	appendStringInfo(buf, "rel %u/%u/%u", xlrec->node.spcOid,
+					 xlrec->node.dbOid, xlrec->node.relNumber);
 	if (xlrec->flags & XLNVM_HAS_NEW_TUPLE)
 		appendStringInfoString(buf, " new");
 	if (xlrec->flags & XLNVM_HAS_OLD_TUPLE)

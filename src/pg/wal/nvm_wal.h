@@ -11,7 +11,8 @@
 
 #include "access/htup.h"
 #include "access/xlogdefs.h"
-#include "storage/relfilenode.h"
+
+#include "nvm_compat.h"
 #include "utils/rel.h"
 
 #include "wal/nvm_redofmt.h"	/* the redo records' types, and XLOG_NVM_OPMASK */
@@ -56,7 +57,7 @@
  */
 typedef struct xl_nvm_change
 {
-	RelFileNode node;
+	RelFileLocator node;
 	uint8		flags;
 } xl_nvm_change;
 

@@ -293,7 +293,11 @@ relinfo(Oid relid)
 
 			if (att->attisdropped || att->attidentity == '\0')
 				continue;
+			#if PG_VERSION_NUM >= 170000
+			seq = getIdentitySequence(rel, att->attnum, true);
+#else
 			seq = getIdentitySequence(relid, att->attnum, true);
+#endif
 			if (!OidIsValid(seq))
 				continue;
 			if (local->nsequences == NVM_RELINFO_MAX_SEQS)
@@ -496,7 +500,7 @@ other_rows_written(void)
 		if (trans->tuples_inserted == 0 && trans->tuples_updated == 0 &&
 			trans->tuples_deleted == 0 && !trans->truncdropped)
 			continue;
-		if (!list_member_oid(state.nvm_rels, trans->parent->t_id))
+		if (!list_member_oid(state.nvm_rels, NVM_TABLE_STATUS_RELID(trans->parent)))
 			return true;
 	}
 	return false;

@@ -28,6 +28,8 @@
 #include "storage/proc.h"
 #include "storage/procarray.h"
 
+#include "nvm_compat.h"
+
 #include "xact/nvm_import.h"
 #include "xact/nvm_xact.h"
 
@@ -35,7 +37,7 @@
 typedef struct Exporter
 {
 	int			pid;
-	BackendId	backend;
+	NvmBackendNumber	backend;
 	LocalTransactionId lxid;
 	int			iso;
 	PGPROC	   *proc;
@@ -82,7 +84,7 @@ exporter_still_runs(void *arg)
 	Exporter   *ex = (Exporter *) arg;
 
 	pg_read_barrier();
-	return ex->proc->backendId == ex->backend && ex->proc->lxid == ex->lxid;
+	return NVM_PROC_BACKEND(ex->proc) == ex->backend && NVM_PROC_LXID(ex->proc) == ex->lxid;
 }
 
 /*
@@ -114,5 +116,5 @@ nvm_import_snapshot(const char *id)
 								"The exporting transaction has ended.");
 		return;
 	}
-	nvm_xact_adopt_snapshot(ex.proc->pgprocno, exporter_still_runs, &ex, NULL);
+	nvm_xact_adopt_snapshot(NVM_PROC_NUMBER(ex.proc), exporter_still_runs, &ex, NULL);
 }

@@ -35,6 +35,8 @@
 #include "storage/proc.h"
 #include "storage/shmem.h"
 
+#include "nvm_compat.h"
+
 #include "xact/nvm_parallel.h"
 
 /* One leader's published view. */
@@ -82,7 +84,7 @@ bool
 nvm_parallel_may_publish(void)
 {
 	return !IsParallelWorker() && !IsInParallelMode() && nvm_leader_views != NULL &&
-		MyProc != NULL && MyProc->pgprocno < MaxBackends;
+		MyProc != NULL && NVM_PROC_NUMBER(MyProc) < MaxBackends;
 }
 
 /*
@@ -98,7 +100,7 @@ nvm_parallel_publish(const NvmSnapshot *snap, uint64 txid, bool imported)
 	NvmLeaderView *slot;
 
 	Assert(nvm_parallel_may_publish());
-	slot = &nvm_leader_views[MyProc->pgprocno];
+	slot = &nvm_leader_views[NVM_PROC_NUMBER(MyProc)];
 	slot->txid = txid;
 	slot->imported = imported;
 	memcpy(&slot->snap, snap, nvm_snapshot_size(snap));
@@ -119,9 +121,9 @@ nvm_parallel_leader_view(void)
 	if (!IsParallelWorker() || nvm_leader_views == NULL || MyProc == NULL)
 		return NULL;
 	leader = MyProc->lockGroupLeader;
-	if (leader == NULL || leader->pgprocno >= MaxBackends)
+	if (leader == NULL || NVM_PROC_NUMBER(leader) >= MaxBackends)
 		return NULL;
-	slot = &nvm_leader_views[leader->pgprocno];
+	slot = &nvm_leader_views[NVM_PROC_NUMBER(leader)];
 	if (!slot->valid)
 		return NULL;
 	pg_read_barrier();

@@ -27,6 +27,8 @@
 
 #include "storage/shmem.h"
 
+#include "nvm_compat.h"
+
 #include "nvm_types.h"
 
 #include "xact/nvm_published.h"
@@ -74,7 +76,7 @@ nvm_published_shmem_startup(void)
 void
 nvm_published_set_vxid(int slot, VirtualTransactionId vxid)
 {
-	atomic_store(&nvm_published[slot].vxid_backend, (int32) vxid.backendId);
+	atomic_store(&nvm_published[slot].vxid_backend, (int32) NVM_VXID_BACKEND(vxid));
 	atomic_store(&nvm_published[slot].vxid_lxid, (uint32) vxid.localTransactionId);
 }
 
@@ -139,7 +141,7 @@ nvm_published_vxid(int slot)
 {
 	VirtualTransactionId vxid;
 
-	vxid.backendId = (BackendId) atomic_load(&nvm_published[slot].vxid_backend);
+	NVM_VXID_BACKEND(vxid) = (NvmBackendNumber) atomic_load(&nvm_published[slot].vxid_backend);
 	vxid.localTransactionId = (LocalTransactionId) atomic_load(&nvm_published[slot].vxid_lxid);
 	return vxid;
 }

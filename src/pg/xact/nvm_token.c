@@ -63,6 +63,8 @@
 #include "storage/spin.h"
 #include "utils/memutils.h"
 
+#include "nvm_compat.h"
+
 #include "persist.h"
 #include "pool.h"
 #include "store.h"
@@ -195,7 +197,7 @@ static TransactionId
 new_token(uint64 *mark)
 {
 	TransactionId next_xid = ReadNextTransactionId();
-	TransactionId oldest_clog = ShmemVariableCache->oldestClogXid;
+	TransactionId oldest_clog = NVM_TRANSAM_VARIABLES->oldestClogXid;
 	TransactionId t;
 
 	SpinLockAcquire(&token_shared->mutex);

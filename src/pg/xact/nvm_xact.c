@@ -69,6 +69,9 @@
 #include "executor/execdesc.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
+#if PG_VERSION_NUM >= 160000
+#include "parser/parse_relation.h"
+#endif
 #include "portability/instr_time.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
@@ -76,6 +79,8 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
+
+#include "nvm_compat.h"
 
 #include "gc.h"
 #include "pool.h"
@@ -273,7 +278,7 @@ take_snapshot(NvmSnapshot *snap)
 	resolve_all_indoubt();
 	INSTR_TIME_SET_CURRENT(start);
 	/* the transaction's first snapshot is pinned until it ends (gc.h) */
-	nvm_snapshot_take_pinned(MyProc->pgprocno, snap);
+	nvm_snapshot_take_pinned(NVM_PROC_NUMBER(MyProc), snap);
 	INSTR_TIME_SET_CURRENT(duration);
 	INSTR_TIME_SUBTRACT(duration, start);
 	nvm_stats.snapshots++;
@@ -344,6 +349,23 @@ nvm_xact_statement_boundary(void)
 }
 
 /*
+ * rte_required_perms returns the privileges the statement checks on the
+ * range-table entry (16 on: in the statement's permission infos; none for
+ * an entry without one).
+ */
+static AclMode
+rte_required_perms(PlannedStmt *stmt, RangeTblEntry *rte)
+{
+#if PG_VERSION_NUM >= 160000
+	if (rte->perminfoindex == 0)
+		return 0;
+	return getRTEPermissionInfo(stmt->permInfos, rte)->requiredPerms;
+#else
+	return rte->requiredPerms;
+#endif
+}
+
+/*
  * query_reads_nvm says whether the query reads an nvm table: a table or
  * materialized view of its range table, read (SELECT privilege asked) and
  * of the nvm access method.  The executor holds the locks already.
@@ -359,7 +381,8 @@ query_reads_nvm(QueryDesc *queryDesc)
 		Relation	rel;
 		bool		nvm;
 
-		if (rte->rtekind != RTE_RELATION || (rte->requiredPerms & ACL_SELECT) == 0 ||
+		if (rte->rtekind != RTE_RELATION ||
+			(rte_required_perms(queryDesc->plannedstmt, rte) & ACL_SELECT) == 0 ||
 			(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW))
 			continue;
 		rel = RelationIdGetRelation(rte->relid);
@@ -534,15 +557,15 @@ nvm_xact_adopt_snapshot(int from_pgprocno, bool (*still_runs) (void *), void *ar
 		refuse_import(refused);
 		return;
 	}
-	if (nvm_gc_is_pinned(MyProc->pgprocno) ||
-		!nvm_snapshot_adopt_pinned(MyProc->pgprocno, from_pgprocno, nvm_snap))
+	if (nvm_gc_is_pinned(NVM_PROC_NUMBER(MyProc)) ||
+		!nvm_snapshot_adopt_pinned(NVM_PROC_NUMBER(MyProc), from_pgprocno, nvm_snap))
 	{
 		refuse_import("The exporting transaction has not read nvm tables' snapshot yet, or has ended.");
 		return;
 	}
 	if (!still_runs(arg))
 	{
-		nvm_gc_unpin(MyProc->pgprocno);
+		nvm_gc_unpin(NVM_PROC_NUMBER(MyProc));
 		refuse_import("The exporting transaction ended while its snapshot was imported.");
 		return;
 	}
@@ -664,8 +687,8 @@ nvm_xact_begin_write(NvmWriteWaiters waiters)
 
 		if (txid == NVM_INVALID_TXID)
 			nvm_report_write_start_failed();
-		vxid.backendId = MyProc->backendId;
-		vxid.localTransactionId = MyProc->lxid;
+		NVM_VXID_BACKEND(vxid) = NVM_PROC_BACKEND(MyProc);
+		vxid.localTransactionId = NVM_PROC_LXID(MyProc);
 		nvm_published_set_vxid(nvm_slot, vxid);
 		atomic_store(&ss->running_txid, txid);
 	}
@@ -760,7 +783,7 @@ nvm_xact_reset(void)
 	nvm_snap_valid = false;
 	nvm_snap_import_refused = NULL;
 	if (MyProc != NULL)
-		nvm_gc_unpin(MyProc->pgprocno);
+		nvm_gc_unpin(NVM_PROC_NUMBER(MyProc));
 	if (nvm_slot >= 0)
 		nvm_published_clear(nvm_slot);
 	nvm_xid_published = false;
