@@ -77,7 +77,6 @@ CREATE INDEX ix2_ab ON ix2 (a, b) INCLUDE (c);
 COMMIT;
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
-SET enable_indexscan = off;
 EXPLAIN (COSTS OFF) SELECT c FROM ix2 WHERE a = 42 AND b = 7;
 SELECT c FROM ix2 WHERE a = 42 AND b = 7;
 RESET ALL;

@@ -54,8 +54,10 @@ RESET ALL;
 
 -- index-only scan (the table has no visibility map: every row is checked
 -- in the table, and the answer must still be right)
+-- (enable_indexscan stays on: where an index-only scan is possible it is the
+-- index path the planner builds, and from 18 on enable_indexscan = off
+-- disables it too)
 SET enable_seqscan = off;
-SET enable_indexscan = off;
 SET enable_bitmapscan = off;
 EXPLAIN (COSTS OFF) SELECT id FROM sc WHERE id BETWEEN 10 AND 20 ORDER BY id;
 SELECT id FROM sc WHERE id BETWEEN 10 AND 20 ORDER BY id;

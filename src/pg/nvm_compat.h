@@ -16,7 +16,9 @@
  *	    (pgprocno is gone, the vxid's backend is vxid.procNumber, the
  *	    PGPROC's local transaction id is vxid.lxid); ShmemVariableCache
  *	    became TransamVariables;
- *	  - 18: pg_attribute_noreturn() became pg_noreturn (before the
+ *	  - 18: HandleStartupProcInterrupts became
+ *	    ProcessStartupProcInterrupts; pg_attribute_noreturn() became
+ *	    pg_noreturn (before the
  *	    declaration); INT64_MODIFIER is gone (PRIx64 from <inttypes.h>).
  *
  *	  Guarded blocks elsewhere (grep PG_VERSION_NUM):
@@ -94,6 +96,8 @@ typedef bool NvmUpdateIndexes;
 #define NVM_HEAP_KEY_TEST(tuple, desc, nkeys, keys) \
 	HeapKeyTest(tuple, desc, nkeys, keys)
 #define NVM_TABLE_STATUS_RELID(status)	((status)->id)
+/* a btree descent to read; the heap relation serves only writers (16) */
+#define NVM_BT_SEARCH_READ(irel, key, bufp)	_bt_search(irel, NULL, key, bufp, BT_READ)
 #define RelidByRelfilenode(spc, rel)	RelidByRelfilenumber(spc, rel)
 #else
 #define NVM_TUPLESORT_GETDATUM(state, forward, val, isnull, abbrev) \
@@ -107,6 +111,7 @@ typedef bool NvmUpdateIndexes;
 	   HeapKeyTest(tuple, desc, nkeys, keys, nvm_key_test_result_); \
 	   nvm_key_test_result_; })
 #define NVM_TABLE_STATUS_RELID(status)	((status)->t_id)
+#define NVM_BT_SEARCH_READ(irel, key, bufp)	_bt_search(irel, key, bufp, BT_READ, NULL)
 #endif
 
 /* ---- 18: calls that gained an argument ---- */
@@ -201,6 +206,11 @@ typedef BackendId NvmBackendNumber;
 
 /* the highest backend number a regular backend can have */
 #define NVM_LAST_BACKEND_NUMBER		(NVM_FIRST_BACKEND_NUMBER + MaxBackends - 1)
+
+/* ---- 18: renamed calls ---- */
+#if PG_VERSION_NUM < 180000
+#define ProcessStartupProcInterrupts()	HandleStartupProcInterrupts()
+#endif
 
 /* ---- 18: noreturn before the declaration ---- */
 #ifndef pg_noreturn

@@ -79,6 +79,8 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "nvm_compat.h"
+
 #include "indexlog.h"
 #include "pool.h"
 
@@ -142,7 +144,7 @@ btree_has_entry(Relation irel, Datum *values, bool *isnull, ItemPointer tid)
 	if (!key->heapkeyspace)
 		elog(ERROR, "btree index \"%s\" on an nvm table has no heap TID key column",
 			 RelationGetRelationName(irel));
-	stack = _bt_search(irel, key, &buf, BT_READ, NULL);
+	stack = NVM_BT_SEARCH_READ(irel, key, &buf);
 	if (BufferIsValid(buf))
 	{
 		BTInsertStateData insertstate;

@@ -84,6 +84,8 @@
 #include "utils/hsearch.h"
 #include "utils/timestamp.h"
 
+#include "nvm_compat.h"
+
 #include "pool.h"
 #include "gc.h"
 #include "persist.h"
@@ -756,7 +758,7 @@ replay_conflict(XLogReaderState *record)
 		if (max_standby_streaming_delay >= 0 &&
 			TimestampDifferenceExceeds(start, GetCurrentTimestamp(), max_standby_streaming_delay))
 			cancel_pinned();
-		HandleStartupProcInterrupts();
+		ProcessStartupProcInterrupts();
 		pg_usleep(5000L);
 	}
 	pfree(h);
