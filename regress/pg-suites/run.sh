@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 #
 # regress/pg-suites/run.sh
-#	  Runs PostgreSQL 15's own core regression suite and isolation suite with
-#	  nvm as the default table access method, in both concurrency-control
-#	  modes, and compares the outcome with an explicit allow-list of known
-#	  differences (regress/pg-suites/allowlist, one line per test with its
-#	  reason, and the accepted diff of each in regress/pg-suites/expected/).
-#	  A test that fails without being allow-listed, an allow-listed test whose
-#	  diff is not exactly the accepted one, or a server crash fails the run.
-#	  Tests in regress/pg-suites/skiplist (with their reasons) are taken out
-#	  of the schedules: they cannot finish on nvm tables (they would wait for
-#	  a timeout).
+#	  Runs PostgreSQL's own core regression suite and isolation suite (of
+#	  PostgreSQL 15, or 18 with --pg-version 18) with nvm as the default
+#	  table access method, in both concurrency-control modes, and compares
+#	  the outcome with an explicit allow-list of known differences of that
+#	  version (regress/pg-suites/MAJOR/allowlist, one line per test with its
+#	  reason, and the accepted diff of each in
+#	  regress/pg-suites/MAJOR/expected/).  A test that fails without being
+#	  allow-listed, an allow-listed test whose diff is not exactly the
+#	  accepted one, or a server crash fails the run.  Tests in
+#	  regress/pg-suites/MAJOR/skiplist (with their reasons) are taken out of
+#	  the schedules: they cannot finish on nvm tables (they would wait for a
+#	  timeout).
 #
-# The test sources come from Debian's source package of PostgreSQL 15 (the
-# version in PG_SUITES_DEB_VERSION), fetched with apt-get into a private apt
-# state under the cache directory (the system's apt configuration is not
-# touched).  The tests run on that same minor release: its binary packages
+# PostgreSQL 15: the test sources come from Debian's source package of
+# PostgreSQL 15 (the version in PG_SUITES_DEB_VERSION), fetched with apt-get
+# into a private apt state under the cache directory (the system's apt
+# configuration is not touched).  The tests run on that same minor release: its binary packages
 # (postgresql-15, postgresql-client-15, postgresql-server-dev-15) are
 # unpacked into a private tree under the cache, nvmam is built from this
 # checkout against that tree's headers and installed into it, and the
@@ -26,10 +28,17 @@
 # have nothing to do with nvm.  regress.so is built from the sources with
 # the tree's pgxs.
 #
+# PostgreSQL 18: the sources and the programs are those regress/build-
+# postgresql.sh 18 built (its prefix, with the configured source tree and
+# regress.so in its src/): the tests, the servers, psql, pg_regress and
+# pg_isolation_regress all come from that one build.
+#
 # Needs root (or the postgres user's rights) like regress/run-tests.sh: the
-# servers run as "postgres".  Builds nvmam in build-pgsuites/nvmam-VERSION.
+# servers run as "postgres".  Builds nvmam in build-pgsuites/nvmam-VERSION
+# and installs it into the tree (unless --no-build).
 #
 # Usage: regress/pg-suites/run.sh [options]
+#	--pg-version 15|18			which PostgreSQL (default NVM_PG_VERSION, else 15)
 #	--suites "core isolation"	which suites (default both)
 #	--modes "mcsi n2db"			nvm.concurrency_control modes (default both)
 #	--am nvm|heap				default_table_access_method (heap: a baseline
@@ -42,10 +51,15 @@
 #	--record					write the diffs of every failing test into
 #								expected/ (a starting point for the allow-list;
 #								review them, then add reasons to allowlist)
-#	--out DIR					keep outputs in DIR (default build-pgsuites/out)
+#	--out DIR					keep outputs in DIR (default build-pgsuites/out,
+#								build-pgsuites/out-pg18 for 18)
+#	--no-build					use the nvmam installed in the tree as it is
+#								(regress/run-tests.sh on 18, which installed
+#								it there)
 #
-# Environment: PG_SUITES_CACHE (default build-pgsuites/cache in the checkout),
-# PG_CONFIG, PG_SUITES_TIMEOUT (seconds per suite run, default 900).
+# Environment: PG_SUITES_CACHE (default build-pgsuites/cache in the checkout;
+# 15 only), PG_SUITES_TIMEOUT (seconds per suite run, default 900),
+# NVM_PG_VERSION (the default of --pg-version).
 #
 # The last line printed is "pg-suites: N passed, M failed" counting every
 # test of every run (allow-listed differences count as passed); the exit
@@ -60,10 +74,15 @@ ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=regress/lib/cluster.sh
 . "$ROOT/regress/lib/cluster.sh"
 
+# apt.sh after common.sh: its helpers use nvm_log
+# shellcheck source=regress/lib/apt.sh
+. "$ROOT/regress/lib/apt.sh"
+
 PG_SUITES_DEB_VERSION=${PG_SUITES_DEB_VERSION:-15.18-0+deb12u1}
-UPSTREAM=${PG_SUITES_DEB_VERSION%%-*}
 CACHE=${PG_SUITES_CACHE:-$ROOT/build-pgsuites/cache}
-OUT=$ROOT/build-pgsuites/out
+PGV=${NVM_PG_VERSION:-15}
+OUT=
+BUILD=1
 SUITES="core isolation"
 MODES="mcsi n2db"
 AM=nvm
@@ -81,6 +100,8 @@ while [ $# -gt 0 ]; do
 		--specs) SPECS=$2; shift 2 ;;
 		--record) RECORD=1; shift ;;
 		--out) OUT=$2; shift 2 ;;
+		--pg-version) PGV=$2; shift 2 ;;
+		--no-build) BUILD=0; shift ;;
 		-h | --help) sed -n '2,/^$/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 		*) nvm_die "unknown option $1 (see --help)" ;;
 	esac
@@ -90,7 +111,17 @@ case "$AM" in
 	*) nvm_die "--am must be nvm or heap" ;;
 esac
 [ "$AM" = heap ] && MODES=mcsi
-
+case "$PGV" in
+	15 | 18) ;;
+	*) nvm_die "--pg-version must be 15 or 18, not $PGV" ;;
+esac
+# the version's allow-list, skip-list and accepted diffs
+LISTS=$HERE/$PGV
+[ -f "$LISTS/allowlist" ] || nvm_die "no ${LISTS#"$ROOT"/}/allowlist"
+if [ -z "$OUT" ]; then
+	OUT=$ROOT/build-pgsuites/out
+	[ "$PGV" = 15 ] || OUT=$OUT-pg$PGV
+fi
 
 WORK=
 SHM=
@@ -117,39 +148,45 @@ trap 'nvm_kill_group; exit 130' INT TERM
 # sources, client and regress.so
 # ---------------------------------------------------------------------------
 
-# apt_private ARGS...: apt-get with a private source list and state under
-# the cache, reusing the Debian mirror the machine is configured with.
+# apt_private ARGS...: apt-get on Debian 12's binary and source packages,
+# with a private state under the cache
 apt_private()
 {
-	local uri
-	if [ ! -f "$CACHE/apt/parts/bookworm.sources" ]; then
-		uri=$(grep -h -m1 '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}')
-		if [ -z "$uri" ]; then
-			uri=$(awk '$1 == "deb" {print $2; exit}' /etc/apt/sources.list 2>/dev/null)
-		fi
-		uri=${uri:-http://deb.debian.org/debian}
-		mkdir -p "$CACHE/apt/parts" "$CACHE/apt/lists/partial" "$CACHE/apt/cache/archives/partial"
-		printf 'Types: deb deb-src\nURIs: %s\nSuites: bookworm\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-			"$uri" >"$CACHE/apt/parts/bookworm.sources"
-	fi
-	apt-get -q -o Dir::Etc::SourceList=/dev/null \
-		-o Dir::Etc::SourceParts="$CACHE/apt/parts" \
-		-o Dir::State::Lists="$CACHE/apt/lists" \
-		-o Dir::Cache="$CACHE/apt/cache" \
-		-o APT::Sandbox::User=root "$@"
+	nvm_apt_private "$CACHE" bookworm "deb deb-src" "$@"
 }
 
 # The binary packages of PG_SUITES_DEB_VERSION unpacked into the tree.
 PACKAGES="postgresql-15 postgresql-client-15 postgresql-server-dev-15"
 
-# Downloads (once) and unpacks the sources and the binary packages of the
-# same version into TREE; builds regress.so against TREE.
-prepare_sources()
+# The tree the suites run on, set by prepare_sources_15 or _18:
+#	UPSTREAM	its version (15.18)
+#	SRC			PostgreSQL's source tree, with src/test/regress/regress.so
+#	TREE		the directory that holds the programs (made readable)
+#	TREE_CONFIG	its pg_config; TREE_BIN, TREE_LIB (pkglibdir) and
+#				TREE_TEST (pgxs's src/test) from it (tree_dirs)
+tree_dirs()
 {
-	local dl=$CACHE/downloads src p missing=0
+	local pgxs
+	TREE_BIN=$("$TREE_CONFIG" --bindir)
+	TREE_LIB=$("$TREE_CONFIG" --pkglibdir)
+	pgxs=$("$TREE_CONFIG" --pgxs)
+	TREE_TEST=$(dirname "$(dirname "$pgxs")")/test
+	[ -x "$TREE_BIN/psql" ] || nvm_die "no psql in $TREE_BIN"
+	[ -x "$TREE_TEST/regress/pg_regress" ] || nvm_die "no pg_regress in $TREE_TEST/regress"
+	[ -x "$TREE_TEST/isolation/pg_isolation_regress" ] ||
+		nvm_die "no pg_isolation_regress in $TREE_TEST/isolation"
+	[ -f "$SRC/src/test/regress/regress.so" ] || nvm_die "no regress.so in $SRC/src/test/regress"
+}
+
+# PostgreSQL 15: downloads (once) and unpacks the sources and the binary
+# packages of the same version into TREE; builds regress.so against TREE.
+prepare_sources_15()
+{
+	local dl=$CACHE/downloads src p missing=0 tree_pg
+	UPSTREAM=${PG_SUITES_DEB_VERSION%%-*}
 	SRC=$CACHE/postgresql-$UPSTREAM
 	TREE=$CACHE/pg-$UPSTREAM
-	TREE_PG=$TREE/usr/lib/postgresql/15
+	tree_pg=$TREE/usr/lib/postgresql/15
 	mkdir -p "$dl"
 	[ -f "$dl/postgresql-15_$UPSTREAM.orig.tar.bz2" ] || missing=1
 	for p in $PACKAGES; do
@@ -165,7 +202,7 @@ prepare_sources()
 			>"$CACHE/apt-download.log" 2>&1 ||
 			{ cat "$CACHE/apt-download.log" >&2; nvm_die "downloading postgresql-15 $PG_SUITES_DEB_VERSION failed"; }
 	fi
-	if [ ! -f "$SRC/src/test/regress/regress.so" ] || [ ! -x "$TREE_PG/bin/postgres" ]; then
+	if [ ! -f "$SRC/src/test/regress/regress.so" ] || [ ! -x "$tree_pg/bin/postgres" ]; then
 		nvm_log "unpacking PostgreSQL $UPSTREAM and building regress.so"
 		rm -rf "$SRC" "$TREE"
 		tar -C "$CACHE" -xjf "$dl/postgresql-15_$UPSTREAM.orig.tar.bz2" || nvm_die "cannot unpack the sources"
@@ -176,16 +213,30 @@ prepare_sources()
 			dpkg -x "$dl/${p}_${PG_SUITES_DEB_VERSION}_amd64.deb" "$TREE" || nvm_die "cannot unpack $p"
 		done
 		make -C "$SRC/src/test/regress" -f "$SRC/debian/tests/Makefile.regress" \
-			PG_CONFIG="$TREE_PG/bin/pg_config" with_llvm=no >"$CACHE/regress-build.log" 2>&1 ||
+			PG_CONFIG="$tree_pg/bin/pg_config" with_llvm=no >"$CACHE/regress-build.log" 2>&1 ||
 			{ cat "$CACHE/regress-build.log" >&2; nvm_die "building regress.so failed"; }
 	fi
-	[ -x "$TREE_PG/bin/psql" ] || nvm_die "no psql in $TREE_PG"
+	TREE_CONFIG=$tree_pg/bin/pg_config
 	# PostgreSQL finds its libraries and share directory relative to its
 	# programs, so the tree's pg_config names the tree's directories.
-	case "$("$TREE_PG/bin/pg_config" --pkglibdir)" in
+	case "$("$TREE_CONFIG" --pkglibdir)" in
 		"$TREE"/*) ;;
-		*) nvm_die "$TREE_PG/bin/pg_config does not name the unpacked tree's directories" ;;
+		*) nvm_die "$TREE_CONFIG does not name the unpacked tree's directories" ;;
 	esac
+	tree_dirs
+}
+
+# PostgreSQL 18: the build of regress/build-postgresql.sh 18 (made the
+# first time), its prefix and the source tree in it.
+prepare_sources_18()
+{
+	local out
+	out=$(bash "$ROOT/regress/build-postgresql.sh" 18) || nvm_die "regress/build-postgresql.sh 18 failed"
+	TREE_CONFIG=$(printf '%s\n' "$out" | tail -n 1)
+	TREE=$(dirname "$(dirname "$TREE_CONFIG")")
+	SRC=$TREE/src
+	UPSTREAM=$("$TREE_CONFIG" --version | awk '{print $2}')
+	tree_dirs
 }
 
 # Builds nvmam from this checkout against the tree's headers and installs it
@@ -194,7 +245,7 @@ build_nvmam()
 {
 	local build=$ROOT/build-pgsuites/nvmam-$UPSTREAM
 	nvm_log "building nvmam against PostgreSQL $UPSTREAM in ${build#"$ROOT"/}"
-	(PG_CONFIG=$TREE_PG/bin/pg_config nvm_build "$ROOT" "$build" >"$build.log" 2>&1 &&
+	(PG_CONFIG=$TREE_CONFIG nvm_build "$ROOT" "$build" >"$build.log" 2>&1 &&
 		meson install -C "$build" --no-rebuild >>"$build.log" 2>&1) ||
 		{ tail -n 40 "$build.log" >&2; nvm_die "building nvmam against PostgreSQL $UPSTREAM failed (${build#"$ROOT"/}.log)"; }
 }
@@ -208,14 +259,14 @@ prepare_work()
 	SHM=$(nvm_pg_tmpdir /dev/shm nvmam-pgsuites) || nvm_die "cannot make a directory in /dev/shm"
 	mkdir -p "$WORK/bin" "$WORK/regress" "$WORK/isolation" "$WORK/lib"
 	for p in initdb pg_ctl postgres pg_controldata psql; do
-		ln -s "$TREE_PG/bin/$p" "$WORK/bin/$p"
+		ln -s "$TREE_BIN/$p" "$WORK/bin/$p"
 	done
 	cp -r "$SRC/src/test/regress/sql" "$SRC/src/test/regress/expected" "$SRC/src/test/regress/data" \
 		"$SRC/src/test/regress/parallel_schedule" "$SRC/src/test/regress/resultmap" "$WORK/regress/"
 	cp "$SRC/src/test/regress/regress.so" "$WORK/lib/"
-	# the triggers test loads contrib/spi's modules from the same directory
+	# 15's triggers test loads contrib/spi's modules from the same directory
 	for p in autoinc refint; do
-		ln -s "$TREE_PG/lib/$p.so" "$WORK/lib/$p.so"
+		[ ! -f "$TREE_LIB/$p.so" ] || ln -s "$TREE_LIB/$p.so" "$WORK/lib/$p.so"
 	done
 	cp -r "$SRC/src/test/isolation/specs" "$SRC/src/test/isolation/expected" \
 		"$SRC/src/test/isolation/isolation_schedule" "$WORK/isolation/"
@@ -304,7 +355,7 @@ list_reason()
 allowlist_reason()
 {
 	local reason modes
-	reason=$(list_reason "$HERE/allowlist" "$1" "$2") || return 1
+	reason=$(list_reason "$LISTS/allowlist" "$1" "$2") || return 1
 	if [[ $reason =~ ^\[mode:([a-z0-9 ]+)\]\ *(.*)$ ]]; then
 		modes=" ${BASH_REMATCH[1]} "
 		[[ $modes == *" $3 "* ]] || return 1
@@ -318,7 +369,7 @@ allowlist_reason()
 filter_schedule()
 {
 	local skip
-	skip=$(awk -v s="$1" '!/^[ \t]*(#|$)/ && $1 == s {print $2}' "$HERE/skiplist" 2>/dev/null | paste -sd ' ' -)
+	skip=$(awk -v s="$1" '!/^[ \t]*(#|$)/ && $1 == s {print $2}' "$LISTS/skiplist" 2>/dev/null | paste -sd ' ' -)
 	awk -v skip="$skip" '
 		BEGIN { n = split(skip, a, " "); for (i = 1; i <= n; i++) drop[a[i]] = 1 }
 		/^test:/ {
@@ -335,10 +386,10 @@ filter_schedule()
 # it has one).
 accepted_diff()
 {
-	if [ -f "$HERE/expected/$1/$2.$3.diff" ]; then
-		echo "$HERE/expected/$1/$2.$3.diff"
+	if [ -f "$LISTS/expected/$1/$2.$3.diff" ]; then
+		echo "$LISTS/expected/$1/$2.$3.diff"
 	else
-		echo "$HERE/expected/$1/$2.diff"
+		echo "$LISTS/expected/$1/$2.diff"
 	fi
 }
 
@@ -346,7 +397,7 @@ accepted_diff()
 # diff: the suite's, or the mode's own when the suite's differs.
 record_diff()
 {
-	local dir=$HERE/expected/$1
+	local dir=$LISTS/expected/$1
 	mkdir -p "$dir"
 	if [ ! -f "$dir/$2.diff" ] || { [ ! -f "$dir/$2.$3.diff" ] && [ "$3" = mcsi ]; }; then
 		cp "$4" "$dir/$2.diff"
@@ -359,12 +410,26 @@ record_diff()
 	fi
 }
 
+# test_results LOG: "ok TEST" or "FAILED TEST" per test that pg_regress or
+# pg_isolation_regress reported in LOG, in either of their formats: 15's
+# ("test name ... ok", "     name ... FAILED") and 18's TAP ("ok 1 - name",
+# "not ok 2 + name"); a test that failed but was ignored counts as neither
+test_results()
+{
+	sed -nE \
+		-e 's/^(test)? +([a-zA-Z0-9_.-]+) +\.\.\. +ok.*/ok \2/p' \
+		-e 's/^(test)? +([a-zA-Z0-9_.-]+) +\.\.\. +FAILED.*/FAILED \2/p' \
+		-e 's/^(test)? +([a-zA-Z0-9_.-]+) +\.\.\. .*/other \2/p' \
+		-e 's/^ok +[0-9]+ +[-+] +([a-zA-Z0-9_.-]+) .*/ok \1/p' \
+		-e 's/^not ok +[0-9]+ +[-+] +([a-zA-Z0-9_.-]+) .*/FAILED \1/p' "$1" 2>/dev/null
+}
+
 # run_suite SUITE MODE
 run_suite()
 {
 	local suite=$1 mode=$2 name out conf port log rc driver db inputdir
 	local -a args tests=()
-	local t total=0 exact=0 allowed=0 bad=0 failed_list crashed=0 reason acc skipped
+	local t total=0 exact=0 allowed=0 bad=0 failed_list crashed=0 reason acc skipped results
 	name=$suite-$mode
 	[ "$AM" = heap ] && name=$suite-heap
 	out=$WORK/$name
@@ -374,7 +439,7 @@ run_suite()
 	port=$(nvm_free_port)
 	nvm_as_pg mkdir -p "$out"
 	if [ "$suite" = core ]; then
-		driver=$TREE_PG/lib/pgxs/src/test/regress/pg_regress
+		driver=$TREE_TEST/regress/pg_regress
 		db=regression
 		inputdir=$WORK/regress
 		[ -n "$TESTS" ] && read -r -a tests <<<"$TESTS"
@@ -383,7 +448,7 @@ run_suite()
 			tests=(--schedule="$WORK/$name.schedule")
 		fi
 	else
-		driver=$TREE_PG/lib/pgxs/src/test/isolation/pg_isolation_regress
+		driver=$TREE_TEST/isolation/pg_isolation_regress
 		db=isolation_regression
 		inputdir=$WORK/isolation
 		[ -n "$SPECS" ] && read -r -a tests <<<"$SPECS"
@@ -420,10 +485,10 @@ run_suite()
 
 	# every test pg_regress reported, and whether it passed, from its
 	# output (it deletes regression.out when every test passed)
-	total=$(grep -cE '^(test)? +[a-zA-Z0-9_.-]+ +\.\.\. ' "$log" 2>/dev/null || true)
-	[ -n "$total" ] || total=0
-	failed_list=$(sed -nE 's/^(test)? +([a-zA-Z0-9_.-]+) +\.\.\. +FAILED.*/\2/p' "$log" 2>/dev/null)
-	exact=$(grep -cE '^(test)? +[a-zA-Z0-9_.-]+ +\.\.\. +ok' "$log" 2>/dev/null || true)
+	results=$(test_results "$log")
+	total=$(grep -c . <<<"$results")
+	failed_list=$(sed -n 's/^FAILED //p' <<<"$results")
+	exact=$(grep -c '^ok ' <<<"$results")
 	for t in $failed_list; do
 		if ! reason=$(allowlist_reason "$suite" "$t" "$mode"); then
 			echo "UNEXPECTED  $name $t: not in the allow-list (diff: ${OUT#"$ROOT"/}/$name/diffs/$t.diff)"
@@ -449,10 +514,10 @@ run_suite()
 	if [ "$AM" = nvm ]; then
 		while read -r t; do
 			reason=$(allowlist_reason "$suite" "$t" "$mode") || continue
-			if grep -qE "^(test)? +$t +\.\.\. +ok" "$log" 2>/dev/null; then
+			if grep -qxF "ok $t" <<<"$results"; then
 				echo "NOW PASSES  $name $t: remove it from the allow-list"
 			fi
-		done < <(awk -F '\t' -v s="$suite" '$1 == s && $3 !~ /^\[any\]/ {print $2}' "$HERE/allowlist")
+		done < <(awk -F '\t' -v s="$suite" '$1 == s && $3 !~ /^\[any\]/ {print $2}' "$LISTS/allowlist")
 	fi
 	# a crash restarts every backend and would hide behind the diffs
 	if grep -Eq 'terminated by signal|server process .* was terminated|was terminated by exception|all server processes terminated|PANIC:' \
@@ -471,7 +536,7 @@ run_suite()
 	bad=$((bad + crashed))
 	skipped=0
 	if [ -z "$TESTS$SPECS" ]; then
-		skipped=$(awk -v s="$suite" '!/^[ \t]*(#|$)/ && $1 == s' "$HERE/skiplist" 2>/dev/null | wc -l)
+		skipped=$(awk -v s="$suite" '!/^[ \t]*(#|$)/ && $1 == s' "$LISTS/skiplist" 2>/dev/null | wc -l)
 	fi
 	SUMMARY+=("$(printf '%-16s %4d tests: %4d exact (%5.1f%%), %3d allow-listed, %3d unexpected; %d skipped%s' \
 		"$name" "$total" "$exact" "$(awk -v e="$exact" -v t="$total" 'BEGIN {print t ? 100 * e / t : 0}')" \
@@ -480,8 +545,13 @@ run_suite()
 	FAILED=$((FAILED + bad))
 }
 
-prepare_sources
-[ "$AM" = nvm ] && build_nvmam
+prepare_sources_"$PGV"
+nvm_log "PostgreSQL $UPSTREAM's suites (lists: ${LISTS#"$ROOT"/})"
+if [ "$AM" = nvm ] && [ "$BUILD" = 1 ]; then
+	build_nvmam
+elif [ "$AM" = nvm ] && [ ! -f "$TREE_LIB/nvmam.so" ]; then
+	nvm_die "--no-build, but nvmam is not installed in $TREE_LIB"
+fi
 prepare_work
 mkdir -p "$OUT"
 for suite in $SUITES; do
