@@ -16,7 +16,10 @@
 #		(PostgreSQL::Test::*).  The configured source tree stays in
 #		NVM_PG_PREFIX/postgresql-18/src: PostgreSQL's own suites
 #		(regress/pg-suites/run.sh) run from it.  Takes about 5 minutes on
-#		2 cores.
+#		2 cores.  Then the wal2json output plugin (regress/t/040 decodes
+#		with it; Debian 12 packages it for 15 only), from Debian's source
+#		package of the same suite, built with 18's pg_config and
+#		installed into the same prefix (a few seconds).
 #	  17	Only the server headers: Debian 13's postgresql-server-dev-17,
 #		unpacked (not installed: its programs need a newer C library).
 #		Prints the include directory; meson's -Dpg_includedir_server
@@ -60,6 +63,7 @@ build_18()
 	local prefix=$PREFIX_ROOT/postgresql-18 src version log
 	src=$prefix/src
 	if [ -x "$prefix/bin/pg_config" ] && [ -f "$prefix/.nvmam-complete" ]; then
+		with_wal2json_18 "$prefix"
 		echo "$prefix/bin/pg_config"
 		return
 	fi
@@ -92,7 +96,56 @@ build_18()
 	) >"$log" 2>&1 || { tail -n 40 "$log" >&2; nvm_die "building PostgreSQL 18 failed (see $log)"; }
 	chmod -R a+rX "$prefix"
 	touch "$prefix/.nvmam-complete"
+	with_wal2json_18 "$prefix"
 	echo "$prefix/bin/pg_config"
+}
+
+# build_wal2json_18 PREFIX: builds Debian's source package of wal2json
+# (its Debian patches applied) against PostgreSQL 18 in PREFIX and installs
+# it there, unless PREFIX has it.  Fails (status 1, with the reason) when
+# the source package cannot be fetched or built: PostgreSQL is usable
+# without it, only regress/t/040's wal2json part needs it.
+build_wal2json_18()
+{
+	local prefix=$1 pg_config=$1/bin/pg_config dir log
+	if [ -f "$("$pg_config" --pkglibdir)/wal2json.so" ]; then
+		return 0
+	fi
+	log=$CACHE/wal2json-18-build.log
+	nvm_log "fetching Debian's source package of wal2json (development suite)" >&2
+	if ! nvm_apt_private "$CACHE" sid deb-src update >"$CACHE/apt-update.log" 2>&1; then
+		cat "$CACHE/apt-update.log" >&2
+		nvm_warn "apt-get update (private state) failed"
+		return 1
+	fi
+	rm -rf "$CACHE/wal2json"
+	mkdir -p "$CACHE/wal2json"
+	# apt-get source unpacks it with dpkg-source, the Debian patches applied
+	if ! (cd "$CACHE/wal2json" && nvm_apt_private "$CACHE" sid deb-src source wal2json) \
+		>"$CACHE/apt-source-wal2json.log" 2>&1; then
+		grep -E '^(E|Err):' "$CACHE/apt-source-wal2json.log" >&2
+		nvm_warn "downloading wal2json's source package failed (log: $CACHE/apt-source-wal2json.log)"
+		return 1
+	fi
+	dir=$(find "$CACHE/wal2json" -mindepth 1 -maxdepth 1 -type d -name 'wal2json*' | head -n 1)
+	if [ -z "$dir" ] || [ ! -f "$dir/wal2json.c" ]; then
+		nvm_warn "no wal2json.c in $CACHE/wal2json"
+		return 1
+	fi
+	nvm_log "building wal2json ${dir##*/} against PostgreSQL 18 (log: $log)" >&2
+	if ! make -C "$dir" USE_PGXS=1 PG_CONFIG="$pg_config" install >"$log" 2>&1; then
+		tail -n 40 "$log" >&2
+		nvm_warn "building wal2json failed (log: $log)"
+		return 1
+	fi
+	chmod -R a+rX "$prefix"
+}
+
+# with_wal2json_18 PREFIX: build_wal2json_18, a warning when it fails
+with_wal2json_18()
+{
+	build_wal2json_18 "$1" ||
+		nvm_warn "PostgreSQL 18 has no wal2json: regress/t/040_logical_decoding.pl cannot run its wal2json part (fails on CI)"
 }
 
 # Unpacks Debian 13's postgresql-server-dev-17 into PREFIX_ROOT/postgresql-17
