@@ -37,7 +37,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 my ($node) = nvm_node('logfree_commit');
-# fsync on (the test harness turns it off): pg_stat_wal counts WAL fsyncs
+# fsync on (the test harness turns it off): pg_stat_wal (18: pg_stat_io) counts WAL fsyncs
 $node->append_conf('postgresql.conf', qq{
 restart_after_crash = on
 wal_writer_delay = '10s'
@@ -58,10 +58,14 @@ $node->safe_psql('postgres', q{
 	CREATE TABLE w (id int PRIMARY KEY, t text) USING nvm;
 });
 
-# wal_syncs: WAL fsyncs of the whole server so far
+# wal_syncs: WAL fsyncs of the whole server so far (PostgreSQL 18 counts
+# them in pg_stat_io, 15 in pg_stat_wal)
+my $wal_syncs_sql = $node->pg_version >= 18
+  ? q{SELECT sum(fsyncs) FROM pg_stat_io WHERE object = 'wal' AND context = 'normal'}
+  : q{SELECT wal_sync FROM pg_stat_wal};
 sub wal_syncs
 {
-	return $node->safe_psql('postgres', 'SELECT wal_sync FROM pg_stat_wal');
+	return $node->safe_psql('postgres', $wal_syncs_sql);
 }
 
 # run_counted SQL: runs SQL in one session and returns the session's nvm

@@ -236,9 +236,11 @@ SKIP:
 {
 	if (!-e "$pkglibdir/wal2json.so")
 	{
-		# CI installs postgresql-15-wal2json (regress/lib/packages.sh)
+		# CI installs postgresql-15-wal2json (regress/lib/packages.sh);
+		# regress/build-postgresql.sh 18 builds wal2json for 18
 		fail("wal2json.so is installed in $pkglibdir") if $ENV{CI};
-		skip "wal2json is not installed in $pkglibdir (package postgresql-15-wal2json): its part is not run", 2;
+		skip "wal2json is not installed in $pkglibdir (15: package postgresql-15-wal2json; "
+		  . "18: regress/build-postgresql.sh 18): its part is not run", 2;
 	}
 	query(q{SELECT 'slot' FROM pg_create_logical_replication_slot('wj', 'wal2json')});
 	pair('id int PRIMARY KEY, k int NOT NULL, v text', '');
