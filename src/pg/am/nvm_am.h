@@ -18,9 +18,9 @@
 #include "nodes/execnodes.h"
 #include "utils/rel.h"
 
-#include "nvm_compat.h"
-
 #include "gc.h"
+
+#include "nvm_compat.h"
 
 /* nvm_scan.c: sequential, parallel, TID range, ANALYZE, bitmap, sample scans */
 extern TableScanDesc nvm_scan_begin(Relation rel, Snapshot snapshot,

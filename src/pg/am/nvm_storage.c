@@ -55,9 +55,8 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "nvm_compat.h"
-
 #include "am/nvm_am.h"
+#include "nvm_compat.h"
 #include "recovery/nvm_binding.h"
 #include "row/nvm_tid.h"
 #include "space/nvm_drop.h"

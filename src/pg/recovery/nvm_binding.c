@@ -108,10 +108,9 @@
 #include "storage/shmem.h"
 #include "utils/rel.h"
 
-#include "nvm_compat.h"
-
 #include "pool.h"
 
+#include "nvm_compat.h"
 #include "nvm_settings.h"
 #include "recovery/nvm_binding.h"
 #include "recovery/nvm_datafile.h"

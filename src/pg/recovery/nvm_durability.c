@@ -100,7 +100,6 @@
 #include "utils/guc.h"
 
 #include "nvm_compat.h"
-
 #include "nvm_settings.h"
 #include "recovery/nvm_datafile.h"
 #include "recovery/nvm_durability.h"

@@ -79,11 +79,10 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "nvm_compat.h"
-
 #include "indexlog.h"
 #include "pool.h"
 
+#include "nvm_compat.h"
 #include "recovery/nvm_repair.h"
 #include "row/nvm_tid.h"
 #include "row/nvm_tuple.h"

@@ -42,12 +42,11 @@
 #include "utils/relcache.h"
 #include "utils/syscache.h"
 
-#include "nvm_compat.h"
-
 #include "indexlog.h"
 #include "pool.h"
 #include "txn.h"
 
+#include "nvm_compat.h"
 #include "nvm_routine.h"
 #include "nvm_settings.h"
 #include "recovery/nvm_binding.h"

@@ -8,10 +8,11 @@
 #ifndef NVM_RELATION_H
 #define NVM_RELATION_H
 
-#include "nvm_compat.h"
 #include "utils/rel.h"
 
 #include "store.h"
+
+#include "nvm_compat.h"
 
 extern void nvm_check_pool_mapped(void);
 extern bool nvm_relid_is_nvm(Oid relid);

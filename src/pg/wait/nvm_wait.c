@@ -70,10 +70,9 @@
 #include "utils/guc.h"
 #include "utils/resowner.h"
 
-#include "nvm_compat.h"
-
 #include "txn.h"
 
+#include "nvm_compat.h"
 #include "wait/nvm_rowlock.h"
 #include "wait/nvm_wait.h"
 #include "xact/nvm_published.h"

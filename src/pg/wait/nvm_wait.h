@@ -11,9 +11,9 @@
 #include "storage/lock.h"
 #include "utils/rel.h"
 
-#include "nvm_compat.h"
-
 #include "store.h"
+
+#include "nvm_compat.h"
 
 /* nvm.write_conflict */
 typedef enum NvmWriteConflictPolicy

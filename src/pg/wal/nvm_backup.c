@@ -79,13 +79,12 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
-#include "nvm_compat.h"
-
 #include "gc.h"
 #include "pool.h"
 #include "store.h"
 #include "txn.h"
 
+#include "nvm_compat.h"
 #include "nvm_settings.h"
 #include "recovery/nvm_binding.h"
 #include "recovery/nvm_durability.h"

@@ -31,7 +31,6 @@
 #include "replication/snapbuild.h"
 
 #include "nvm_compat.h"
-
 #include "wal/nvm_wal.h"
 
 /*

@@ -48,7 +48,6 @@
 #include "utils/timestamp.h"
 
 #include "nvm_compat.h"
-
 #include "nvm_settings.h"
 #include "wal/nvm_redo_flusher.h"
 

@@ -84,8 +84,6 @@
 #include "utils/hsearch.h"
 #include "utils/timestamp.h"
 
-#include "nvm_compat.h"
-
 #include "pool.h"
 #include "gc.h"
 #include "persist.h"
@@ -93,6 +91,7 @@
 #include "store.h"
 #include "txn.h"
 
+#include "nvm_compat.h"
 #include "nvm_settings.h"
 #include "recovery/nvm_binding.h"
 #include "wal/nvm_ckptfile.h"

@@ -103,11 +103,10 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "nvm_compat.h"
-
 #include "indexlog.h"
 #include "pool.h"
 
+#include "nvm_compat.h"
 #include "wal/nvm_seqlog.h"
 
 /* sequence.c's page marker (its special space) */

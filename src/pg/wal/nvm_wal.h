@@ -12,9 +12,9 @@
 #include "access/htup.h"
 #include "access/xlogdefs.h"
 
-#include "nvm_compat.h"
 #include "utils/rel.h"
 
+#include "nvm_compat.h"
 #include "wal/nvm_redofmt.h"	/* the redo records' types, and XLOG_NVM_OPMASK */
 
 /*

@@ -29,7 +29,6 @@
 #include "storage/procarray.h"
 
 #include "nvm_compat.h"
-
 #include "xact/nvm_import.h"
 #include "xact/nvm_xact.h"
 

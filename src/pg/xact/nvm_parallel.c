@@ -36,7 +36,6 @@
 #include "storage/shmem.h"
 
 #include "nvm_compat.h"
-
 #include "xact/nvm_parallel.h"
 
 /* One leader's published view. */

@@ -28,7 +28,6 @@
 #include "storage/shmem.h"
 
 #include "nvm_compat.h"
-
 #include "nvm_types.h"
 
 #include "xact/nvm_published.h"

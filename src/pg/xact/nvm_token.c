@@ -63,12 +63,11 @@
 #include "storage/spin.h"
 #include "utils/memutils.h"
 
-#include "nvm_compat.h"
-
 #include "persist.h"
 #include "pool.h"
 #include "store.h"
 
+#include "nvm_compat.h"
 #include "xact/nvm_token.h"
 
 /* Tokens per reservation (one descriptor write per table and reservation). */

@@ -80,11 +80,10 @@
 #include "utils/rel.h"
 #include "utils/relcache.h"
 
-#include "nvm_compat.h"
-
 #include "gc.h"
 #include "pool.h"
 
+#include "nvm_compat.h"
 #include "nvm_routine.h"
 #include "nvm_settings.h"
 #include "recovery/nvm_binding.h"
