@@ -204,7 +204,7 @@ my $log_offset = -s $node->logfile;
 kill 'KILL', $pid;
 close_session($bg);
 ok(nvm_wait_ready($node), 'the server accepts queries again after the backend crash');
-ok( $node->log_contains(qr/server process \(PID $pid\) was terminated by signal 9/, $log_offset),
+ok( $node->log_contains(qr/(?:server process|client backend) \(PID $pid\) was terminated by signal 9/, $log_offset),
 	'the postmaster noticed the backend crash');
 ok($node->log_contains(qr/all server processes terminated; reinitializing/, $log_offset),
 	'the postmaster reinitialised shared memory');

@@ -404,7 +404,7 @@ for my $cycle (1 .. $CYCLES)
 	{
 		ok(nvm_wait_ready($node), "$when: the server accepts queries again");
 		my ($c) = grep { defined $_->{killed_pid} } @$clients;
-		ok( $node->log_contains(qr/server process \(PID $c->{killed_pid}\) was terminated by signal 9/,
+		ok( $node->log_contains(qr/(?:server process|client backend) \(PID $c->{killed_pid}\) was terminated by signal 9/,
 				$log_offset),
 			"$when: the postmaster noticed the backend's death");
 		ok($node->log_contains(qr/all server processes terminated; reinitializing/, $log_offset),
