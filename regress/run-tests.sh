@@ -5,6 +5,14 @@
 #	  suite (sql/ + expected/), the isolation suite (specs/, when present) and
 #	  the TAP tests (regress/t/*.pl).  Exits non-zero if anything failed.
 #
+# PostgreSQL 15 (Debian 12's) by default; NVM_PG_VERSION=18 tests against
+# PostgreSQL 18 (regress/build-postgresql.sh 18 builds it the first time)
+# in its own build directory, build-pg18: everything but the unit tests,
+# which test the storage core alone (no PostgreSQL header) and run with 15.
+# NVM_PG_VERSION=17 only compiles nvmam against PostgreSQL 17's server
+# headers (build-pg17), which Debian 12 cannot run: nothing is installed
+# or tested.
+#
 # Installs into PostgreSQL's directories, so it needs root (or sudo).  Servers
 # run as the "postgres" user when called as root, on throwaway clusters in
 # temporary directories, with their pools in /dev/shm; nothing is left behind
@@ -13,6 +21,7 @@
 # Environment (all optional; CI=true ignores the NVM_SKIP_* ones):
 #	NVM_SKIP_BUILD=1		use what is installed: no build, no install
 #	NVM_SKIP_INSTALL=1		build but do not install
+#	NVM_PG_VERSION=18		PostgreSQL 18 instead of 15 (or 17: compile only)
 #	NVM_SKIP_UNIT=1			skip the unit tests (meson test)
 #	NVM_SKIP_STRUCTURE=1	skip the structure check (include cycles, maps)
 #	NVM_SKIP_SQL=1			skip the pg_regress suite
@@ -23,17 +32,21 @@
 #							"pisces pomvcc"; none when NVM_CC_MODES is set)
 #	NVM_SKIP_ISOLATION=1	skip the isolation suite
 #	NVM_SKIP_TAP=1			skip the TAP tests
-#	NVM_SKIP_PG_SUITES=1	skip PostgreSQL 15's own suites on nvm tables
-#							(regress/pg-suites/run.sh; downloads Debian's
-#							source package once into build-pgsuites/)
+#	NVM_SKIP_PG_SUITES=1	skip PostgreSQL's own suites on nvm tables
+#							(regress/pg-suites/run.sh; on 15 downloads
+#							Debian's source package once into
+#							build-pgsuites/, on 18 runs them from the
+#							source tree regress/build-postgresql.sh built)
 #	NVM_SQL_TESTS="a b"		run only these sql/ tests (no schedule)
 #	NVM_ISOLATION_TESTS="a"	run only these specs/
 #	NVM_TAP_TESTS="regress/t/001_x.pl ..."	run only these TAP tests
-#	NVM_BUILD_DIR=dir		meson build directory (default build)
+#	NVM_BUILD_DIR=dir		meson build directory (default build; build-pg18
+#							on 18, build-pg17 on 17)
 #	NVM_MESON_ARGS="..."	extra `meson setup` options
 #	NVM_KEEP=1				keep the temporary directories and pools
 #	NVM_SUITE_TIMEOUT=s		kill a stage after s seconds (default 2400)
-#	PG_CONFIG=path			pg_config of PostgreSQL 15
+#	PG_CONFIG=path			pg_config of PostgreSQL 15 or 18 (default: the
+#							version NVM_PG_VERSION names)
 #
 # What the suites get:
 #	pg_regress and pg_isolation_regress start their own temporary instance
@@ -46,7 +59,10 @@
 #	(isolation_regression for the isolation suite).  A schedule file
 #	regress/schedule (regress/isolation_schedule) is used when present, else
 #	every sql/*.sql (specs/*.spec) in name order.
-#	TAP tests run under prove with PATH starting at PostgreSQL 15's bindir,
+#	CI (CI=true) runs every mode on 15, and MCSI alone on 18 (.ci/run runs
+#	both): the code that differs between the versions is the table-AM
+#	layer's, the same in every mode.
+#	TAP tests run under prove with PATH starting at PostgreSQL's bindir,
 #	PERL5LIB holding PostgreSQL::Test::* (and regress/t/lib), PG_REGRESS,
 #	TESTDIR, and NVM_SOURCE_DIR (a copy of the checkout the server user can
 #	read), NVM_SHM_DIR (a directory in /dev/shm for pools, removed afterwards),
@@ -62,13 +78,22 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=regress/lib/packages.sh
 . "$ROOT/regress/lib/packages.sh"
 
-BUILD_DIR=${NVM_BUILD_DIR:-build}
-case "$BUILD_DIR" in
-	/*) ;;
-	*) BUILD_DIR=$ROOT/$BUILD_DIR ;;
-esac
-RUN_DIR=$BUILD_DIR/testrun
+# the build directory (default NAME: build, or build-pgMAJOR for another
+# major version than 15) and its testrun/, where the logs stay
+set_build_dir()
+{
+	BUILD_DIR=${NVM_BUILD_DIR:-$(nvm_build_dir_name build "$1")}
+	case "$BUILD_DIR" in
+		/*) ;;
+		*) BUILD_DIR=$ROOT/$BUILD_DIR ;;
+	esac
+	RUN_DIR=$BUILD_DIR/testrun
+}
+
+BUILD_DIR=
+RUN_DIR=
 POOL_SIZE=256MB
+PG_VERSION_STRING=
 
 WORK=
 SHM=
@@ -115,12 +140,12 @@ summary_and_exit()
 {
 	local line status=0 elapsed
 	elapsed=$(($(date +%s) - START_TIME))
-	banner "nvmam test summary ($(date -u '+%Y-%m-%d %H:%M UTC'), ${elapsed}s)"
+	banner "nvmam test summary (${PG_VERSION_STRING:-PostgreSQL ?}, $(date -u '+%Y-%m-%d %H:%M UTC'), ${elapsed}s)"
 	printf '%-10s %-7s %5s %6s  %s\n' stage result pass fail note
 	for line in "${STAGES[@]}"; do
 		printf '%s\n' "$line"
 	done
-	[ -d "$RUN_DIR" ] && printf 'logs: %s\n' "$RUN_DIR"
+	[ -n "$RUN_DIR" ] && [ -d "$RUN_DIR" ] && printf 'logs: %s\n' "$RUN_DIR"
 	[ "$TOTAL_FAILED" -eq 0 ] || status=1
 	if [ "$status" -eq 0 ]; then
 		printf 'RESULT: PASS\n'
@@ -168,13 +193,42 @@ if command -v dpkg-query >/dev/null 2>&1; then
 		nvm_warn "missing Debian packages: $missing_pkgs (bash .ci/run installs them)"
 	fi
 fi
+# compile_only MAJOR: builds nvmam against PostgreSQL MAJOR's server
+# headers alone (regress/build-postgresql.sh MAJOR unpacks them; meson's
+# -Dpg_includedir_server), for a version whose programs Debian 12 cannot
+# run: nothing is installed or tested.  Ends the script.
+compile_only()
+{
+	local major=$1 out inc
+	set_build_dir "$major"
+	cd "$ROOT" || nvm_die "cannot cd to $ROOT"
+	mkdir -p "$RUN_DIR"
+	out=$(bash "$ROOT/regress/build-postgresql.sh" "$major") ||
+		nvm_die "regress/build-postgresql.sh $major failed"
+	inc=$(printf '%s\n' "$out" | tail -n 1)
+	PG_VERSION_STRING="PostgreSQL $major (server headers only)"
+	printf 'nvmam tests: %s in %s, %s, %s\n' "$PG_VERSION_STRING" "$inc" "$(uname -m)" "$(nproc) cores"
+	banner "build against PostgreSQL $major's headers (meson + ninja into ${BUILD_DIR#"$ROOT"/}; compile only)"
+	if PG_CONFIG='' nvm_build "$ROOT" "$BUILD_DIR" -Dpg_includedir_server="$inc" 2>&1 |
+		tee "$RUN_DIR/build.log"; then
+		record build ok 1 0 "nvmam.so compiles against PostgreSQL $major; nothing installed or tested"
+	else
+		record build FAILED 0 1 "see ${RUN_DIR#"$ROOT"/}/build.log"
+	fi
+	summary_and_exit
+}
+
+if [ "${NVM_PG_VERSION:-}" = 17 ]; then
+	compile_only 17
+fi
 nvm_find_pg
+set_build_dir "$PG_MAJOR"
 cd "$ROOT" || nvm_die "cannot cd to $ROOT"
 mkdir -p "$BUILD_DIR"
 rm -rf "$RUN_DIR"
 mkdir -p "$RUN_DIR"
 
-printf 'nvmam tests: %s, %s, %s\n' "$PG_VERSION_STRING" "$(uname -m)" "$(nproc) cores"
+printf 'nvmam tests: %s (%s), %s, %s\n' "$PG_VERSION_STRING" "$PG_CONFIG" "$(uname -m)" "$(nproc) cores"
 
 if skipped build NVM_SKIP_BUILD; then
 	:
@@ -232,7 +286,11 @@ run_unit()
 	fi
 }
 
-if ! skipped unit NVM_SKIP_UNIT; then
+if [ "$PG_MAJOR" != 15 ]; then
+	# the storage core includes no PostgreSQL header: its tests are the
+	# same on every version, and run with 15
+	record unit skipped 0 0 "PostgreSQL $PG_MAJOR: the core's unit tests run with 15"
+elif ! skipped unit NVM_SKIP_UNIT; then
 	run_unit
 fi
 
@@ -314,9 +372,14 @@ if [ -n "${NVM_CC_MODES:-}" ]; then
 else
 	CC_MORE_MODES=${NVM_CC_MORE_MODES-pisces pomvcc}
 fi
-if [ "${CI:-}" = true ]; then
+if [ "${CI:-}" = true ] && [ "$PG_MAJOR" = 15 ]; then
 	CC_MODES="mcsi n2db"
 	CC_MORE_MODES="pisces pomvcc"
+elif [ "${CI:-}" = true ]; then
+	# on another version, CI runs MCSI alone: what differs between the
+	# versions is the table-AM layer, the same in every mode
+	CC_MODES=mcsi
+	CC_MORE_MODES=
 fi
 CRASH_TAP_TESTS="regress/t/005_kill9_load.pl regress/t/030_logfree_kill9.pl"
 # TAP tests of the pool's file, its growth and what a copy of the cluster
@@ -548,17 +611,27 @@ if ! skipped isolation NVM_SKIP_ISOLATION; then
 fi
 
 # ---------------------------------------------------------------------------
-# PostgreSQL 15's own core regression and isolation suites with nvm as the
-# default access method, against regress/pg-suites/allowlist
+# PostgreSQL's own core regression and isolation suites with nvm as the
+# default access method, against regress/pg-suites/MAJOR/allowlist
 # ---------------------------------------------------------------------------
 
 run_pg_suites()
 {
-	local log=$RUN_DIR/pg-suites.log rc passed failed
-	banner "PostgreSQL 15's own suites on nvm tables (regress/pg-suites/run.sh)"
+	local log=$RUN_DIR/pg-suites.log rc passed failed out
+	local -a opts=()
+	banner "PostgreSQL $PG_MAJOR's own suites on nvm tables (regress/pg-suites/run.sh)"
 	module_installed pg-suites || return
+	# on 18 the suites run on the PostgreSQL regress/build-postgresql.sh
+	# built, from its source tree: when that is the one nvmam was just
+	# installed into, they use it as installed (15's run on a tree of
+	# their own, 15.18's, with a build of their own)
+	if [ "$PG_MAJOR" != 15 ] && out=$(bash "$ROOT/regress/build-postgresql.sh" "$PG_MAJOR" 2>/dev/null) &&
+		[ "$PG_CONFIG" -ef "$(printf '%s\n' "$out" | tail -n 1)" ]; then
+		opts+=(--no-build)
+	fi
 	nvm_run_group "${NVM_SUITE_TIMEOUT:-2400}" "$log" \
-		bash "$ROOT/regress/pg-suites/run.sh" --modes "$CC_MODES" --out "$RUN_DIR/pg-suites-out"
+		bash "$ROOT/regress/pg-suites/run.sh" --pg-version "$PG_MAJOR" --modes "$CC_MODES" \
+		--out "$RUN_DIR/pg-suites-out" "${opts[@]}"
 	rc=$?
 	read -r passed failed < <(sed -nE 's/^pg-suites: ([0-9]+) passed, ([0-9]+) failed$/\1 \2/p' "$log")
 	passed=${passed:-0}
@@ -621,6 +694,8 @@ run_tap()
 		PERL5LIB="$PG_PGXS_TEST/perl:$WORK/src/regress/t/lib${PERL5LIB:+:$PERL5LIB}" \
 		PG_REGRESS="$PG_REGRESS" \
 		TESTDIR="$WORK/tap" \
+		TESTDATADIR="$WORK/tap/tmp_check" \
+		TESTLOGDIR="$WORK/tap/tmp_check/log" \
 		NVM_SOURCE_DIR="$WORK/src" \
 		NVM_SHM_DIR="$SHM" \
 		NVM_POOL_SIZE="$POOL_SIZE" \

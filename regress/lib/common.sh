@@ -2,11 +2,15 @@
 #
 # regress/lib/common.sh
 #	  Shared helpers of regress/run-tests.sh and bench/quick.sh: messages,
-#	  locating PostgreSQL 15, building and installing the extension.
+#	  locating PostgreSQL 15 or 18, building and installing the extension.
 #
 # Source it from bash; it sets no shell options of its own.  Variables it
 # defines (all may be preset in the environment):
-#	PG_CONFIG	pg_config of PostgreSQL 15
+#	NVM_PG_VERSION	the major version to use when PG_CONFIG is not set:
+#				15 (default, Debian 12's) or 18 (built once by
+#				regress/build-postgresql.sh 18)
+#	PG_CONFIG	pg_config of PostgreSQL 15 or 18
+#	PG_MAJOR	its major version (15 or 18)
 #	PG_BINDIR	its bindir (initdb, pg_ctl, postgres, psql, pgbench)
 #	PG_PKGLIBDIR, PG_SHAREDIR, PG_PGXS_TEST (pgxs's src/test: pg_regress,
 #				pg_isolation_regress, perl/PostgreSQL/Test)
@@ -36,14 +40,52 @@ nvm_truthy()
 	esac
 }
 
-# Finds PostgreSQL 15 and sets PG_CONFIG, PG_BINDIR, PG_PKGLIBDIR,
-# PG_SHAREDIR and PG_PGXS_TEST.  Dies unless it is PostgreSQL 15.
+# The PostgreSQL major versions nvmam is built and tested against.
+NVM_PG_VERSIONS="15 18"
+
+# Prints the major version NVM_PG_VERSION asks for (15 when unset); dies
+# unless it is one of NVM_PG_VERSIONS.
+nvm_pg_version()
+{
+	local v=${NVM_PG_VERSION:-15}
+	case " $NVM_PG_VERSIONS " in
+		*" $v "*) echo "$v" ;;
+		*) nvm_die "NVM_PG_VERSION is \"$v\"; nvmam is tested on PostgreSQL 15 and 18 (NVM_PG_VERSION=15 or 18)" ;;
+	esac
+}
+
+# nvm_build_dir_name NAME [MAJOR]: the build directory NAME for PostgreSQL
+# 15, and NAME-pgMAJOR for another version (MAJOR, else PG_MAJOR, else
+# NVM_PG_VERSION), so that the builds for each version live side by side.
+nvm_build_dir_name()
+{
+	local major=${2:-${PG_MAJOR:-$(nvm_pg_version)}}
+	if [ "$major" = 15 ]; then
+		echo "$1"
+	else
+		echo "$1-pg$major"
+	fi
+}
+
+# Finds PostgreSQL 15 or 18 and sets PG_CONFIG, PG_MAJOR, PG_BINDIR,
+# PG_PKGLIBDIR, PG_SHAREDIR and PG_PGXS_TEST.  Without PG_CONFIG it takes
+# the version NVM_PG_VERSION names: 15's pg_config of Debian's package, or
+# 18's from regress/build-postgresql.sh 18 (which builds it the first
+# time).  Dies unless it is PostgreSQL 15 or 18, or when NVM_PG_VERSION
+# names another version than PG_CONFIG's.
 nvm_find_pg()
 {
-	local version pgxs
+	local version pgxs want out root
 
+	want=$(nvm_pg_version) || exit 1
 	if [ -z "${PG_CONFIG:-}" ]; then
-		if [ -x /usr/lib/postgresql/15/bin/pg_config ]; then
+		if [ "$want" = 18 ]; then
+			root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+			nvm_log "PostgreSQL 18: regress/build-postgresql.sh 18 (builds it the first time)" >&2
+			out=$(bash "$root/regress/build-postgresql.sh" 18) ||
+				nvm_die "regress/build-postgresql.sh 18 failed"
+			PG_CONFIG=$(printf '%s\n' "$out" | tail -n 1)
+		elif [ -x /usr/lib/postgresql/15/bin/pg_config ]; then
 			PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 		elif command -v pg_config >/dev/null 2>&1; then
 			PG_CONFIG=$(command -v pg_config)
@@ -53,9 +95,13 @@ nvm_find_pg()
 	fi
 	version=$("$PG_CONFIG" --version) || nvm_die "$PG_CONFIG --version failed"
 	case "$version" in
-		"PostgreSQL 15."*) ;;
-		*) nvm_die "$PG_CONFIG is \"$version\"; nvmam needs PostgreSQL 15 (set PG_CONFIG)" ;;
+		"PostgreSQL 15."*) PG_MAJOR=15 ;;
+		"PostgreSQL 18."*) PG_MAJOR=18 ;;
+		*) nvm_die "$PG_CONFIG is \"$version\"; nvmam needs PostgreSQL 15 or 18 (set PG_CONFIG, or NVM_PG_VERSION=18)" ;;
 	esac
+	if [ -n "${NVM_PG_VERSION:-}" ] && [ "$NVM_PG_VERSION" != "$PG_MAJOR" ]; then
+		nvm_die "NVM_PG_VERSION=$NVM_PG_VERSION, but PG_CONFIG ($PG_CONFIG) is \"$version\""
+	fi
 	PG_VERSION_STRING=$version
 	PG_BINDIR=$("$PG_CONFIG" --bindir)
 	PG_PKGLIBDIR=$("$PG_CONFIG" --pkglibdir)
@@ -63,9 +109,16 @@ nvm_find_pg()
 	pgxs=$("$PG_CONFIG" --pgxs)
 	# .../lib/pgxs/src/makefiles/pgxs.mk -> .../lib/pgxs/src/test
 	PG_PGXS_TEST=$(dirname "$(dirname "$pgxs")")/test
-	[ -x "$PG_BINDIR/postgres" ] ||
-		nvm_die "no PostgreSQL server in $PG_BINDIR: install postgresql-15"
-	export PG_CONFIG PG_BINDIR PG_PKGLIBDIR PG_SHAREDIR PG_PGXS_TEST PG_VERSION_STRING
+	if [ ! -x "$PG_BINDIR/postgres" ]; then
+		if [ "$PG_MAJOR" = 15 ]; then
+			nvm_die "no PostgreSQL server in $PG_BINDIR: install postgresql-15"
+		fi
+		nvm_die "no PostgreSQL server in $PG_BINDIR: run regress/build-postgresql.sh $PG_MAJOR"
+	fi
+	# the version chosen, for the scripts this one starts
+	NVM_PG_VERSION=$PG_MAJOR
+	export PG_CONFIG PG_MAJOR PG_BINDIR PG_PKGLIBDIR PG_SHAREDIR PG_PGXS_TEST PG_VERSION_STRING \
+		NVM_PG_VERSION
 }
 
 # nvm_build SRCDIR BUILDDIR [meson setup options...]
