@@ -59,12 +59,14 @@ if [ "${NVM_SKIP_PACKAGES:-0}" = 0 ] && [ "$(id -u)" -eq 0 ]; then
 	nvm_install_packages
 fi
 nvm_find_pg
+# build-bench, or build-bench-pg18 on PostgreSQL 18 (NVM_PG_VERSION=18)
+BUILD_DIR=$ROOT/$(nvm_build_dir_name build-bench)
 if [ "$BUILD" = 1 ]; then
-	nvm_build "$ROOT" "$ROOT/build-bench" -Dbuildtype=release -Db_ndebug=if-release >/dev/null
-	nvm_install "$ROOT/build-bench" >/dev/null
+	nvm_build "$ROOT" "$BUILD_DIR" -Dbuildtype=release -Db_ndebug=if-release >/dev/null
+	nvm_install "$BUILD_DIR" >/dev/null
 fi
 
-OUT=${OUT:-$ROOT/build-bench/gc-soak-$(date -u +%Y%m%d-%H%M%S)}
+OUT=${OUT:-$BUILD_DIR/gc-soak-$(date -u +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
 # pool: small at first; it grows with the rows and the versions in flight
 POOL_SIZE=64MB

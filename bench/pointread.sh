@@ -63,7 +63,8 @@ case "$MODE" in mcsi | n2db) ;; *) nvm_die "--mode is mcsi or n2db" ;; esac
 case "$PROTOCOL" in simple | extended | prepared) ;; *) nvm_die "--protocol is simple, extended or prepared" ;; esac
 
 nvm_find_pg
-BUILD_DIR=$ROOT/build-bench
+# build-bench, or build-bench-pg18 on PostgreSQL 18 (NVM_PG_VERSION=18)
+BUILD_DIR=$ROOT/$(nvm_build_dir_name build-bench)
 OUT=${OUT:-$BUILD_DIR/pointread-$(date -u +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT/logs"
 OUT=$(cd "$OUT" && pwd)

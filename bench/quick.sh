@@ -6,6 +6,10 @@
 #	  are passed on (e.g. --out DIR, --no-engine).  See bench/run.sh.
 #
 #	  NVM_SKIP_BUILD=1 (as before) uses the installed module as it is.
+#	  NVM_PG_VERSION=18 runs it on PostgreSQL 18 (built once by
+#	  regress/build-postgresql.sh 18) instead of 15, with its build and
+#	  output in build-bench-pg18/; --pg-config PATH names either version's
+#	  pg_config.
 
 set -euo pipefail
 

@@ -70,7 +70,8 @@
 #	  condition makes this script end with status 1.
 #
 #	  Output directory (default build-bench/bench-MODE-TIMESTAMP, and
-#	  build-bench/bench-latest points to it):
+#	  build-bench/bench-latest points to it; build-bench-pg18/ on
+#	  PostgreSQL 18):
 #		settings.md		PostgreSQL version, machine, settings of every contender,
 #						where WAL and pool live, sizes, clients, isolation
 #		results.csv		one line per pgbench run
@@ -122,6 +123,9 @@
 #							"tpcc-1wh:8", full "tpcc-1wh:8 tpcc-4wh:8 ycsb-a:8")
 #	--no-engine				skip the engine-level benchmark
 #	--no-build				use the installed module and build-bench as they are
+#	--pg-config PATH		pg_config of the PostgreSQL to run on, 15 or 18
+#							(default: PG_CONFIG, else the version
+#							NVM_PG_VERSION names; see below)
 #	--keep-logs				keep pgbench's per-transaction logs
 #	--list-workloads		print the workloads, their families' sizes and targets
 #
@@ -140,7 +144,14 @@
 #	NVM_BENCH_PERF_CALLGRAPH=fp|dwarf		--profile: perf records call chains, kept as
 #										profile/*.perf-script.txt.gz (bench/tools/am_share.py)
 #	NVM_SKIP_PACKAGES=1						do not check for Debian packages
-#	PG_CONFIG=path							pg_config of PostgreSQL 15
+#	PG_CONFIG=path							pg_config of PostgreSQL 15 or 18
+#	NVM_PG_VERSION=18						PostgreSQL 18 (built once by
+#											regress/build-postgresql.sh 18)
+#											instead of 15, when neither
+#											--pg-config nor PG_CONFIG is given
+#	The build and the output go to build-bench/ for PostgreSQL 15 and to
+#	build-bench-pg18/ for 18, so that both coexist; settings.md and
+#	report.md name the version.
 
 set -euo pipefail
 
@@ -177,6 +188,7 @@ PROFILE=
 PROFILE_POINTS=
 RUN_ENGINE=1
 DO_BUILD=1
+OPT_PG_CONFIG=
 KEEP_LOGS=0
 LIST=0
 while [ $# -gt 0 ]; do
@@ -197,6 +209,8 @@ while [ $# -gt 0 ]; do
 		--profile-points) PROFILE_POINTS=${2:?}; shift ;;
 		--no-engine) RUN_ENGINE=0 ;;
 		--no-build) DO_BUILD=0 ;;
+		--pg-config) OPT_PG_CONFIG=${2:?--pg-config needs a path}; shift ;;
+		--pg-config=*) OPT_PG_CONFIG=${1#--pg-config=} ;;
 		--keep-logs) KEEP_LOGS=1 ;;
 		--list-workloads) LIST=1 ;;
 		-h | --help) usage 0 ;;
@@ -272,7 +286,30 @@ for n in $CLIENTS; do
 done
 if [ "$PROFILE" != 1 ]; then PROFILE_POINTS=; fi
 
-BUILD_DIR=$ROOT/build-bench
+# ---------------------------------------------------------------------------
+# packages and PostgreSQL
+# ---------------------------------------------------------------------------
+
+if ! nvm_truthy "${NVM_SKIP_PACKAGES:-}"; then
+	nvm_install_packages >&2 || nvm_die "cannot install the packages nvmam needs"
+fi
+# PostgreSQL 15 or 18: --pg-config, else PG_CONFIG, else the version
+# NVM_PG_VERSION names (15 by default; 18 is built the first time)
+if [ -n "$OPT_PG_CONFIG" ]; then
+	PG_CONFIG=$OPT_PG_CONFIG
+fi
+nvm_find_pg >&2
+# WAL fsyncs of a whole server: PostgreSQL 18 counts them in pg_stat_io
+if [ "$PG_MAJOR" -ge 18 ]; then
+	WAL_SYNC_SQL="SELECT sum(fsyncs) FROM pg_stat_io WHERE object = 'wal' AND context = 'normal'"
+	WAL_SYNC_SOURCE="pg_stat_io's WAL fsyncs"
+else
+	WAL_SYNC_SQL="SELECT wal_sync FROM pg_stat_wal"
+	WAL_SYNC_SOURCE="pg_stat_wal.wal_sync"
+fi
+
+# build-bench, or build-bench-pg18 for PostgreSQL 18
+BUILD_DIR=$ROOT/$(nvm_build_dir_name build-bench)
 STAMP=$(date -u +%Y%m%d-%H%M%S)
 OUT=${OUT:-$BUILD_DIR/bench-$MODE-$STAMP}
 mkdir -p "$OUT/logs"
@@ -301,12 +338,9 @@ trap on_exit EXIT
 trap 'nvm_kill_group; exit 130' INT TERM
 
 # ---------------------------------------------------------------------------
-# packages, build, install
+# plots, build, install
 # ---------------------------------------------------------------------------
 
-if ! nvm_truthy "${NVM_SKIP_PACKAGES:-}"; then
-	nvm_install_packages >&2 || nvm_die "cannot install the packages nvmam needs"
-fi
 if ! "$PYTHON" -c 'import matplotlib' 2>/dev/null; then
 	say "==> installing python3-matplotlib (for the plots)"
 	sudo=()
@@ -336,7 +370,6 @@ for p in "${PROFILES[@]}"; do
 	if [ "${p#*:}" -gt "$MAX_CONN" ]; then MAX_CONN=${p#*:}; fi
 done
 
-nvm_find_pg
 if [ "$DO_BUILD" = 1 ]; then
 	say "==> building a release build in ${BUILD_DIR#"$ROOT"/}"
 	nvm_build "$ROOT" "$BUILD_DIR" -Dbuildtype=release -Db_ndebug=if-release \
@@ -602,10 +635,11 @@ workload_args()
 }
 
 # wal_syncs CONTENDER: the WAL fsyncs of the contender's server so far
-# (pg_stat_wal; processes report theirs within a second)
+# (WAL_SYNC_SQL: pg_stat_wal, or 18's pg_stat_io; processes report theirs
+# within a second)
 wal_syncs()
 {
-	pg "$1" psql -X -At -d postgres -c "SELECT wal_sync FROM pg_stat_wal" 2>/dev/null || echo ''
+	pg "$1" psql -X -At -d postgres -c "$WAL_SYNC_SQL" 2>/dev/null || echo ''
 }
 
 # server_cpu_ticks CONTENDER: the CPU time (user + system, clock ticks) its
@@ -929,9 +963,9 @@ profile_family()
 		[ -z "${FAM_SETTINGS[$fam]}" ] || echo "- ${FAM_SETTINGS[$fam]}"
 	done
 	if [ "$ORDER" = interleaved ]; then
-		echo "- repetitions: $REPS rounds per point, in a row (in each round every contender runs once, back to back, in rotating order; the report takes the median and judges the targets by the spread of the per-round ratios); WAL fsyncs from pg_stat_wal.wal_sync around each run (all server processes)"
+		echo "- repetitions: $REPS rounds per point, in a row (in each round every contender runs once, back to back, in rotating order; the report takes the median and judges the targets by the spread of the per-round ratios); WAL fsyncs from $WAL_SYNC_SOURCE around each run (all server processes)"
 	else
-		echo "- repetitions: $REPS rounds per point and contender, in a row (serial order: contenders are not measured side by side; the report pairs round r of each contender, taken minutes apart, so the run's noise also holds the machine's drift between them); WAL fsyncs from pg_stat_wal.wal_sync around each run (all server processes)"
+		echo "- repetitions: $REPS rounds per point and contender, in a row (serial order: contenders are not measured side by side; the report pairs round r of each contender, taken minutes apart, so the run's noise also holds the machine's drift between them); WAL fsyncs from $WAL_SYNC_SOURCE around each run (all server processes)"
 	fi
 	echo "- the disk's drift: its fsync latency sampled before every round of a point and after its last, every contender idle (disk.csv: up to 64 writes of 8 kB, each followed by fdatasync, within 0.25 s, in $(fs_of "$DISK_BASE"))"
 	pools=

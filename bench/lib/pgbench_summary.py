@@ -16,7 +16,7 @@ usage: pgbench_summary.py --csv FILE --output PGBENCH_OUTPUT --logs PREFIX
 
 KEY=VALUE pairs become leading columns (mode, workload, contender, clients, ...,
 rep = the round of the point, wal_fsyncs = the server's WAL fsyncs during
-the run, from pg_stat_wal, server_cpu_s = the CPU time, user and system,
+the run, from pg_stat_wal (PostgreSQL 18: pg_stat_io), server_cpu_s = the CPU time, user and system,
 of the server's processes during the run, client_cpu_s = pgbench's, load1 =
 the machine's 1-minute load average when the run started).
 --error records a run that did not take place (status "skipped").

@@ -50,7 +50,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_common import CORES, wfamily  # noqa: E402
 from report_compare import compare  # noqa: E402
-from report_load import Results, load_disk, load_engine, load_profiles, load_results  # noqa: E402
+from report_load import (Results, load_disk, load_engine, load_profiles, load_results,  # noqa: E402
+                         pg_version)
 from report_model import engine_model  # noqa: E402
 from report_plots import make_plots  # noqa: E402
 from report_render import (comparison, cpu_bound_text, cpu_table, summary,  # noqa: E402
@@ -63,7 +64,8 @@ from report_stats import (ASSUMED_NOISE, DISK_SHIFT, MAD_TO_SIGMA, MIN_DRIFT, MI
 # module, besides main
 __all__ = ["ASSUMED_NOISE", "CORES", "DISK_SHIFT", "Drift", "MAD_TO_SIGMA", "MIN_DRIFT", "MIN_NOISE",
            "Results", "Spread", "Target", "Z_MARGIN", "comparison", "compare", "cpu_bound_text", "cpu_table",
-           "disk_bound", "interleaved", "load_disk", "load_results", "robust_noise", "run_noise", "targets",
+           "disk_bound", "interleaved", "load_disk", "load_results", "pg_version", "robust_noise",
+           "run_noise", "targets",
            "summary", "verdict_rule_text", "wfamily", "write_report"]
 
 

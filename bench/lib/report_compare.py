@@ -6,7 +6,7 @@
 import os
 
 from report_common import md_table
-from report_load import Results, load_disk, load_results
+from report_load import Results, load_disk, load_results, pg_version
 from report_stats import targets
 
 
@@ -28,7 +28,8 @@ def compare(dirs):
         same += agree
         rows.append([n] + ["%s: %s" % (v, t.spread.text() if t and t.spread else (t[2] if t else ""))
                            for v, t in zip(vs, ts)] + ["yes" if agree else "**no**"])
-    header = ["target"] + ["run %d (%s)" % (i + 1, os.path.basename(os.path.normpath(d)))
-                           for i, d in enumerate(dirs)] + ["same verdict"]
+    header = ["target"] + ["run %d (%s)" % (i + 1, ", ".join(
+        x for x in (os.path.basename(os.path.normpath(d)), pg_version(d)) if x))
+        for i, d in enumerate(dirs)] + ["same verdict"]
     return md_table(header, rows) + "\n\n%d of %d target lines give the same verdict in every run.\n" % (
         same, len(names))

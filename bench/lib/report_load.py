@@ -253,6 +253,13 @@ def run_file(out, name):
     return read(os.path.join(out, name))
 
 
+def pg_version(out):
+    """The PostgreSQL version the run measured ("PostgreSQL 18.6"), from the
+    line of settings.md that bench/run.sh writes; "" when it names none."""
+    m = re.search(r"^- (PostgreSQL \d+(?:\.\d+)*)", run_file(out, "settings.md"), re.M)
+    return m.group(1) if m else ""
+
+
 def load_modules(out):
     """modules.csv: [family, contender, cluster started, nvmam.so md5] of
     every cluster the run started."""

@@ -14,7 +14,7 @@ import report_common as common
 from report_common import (ENGINE, ENGINE_WORKLOADS, FAMILIES, WORKLOADS, corder, fmt_factor,
                            fmt_ms, fmt_ratio, fmt_tps, fnum, md_table, median, pct, ratio,
                            script_names, with_paper, wfamily, worder, wtitle)
-from report_load import WAIT_CLASSES, load_checks, load_engine_delays, load_modules, run_file
+from report_load import WAIT_CLASSES, load_checks, load_engine_delays, load_modules, pg_version, run_file
 from report_model import T_XFER_NS, WRITE_FRACTION, engine_workload
 from report_stats import (ASSUMED_NOISE, CPU_SATURATED, DISK_BOUND_FSYNCS, DISK_SHIFT, MIN_DRIFT,
                           MIN_NOISE, Z_MARGIN, disk_bound, drift_of, fsyncs_per_txn, interleaved,
@@ -91,7 +91,7 @@ def best_point_table(res, title, cell):
 
 def fsync_table(res):
     """WAL fsyncs per transaction of every contender, at its maximum
-    throughput (clients in brackets), from pg_stat_wal."""
+    throughput (clients in brackets), from pg_stat_wal (18: pg_stat_io)."""
     def cell(r, n):
         f = r.get("fsyncs_per_txn")
         return None if f is None else "%.3f (%d)" % (f, n)
@@ -583,7 +583,8 @@ def checks_section(checks):
 def write_report(out, res, eng, model, plots, plot_note, prof):
     L = []
     add = L.append
-    add("# nvmam benchmark report\n")
+    version = pg_version(out)
+    add("# nvmam benchmark report%s\n" % (": " + version if version else ""))
     reps = max((r["rep"] for r in res.rows), default=1)
     add("SQL-level comparison through pgbench, and the engine-level benchmark of the core. "
         "Every pgbench number is the median of %d short run(s) on a shared %d-core machine, and "
@@ -617,8 +618,8 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
     add(main_table(res) + "\n")
 
     add("## WAL fsyncs per transaction\n")
-    add("WAL fsyncs of the whole server (pg_stat_wal.wal_sync: backends, WAL writer, "
-        "checkpointer) during each run, over the transactions it completed, at each contender's "
+    add("WAL fsyncs of the whole server (pg_stat_wal.wal_sync, on PostgreSQL 18 pg_stat_io's "
+        "WAL fsyncs: backends, WAL writer, checkpointer) during each run, over the transactions it completed, at each contender's "
         "maximum throughput. heap pays a flush at every commit that wrote WAL (fewer than one "
         "when group commit shares them); nvm commits that wrote only nvm rows and index "
         "entries pay none (the WAL writer flushes their index WAL later), those that also wrote "
@@ -941,7 +942,8 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
 def summary(out, res, tg):
     """What report.py prints on stdout: the main table and the targets."""
     L = ["", "## nvmam benchmark (%s): maximum throughput, best client count in brackets"
-         % (res.rows[0]["mode"] if res.rows else "?"), "", main_table(res), "",
+         % ", ".join(x for x in (res.rows[0]["mode"] if res.rows else "?", pg_version(out)) if x),
+         "", main_table(res), "",
          "Targets (PASS / MISS when the ratio's verdict interval lies wholly above / below the "
          "target, within noise when the target lies inside it; report.md, \"How to read the "
          "spread\"):", ""]

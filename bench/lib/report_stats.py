@@ -356,7 +356,7 @@ def metric_target(res, w, t):
     if not vals:
         return [Target(name, "NO DATA", "", w, c, None, kind="metric")]
     verdict = "PASS" if max(vals) <= t.max else ("MISS" if min(vals) > t.max else "within noise")
-    return [Target(name, verdict, "%.4f fsyncs per transaction (median of %d rounds, %.4f–%.4f) at %d clients (pg_stat_wal)"
+    return [Target(name, verdict, "%.4f fsyncs per transaction (median of %d rounds, %.4f–%.4f) at %d clients (the server's WAL fsyncs)"
                    % (median(vals), len(vals), min(vals), max(vals), mn), w, c, None, kind="metric")]
 
 

@@ -5,7 +5,7 @@
      noise, the disk's drift measured from a run's fsync samples (and the
      fixed shift of runs without them), the targets and report of a
      synthetic run, the consistency checks after each run (a failed one is
-     shown), and the descriptors (every one loads, a new one is a single
+     shown), the PostgreSQL version the report names, and the descriptors (every one loads, a new one is a single
      file, the family keys autovacuum and check).  Run by meson test (the
      unit suite of regress/run-tests.sh) and by hand:
          python3 bench/lib/test_bench.py
@@ -535,6 +535,40 @@ class Comparison(unittest.TestCase):
         self.assertIn("NOT like for like (nvm-mcsi's WAL is on disk)", report.comparison(t, ran))
         self.assertNotIn("did not run", report.comparison(t, ran))
         self.assertIn("nvm-mcsi-tmpfs did not run", report.comparison(t, ran - {"nvm-mcsi-tmpfs"}))
+
+
+class PostgreSQLVersion(unittest.TestCase):
+    """The report, its summary and the compare mode name the PostgreSQL
+    version that settings.md records (15 or 18), and nothing when it does
+    not."""
+
+    def run_with(self, d, settings):
+        synthetic_run(d, TargetsOfARun.TPS, rounds=2)
+        if settings is not None:
+            with open(os.path.join(d, "settings.md"), "w") as f:
+                f.write("# Benchmark settings\n\n- mode: quick\n" + settings)
+        res = report.Results(report.load_results(d))
+        report.write_report(d, res, [], {}, [], "", {})
+        with open(os.path.join(d, "report.md")) as f:
+            return f.read(), report.summary(d, res, [])
+
+    def test_version_named(self):
+        with tempfile.TemporaryDirectory() as d:
+            text, summary = self.run_with(d, "- PostgreSQL 18.6; pgbench (PostgreSQL) 18.6\n")
+            self.assertTrue(text.startswith("# nvmam benchmark report: PostgreSQL 18.6\n"))
+            self.assertIn("## nvmam benchmark (quick, PostgreSQL 18.6):", summary)
+            self.assertEqual(report_load.pg_version(d), "PostgreSQL 18.6")
+            with tempfile.TemporaryDirectory() as d15:
+                self.run_with(d15, "- PostgreSQL 15.14 (Debian 15.14-0+deb12u1); pgbench\n")
+                table = report.compare([d15, d])
+                self.assertIn("PostgreSQL 15.14)", table)
+                self.assertIn("PostgreSQL 18.6)", table)
+
+    def test_no_version_recorded(self):
+        with tempfile.TemporaryDirectory() as d:
+            text, summary = self.run_with(d, None)
+            self.assertTrue(text.startswith("# nvmam benchmark report\n"))
+            self.assertIn("## nvmam benchmark (quick):", summary)
 
 
 class SerialOrder(unittest.TestCase):
