@@ -10,7 +10,10 @@
 #	  lost records again before any new work (a resync), and after each
 #	  restart and catch-up the standby holds exactly the primary's rows:
 #	  count, total, a digest of every row by key; its index and sequential
-#	  scans agree.  Three rounds.
+#	  scans agree.  (Index entries of the last log-free commits are put back
+#	  by the primary at its first access to their table, and reach the
+#	  standby from there: until then an index scan on the standby misses
+#	  those rows; see the README's "Physical standbys".)  Three rounds.
 use strict;
 use warnings;
 
@@ -72,8 +75,14 @@ for my $round (1 .. 3)
 	$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
 	is(nvm_rows_digest($standby), nvm_rows_digest($primary),
 		"round $round: every account row on the standby is the primary's");
-	is(nvm_items_digest($standby), nvm_items_digest($primary),
+	is(nvm_items_digest($standby, 'seq'), nvm_items_digest($primary, 'seq'),
 		"round $round: every item row on the standby is the primary's");
+	# the index entries of the last log-free commits, lost with the WAL,
+	# are put back by the primary's first access to the table (its scan
+	# above): the standby's index has them once it has caught up again
+	$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+	is(nvm_items_digest($standby, 'index'), nvm_items_digest($primary, 'seq'),
+		"round $round: the standby's index of items finds every row after the primary's repair");
 	is($standby->safe_psql('postgres', 'SELECT count(*) FROM quiet'), '50',
 		"round $round: a table no transaction wrote is unchanged");
 	my $d = nvm_scan_digests($standby, 'items', 'id', "id || ':' || payload");

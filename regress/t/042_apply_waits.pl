@@ -61,9 +61,11 @@ like($said, qr/deleted t/, 'the local delete runs without an xid');
 # the publisher updates row 7: the apply worker meets the local delete
 $pub->safe_psql('postgres', q{UPDATE t SET v = 'updated' WHERE id = 7});
 
-# its wait, sampled: asleep on the stand-in's lock, again and again
+# its wait, sampled: asleep on the stand-in's lock, again and again (the
+# worker's backend type is "logical replication apply worker" from 17 on)
 my $apply_wait = q{SELECT coalesce(wait_event_type || ':' || wait_event, 'running')
-	FROM pg_stat_activity WHERE backend_type = 'logical replication worker'};
+	FROM pg_stat_activity
+	WHERE backend_type IN ('logical replication worker', 'logical replication apply worker')};
 my ($asleep, $samples) = (0, 0);
 for (my $i = 0; $i < 200 && $asleep < 5; $i++)
 {

@@ -74,13 +74,19 @@ EOS
 	return nvm_pgbench_start($node, $script, $clients, $seconds);
 }
 
-# nvm_items_digest NODE: "count|md5" of every item row, by id.
+# nvm_items_digest NODE [HOW]: "count|md5" of every item row, by id, read
+# by a sequential scan (HOW 'seq'), through items' primary key ('index'),
+# or as the planner likes (the default).
 sub nvm_items_digest
 {
-	my ($node) = @_;
-	return $node->safe_psql('postgres', q{
+	my ($node, $how) = @_;
+	my %settings = (
+		seq => 'SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off;',
+		index => 'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;');
+	my $set = defined $how ? $settings{$how} : '';
+	return $node->safe_psql('postgres', qq{$set
 		SELECT count(*) || '|' || md5(string_agg(id || ':' || owner || ':' || payload, ',' ORDER BY id))
-		  FROM items});
+		  FROM (SELECT * FROM items WHERE id > 0 OFFSET 0) s});
 }
 
 1;
