@@ -278,6 +278,8 @@ pair('id int PRIMARY KEY, v text', q{INSERT INTO %T% SELECT g, 'v' || g FROM gen
 		query(on($am, q{INSERT INTO %T% VALUES (11, 'new'); DELETE FROM %T% WHERE id = 10; VACUUM %T%}));
 	}
 	my $before = query(q{SELECT string_agg(g || ':v' || g, ',' ORDER BY g) FROM generate_series(1, 10) g});
+	# force_parallel_mode was renamed debug_parallel_query in 16
+	my $parallel = $node->pg_version >= 16 ? 'debug_parallel_query' : 'force_parallel_mode';
 	for my $am (qw(heap nvm))
 	{
 		is(query(on($am, qq{BEGIN ISOLATION LEVEL REPEATABLE READ;
@@ -286,7 +288,7 @@ pair('id int PRIMARY KEY, v text', q{INSERT INTO %T% SELECT g, 'v' || g FROM gen
 			$before, "exported snapshot: a reader of the $am table sees it as of the slot's start");
 		is(query(on($am, qq{BEGIN ISOLATION LEVEL REPEATABLE READ;
 			SET TRANSACTION SNAPSHOT '$snapshot';
-			SET LOCAL force_parallel_mode = on;
+			SET LOCAL $parallel = on;
 			SELECT string_agg(id || ':' || v, ',' ORDER BY id) FROM %T%; COMMIT})),
 			$before, "exported snapshot: so does a parallel worker reading the $am table");
 	}
