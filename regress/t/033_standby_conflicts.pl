@@ -124,7 +124,13 @@ ask($c, 'COMMIT;');
 $c->{in} .= "\\q\n";
 nvm_pump_client($c) until $c->{dead};
 
-# once the standby transaction has ended, the primary collects them
+# once the standby transaction has ended, the primary collects them: the
+# primary lowers its horizon to a sample it took with a next xid below the
+# standby's xmin (nvm_feedback.c), so a sample is taken first (a VACUUM
+# computes a horizon; samples are at least 100 ms apart), and an xid is
+# assigned after it, which the standby's xmin then passes
+usleep(150_000);
+$primary->safe_psql('postgres', 'VACUUM t');
 my $xid = $primary->safe_psql('postgres', 'SELECT txid_current()');
 $primary->poll_query_until('postgres', qq{
 	SELECT count(*) = 1 FROM pg_stat_replication

@@ -54,6 +54,7 @@
 #include "storage/smgr.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/tuplesort.h"
 
 #include "am/nvm_am.h"
 #include "nvm_compat.h"
@@ -223,8 +224,11 @@ nvm_relation_copy_data(Relation rel, const RelFileLocator *newrnode)
 /*
  * nvm_relation_copy_for_cluster rewrites the table for CLUSTER and VACUUM
  * FULL: it inserts the rows the current snapshot sees into NewTable, in
- * the order of OldIndex when there is one (an index scan; use_sort is not
- * needed for that), otherwise in the order of a sequential scan.  Dropped
+ * the order of OldIndex when there is one, otherwise in the order of a
+ * sequential scan.  The index's order comes from a scan of the index or,
+ * when the planner finds it cheaper (use_sort), from a sequential scan
+ * sorted as heap sorts it (tuplesort_begin_cluster, which evaluates an
+ * expression index's expressions as heap's CLUSTER does).  Dropped
  * columns become nulls, as in heap's rewrite.  The command holds an ACCESS
  * EXCLUSIVE lock, so no other transaction writes meanwhile; like a table
  * rewrite by ALTER TABLE, and unlike heap's CLUSTER, the new rows are
@@ -249,6 +253,7 @@ nvm_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	CommandId	cid = GetCurrentCommandId(true);
 	TableScanDesc tscan = NULL;
 	IndexScanDesc iscan = NULL;
+	Tuplesortstate *sort = NULL;
 	Datum	   *values = palloc(sizeof(Datum) * newdesc->natts);
 	bool	   *isnull = palloc(sizeof(bool) * newdesc->natts);
 
@@ -257,7 +262,7 @@ nvm_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	*tups_vacuumed = 0;
 	*tups_recently_dead = 0;
 
-	if (OldIndex != NULL && OldIndex->rd_rel->relam != InvalidOid)
+	if (OldIndex != NULL && OldIndex->rd_rel->relam != InvalidOid && !use_sort)
 	{
 		iscan = NVM_INDEX_BEGINSCAN(OldTable, OldIndex, snapshot, 0, 0);
 		index_rescan(iscan, NULL, 0, NULL, 0);
@@ -265,13 +270,34 @@ nvm_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	else
 		tscan = table_beginscan(OldTable, snapshot, 0, NULL);
 
+	if (OldIndex != NULL && use_sort)
+	{
+		/* the rows sorted in the index's order first, then copied */
+		sort = tuplesort_begin_cluster(RelationGetDescr(OldTable), OldIndex,
+									   maintenance_work_mem, NULL, TUPLESORT_NONE);
+		while (table_scan_getnextslot(tscan, ForwardScanDirection, src))
+		{
+			CHECK_FOR_INTERRUPTS();
+			tuplesort_putheaptuple(sort, ExecFetchSlotHeapTuple(src, false, NULL));
+		}
+		tuplesort_performsort(sort);
+	}
+
 	for (;;)
 	{
 		HeapTuple	tuple;
 
 		CHECK_FOR_INTERRUPTS();
-		if (iscan != NULL ? !index_getnext_slot(iscan, ForwardScanDirection, src)
-			: !table_scan_getnextslot(tscan, ForwardScanDirection, src))
+		if (sort != NULL)
+		{
+			HeapTuple	sorted = tuplesort_getheaptuple(sort, true);
+
+			if (sorted == NULL)
+				break;
+			ExecForceStoreHeapTuple(sorted, src, false);
+		}
+		else if (iscan != NULL ? !index_getnext_slot(iscan, ForwardScanDirection, src)
+				 : !table_scan_getnextslot(tscan, ForwardScanDirection, src))
 			break;
 
 		slot_getallattrs(src);
@@ -294,6 +320,8 @@ nvm_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 		*num_tuples += 1;
 	}
 
+	if (sort != NULL)
+		tuplesort_end(sort);
 	if (iscan != NULL)
 		index_endscan(iscan);
 	else
