@@ -145,7 +145,7 @@ build_wal2json_18()
 with_wal2json_18()
 {
 	build_wal2json_18 "$1" ||
-		nvm_warn "PostgreSQL 18 has no wal2json: regress/t/040_logical_decoding.pl cannot run its wal2json part (fails on CI)"
+		nvm_warn "PostgreSQL 18 has no wal2json: regress/t/040_logical_decoding.pl skips its wal2json part (and says so)"
 }
 
 # Unpacks Debian 13's postgresql-server-dev-17 into PREFIX_ROOT/postgresql-17

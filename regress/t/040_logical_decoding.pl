@@ -236,11 +236,16 @@ SKIP:
 {
 	if (!-e "$pkglibdir/wal2json.so")
 	{
-		# CI installs postgresql-15-wal2json (regress/lib/packages.sh);
-		# regress/build-postgresql.sh 18 builds wal2json for 18
-		fail("wal2json.so is installed in $pkglibdir") if $ENV{CI};
+		# CI installs postgresql-15-wal2json (regress/lib/packages.sh), so on
+		# 15 a missing wal2json fails the test there.  For 18,
+		# regress/build-postgresql.sh 18 builds Debian's wal2json source
+		# package when the mirror serves it (Debian's binary package of it
+		# needs a newer C library than Debian 12's); without it this part
+		# does not run on 18, and says so.
+		fail("wal2json.so is installed in $pkglibdir")
+		  if $ENV{CI} && $node->pg_version < 16;
 		skip "wal2json is not installed in $pkglibdir (15: package postgresql-15-wal2json; "
-		  . "18: regress/build-postgresql.sh 18): its part is not run", 2;
+		  . "18: regress/build-postgresql.sh 18, from Debian's source package): its part is not run", 2;
 	}
 	query(q{SELECT 'slot' FROM pg_create_logical_replication_slot('wj', 'wal2json')});
 	pair('id int PRIMARY KEY, k int NOT NULL, v text', '');
