@@ -107,9 +107,9 @@ extern void nvm_finish_bulk_insert(Relation rel, int options);
 
 /* nvm_storage.c: storage life cycle and sizes */
 extern void nvm_relation_set_new_filelocator(Relation rel, const RelFileLocator *newrnode,
-										  char persistence,
-										  TransactionId *freezeXid,
-										  MultiXactId *minmulti);
+											 char persistence,
+											 TransactionId *freezeXid,
+											 MultiXactId *minmulti);
 extern void nvm_relation_nontransactional_truncate(Relation rel);
 extern void nvm_relation_copy_data(Relation rel, const RelFileLocator *newrnode);
 extern void nvm_relation_copy_for_cluster(Relation OldTable, Relation NewTable,

@@ -48,11 +48,11 @@
 #include "nodes/execnodes.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
-#include "utils/rel.h"
-#include "utils/snapmgr.h"
 #if PG_VERSION_NUM >= 170000
 #include "storage/read_stream.h"
 #endif
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "am/nvm_am.h"
 #include "row/nvm_tid.h"
@@ -459,6 +459,17 @@ nvm_tuple_get_latest_tid(TableScanDesc sscan, ItemPointer tid)
 }
 
 /*
+ * analyze_take_block moves ANALYZE to block blockno of version numbers.
+ */
+static void
+analyze_take_block(NvmScanDesc scan, BlockNumber blockno)
+{
+	scan->analyze_block = blockno;
+	scan->analyze_offset = 1;
+	nvm_count_block_visit(scan->base.rs_rd);
+}
+
+/*
  * nvm_scan_analyze_next_block moves ANALYZE to a block of version numbers:
  * the block given (15), or the next block of ANALYZE's sample (17 on: the
  * read stream's next block number, taken without reading the block, whose
@@ -468,15 +479,12 @@ nvm_tuple_get_latest_tid(TableScanDesc sscan, ItemPointer tid)
 bool
 nvm_scan_analyze_next_block(TableScanDesc sscan, ReadStream *stream)
 {
-	NvmScanDesc scan = (NvmScanDesc) sscan;
 	BufferAccessStrategy strategy;
 	BlockNumber blockno = read_stream_next_block(stream, &strategy);
 
 	if (blockno == InvalidBlockNumber)
 		return false;
-	scan->analyze_block = blockno;
-	scan->analyze_offset = 1;
-	nvm_count_block_visit(sscan->rs_rd);
+	analyze_take_block((NvmScanDesc) sscan, blockno);
 	return true;
 }
 #else
@@ -484,11 +492,7 @@ bool
 nvm_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 							BufferAccessStrategy bstrategy)
 {
-	NvmScanDesc scan = (NvmScanDesc) sscan;
-
-	scan->analyze_block = blockno;
-	scan->analyze_offset = 1;
-	nvm_count_block_visit(sscan->rs_rd);
+	analyze_take_block((NvmScanDesc) sscan, blockno);
 	return true;
 }
 #endif

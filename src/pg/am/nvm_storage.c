@@ -100,8 +100,8 @@ nvm_create_files(const RelFileLocator *rnode, char persistence)
  */
 void
 nvm_relation_set_new_filelocator(Relation rel, const RelFileLocator *newrnode,
-							  char persistence, TransactionId *freezeXid,
-							  MultiXactId *minmulti)
+								 char persistence, TransactionId *freezeXid,
+								 MultiXactId *minmulti)
 {
 	NvmTableKey key;
 
