@@ -16,8 +16,10 @@
 #include "alloc.h"
 #include "gc.h"
 #include "grow.h"
+#include "indoubt.h"
 #include "persist.h"
 #include "pool.h"
+#include "recover.h"
 #include "store.h"
 #include "txn.h"
 

@@ -11,6 +11,7 @@
 #include "store.h"
 
 #include "alloc.h"
+#include "indoubt.h"
 #include "persist.h"
 #include "pool.h"
 #include "txn.h"

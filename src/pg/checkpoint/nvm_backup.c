@@ -80,6 +80,7 @@
 #include "utils/memutils.h"
 
 #include "gc.h"
+#include "indoubt.h"
 #include "pool.h"
 #include "store.h"
 #include "txn.h"

@@ -96,6 +96,7 @@
 #include "storage/proc.h"
 #include "utils/timestamp.h"
 
+#include "indoubt.h"
 #include "pool.h"
 #include "replica.h"
 #include "txn.h"

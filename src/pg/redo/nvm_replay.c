@@ -84,9 +84,10 @@
 #include "utils/hsearch.h"
 #include "utils/timestamp.h"
 
-#include "pool.h"
 #include "gc.h"
+#include "indoubt.h"
 #include "persist.h"
+#include "pool.h"
 #include "replica.h"
 #include "store.h"
 #include "txn.h"
