@@ -51,7 +51,7 @@
  * Durability in the pool (nvm.durability = pool; auto on persistent
  * memory).  Commits wait for no WAL flush.  The two kinds of crash are told
  * apart by the boot of the operating system.  Every claim of the pool
- * (nvm_binding.c) records the boot it is made in, a hash of
+ * (nvm_claim.c) records the boot it is made in, a hash of
  * /proc/sys/kernel/random/boot_id (of nvm.debug_boot_id when a test sets
  * it), and makes that word durable before anything else in the pool
  * changes (pool.c, nvm_pool_binding_claim).  A clean stop syncs the whole
@@ -370,7 +370,7 @@ static const char *const storage_keywords[] = {
  * nvm_durability_note_claim records in pg_nvm/storage the storage class of
  * the pool, the boot of the operating system and whether commits are made
  * durable through the WAL, durably, before a claim changes the pool
- * (nvm_binding.c); a failure is reported at elevel.
+ * (nvm_claim.c); a failure is reported at elevel.
  */
 bool
 nvm_durability_note_claim(int elevel)
@@ -597,7 +597,7 @@ nvm_durability_bring_back_volatile_pool(void)
 
 /*
  * nvm_durability_forget_saved_pool removes pg_nvm/pool.saved once a claim
- * is about to change the pool (nvm_binding.c): from then on the copy is
+ * is about to change the pool (nvm_claim.c): from then on the copy is
  * stale, and a later start must never take it.
  */
 void
