@@ -360,7 +360,7 @@ nvm_binding_settle(Relation rel)
 				 rel ? errmsg("nvm table \"%s\" is not available yet", RelationGetRelationName(rel)) :
 				 errmsg("nvm tables are not available yet"),
 				 errdetail("This data directory is restored from a base backup, and WAL replay has not yet reached the image of the nvm pool logged at the backup's start."),
-				 errhint("Wait until replay passes the image; if the backup's WAL holds none, take a new base backup of the primary (see \"Backups and copies\" in the nvmam README).")));
+				 errhint("Wait until replay passes the image; if the backup's WAL holds none, take a new base backup of the primary (see \"Backups and copies\" (doc/backups.md) in nvmam's documentation).")));
 	cause = (NvmDetachCause) binding_shared->cause;
 	detail = nvm_claim_detail(cause, binding_shared->required_lsn, binding_shared->replay_lsn);
 	if (cause == NVM_DETACH_STANDBY && RecoveryInProgress())

@@ -299,19 +299,19 @@ nvm_claim_hint(NvmDetachCause cause)
 	switch (cause)
 	{
 		case NVM_DETACH_STANDBY:
-			return "Make the standby again from a base backup of the primary (pg_basebackup -R) with nvm.wal_redo on, or from a copy of the primary's data directory and pool taken while the primary was stopped (see \"Replication\" in the nvmam README), or replicate nvm tables with logical replication. "
-				"To give a promoted standby its own empty pool, see \"Backups and copies\" in the nvmam README.";
+			return "Make the standby again from a base backup of the primary (pg_basebackup -R) with nvm.wal_redo on, or from a copy of the primary's data directory and pool taken while the primary was stopped (see \"Replication\" (doc/replication.md) in nvmam's documentation), or replicate nvm tables with logical replication. "
+				"To give a promoted standby its own empty pool, see \"Backups and copies\" (doc/backups.md) in nvmam's documentation.";
 		case NVM_DETACH_BEHIND:
 			return "Start the data directory that last used this pool, or restore the data directory and the pool together from one atomic snapshot or one copy made while the server was stopped.";
 		case NVM_DETACH_REWIND:
 			return "Make the former primary again from a new base backup of the new primary (pg_basebackup), which carries the nvm rows.";
 		case NVM_DETACH_NO_IMAGE:
-			return "Take a new base backup of the primary, with nvm.wal_redo on and wal_level replica or logical (see \"Backups and copies\" in the nvmam README).";
+			return "Take a new base backup of the primary, with nvm.wal_redo on and wal_level replica or logical (see \"Backups and copies\" (doc/backups.md) in nvmam's documentation).";
 		case NVM_DETACH_LOST:
-			return "Restore the cluster from a base backup, or give this data directory a new, empty pool and reload the nvm tables from a dump (see \"What your storage guarantees\" in the nvmam README).";
+			return "Restore the cluster from a base backup, or give this data directory a new, empty pool and reload the nvm tables from a dump (see \"What your storage guarantees\" (doc/storage.md) in nvmam's documentation).";
 		default:
 			return "Copy nvm tables from the original cluster with pg_dump, or restore the data directory and the pool together from one atomic snapshot or one copy made while the server was stopped. "
-				"To give this data directory a new, empty pool, see \"Backups and copies\" in the nvmam README.";
+				"To give this data directory a new, empty pool, see \"Backups and copies\" (doc/backups.md) in nvmam's documentation.";
 	}
 }
 

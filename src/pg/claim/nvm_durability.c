@@ -272,7 +272,7 @@ storage_phrase(void)
 	return pstrdup("on storage of an unknown class");
 }
 
-#define STORAGE_HINT "Put nvm.pool_path on a DAX file system of persistent memory, or set nvm.durability to wal (or auto) with nvm.wal_redo on and wal_level replica: see \"What your storage guarantees\" in the nvmam README."
+#define STORAGE_HINT "Put nvm.pool_path on a DAX file system of persistent memory, or set nvm.durability to wal (or auto) with nvm.wal_redo on and wal_level replica: see \"What your storage guarantees\" (doc/storage.md) in nvmam's documentation."
 
 /*
  * nvm_durability_report_storage: see nvm_durability.h.
@@ -356,7 +356,7 @@ nvm_durability_check_pool(const NvmPoolBinding *pb)
 					   storage_phrase()),
 			 errhint("Restore the data directory and the pool together from a backup, "
 					 "or give this data directory a new, empty pool and reload the nvm tables from a dump: "
-					 "see \"What your storage guarantees\" in the nvmam README.")));
+					 "see \"What your storage guarantees\" (doc/storage.md) in nvmam's documentation.")));
 }
 
 static const char *const storage_keywords[] = {
