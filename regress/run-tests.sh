@@ -295,7 +295,8 @@ elif ! skipped unit NVM_SKIP_UNIT; then
 fi
 
 # ---------------------------------------------------------------------------
-# structure: no include cycle between modules, maps that name every file
+# structure: no include cycle between modules, layers kept, maps that name
+# every file; the documentation's links and settings (--docs)
 # ---------------------------------------------------------------------------
 
 # the source folders whose structure is checked (regress/check-structure.sh)
@@ -304,8 +305,8 @@ STRUCTURE_DIRS=(src/core src/pg)
 run_structure()
 {
 	local log=$RUN_DIR/structure.log
-	banner "structure (regress/check-structure.sh ${STRUCTURE_DIRS[*]})"
-	if (cd "$ROOT" && bash regress/check-structure.sh "${STRUCTURE_DIRS[@]}") >"$log" 2>&1; then
+	banner "structure (regress/check-structure.sh --docs ${STRUCTURE_DIRS[*]})"
+	if (cd "$ROOT" && bash regress/check-structure.sh --docs "${STRUCTURE_DIRS[@]}") >"$log" 2>&1; then
 		record structure ok "${#STRUCTURE_DIRS[@]}" 0 ""
 	else
 		cat "$log"
