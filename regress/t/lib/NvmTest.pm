@@ -84,6 +84,12 @@ sub nvm_node
 		$conf .= PostgreSQL::Test::Utils::slurp_file($modeconf)
 		  if $ENV{NVM_SOURCE_DIR} && -f $modeconf;
 	}
+	# NVM_TAP_SMALL_WAL (a setting of the test library, passed by
+	# regress/run-tests.sh): checkpoints as often as the WAL allows, as on a
+	# machine fast enough to fill max_wal_size within a test's load, so
+	# that a test that needs WAL a checkpoint may recycle shows it
+	$conf .= "max_wal_size = '32MB'\nmin_wal_size = '32MB'\ncheckpoint_timeout = '30s'\n"
+	  if $ENV{NVM_TAP_SMALL_WAL};
 	$conf = "shared_preload_libraries = 'nvmam'\n" . $conf if $preload;
 	$node->append_conf('postgresql.conf', $conf);
 	return ($node, $pool);
