@@ -284,7 +284,7 @@ unpin_horizon(bool pinned)
 /*
  * nvm_backup_log_image logs the whole image of the pool, every row in the
  * WAL, for a base backup that started (for_backup) or at the start of the
- * server where commits are durable through the WAL (recovery/
+ * server where commits are durable through the WAL (claim/
  * nvm_durability.c); why names the occasion for the log.
  */
 void
