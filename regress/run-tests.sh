@@ -23,7 +23,8 @@
 #	NVM_SKIP_INSTALL=1		build but do not install
 #	NVM_PG_VERSION=18		PostgreSQL 18 instead of 15 (or 17: compile only)
 #	NVM_SKIP_UNIT=1			skip the unit tests (meson test)
-#	NVM_SKIP_STRUCTURE=1	skip the structure check (include cycles, maps)
+#	NVM_SKIP_STRUCTURE=1	skip the structure check (include cycles, layers,
+#							maps, the documentation's links and settings)
 #	NVM_SKIP_SQL=1			skip the pg_regress suite
 #	NVM_CC_MODES="mcsi"	run every suite in these modes only (default
 #							"mcsi n2db")
