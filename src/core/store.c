@@ -21,6 +21,7 @@
 typedef struct NvmStoreShared
 {
 	NvmSpinLock dir_lock;		/* serialises changes to the table directory */
+	_Atomic bool numbers_moved; /* see nvm_store_note_numbers_moved */
 } NvmStoreShared;
 
 static NvmStoreShared *store_shared = NULL;
@@ -36,12 +37,26 @@ nvm_store_startup(void *shmem)
 {
 	store_shared = shmem;
 	nvm_spin_init(&store_shared->dir_lock);
+	atomic_store(&store_shared->numbers_moved, false);
 }
 
 void
 nvm_store_attach(void *shmem)
 {
 	store_shared = shmem;
+}
+
+void
+nvm_store_note_numbers_moved(void)
+{
+	if (!atomic_load_explicit(&store_shared->numbers_moved, memory_order_relaxed))
+		atomic_store(&store_shared->numbers_moved, true);
+}
+
+bool
+nvm_store_numbers_moved(void)
+{
+	return store_shared != NULL && atomic_load(&store_shared->numbers_moved);
 }
 
 /* ---------------------------------------------------------------------
