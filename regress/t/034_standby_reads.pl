@@ -13,8 +13,10 @@
 #	  (100): every row each way); and a read alone in its statement holds
 #	  every row and the total.  After each crash, before anything on the primary
 #	  touches the tables again, the standbys' index and sequential scans
-#	  agree (the primary puts back the index entries a crash lost at its
-#	  start).  In the end both standbys hold the primary's rows.
+#	  agree: the primary puts back the index entries a crash lost at its
+#	  start, and in its WAL they come before the rows it logs again (read
+#	  with pg_walinspect).  In the end both standbys hold the primary's
+#	  rows.
 use strict;
 use warnings;
 
@@ -42,6 +44,7 @@ max_wal_senders = 10
 });
 $primary->start;
 nvm_accounts_create($primary, $ROWS);
+$primary->safe_psql('postgres', 'CREATE EXTENSION pg_walinspect');
 # as a user's table of balances: the updates change no indexed column, so
 # the primary reuses the numbers of the versions it collects
 $primary->safe_psql('postgres', qq{
@@ -146,6 +149,26 @@ for my $round (1 .. 3)
 	  && !$primary->log_contains(qr/logged \d+ rows of \d+ nvm tables again for physical standbys/, $offset);
 	ok($primary->log_contains(qr/logged \d+ rows of \d+ nvm tables again for physical standbys/, $offset),
 		"round $round: the primary logged the rows of its tables again at its start");
+	# in the primary's WAL the index entries put back come before the rows
+	# logged again, so that no standby replays a row before its entries
+	my $order = $primary->safe_psql('postgres', q{
+		WITH r AS (SELECT * FROM pg_get_wal_records_info(
+					(SELECT redo_lsn FROM pg_control_checkpoint()), pg_current_wal_flush_lsn())),
+			 resync AS (SELECT min(start_lsn) AS at FROM r
+						 WHERE resource_manager = 'nvmam' AND record_type = 'RESYNC'),
+			 repair AS (SELECT r.start_lsn FROM r
+						 WHERE resource_manager = 'Btree' AND record_type LIKE 'INSERT%'
+						   AND block_ref ~ ('/' || pg_relation_filenode('items_pkey') || '( |$)'))
+		SELECT (SELECT at IS NOT NULL FROM resync)
+			|| '|' || (SELECT count(*) FROM repair WHERE start_lsn < (SELECT at FROM resync))
+			|| '|' || (SELECT count(*) FROM repair WHERE start_lsn > (SELECT at FROM resync))});
+	my ($resynced, $before, $after) = split /\|/, $order;
+	my ($inserted) = slurp_file($primary->logfile, $offset) =~ /re-inserted (\d+) index entries of table "items"/;
+	note("round $round: $before index entries of items put back before the rows were logged again, $after after");
+	is("$resynced|$after", 'true|0',
+		"round $round: in the primary's WAL, the index entries put back come before the rows logged again");
+	cmp_ok($before, '>=', $inserted // 0,
+		"round $round: ... all of them (" . ($inserted // 0) . ' re-inserted)');
 	$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
 	$standby->wait_for_catchup($cascade, 'replay', $standby->lsn('replay'));
 	index_agrees($standby, "round $round, standby, before the primary's tables are touched");
