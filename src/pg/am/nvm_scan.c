@@ -128,14 +128,14 @@ typedef struct NvmParallelScanDescData
 	pg_atomic_uint64 next;		/* first number of the next chunk */
 } NvmParallelScanDescData;
 
+typedef NvmParallelScanDescData *NvmParallelScanDesc;
+
 /* A visible version by its number (sample scans that walk records). */
 typedef struct NvmNumbered
 {
 	uint64		version_no;
 	NvmVersion *v;
 } NvmNumbered;
-
-typedef NvmParallelScanDescData *NvmParallelScanDesc;
 
 /*
  * Version (or record) numbers a participant of a parallel scan claims at a
@@ -337,10 +337,8 @@ nvm_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 					 TupleTableSlot *slot)
 {
 	NvmScanDesc scan = (NvmScanDesc) sscan;
-
-	/* the numbers walked: version numbers, or record numbers on a standby */
-	uint64		lo = scan->by_record ? 1 : scan->first;
-	uint64		hi = scan->by_record ? scan->nrecords : scan->nversions;
+	uint64		lo = scan->by_record ? 1 : scan->first;	/* the numbers walked: */
+	uint64		hi = scan->by_record ? scan->nrecords : scan->nversions;	/* [lo, hi) */
 
 	/* own writes made since the scan began are judged by their command id */
 	scan->view.my_txid = nvm_xact_my_txid();
