@@ -71,7 +71,7 @@
 #include "utils/snapmgr.h"
 
 #include "am/nvm_am.h"
-#include "recovery/nvm_binding.h"
+#include "claim/nvm_binding.h"
 #include "row/nvm_tid.h"
 #include "row/nvm_tuple.h"
 #include "space/nvm_relation.h"

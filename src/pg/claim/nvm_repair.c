@@ -16,7 +16,7 @@
  * start: the first access to nvm rows after a crash (the binding's
  * "resync" state, which every other access waits for) runs
  * nvm_repair_at_start before it logs the rows of the tables a crash may
- * have lost COMMIT records of (wal/nvm_resync.c).  For each database with
+ * have lost COMMIT records of (redo/nvm_resync.c).  For each database with
  * tables in the repair list it starts a worker ("nvm index repair")
  * connected to that database, which repairs each of them, and waits for
  * it.  So the WAL of the entries put back lies before the RESYNC records
@@ -111,9 +111,9 @@
 #include "pool.h"
 #include "store.h"
 
+#include "claim/nvm_binding.h"
+#include "claim/nvm_repair.h"
 #include "nvm_compat.h"
-#include "recovery/nvm_binding.h"
-#include "recovery/nvm_repair.h"
 #include "row/nvm_tid.h"
 #include "row/nvm_tuple.h"
 
