@@ -67,6 +67,7 @@
 #include "claim/nvm_binding.h"
 #include "claim/nvm_claim.h"
 #include "claim/nvm_durability.h"
+#include "claim/nvm_repair.h"
 #include "logical/nvm_seqlog.h"
 #include "logical/nvm_wal.h"
 #include "nvm_settings.h"
@@ -123,14 +124,17 @@ static void nvm_postmaster_exit(int code, Datum arg);
 
 /*
  * nvm_log_at_first_access runs at the first access to nvm rows after a start
- * that needs it (the binding's "resync" state): the rows a crash may have
- * lost the redo of are logged again (nvm_resync.c), then, where commits are
+ * that needs it (the binding's "resync" state): the index entries a crash
+ * lost are put back (nvm_repair.c), then the rows a crash may have lost the
+ * redo of are logged again (nvm_resync.c), so that a standby's indexes have
+ * the entries of those rows before it replays them; then, where commits are
  * durable through the WAL, the image of the pool (nvm_backup.c), so that
  * the WAL after the last checkpoint holds one before anything changes.
  */
 static void
 nvm_log_at_first_access(void)
 {
+	nvm_repair_at_start();
 	nvm_resync_run();
 	if (!nvm_durability_through_wal())
 		return;
@@ -478,7 +482,7 @@ nvm_recover_index_log(void)
 				 errhint("Move the pool file to a larger one with the server stopped (nvm.pool_path), or free space by restoring a dump into a new pool.")));
 	if (pending > 0)
 		ereport(LOG,
-				(errmsg("nvm pool: %lld index entries of transactions committed without a WAL flush are checked when their tables are first used",
+				(errmsg("nvm pool: %lld index entries of transactions committed without a WAL flush are checked before their tables are used",
 						(long long) pending)));
 }
 

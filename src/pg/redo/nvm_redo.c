@@ -96,6 +96,7 @@
 #include "storage/proc.h"
 #include "utils/timestamp.h"
 
+#include "indexlog.h"
 #include "indoubt.h"
 #include "pool.h"
 #include "replica.h"
@@ -625,8 +626,12 @@ nvm_redo_start(bool after_crash, XLogRecPtr durable_end)
 				(errmsg("nvm: the rows of %u nvm tables are logged again for physical standbys at the first access to nvm tables",
 						marked),
 				 errdetail("A crash may have lost the WAL records of commits in them.")));
-	/* durability through the WAL needs an image after this start too */
-	if (marked > 0 || nvm_durability_through_wal())
+	/*
+	 * durability through the WAL needs an image after this start too; index
+	 * entries a crash lost are put back before anything else
+	 * (claim/nvm_repair.c), so that standbys get them before the rows
+	 */
+	if (marked > 0 || nvm_durability_through_wal() || nvm_repair_list() != NULL)
 		nvm_binding_require_resync();
 }
 
