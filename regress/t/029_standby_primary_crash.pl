@@ -56,8 +56,16 @@ for my $round (1 .. 3)
 	# what the flusher had not flushed yet is lost
 	$standby->stop('fast') if $round != 2;
 	sleep 2;
-	my $before = $primary->safe_psql('postgres',
-		q{SELECT pg_current_wal_insert_lsn() - pg_current_wal_flush_lsn()});
+	# the kill falls where WAL is written but not flushed: on a loaded
+	# machine the load's clients can all be off the CPU at a given moment,
+	# so the gap is looked for (10 s at most) rather than read once
+	my $before = 0;
+	for (my $try = 0; $try < 100 && $before <= 0; $try++)
+	{
+		select(undef, undef, undef, 0.1) if $try > 0;
+		$before = $primary->safe_psql('postgres',
+			q{SELECT pg_current_wal_insert_lsn() - pg_current_wal_flush_lsn()});
+	}
 	nvm_crash($primary);
 	nvm_load_kill($load);
 	ok($before > 0,
