@@ -81,6 +81,9 @@ citus.enable_statistics_collection = off
 # the test recovers prepared transactions itself, when it wants to
 citus.recover_2pc_interval = -1
 citus.distributed_deadlock_detection_factor = 2
+# every table created without USING is an nvm table, but the tables of
+# CREATE EXTENSION citus (its metadata) stay heap
+default_table_access_method = nvm
 });
 	# a node connects to itself (a shard move's subscription, say) through
 	# its socket directory, where the test's servers listen
@@ -103,6 +106,14 @@ for my $w ($w1, $w2)
 {
 	is($w->safe_psql('postgres', q{SELECT count(*) FROM pg_extension WHERE extname = 'nvmam'}),
 		'1', $w->name . ': CREATE EXTENSION nvmam on the coordinator created it here too');
+}
+for my $n ($coord, $w1, $w2)
+{
+	like($n->safe_psql('postgres', q{SELECT count(*) FILTER (WHERE a.amname <> 'heap') || ' of ' || count(*)
+		FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+		WHERE c.relnamespace = 'pg_catalog'::regnamespace AND c.relname LIKE 'pg_dist%' AND c.relkind = 'r'}),
+		qr/^0 of [1-9]\d*$/,
+		$n->name . ": Citus's metadata tables are heap tables under default_table_access_method = nvm");
 }
 
 # placement_ams TABLE: "AM:N,..." over every placement of TABLE (shards of
@@ -422,15 +433,23 @@ sub load_while
 	}
 }
 
-# stop_clients: waits for every fed transfer's outcome, ends the clients;
-# returns the number of errors they reported
+# stop_clients [RECOVER]: waits for every fed transfer's outcome (with
+# RECOVER, recovering prepared transactions every second meanwhile), ends
+# the clients; returns the number of errors they reported
 sub stop_clients
 {
+	my ($recover) = @_;
 	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	my $next_recovery = time + 1;
 	while (time < $deadline && grep { !$_->{dead} && $_->{done} < $_->{fed} } @clients)
 	{
 		pump_clients(0);
 		usleep(5_000);
+		if ($recover && time > $next_recovery)
+		{
+			q_coord(q{SELECT recover_prepared_transactions()});
+			$next_recovery = time + 1;
+		}
 	}
 	my $errors = 0;
 	for my $c (@clients)
@@ -658,9 +677,13 @@ for my $w ($w1, $w2)
 	nvm_crash($w);
 	load_while(0.5);
 	$w->start;
+	# what Citus's maintenance daemon does every citus.recover_2pc_interval:
+	# the prepared transactions the kill left in doubt hold row locks that
+	# the load waits for
+	q_coord(q{SELECT recover_prepared_transactions()});
 	load_while(2);
 }
-my $errors = stop_clients();
+my $errors = stop_clients(1);
 cmp_ok($errors, '>', 0, 'the kills interrupted transfers') or diag('no transfer failed');
 my $recovered = q_coord(q{SELECT recover_prepared_transactions()});
 note("recover_prepared_transactions: $recovered");
