@@ -119,7 +119,7 @@ mkdir -p "$OUT"
 cp "$WORK/harness.log" "$OUT/"
 cp -r "$REG/results" "$OUT/" 2>/dev/null
 cp "$REG/regression.diffs" "$OUT/" 2>/dev/null
-grep -E '^(test +| +)[a-z_0-9]+ +\.\.\. ' "$WORK/harness.log"
+grep -E '^(test +| +)[a-z_0-9]+ +\.\.\. |^(not )?ok [0-9]+ ' "$WORK/harness.log"
 
 # the outcome of each test against the allow-list
 declare -A listed=()
@@ -141,7 +141,12 @@ while read -r test result; do
 		printf 'FAILED, not allow-listed: %s (diff in %s/regression.diffs)\n' "$test" "$OUT"
 		failed=$((failed + 1))
 	fi
-done < <(sed -nE 's/^(test +| +)([a-z_0-9]+) +\.\.\. (ok|FAILED).*/\2 \3/p' "$WORK/harness.log")
+done < <(
+	# pg_regress's lines: "test NAME ... ok" (15), "ok N - NAME" or "not ok N
+	# - NAME" (TAP, from 16 on)
+	sed -nE -e 's/^(test +| +)([a-z_0-9]+) +\.\.\. (ok|FAILED).*/\2 \3/p' \
+		-e 's/^ok [0-9]+ +[-+] +([a-z_0-9]+) .*/\1 ok/p' \
+		-e 's/^not ok [0-9]+ +[-+] +([a-z_0-9]+) .*/\1 FAILED/p' "$WORK/harness.log")
 if [ "$passed" -eq 0 ] && [ "$failed" -eq 0 ]; then
 	tail -n 30 "$WORK/harness.log"
 	nvm_warn "the harness ran no test (exit status $rc; log: $OUT/harness.log)"
