@@ -46,6 +46,14 @@
 #	NVM_SQL_TESTS="a b"		run only these sql/ tests (no schedule)
 #	NVM_ISOLATION_TESTS="a"	run only these specs/
 #	NVM_TAP_TESTS="regress/t/001_x.pl ..."	run only these TAP tests
+#	NVM_TAP_TEST_TIMEOUT=s	kill one TAP test after s seconds (default 900);
+#							the others still run
+#	NVM_TAP_LOAD_CLIENTS=n	multiply the clients of the TAP tests' loads
+#							(regress/t/lib/NvmBackup.pm; default 1)
+#	NVM_TAP_LOAD_SECONDS=n	multiply the least duration of those loads
+#	NVM_TAP_SMALL_WAL=1		TAP nodes checkpoint as often as the WAL allows
+#							(max_wal_size 32MB): WAL a test needs and lets a
+#							checkpoint recycle shows
 #	NVM_BUILD_DIR=dir		meson build directory (default build; build-pg18
 #							on 18, build-pg17 on 17)
 #	NVM_MESON_ARGS="..."	extra `meson setup` options
@@ -706,14 +714,18 @@ fi
 # ---------------------------------------------------------------------------
 
 # run_tap MODE [TESTS]: the TAP tests (or the TESTS given, unless
-# NVM_TAP_TESTS names them) with nvm.concurrency_control = MODE.
+# NVM_TAP_TESTS names them) with nvm.concurrency_control = MODE.  Each test
+# runs under a prove of its own, in a process group of its own with a
+# timeout of its own (NVM_TAP_TEST_TIMEOUT), and the servers it left are
+# stopped after it: a test that bails out, hangs or crashes fails alone, and
+# every other test still runs.  The stage's note names every failed test.
 run_tap()
 {
 	local mode=$1 only=${2:-}
-	local -a tests=()
+	local -a tests=() failed_names=()
 	local stage=tap-$mode
-	local log=$RUN_DIR/$stage.log rc files failed_files passed t name f
-	local timeout_s=${NVM_SUITE_TIMEOUT:-2400}
+	local log=$RUN_DIR/$stage.log tlog rc t name f passed note
+	local timeout_s=${NVM_TAP_TEST_TIMEOUT:-900}
 	banner "TAP tests (regress/t/*.pl), nvm.concurrency_control = $mode"
 	if ! have_files 'regress/t/*.pl'; then
 		record tap skipped 0 0 "no regress/t/*.pl"
@@ -737,52 +749,56 @@ run_tap()
 	fi
 	nvm_as_pg rm -rf "$WORK/tap"
 	nvm_as_pg mkdir -p "$WORK/tap"
-
-	nvm_run_group "$timeout_s" "$log" "${AS_PG[@]}" env -C "$WORK/src" \
-		PATH="$PG_BINDIR:$PATH" \
-		PERL5LIB="$PG_PGXS_TEST/perl:$WORK/src/regress/t/lib${PERL5LIB:+:$PERL5LIB}" \
-		PG_REGRESS="$PG_REGRESS" \
-		TESTDIR="$WORK/tap" \
-		TESTDATADIR="$WORK/tap/tmp_check" \
-		TESTLOGDIR="$WORK/tap/tmp_check/log" \
-		NVM_SOURCE_DIR="$WORK/src" \
-		NVM_SHM_DIR="$SHM" \
-		NVM_POOL_SIZE="$POOL_SIZE" \
-		NVM_CC_MODE="$mode" \
-		NVM_CITUS_REQUIRED="${NVM_CITUS_REQUIRED:-}" \
-		prove --timer "${tests[@]}"
-	rc=$?
-	nvm_stop_all_under "$WORK/tap"
+	: >"$log"
+	tlog=$(mktemp)
+	for t in "${tests[@]}"; do
+		name=${t##*/}
+		nvm_run_group "$timeout_s" "$tlog" "${AS_PG[@]}" env -C "$WORK/src" \
+			PATH="$PG_BINDIR:$PATH" \
+			PERL5LIB="$PG_PGXS_TEST/perl:$WORK/src/regress/t/lib${PERL5LIB:+:$PERL5LIB}" \
+			PG_REGRESS="$PG_REGRESS" \
+			TESTDIR="$WORK/tap" \
+			TESTDATADIR="$WORK/tap/tmp_check" \
+			TESTLOGDIR="$WORK/tap/tmp_check/log" \
+			NVM_SOURCE_DIR="$WORK/src" \
+			NVM_SHM_DIR="$SHM" \
+			NVM_POOL_SIZE="$POOL_SIZE" \
+			NVM_CC_MODE="$mode" \
+			NVM_CITUS_REQUIRED="${NVM_CITUS_REQUIRED:-}" \
+			NVM_TAP_LOAD_CLIENTS="${NVM_TAP_LOAD_CLIENTS:-1}" \
+			NVM_TAP_LOAD_SECONDS="${NVM_TAP_LOAD_SECONDS:-1}" \
+			NVM_TAP_SMALL_WAL="${NVM_TAP_SMALL_WAL:-0}" \
+			prove --timer "$t"
+		rc=$?
+		cat "$tlog" >>"$log"
+		nvm_stop_all_under "$WORK/tap"
+		# prove's summary says "Result: PASS" only when every test of the
+		# script passed and its plan was met
+		if [ "$rc" -ne 0 ] || ! grep -q '^Result: PASS' "$tlog"; then
+			if [ "$rc" -eq 124 ]; then
+				failed_names+=("$name (timed out after ${timeout_s}s)")
+			elif grep -q 'Bailout called' "$tlog"; then
+				failed_names+=("$name (bailed out)")
+			else
+				failed_names+=("$name")
+			fi
+			f=$WORK/tap/tmp_check/log/regress_log_${name%.pl}
+			if [ -f "$f" ]; then
+				banner "tap: end of ${f##*/}"
+				tail -n 60 "$f"
+			fi
+		fi
+	done
+	rm -f "$tlog"
 	cp -r "$WORK/tap/tmp_check/log" "$RUN_DIR/$stage-logs" 2>/dev/null || true
 
-	files=$(sed -nE 's/^Files=([0-9]+),.*/\1/p' "$log" | tail -n 1)
-	files=${files:-${#tests[@]}}
-	# one "name.pl (Wstat: ...)" line per failed script in the summary report
-	failed_files=$(grep -cE '^[^ ]+\.pl +\(Wstat' "$log")
-	if [ "$rc" -ne 0 ] && [ "$failed_files" -eq 0 ]; then
-		failed_files=1
-	fi
-	passed=$((files - failed_files))
-	[ "$passed" -ge 0 ] || passed=0
-	if [ "$failed_files" -eq 0 ]; then
+	passed=$((${#tests[@]} - ${#failed_names[@]}))
+	if [ "${#failed_names[@]}" -eq 0 ]; then
 		record "$stage" ok "$passed" 0 ""
 		return
 	fi
-	if [ "$rc" -eq 124 ]; then
-		record "$stage" FAILED "$passed" "$failed_files" "timed out after ${timeout_s}s (NVM_SUITE_TIMEOUT)"
-	else
-		record "$stage" FAILED "$passed" "$failed_files" "see ${RUN_DIR#"$ROOT"/}/$stage-logs"
-	fi
-	# the end of each failed test's log
-	while read -r t; do
-		name=${t##*/}
-		name=${name%.pl}
-		f=$WORK/tap/tmp_check/log/regress_log_$name
-		if [ -f "$f" ]; then
-			banner "tap: end of ${f##*/}"
-			tail -n 60 "$f"
-		fi
-	done < <(sed -nE 's/^([^ ]+\.pl) +\(Wstat.*/\1/p' "$log")
+	note=$(printf '%s, ' "${failed_names[@]}")
+	record "$stage" FAILED "$passed" "${#failed_names[@]}" "${note%, } (logs: ${RUN_DIR#"$ROOT"/}/$stage-logs)"
 }
 
 if ! skipped tap NVM_SKIP_TAP; then

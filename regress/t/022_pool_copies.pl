@@ -83,7 +83,7 @@ nvm_accounts_check($node, 'after the stale pool', $ROWS);
 
 # --- a copy of the pool taken while the server ran ------------------------------
 $load = nvm_transfers_start($node, $ROWS, 4, 3);
-sleep 1;
+nvm_load_wait_running($load);
 nvm_freeze_and_copy($node, $pool => "$pool.hot");
 nvm_transfers_finish($load, 'the transfers while the pool was copied');
 $node->stop;
@@ -98,7 +98,7 @@ nvm_accounts_check($node, 'after the hot pool copy', $ROWS);
 # --- a copy of the data directory taken while the server ran, original stopped
 my $snap = PostgreSQL::Test::Utils::tempdir() . '/snapshot_clean';
 $load = nvm_transfers_start($node, $ROWS, 4, 3);
-sleep 1;
+nvm_load_wait_running($load);
 nvm_freeze_and_copy($node, $node->data_dir => $snap);
 nvm_transfers_finish($load, 'the transfers while the data directory was copied');
 $node->stop;
@@ -111,7 +111,7 @@ nvm_accounts_check($node, 'the original after its hot copy was refused', $ROWS);
 # --- the same after the original crashed: the WAL check after replay ----------
 $snap = PostgreSQL::Test::Utils::tempdir() . '/snapshot_crash';
 $load = nvm_transfers_start($node, $ROWS, 4, 4);
-sleep 1;
+nvm_load_wait_running($load);
 nvm_freeze_and_copy($node, $node->data_dir => $snap);
 # after the copy, commits flush WAL the copy does not have
 $node->safe_psql('postgres', q{INSERT INTO ledger VALUES ('after the copy')});

@@ -34,9 +34,10 @@ $node->start;
 nvm_accounts_create($node, $ROWS);
 my $dumps = PostgreSQL::Test::Utils::tempdir();
 my $load = nvm_transfers_start($node, $ROWS, 4, 4);
-sleep 1;
+nvm_load_wait_running($load);
 $node->command_ok([ 'pg_dump', '-Fc', '-f', "$dumps/under_load.dump", '-d', $node->connstr('postgres') ],
 	'pg_dump under load');
+ok(nvm_load_running($load), 'pg_dump ended while the transfers ran');
 nvm_transfers_finish($load, 'the transfers during pg_dump');
 $node->command_ok([ 'pg_dump', '-Fc', '-f', "$dumps/at_rest.dump", '-d', $node->connstr('postgres') ],
 	'pg_dump at rest');
@@ -66,10 +67,11 @@ $node->safe_psql('postgres', qq{
 my $sum_both = q{SELECT (SELECT sum(balance) FROM accounts) + (SELECT sum(balance) FROM reserve)};
 my $before = $node->safe_psql('postgres', $sum_both);
 $load = nvm_transfers_start($node, $ROWS, 4, 5, 'reserve');
-sleep 1;
+nvm_load_wait_running($load);
 $node->command_ok(
 	[ 'pg_dump', '-Fd', '-j', '2', '-f', "$dumps/parallel", '-d', $node->connstr('postgres') ],
 	'pg_dump --jobs 2 under load');
+ok(nvm_load_running($load), 'pg_dump --jobs 2 ended while the transfers ran');
 nvm_transfers_finish($load, 'the transfers during the parallel dump');
 is($node->safe_psql('postgres', $sum_both), $before, 'the source keeps the sum over both tables');
 $target->command_ok(
@@ -127,7 +129,7 @@ foreach my $inside (1, 0)
 		push @NvmTest::extra_files, $copied_pool;
 	}
 	$load = nvm_transfers_start($orig, $ROWS, 4, 4);
-	sleep 2;
+	nvm_load_wait_running($load);
 	nvm_freeze_and_copy($orig, %pairs);
 	nvm_transfers_finish($load, "$where: the transfers during the snapshot");
 	my $snap = copy_node($orig, ($inside ? 'in' : 'out') . '_under_load', "$tmp/data", $copied_pool);

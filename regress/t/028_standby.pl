@@ -160,13 +160,13 @@ is($standby->safe_psql('postgres', 'SELECT tables FROM nvm_pool'),
 
 # --- a clean restart, then a kill -9, of the standby under load --------------
 $load = nvm_mixed_load_start($primary, $ROWS, 6, 2, 1);
-sleep 2;
+nvm_load_wait_running($load);
 $standby->restart;
 nvm_transfers_finish($load, 'load over a restart of the standby');
 same_rows($primary, $standby, 'standby restarted');
 
 $load = nvm_mixed_load_start($primary, $ROWS, 6, 2, 1);
-sleep 2;
+nvm_load_wait_running($load);
 $standby->stop('immediate');
 sleep 1;
 $standby->start;
@@ -262,7 +262,7 @@ for (my $i = 1; time() < $until; $i++)
 	push @acked, $i if $rc == 0;
 }
 nvm_crash($primary);
-$load->{h}->kill_kill;
+nvm_load_kill($load);
 ok(@acked > 10, 'commits were acknowledged by the synchronous standby (' . scalar(@acked) . ')');
 $standby->safe_psql('postgres', 'SELECT pg_promote()');
 $standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')

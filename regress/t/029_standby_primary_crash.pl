@@ -49,7 +49,7 @@ for my $round (1 .. 3)
 {
 	# new items take no xid: nothing wakes the WAL writer
 	my $load = nvm_mixed_load_start($primary, $ROWS, 30, 2, 0);
-	sleep 1;
+	nvm_load_wait_running($load);
 	# rounds 1 and 3: the standby is down when the primary dies, so the redo
 	# flusher, which flushes COMMIT records only while walsenders run, is
 	# idle and seconds of records are lost; round 2: it streams, and only
@@ -59,7 +59,7 @@ for my $round (1 .. 3)
 	my $before = $primary->safe_psql('postgres',
 		q{SELECT pg_current_wal_insert_lsn() - pg_current_wal_flush_lsn()});
 	nvm_crash($primary);
-	$load->{h}->kill_kill;
+	nvm_load_kill($load);
 	ok($before > 0,
 		"round $round: WAL was written but not flushed when the primary was killed ($before bytes)")
 	  if $round != 2;

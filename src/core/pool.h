@@ -115,7 +115,7 @@ typedef struct NvmPoolHeader
  * directory may open the pool, and at which point of its history.  The core
  * only keeps these words; what they mean, and the argument that no copy of
  * a data directory is ever served a pool that does not match it, is with
- * the code that checks them (src/pg/recovery/nvm_binding.c).  A pool
+ * the code that checks them (src/pg/claim/nvm_binding.c).  A pool
  * written before the binding existed has zeros here: never bound.
  */
 typedef struct NvmPoolBinding

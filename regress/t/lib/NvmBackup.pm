@@ -19,9 +19,11 @@ use IPC::Run;
 use PostgreSQL::Test::RecursiveCopy;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(usleep);
 use NvmTest;
 
 our @EXPORT = qw(nvm_accounts_create nvm_transfers_start nvm_transfers_finish nvm_pgbench_start
+  nvm_load_wait_running nvm_load_running nvm_load_kill nvm_load_transactions
   nvm_accounts_check nvm_rows_digest nvm_refuses_nvm nvm_pool_state
   nvm_freeze_and_copy);
 
@@ -46,8 +48,9 @@ sub nvm_accounts_create
 
 # nvm_transfers_start NODE ROWS CLIENTS SECONDS [SECOND_TABLE]: pgbench in
 # the background, CLIENTS clients moving money between two random accounts
-# (two updates a transaction, so the total stays constant) for SECONDS
-# seconds, deadlocks retried; with SECOND_TABLE (an nvm table like
+# (two updates a transaction, so the total stays constant) for at least
+# SECONDS seconds and until nvm_transfers_finish (nvm_pgbench_start),
+# deadlocks retried; with SECOND_TABLE (an nvm table like
 # accounts), from an account to a row of that table, so that only the sum
 # over both tables is constant.  Returns a handle for nvm_transfers_finish.
 sub nvm_transfers_start
@@ -69,34 +72,117 @@ EOS
 	return nvm_pgbench_start($node, $script, $clients, $seconds);
 }
 
+# The load's size, by a setting of the test library: NVM_TAP_LOAD_CLIENTS
+# and NVM_TAP_LOAD_SECONDS (regress/run-tests.sh passes them; default 1)
+# multiply every load's clients and its least duration, so that a run can
+# make the loads heavier or longer on purpose and flush out tests that
+# depend on the machine's speed.
+my $clients_factor = $ENV{NVM_TAP_LOAD_CLIENTS} || 1;
+my $seconds_factor = $ENV{NVM_TAP_LOAD_SECONDS} || 1;
+
 # nvm_pgbench_start NODE SCRIPT CLIENTS SECONDS: pgbench in the background
-# on NODE's database postgres, CLIENTS clients running SCRIPT for SECONDS
-# seconds, serialization failures and deadlocks retried.  Returns a handle
-# for nvm_transfers_finish.
+# on NODE's database postgres, CLIENTS clients running SCRIPT, serialization
+# failures and deadlocks retried.  The load runs in rounds of one second
+# (one pgbench each) for at least SECONDS seconds and then until
+# nvm_transfers_finish stops it, so that whatever a test does between the
+# start and the finish runs under load however fast or slow the machine is.
+# A round that fails (the server crashed or stopped, a client aborted) ends
+# the load.  Returns a handle for nvm_load_wait_running,
+# nvm_transfers_finish and nvm_load_kill.
 sub nvm_pgbench_start
 {
 	my ($node, $script, $clients, $seconds) = @_;
+	$clients = int($clients * $clients_factor + 0.5);
+	$seconds = int($seconds * $seconds_factor + 0.5);
+	my $stop = PostgreSQL::Test::Utils::tempdir() . '/stop';
 	my ($out, $err) = ('', '');
+	my $loop = q{
+		stop=$1 min=$2
+		shift 2
+		trap 'kill -TERM "$child" 2>/dev/null; exit 143' TERM INT
+		start=$(date +%s)
+		while :; do
+			"$@" &
+			child=$!
+			wait "$child"
+			rc=$?
+			if [ "$rc" -ne 0 ]; then
+				echo "load: pgbench exited with status $rc" >&2
+				exit "$rc"
+			fi
+			if [ -e "$stop" ] && [ $(($(date +%s) - start)) -ge "$min" ]; then
+				exit 0
+			fi
+		done};
 	my $h = IPC::Run::start(
 		[
-			'pgbench', '-n', '-c', $clients, '-j', $clients, '-T', $seconds,
+			'bash', '-c', $loop, 'load', $stop, $seconds,
+			'pgbench', '-n', '-c', $clients, '-j', $clients, '-T', 1,
 			'--max-tries', '1000', '-f', $script,
 			'-h', $node->host, '-p', $node->port, 'postgres'
 		],
 		'>', \$out, '2>', \$err);
-	return { h => $h, out => \$out, err => \$err };
+	return { h => $h, out => \$out, err => \$err, stop => $stop };
 }
 
-# nvm_transfers_finish HANDLE NAME: waits for the load to end and checks it
-# ran transactions.
+# nvm_load_transactions HANDLE: the transactions the load's rounds that
+# ended so far committed.
+sub nvm_load_transactions
+{
+	my ($load) = @_;
+	my $tx = 0;
+	$tx += $1 while ${ $load->{out} } =~ /number of transactions actually processed: (\d+)/g;
+	return $tx;
+}
+
+# nvm_load_wait_running HANDLE: waits until the load has committed
+# transactions (its first round ended), so that what follows runs under a
+# load that is really there; false if the load ended first.
+sub nvm_load_wait_running
+{
+	my ($load) = @_;
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (time < $deadline)
+	{
+		$load->{h}->pump_nb if $load->{h}->pumpable;
+		return 1 if nvm_load_transactions($load) > 0;
+		last unless $load->{h}->pumpable;
+		usleep(20_000);
+	}
+	diag('the load did not commit: ' . ${ $load->{err} });
+	return 0;
+}
+
+# nvm_load_running HANDLE: true while the load still runs.
+sub nvm_load_running
+{
+	my ($load) = @_;
+	$load->{h}->pump_nb if $load->{h}->pumpable;
+	return $load->{h}->pumpable;
+}
+
+# nvm_load_kill HANDLE: ends the load at once, its round cut short (after a
+# crash of the server, say).
+sub nvm_load_kill
+{
+	my ($load) = @_;
+	$load->{h}->kill_kill;
+	return;
+}
+
+# nvm_transfers_finish HANDLE NAME: stops the load (at the end of its
+# least duration, after the round that runs) and checks it ran
+# transactions.  Returns how many.
 sub nvm_transfers_finish
 {
 	my ($load, $name) = @_;
+	open(my $fh, '>', $load->{stop}) or die "cannot write $load->{stop}: $!";
+	close $fh;
 	$load->{h}->finish;
-	my ($tx) = ${ $load->{out} } =~ /number of transactions actually processed: (\d+)/;
-	ok(defined $tx && $tx > 0, "$name: the transfer load committed transactions")
+	my $tx = nvm_load_transactions($load);
+	ok($tx > 0, "$name: the transfer load committed transactions")
 	  or diag(${ $load->{out} } . ${ $load->{err} });
-	return $tx // 0;
+	return $tx;
 }
 
 # nvm_rows_digest NODE: "count|md5" of every account row, by id.
@@ -162,8 +248,7 @@ sub nvm_refuses_nvm
 sub nvm_freeze_and_copy
 {
 	my ($node, %pairs) = @_;
-	my @pids = nvm_server_pids($node);
-	kill 'STOP', @pids;
+	my @pids = nvm_freeze_server($node);
 	foreach my $src (sort keys %pairs)
 	{
 		my $dst = $pairs{$src};

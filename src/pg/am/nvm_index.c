@@ -42,10 +42,10 @@
 #include "utils/tuplesort.h"
 
 #include "am/nvm_am.h"
+#include "redo/nvm_redo.h"
 #include "row/nvm_tid.h"
 #include "row/nvm_tuple.h"
 #include "space/nvm_relation.h"
-#include "wal/nvm_redo.h"
 #include "xact/nvm_visibility.h"
 #include "xact/nvm_xact.h"
 

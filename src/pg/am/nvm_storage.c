@@ -57,13 +57,13 @@
 #include "utils/tuplesort.h"
 
 #include "am/nvm_am.h"
+#include "claim/nvm_binding.h"
 #include "nvm_compat.h"
-#include "recovery/nvm_binding.h"
+#include "redo/nvm_redo.h"
+#include "redo/nvm_redofmt.h"
 #include "row/nvm_tid.h"
 #include "space/nvm_drop.h"
 #include "space/nvm_relation.h"
-#include "wal/nvm_redo.h"
-#include "wal/nvm_redofmt.h"
 #include "xact/nvm_xact.h"
 
 /* A heap tuple's overhead and a heap page's room (heapam_handler.c). */

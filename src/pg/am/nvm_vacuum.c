@@ -50,11 +50,11 @@
 #include "vacuum.h"
 
 #include "am/nvm_am.h"
-#include "recovery/nvm_binding.h"
+#include "claim/nvm_binding.h"
+#include "redo/nvm_redo.h"
 #include "row/nvm_tid.h"
 #include "space/nvm_relation.h"
 #include "wait/nvm_rowlock.h"
-#include "wal/nvm_redo.h"
 
 /* Dead version numbers, ascending, for the bulk-delete callback. */
 typedef struct NvmDeadNumbers

@@ -39,11 +39,11 @@
 
 #include "store.h"
 
-#include "recovery/nvm_binding.h"
+#include "claim/nvm_binding.h"
+#include "redo/nvm_redo.h"
+#include "redo/nvm_redofmt.h"
 #include "space/nvm_drop.h"
 #include "space/nvm_relation.h"
-#include "wal/nvm_redo.h"
-#include "wal/nvm_redofmt.h"
 
 typedef struct PendingDrop
 {

@@ -46,15 +46,15 @@
 #include "pool.h"
 #include "txn.h"
 
+#include "claim/nvm_binding.h"
+#include "claim/nvm_repair.h"
 #include "nvm_compat.h"
 #include "nvm_routine.h"
 #include "nvm_settings.h"
-#include "recovery/nvm_binding.h"
-#include "recovery/nvm_repair.h"
+#include "redo/nvm_redo.h"
+#include "redo/nvm_redofmt.h"
 #include "space/nvm_growth.h"
 #include "space/nvm_relation.h"
-#include "wal/nvm_redo.h"
-#include "wal/nvm_redofmt.h"
 
 /*
  * What rd_amcache points to: one chunk (the relcache frees it with one

@@ -25,9 +25,9 @@
 #include "store.h"
 
 #include "am/nvm_am.h"
+#include "claim/nvm_binding.h"
 #include "nvm_routine.h"
 #include "nvm_settings.h"
-#include "recovery/nvm_binding.h"
 #include "space/nvm_relation.h"
 #include "xact/nvm_xact.h"
 

@@ -54,9 +54,9 @@
 #include "store.h"
 #include "verify.h"
 
+#include "claim/nvm_binding.h"
 #include "nvm_routine.h"
 #include "nvm_settings.h"
-#include "recovery/nvm_binding.h"
 #include "row/nvm_tid.h"
 #include "space/nvm_relation.h"
 

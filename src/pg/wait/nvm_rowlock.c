@@ -151,9 +151,9 @@
 #include "pool.h"
 #include "txn.h"
 
+#include "redo/nvm_redo.h"
 #include "space/nvm_relation.h"
 #include "wait/nvm_rowlock.h"
-#include "wal/nvm_redo.h"
 
 /* Bits of a lock word (see the file header). */
 #define LW_XID_MASK			UINT64CONST(0xffffffff)
@@ -1103,7 +1103,7 @@ persist_prepared_locks(void)
 /*
  * nvm_rowlock_log_prepared_words logs (LOCKS records) every word of table t
  * that a prepared transaction holds, as PREPARE TRANSACTION logged them:
- * the image of the pool for a base backup (wal/nvm_backup.c) carries them,
+ * the image of the pool for a base backup (checkpoint/nvm_backup.c) carries them,
  * so that a restored cluster holds the row locks of transactions still
  * prepared.  A word a COMMIT or ROLLBACK PREPARED releases meanwhile is
  * logged as it was; the restored cluster treats it as its primary would

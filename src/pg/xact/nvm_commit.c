@@ -135,11 +135,11 @@
 #include "indexlog.h"
 #include "pool.h"
 
+#include "logical/nvm_seqlog.h"
+#include "logical/nvm_wal.h"
 #include "nvm_settings.h"
+#include "redo/nvm_redo.h"
 #include "space/nvm_relation.h"
-#include "wal/nvm_redo.h"
-#include "wal/nvm_seqlog.h"
-#include "wal/nvm_wal.h"
 #include "xact/nvm_commit.h"
 
 NvmCommitStats nvm_commit_stats;

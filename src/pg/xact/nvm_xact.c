@@ -83,11 +83,11 @@
 #include "gc.h"
 #include "pool.h"
 
+#include "claim/nvm_binding.h"
 #include "nvm_compat.h"
 #include "nvm_routine.h"
 #include "nvm_settings.h"
-#include "recovery/nvm_binding.h"
-#include "wal/nvm_replay.h"
+#include "redo/nvm_replay.h"
 #include "space/nvm_relation.h"
 #include "xact/nvm_commit.h"
 #include "xact/nvm_imported_snapshot.h"

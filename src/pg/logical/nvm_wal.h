@@ -15,18 +15,7 @@
 #include "utils/rel.h"
 
 #include "nvm_compat.h"
-#include "wal/nvm_redofmt.h"	/* the redo records' types, and XLOG_NVM_OPMASK */
-
-/*
- * The resource manager id.  128 is PostgreSQL's id for extensions in
- * development; the PostgreSQL wiki page CustomWALResourceManagers keeps
- * the ids that extensions have taken (among them 129 OrioleDB, 130 and 131
- * EnterpriseDB, 140 pg_tde, 151 ProvSQL, 241 Citus columnar); 197 is not
- * among them.  WAL written with this id can be read only by a
- * server that loads nvmam (it must be in shared_preload_libraries anyway).
- */
-#define RM_NVM_ID			197
-#define RM_NVM_NAME			"nvmam"
+#include "redo/nvm_redofmt.h"	/* the id, the redo records' types, XLOG_NVM_OPMASK */
 
 /*
  * Record types: the high four bits of xl_info.  Row changes exist only for

@@ -39,10 +39,9 @@
 #include "replica.h"
 #include "store.h"
 
-#include "wal/nvm_redo.h"
-#include "wal/nvm_redofmt.h"
-#include "wal/nvm_resync.h"
-#include "wal/nvm_wal.h"
+#include "redo/nvm_redo.h"
+#include "redo/nvm_redofmt.h"
+#include "redo/nvm_resync.h"
 
 /* Row images of one ROWS record, at most. */
 #define RESYNC_ROWS_BYTES	(4 * 1024 * 1024)

@@ -2,7 +2,7 @@
  *
  * nvm_checkpoint.c
  *	  The checkpoint of the pool in files, where commits of nvm rows are
- *	  durable through the WAL (recovery/nvm_durability.c): a file per
+ *	  durable through the WAL (claim/nvm_durability.c): a file per
  *	  permanent table in pg_nvm/checkpoint, rewritten at a checkpoint only
  *	  when the table changed since, from which a pool torn or lost by a
  *	  crash of the operating system is rebuilt with the WAL after them.
@@ -14,12 +14,12 @@
  * exclusive group lock (nvm_redo.c), which keeps out every COMMIT,
  * STORAGE and RESERVE record of the pool, and P is the WAL's insert
  * position then: every record before P is in the file, none after it.  A
- * rebuild (wal/nvm_replay.c) loads the files into the new pool and, for
+ * rebuild (redo/nvm_replay.c) loads the files into the new pool and, for
  * each table, skips the records before its P.
  *
  * When a file is written (nvm_checkpoint_write, by the "nvm backup watch"
  * worker at every checkpoint, after the checkpoint chose its redo point R
- * and before its record; wal/nvm_backup.c): for every permanent table whose
+ * and before its record; checkpoint/nvm_backup.c): for every permanent table whose
  * last redo record (the pool's per-table redo position, noted after every
  * COMMIT, RESERVE and content-changing STORAGE record: nvm_redo.c) lies
  * beyond its file's P, or whose file is older than this run's first image
@@ -63,11 +63,11 @@
 #include "replica.h"
 #include "store.h"
 
-#include "wal/nvm_checkpoint.h"
-#include "wal/nvm_ckptfile.h"
-#include "wal/nvm_redo.h"
-#include "wal/nvm_redofmt.h"
-#include "wal/nvm_resync.h"
+#include "checkpoint/nvm_checkpoint.h"
+#include "redo/nvm_ckptfile.h"
+#include "redo/nvm_redo.h"
+#include "redo/nvm_redofmt.h"
+#include "redo/nvm_resync.h"
 
 /* Bytes of rows gathered before they are written to the file. */
 #define CHECKPOINT_WRITE_BYTES	(4 * 1024 * 1024)

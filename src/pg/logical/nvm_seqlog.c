@@ -106,8 +106,8 @@
 #include "indexlog.h"
 #include "pool.h"
 
+#include "logical/nvm_seqlog.h"
 #include "nvm_compat.h"
-#include "wal/nvm_seqlog.h"
 
 /* sequence.c's page marker (its special space) */
 #define NVM_SEQ_MAGIC	0x1717

@@ -76,9 +76,9 @@
 #include "utils/datum.h"
 #include "utils/relcache.h"
 
-#include "wal/nvm_replay.h"
-#include "wal/nvm_seqlog.h"
-#include "wal/nvm_wal.h"
+#include "logical/nvm_seqlog.h"
+#include "logical/nvm_wal.h"
+#include "redo/nvm_replay.h"
 
 /*
  * The top-level xid of the last transaction that wrote change records

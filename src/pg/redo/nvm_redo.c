@@ -21,7 +21,7 @@
  *		   WAL order gives the standby's snapshots only states the primary
  *		   had.
  *	   Where commits are durable through the WAL (nvm.durability,
- *	   recovery/nvm_durability.c: auto off persistent memory), the commit
+ *	   claim/nvm_durability.c: auto off persistent memory), the commit
  *	   flushes its record here, before its completion is published, as a
  *	   heap commit flushes its commit record (XLogFlush gathers concurrent
  *	   commits into one flush: group commit); synchronous_commit = off
@@ -100,13 +100,12 @@
 #include "replica.h"
 #include "txn.h"
 
+#include "claim/nvm_binding.h"
+#include "claim/nvm_durability.h"
 #include "nvm_settings.h"
-#include "recovery/nvm_binding.h"
-#include "recovery/nvm_durability.h"
-#include "wal/nvm_redo.h"
-#include "wal/nvm_redo_flusher.h"
-#include "wal/nvm_redofmt.h"
-#include "wal/nvm_wal.h"
+#include "redo/nvm_redo.h"
+#include "redo/nvm_redo_flusher.h"
+#include "redo/nvm_redofmt.h"
 
 /* Row images of one COMMIT record, at most (a larger commit takes parts). */
 #define NVM_REDO_PART_BYTES		(4 * 1024 * 1024)

@@ -30,8 +30,8 @@
 #include "replication/reorderbuffer.h"
 #include "replication/snapbuild.h"
 
+#include "logical/nvm_wal.h"
 #include "nvm_compat.h"
-#include "wal/nvm_wal.h"
 
 /*
  * read_tuple copies the tuple whose xl_nvm_tuple header is at *data into a

@@ -19,7 +19,7 @@
  *	 ones), then IMAGE END.
  *
  * A data directory restored from the backup builds a new, empty pool and
- * replays the WAL from R into it (nvm_replay.c, recovery/nvm_binding.c):
+ * replays the WAL from R into it (nvm_replay.c, claim/nvm_binding.c):
  * a table gets rows from its RESYNC group on, the COMMIT records after it
  * apply on top, and nvm rows are served only once an IMAGE END was
  * replayed after its BEGIN.  Tables created after R are created by their
@@ -44,7 +44,7 @@
  *
  * The same worker logs the image at every checkpoint, the same way, where
  * commits of nvm rows are durable through the WAL (nvm.durability,
- * recovery/nvm_durability.c): the WAL after the redo point of the last
+ * claim/nvm_durability.c): the WAL after the redo point of the last
  * checkpoint then always holds one, from which a pool torn or lost by a
  * crash of the operating system is rebuilt.  At its start it makes the
  * first access to nvm rows, which logs the image a start needs.
@@ -84,16 +84,15 @@
 #include "store.h"
 #include "txn.h"
 
+#include "checkpoint/nvm_backup.h"
+#include "checkpoint/nvm_checkpoint.h"
+#include "claim/nvm_binding.h"
+#include "claim/nvm_durability.h"
 #include "nvm_compat.h"
 #include "nvm_settings.h"
-#include "recovery/nvm_binding.h"
-#include "recovery/nvm_durability.h"
-#include "wal/nvm_backup.h"
-#include "wal/nvm_checkpoint.h"
-#include "wal/nvm_redo.h"
-#include "wal/nvm_redofmt.h"
-#include "wal/nvm_resync.h"
-#include "wal/nvm_wal.h"
+#include "redo/nvm_redo.h"
+#include "redo/nvm_redofmt.h"
+#include "redo/nvm_resync.h"
 
 /* How often the worker looks whether a checkpoint chose its redo point. */
 #define NVM_BACKUP_LOOK_MS		20
@@ -325,7 +324,7 @@ nvm_backup_log_image(const char *why, bool for_backup)
 /*
  * nvm_backup_log_checkpoint checkpoints the pool where commits are durable
  * through the WAL, for a checkpoint that chose its redo point and waits:
- * the checkpoint files of the tables that changed (wal/nvm_checkpoint.c;
+ * the checkpoint files of the tables that changed (checkpoint/nvm_checkpoint.c;
  * fresh_since is the end of this run's first image, before which no file
  * counts as current), then the image without rows (the row locks of
  * prepared transactions, the transactions in doubt) in the WAL.

@@ -82,8 +82,8 @@
 #include "indexlog.h"
 #include "pool.h"
 
+#include "claim/nvm_repair.h"
 #include "nvm_compat.h"
-#include "recovery/nvm_repair.h"
 #include "row/nvm_tid.h"
 #include "row/nvm_tuple.h"
 

@@ -49,7 +49,7 @@
 
 #include "nvm_compat.h"
 #include "nvm_settings.h"
-#include "wal/nvm_redo_flusher.h"
+#include "redo/nvm_redo_flusher.h"
 
 /*
  * The shortest time between two flushes of the flusher: commits that come

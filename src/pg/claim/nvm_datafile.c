@@ -21,7 +21,7 @@
 #include "miscadmin.h"
 #include "storage/fd.h"
 
-#include "recovery/nvm_datafile.h"
+#include "claim/nvm_datafile.h"
 
 /*
  * nvm_datafile_write: see nvm_datafile.h.

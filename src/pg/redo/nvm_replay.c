@@ -91,12 +91,12 @@
 #include "store.h"
 #include "txn.h"
 
+#include "claim/nvm_binding.h"
 #include "nvm_compat.h"
 #include "nvm_settings.h"
-#include "recovery/nvm_binding.h"
-#include "wal/nvm_ckptfile.h"
-#include "wal/nvm_redofmt.h"
-#include "wal/nvm_replay.h"
+#include "redo/nvm_ckptfile.h"
+#include "redo/nvm_redofmt.h"
+#include "redo/nvm_replay.h"
 
 static NvmTable open_table(const NvmTableKey *key);
 static bool before_file(const NvmTableKey *key, XLogReaderState *record);
@@ -165,7 +165,7 @@ report_full(const NvmTableKey *key)
 }
 
 /*
- * The checkpoint files of a rebuild (wal/nvm_checkpoint.c, nvm_ckptfile.c): each table's
+ * The checkpoint files of a rebuild (checkpoint/nvm_checkpoint.c, nvm_ckptfile.c): each table's
  * file holds it at a position of the WAL, and replay skips the records of
  * that table before it.  The first record replayed loads the files into
  * the new pool, unless an earlier start of this rebuild did (the pool then

@@ -110,11 +110,11 @@
 
 #include "pool.h"
 
+#include "claim/nvm_binding.h"
+#include "claim/nvm_datafile.h"
+#include "claim/nvm_durability.h"
 #include "nvm_compat.h"
 #include "nvm_settings.h"
-#include "recovery/nvm_binding.h"
-#include "recovery/nvm_datafile.h"
-#include "recovery/nvm_durability.h"
 
 #define BINDING_NAME		"binding"
 #define BINDING_FILE		"pg_nvm/" BINDING_NAME
@@ -140,7 +140,7 @@ static const char *const detach_keywords[] = {
 
 /*
  * A data directory restored from a base backup rebuilds its pool from the
- * WAL (wal/nvm_backup.c): the image of the pool is awaited, then replay
+ * WAL (checkpoint/nvm_backup.c): the image of the pool is awaited, then replay
  * goes on until recovery ends.
  */
 typedef enum NvmRestoreState
@@ -528,7 +528,7 @@ nvm_binding_detached_at_start(void)
 	/*
 	 * A data directory restored from a base backup (backup_label, not
 	 * pg_rewind's) rebuilds its pool from the WAL, into a new pool
-	 * (wal/nvm_backup.c): a standby made from a base backup, archive
+	 * (checkpoint/nvm_backup.c): a standby made from a base backup, archive
 	 * recovery and point-in-time recovery alike.  The binding file keeps
 	 * the state across restarts until recovery ends.
 	 */

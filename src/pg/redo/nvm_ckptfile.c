@@ -23,7 +23,7 @@
 #include "storage/fd.h"
 #include "utils/memutils.h"
 
-#include "wal/nvm_ckptfile.h"
+#include "redo/nvm_ckptfile.h"
 
 /* nvm_ckptfile_name returns the path of key's file (relative to the data directory). */
 char *

@@ -29,11 +29,11 @@
  * redo point always hold it:
  *	 - every checkpoint waits, after choosing its redo point, until the
  *	   "nvm backup watch" worker has written the checkpoint files of the
- *	   tables that changed since their files (wal/nvm_checkpoint.c:
+ *	   tables that changed since their files (checkpoint/nvm_checkpoint.c:
  *	   pg_nvm/checkpoint, a file per table, each at a position of the WAL)
  *	   and logged the rest of an image of the pool (the row locks of
  *	   prepared transactions, the transactions in doubt: IMAGE BEGIN ...
- *	   END, wal/nvm_backup.c);
+ *	   END, checkpoint/nvm_backup.c);
  *	 - after every start of the server (a clean one, crash recovery, the
  *	   rebuild below, a promotion), the first access to nvm rows logs a
  *	   whole image in the WAL (every table's rows as RESYNC groups) before
@@ -99,10 +99,10 @@
 #include "storage/fd.h"
 #include "utils/guc.h"
 
+#include "claim/nvm_datafile.h"
+#include "claim/nvm_durability.h"
 #include "nvm_compat.h"
 #include "nvm_settings.h"
-#include "recovery/nvm_datafile.h"
-#include "recovery/nvm_durability.h"
 
 #define BOOT_ID_FILE	"/proc/sys/kernel/random/boot_id"
 

@@ -2,8 +2,11 @@
  *
  * nvm_redofmt.h
  *	  The formats of the nvm redo records a physical standby replays: the
- *	  record types, and what each record holds.  The primary writes them
- *	  (nvm_redo.c, nvm_resync.c); a standby replays them (nvm_replay.c).
+ *	  id of nvm's resource manager, the record types, and what each record
+ *	  holds.  The primary writes them (nvm_redo.c, nvm_resync.c,
+ *	  ../checkpoint/nvm_backup.c); a standby replays them (nvm_replay.c).
+ *	  The resource manager itself, and the records of logical decoding,
+ *	  are ../logical/nvm_wal.c's.
  *
  * Every record names tables by their pool key (NvmTableKey: tablespace,
  * database, relfilenode, kind); only permanent tables are logged.  Nothing
@@ -16,6 +19,17 @@
 #define NVM_REDOFMT_H
 
 #include "tabledir.h"
+
+/*
+ * The resource manager id.  128 is PostgreSQL's id for extensions in
+ * development; the PostgreSQL wiki page CustomWALResourceManagers keeps
+ * the ids that extensions have taken (among them 129 OrioleDB, 130 and 131
+ * EnterpriseDB, 140 pg_tde, 151 ProvSQL, 241 Citus columnar); 197 is not
+ * among them.  WAL written with this id can be read only by a
+ * server that loads nvmam (it must be in shared_preload_libraries anyway).
+ */
+#define RM_NVM_ID			197
+#define RM_NVM_NAME			"nvmam"
 
 /*
  * Record types: the high four bits of xl_info (nvm_wal.h has the types of

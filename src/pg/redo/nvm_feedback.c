@@ -61,7 +61,7 @@
 #include "txn.h"
 
 #include "nvm_settings.h"
-#include "wal/nvm_feedback.h"
+#include "redo/nvm_feedback.h"
 
 #define NVM_FEEDBACK_SAMPLES	64
 #define NVM_FEEDBACK_SAMPLE_MS	100
