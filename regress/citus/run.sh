@@ -75,7 +75,8 @@ OUT=${OUT:-$ROOT/build-citus-suite/out-$PG_MAJOR}
 case "$OUT" in /*) ;; *) OUT=$ROOT/$OUT ;; esac
 
 WORK=$(nvm_pg_tmpdir "${TMPDIR:-/tmp}" nvmam-citus-suite) || nvm_die "cannot make a temporary directory"
-trap 'nvm_stop_all_under "$WORK"; rm -rf "$WORK"' EXIT
+# NVM_KEEP=1 keeps the work directory (the nodes' data directories and logs)
+trap 'nvm_stop_all_under "$WORK"; nvm_truthy "${NVM_KEEP:-}" && echo "kept: $WORK" || rm -rf "$WORK"' EXIT
 tar -C "$WORK" -xzf "$TARBALL" "citus-$CITUS_VERSION/src/test/regress" ||
 	nvm_die "cannot unpack src/test/regress from $TARBALL"
 REG=$WORK/citus-$CITUS_VERSION/src/test/regress

@@ -621,10 +621,14 @@ sub in_doubt_commit
 	my $pid = $other->safe_psql('postgres', "SELECT pid $WRITERS");
 	kill 'STOP', $pid;
 	$c->{in} .= "COMMIT;\n\\echo ~ end\n";
-	ok(wait_pumping($c, $prepared, q{SELECT count(*) = 1 FROM pg_prepared_xacts}),
+	# the PREPARE has ended and its result is on its way (the backend is idle
+	# after it); the coordinator reads it as it comes
+	ok(wait_pumping($c, $prepared, q{SELECT count(*) = 1 FROM pg_prepared_xacts})
+		  && wait_pumping($c, $prepared, q{SELECT count(*) = 1 FROM pg_stat_activity
+			WHERE state = 'idle' AND query LIKE 'PREPARE TRANSACTION%'
+			  AND strpos(query, (SELECT gid FROM pg_prepared_xacts)) > 0}),
 		"$name: " . $prepared->name . ' prepared its part');
-	# the coordinator reads the PREPARE's result as it comes
-	my $until = time + 0.5;
+	my $until = time + 1;
 	nvm_pump_client($c), usleep(10_000) while time < $until;
 	my $killed = $outcome eq 'commit' ? $prepared : $other;
 	nvm_crash($killed);
