@@ -33,6 +33,12 @@
 #							"pisces pomvcc"; none when NVM_CC_MODES is set)
 #	NVM_SKIP_ISOLATION=1	skip the isolation suite
 #	NVM_SKIP_TAP=1			skip the TAP tests
+#	NVM_SKIP_CITUS=1		skip Citus's own tests on nvm tables
+#							(regress/citus/run.sh; needs Citus installed,
+#							regress/build-citus.sh, and NVM_CITUS_SOURCES)
+#	NVM_CITUS_SOURCES=dir	the directory of Citus's release archives
+#	NVM_CITUS_REQUIRED=1	a missing Citus fails regress/t/043_citus.pl and
+#							the citus stage instead of skipping them (CI)
 #	NVM_SKIP_PG_SUITES=1	skip PostgreSQL's own suites on nvm tables
 #							(regress/pg-suites/run.sh; on 15 downloads
 #							Debian's source package once into
@@ -396,6 +402,10 @@ CRASH_TAP_TESTS="regress/t/005_kill9_load.pl regress/t/030_logfree_kill9.pl"
 # takes of it, whose code is the same in every mode: they run in the first
 # of CC_MODES only
 MODE_FREE_TAP_TESTS="regress/t/017_pool_growth.pl regress/t/023_backup_paths.pl"
+# The Citus cluster test runs in the first of CC_MODES only (MCSI): what it
+# adds to the other TAP tests is Citus's use of nvm tables (shard DDL,
+# two-phase commit, logical replication of shards), the same in every mode
+MODE_FREE_TAP_TESTS="$MODE_FREE_TAP_TESTS regress/t/043_citus.pl"
 CC_MODE=mcsi
 
 # write_conf FILE POOLNAME: the settings every pg_regress instance gets.
@@ -663,6 +673,45 @@ if ! skipped pg-suites NVM_SKIP_PG_SUITES; then
 fi
 
 # ---------------------------------------------------------------------------
+# Citus's own tests (tableam, distributed DML and 2PC) through its harness,
+# with nvm the default access method, against regress/citus/allowlist
+# ---------------------------------------------------------------------------
+
+run_citus()
+{
+	local log=$RUN_DIR/citus.log rc passed failed
+	banner "Citus's own tests on nvm tables (regress/citus/run.sh)"
+	module_installed citus || return
+	if [ ! -f "$PG_PKGLIBDIR/citus.so" ] || [ -z "${NVM_CITUS_SOURCES:-}" ]; then
+		if nvm_truthy "${NVM_CITUS_REQUIRED:-}"; then
+			record citus FAILED 0 1 "Citus not installed or NVM_CITUS_SOURCES unset (regress/build-citus.sh)"
+		else
+			record citus skipped 0 0 "Citus not installed or NVM_CITUS_SOURCES unset (regress/build-citus.sh)"
+		fi
+		return
+	fi
+	nvm_run_group "${NVM_SUITE_TIMEOUT:-2400}" "$log" \
+		bash "$ROOT/regress/citus/run.sh" --pg-version "$PG_MAJOR" --sources "$NVM_CITUS_SOURCES" \
+		--out "$RUN_DIR/citus-out"
+	rc=$?
+	read -r passed failed < <(sed -nE 's/^citus-suite: ([0-9]+) passed, ([0-9]+) failed$/\1 \2/p' "$log")
+	passed=${passed:-0}
+	failed=${failed:-0}
+	if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+		failed=1
+	fi
+	if [ "$failed" -eq 0 ]; then
+		record citus ok "$passed" 0 ""
+	else
+		record citus FAILED "$passed" "$failed" "see ${RUN_DIR#"$ROOT"/}/citus.log"
+	fi
+}
+
+if ! skipped citus NVM_SKIP_CITUS; then
+	run_citus
+fi
+
+# ---------------------------------------------------------------------------
 # TAP tests: regress/t/*.pl with PostgreSQL::Test::Cluster
 # ---------------------------------------------------------------------------
 
@@ -717,6 +766,7 @@ run_tap()
 			NVM_SHM_DIR="$SHM" \
 			NVM_POOL_SIZE="$POOL_SIZE" \
 			NVM_CC_MODE="$mode" \
+			NVM_CITUS_REQUIRED="${NVM_CITUS_REQUIRED:-}" \
 			NVM_TAP_LOAD_CLIENTS="${NVM_TAP_LOAD_CLIENTS:-1}" \
 			NVM_TAP_LOAD_SECONDS="${NVM_TAP_LOAD_SECONDS:-1}" \
 			NVM_TAP_SMALL_WAL="${NVM_TAP_SMALL_WAL:-0}" \

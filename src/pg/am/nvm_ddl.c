@@ -2,8 +2,8 @@
  *
  * nvm_ddl.c
  *	  Utility statements that need help with nvm tables: temporary and
- *	  unlogged tables created without USING when nvm is the default access
- *	  method.
+ *	  unlogged tables, and the tables of extension scripts, created without
+ *	  USING when nvm is the default access method.
  *
  * nvm tables can be temporary and unlogged (nvm_storage.c), but with
  * default_table_access_method = nvm a temporary or unlogged table created
@@ -17,6 +17,14 @@
  * MATERIALIZED VIEW CONCURRENTLY, the transient table of a rewrite) are
  * nvm tables when the table is.
  *
+ * A table that an extension's script creates without USING (CREATE
+ * EXTENSION, ALTER EXTENSION UPDATE) is a heap table too: an extension's
+ * own tables are its catalog, which its C code may read and write with
+ * heap's functions (simple_heap_insert, heap_getnext) whatever the table's
+ * access method; Citus's metadata tables are such, and an nvm one crashed
+ * the server at Citus's first metadata write.  An extension that means its
+ * table to be an nvm table says USING nvm.
+ *
  * The statement is changed on a copy, so a cached plan keeps its original
  * form and follows the setting in force when it runs again.
  *
@@ -26,6 +34,7 @@
 
 #include "access/tableam.h"
 #include "catalog/pg_class.h"
+#include "commands/extension.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "nodes/plannodes.h"
@@ -37,11 +46,14 @@
 
 /*
  * nvm_rangevar_needs_fallback says whether a relation named rv, with
- * persistence given in rv or by its schema, cannot be an nvm table.
+ * persistence given in rv or by its schema, cannot be an nvm table without
+ * USING: a temporary or unlogged one, or one an extension's script creates.
  */
 static bool
 nvm_rangevar_needs_fallback(const RangeVar *rv)
 {
+	if (creating_extension)
+		return true;
 	if (rv->relpersistence != RELPERSISTENCE_PERMANENT)
 		return true;
 	return rv->schemaname != NULL && strncmp(rv->schemaname, "pg_temp", 7) == 0;
@@ -100,7 +112,8 @@ nvm_stmt_needs_fallback(Node *stmt, bool apply)
 /*
  * nvm_ddl_utility returns the utility statement pstmt, or, when the
  * default access method is nvm, a copy of it in which a temporary or
- * unlogged table created without USING uses heap.  *readOnlyTree becomes
+ * unlogged table, or an extension script's table, created without USING
+ * uses heap.  *readOnlyTree becomes
  * false for a copy.
  */
 PlannedStmt *
