@@ -330,17 +330,6 @@ nvm_backup_log_image(const char *why, bool for_backup)
 }
 
 /*
- * nvm_backup_log_prepared_locks logs the row locks prepared transactions
- * hold in t (into the WAL, or the sink of a checkpoint's in-doubt file).
- */
-void
-nvm_backup_log_prepared_locks(const NvmTable *t)
-{
-	if (prepared_locks_logger != NULL)
-		prepared_locks_logger(t);
-}
-
-/*
  * nvm_backup_set_prepared_locks_logger sets what logs the row locks of
  * prepared transactions in a table for the image (_PG_init: the row locks
  * are wait/'s, which depends on this folder).
@@ -349,6 +338,7 @@ void
 nvm_backup_set_prepared_locks_logger(void (*logger) (const NvmTable *t))
 {
 	prepared_locks_logger = logger;
+	nvm_checkpoint_set_prepared_locks_logger(logger);
 }
 
 /*

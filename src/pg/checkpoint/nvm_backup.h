@@ -18,7 +18,4 @@ extern void nvm_backup_set_prepared_locks_logger(void (*logger) (const NvmTable 
 extern void nvm_backup_log_image(const char *why, bool for_backup);
 extern void nvm_backup_after_statement(void);
 
-/* nvm_backup_log_prepared_locks logs the row locks prepared transactions hold in t. */
-extern void nvm_backup_log_prepared_locks(const NvmTable *t);
-
 #endif							/* NVM_BACKUP_H */

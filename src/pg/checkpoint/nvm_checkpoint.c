@@ -78,6 +78,7 @@
 #include "access/xlog.h"
 #include "access/xlogrecovery.h"
 #include "miscadmin.h"
+#include "postmaster/bgwriter.h"
 #include "portability/instr_time.h"
 #include "storage/shmem.h"
 #include "utils/memutils.h"
@@ -89,7 +90,6 @@
 #include "txn.h"
 #include "visibility.h"
 
-#include "checkpoint/nvm_backup.h"
 #include "checkpoint/nvm_checkpoint.h"
 #include "claim/nvm_binding.h"
 #include "claim/nvm_durability.h"
@@ -102,6 +102,20 @@
 #define NVM_MERGE_DELTAS	8
 
 static NvmCheckpointTotals *totals = NULL;
+
+/* Logs the row locks prepared transactions hold in a table (wait/nvm_rowlock.c). */
+static void (*prepared_locks_logger) (const NvmTable *t) = NULL;
+
+/*
+ * nvm_checkpoint_set_prepared_locks_logger sets what logs the row locks of
+ * prepared transactions in a table, for the in-doubt file (nvm_backup.c
+ * hands it on at _PG_init).
+ */
+void
+nvm_checkpoint_set_prepared_locks_logger(void (*logger) (const NvmTable *t))
+{
+	prepared_locks_logger = logger;
+}
 
 Size
 nvm_checkpoint_shmem_size(void)
@@ -150,6 +164,95 @@ count_capture(const NvmCheckpointCounts *c)
 }
 
 
+/*
+ * Spreading a capture's writes.  An online capture large enough that
+ * writing it at once would compete with the WAL flushes commits wait for
+ * (PACE_MIN_BYTES and more, estimated from the records to write) is spread
+ * over half of what checkpoint_completion_target gives a checkpoint, as
+ * PostgreSQL spreads its own buffer writes; the checkpoint, which writes
+ * its buffers meanwhile, waits for it before its record.
+ */
+#define PACE_MIN_BYTES		(32 * 1024 * 1024)
+#define PACE_ROW_BYTES		128		/* a row's bytes, for the estimate */
+
+typedef struct Pace
+{
+	bool		on;
+	double		rate;			/* bytes a second */
+	uint64		done;			/* bytes written so far */
+	instr_time	start;
+} Pace;
+
+static Pace pace;
+
+/* count_marked counts marked records (count_marked's visitor). */
+static bool
+count_one(uint64 record_no, void *arg)
+{
+	(*(uint64 *) arg)++;
+	return true;
+}
+
+/*
+ * pace_begin estimates what the capture will write and turns pacing on if
+ * it is large; online captures only (at the end of recovery and at a stop
+ * nothing else waits).
+ */
+static void
+pace_begin(bool online, const NvmCkptManifest *m)
+{
+	NvmTableDirEntry *dir = nvm_table_dir();
+	size_t		n = nvm_table_dir_count();
+	uint64		rows = 0;
+	double		secs;
+
+	memset(&pace, 0, sizeof(pace));
+	if (!online)
+		return;
+	for (size_t i = 0; i < n; i++)
+	{
+		NvmTableKey key;
+		NvmTable	t;
+		NvmCkptTable *mt;
+
+		if (atomic_load(&dir[i].desc) == 0)
+			continue;
+		memcpy(&key, &dir[i].key, sizeof(key));
+		if (NVM_KEY_KIND(&key) != NVM_KIND_PERMANENT || !nvm_table_open(&key, &t))
+			continue;
+		mt = nvm_ckptfile_manifest_find(m, &key);
+		if (mt == NULL || mt->nfiles == 0 || nvm_ckpt_wants_whole(&t))
+			rows += nvm_table_record_limit(&t);
+		else
+			(void) nvm_ckpt_each_marked(&t, count_one, &rows);
+	}
+	secs = CheckPointCompletionTarget * CheckPointTimeout / 2.0;
+	if (rows * PACE_ROW_BYTES < PACE_MIN_BYTES || secs < 1.0)
+		return;
+	pace.on = true;
+	pace.rate = (double) (rows * PACE_ROW_BYTES) / secs;
+	INSTR_TIME_SET_CURRENT(pace.start);
+}
+
+/* pace_after sleeps, after bytes more were written, while the capture is ahead of its pace. */
+static void
+pace_after(uint64 bytes)
+{
+	instr_time	now;
+	double		ahead;
+
+	if (!pace.on)
+		return;
+	pace.done += bytes;
+	if (pace.done % (1024 * 1024) >= bytes)
+		return;					/* look once a megabyte */
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, pace.start);
+	ahead = pace.done / pace.rate - INSTR_TIME_GET_DOUBLE(now);
+	if (ahead > 0)
+		pg_usleep((long) (Min(ahead, 0.1) * 1e6));
+}
+
 /* A file being written, and the view its rows are read through. */
 typedef struct CaptureWrite
 {
@@ -182,6 +285,7 @@ add_version(CaptureWrite *cw, uint64 record_no, const NvmVersion *v)
 		nvm_ckptfile_add_row(cw->w, &xv, v->data);
 	}
 	cw->rows++;
+	pace_after(sizeof(xv) + xv.data_len);
 }
 
 /* write_base writes every live row of the table as the view sees it. */
@@ -276,8 +380,9 @@ write_indoubt(NvmCkptManifest *m, XLogRecPtr lsn, NvmCheckpointCounts *counts)
 			if (atomic_load(&dir[i].desc) == 0)
 				continue;
 			memcpy(&key, &dir[i].key, sizeof(key));
-			if (NVM_KEY_KIND(&key) == NVM_KIND_PERMANENT && nvm_table_open(&key, &t))
-				nvm_backup_log_prepared_locks(&t);
+			if (NVM_KEY_KIND(&key) == NVM_KIND_PERMANENT && nvm_table_open(&key, &t) &&
+				prepared_locks_logger != NULL)
+				prepared_locks_logger(&t);
 		}
 	}
 	PG_FINALLY();
@@ -343,6 +448,7 @@ nvm_checkpoint_capture(NvmCaptureMode mode, XLogRecPtr lsn_quiet, XLogRecPtr red
 	}
 	if (after_cut != NULL)
 		after_cut();
+	pace_begin(mode == NVM_CAPTURE_ONLINE, &m);
 	nvm_crash_here(NVM_CRASH_CAPTURE_AFTER_CUT, "after the cut of a checkpoint of the nvm pool");
 	memset(&view, 0, sizeof(view));
 	view.kind = NVM_VIEW_BOUNDS;

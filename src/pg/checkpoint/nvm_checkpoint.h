@@ -106,6 +106,9 @@ extern NvmCheckpointTotals *nvm_checkpoint_totals(void);
 /* nvm_checkpoint_at_recovery_end captures the pool at the end of WAL replay (rm_cleanup). */
 extern void nvm_checkpoint_at_recovery_end(void);
 
+struct NvmTable;
+extern void nvm_checkpoint_set_prepared_locks_logger(void (*logger) (const struct NvmTable *t));
+
 /* nvm_checkpoint_log_capture reports a capture in the server log. */
 extern void nvm_checkpoint_log_capture(const char *why, const NvmCheckpointCounts *c);
 

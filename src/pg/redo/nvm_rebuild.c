@@ -40,7 +40,10 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "access/xlog.h"
+#include "access/xlog_internal.h"
 #include "miscadmin.h"
+#include "storage/fd.h"
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
 
@@ -344,6 +347,36 @@ nvm_rebuild_load(const NvmCkptManifest *m, NvmTxn *txn, int slot)
 	pthread_mutex_destroy(&ls->err_lock);
 	pfree(ls->parts);
 	pfree(ls);
+}
+
+/*
+ * nvm_rebuild_note_wal_end notes where the WAL a rebuild replays ends, as
+ * far as pg_wal tells (the end of its last segment), for the WAL left to
+ * replay in the nvm_rebuild view.
+ */
+void
+nvm_rebuild_note_wal_end(void)
+{
+	DIR		   *d = AllocateDir(XLOGDIR);
+	struct dirent *de;
+	XLogSegNo	last = 0;
+
+	if (d == NULL)
+		return;
+	while ((de = ReadDir(d, XLOGDIR)) != NULL)
+	{
+		TimeLineID	tli;
+		XLogSegNo	segno;
+
+		if (!IsXLogFileName(de->d_name))
+			continue;
+		XLogFromFileName(de->d_name, &tli, &segno, wal_segment_size);
+		if (segno > last)
+			last = segno;
+	}
+	FreeDir(d);
+	if (last > 0)
+		pg_atomic_write_u64(&progress->replay_end, (last + 1) * (uint64) wal_segment_size);
 }
 
 void

@@ -58,6 +58,9 @@ extern NvmRebuildProgress *nvm_rebuild_progress(void);
  */
 extern void nvm_rebuild_load(const NvmCkptManifest *m, NvmTxn *txn, int slot);
 
+/* nvm_rebuild_note_wal_end notes where the WAL to replay ends (pg_wal's last segment). */
+extern void nvm_rebuild_note_wal_end(void);
+
 /* nvm_rebuild_replay_done notes the end of a rebuild's replay. */
 extern void nvm_rebuild_replay_done(void);
 

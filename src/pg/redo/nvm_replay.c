@@ -300,6 +300,7 @@ prepare_files(void)
 		fp->lsn = (XLogRecPtr) m.tables[i].lsn;
 	}
 	files_lsn = (XLogRecPtr) m.lsn;
+	nvm_rebuild_note_wal_end();
 	if (nvm_pool_replayed_lsn() == 0)
 		load_files(&m);
 	/* the files are the image of the pool: it serves once replay is consistent */
