@@ -238,6 +238,7 @@ nvm_verify_clean($wnode, 't', 'volatile, through the WAL, copied back');
 $wnode->safe_psql('postgres', 'CHECKPOINT');
 ok(-d $wnode->data_dir . '/pg_nvm/checkpoint' && glob($wnode->data_dir . '/pg_nvm/checkpoint/*'),
 	'volatile, through the WAL: checkpoints write checkpoint files');
+my @came_with = map { s{.*/}{}r } glob($wnode->data_dir . '/pg_nvm/checkpoint/*');
 $wnode->backup('wal_backup');
 my $rnode = PostgreSQL::Test::Cluster->new('reboot_tmpfs_wal_restored');
 my $rpool = nvm_pool_path('reboot_tmpfs_wal_restored');
@@ -245,8 +246,13 @@ $rnode->init_from_backup($wnode, 'wal_backup');
 $rnode->append_conf('postgresql.conf', "nvm.pool_path = '$rpool'\n");
 $rnode->start;
 is(rows_digest($rnode), $digest, 'volatile, through the WAL, a base backup restored: every row');
-ok(!glob($rnode->data_dir . '/pg_nvm/checkpoint/*'),
-	'volatile, through the WAL, a base backup restored: the checkpoint files it came with are gone');
+{
+	my %now = map { (s{.*/}{}r) => 1 } glob($rnode->data_dir . '/pg_nvm/checkpoint/*');
+	is(join(' ', grep { $_ ne 'manifest' && $now{$_} } @came_with), '',
+		'volatile, through the WAL, a base backup restored: the checkpoint files it came with are gone');
+	ok($rnode->log_contains(qr/checkpoint of the pool at the end of recovery: wrote \d+ kB \(\d+ rows\) for 0 changed and 1 whole nvm tables/),
+		'volatile, through the WAL, a base backup restored: the end of its recovery writes checkpoint files of its own');
+}
 $rnode->stop;
 $wnode->stop;
 
@@ -261,10 +267,11 @@ nvm_crash($wnode);
 $wnode->append_conf('postgresql.conf',
 	"restart_after_crash = off\nnvm.debug_crash_point = 'recovery_end_after_capture'\n");
 $offset = -s $wnode->logfile;
-ok(!$wnode->start(fail_ok => 1), 'volatile, through the WAL: the start crashes at the end of its recovery');
-like(slurp_file($wnode->logfile, $offset),
-	qr/PANIC:  nvm.debug_crash_point: crashing after the capture of the nvm pool at the end of recovery/,
-	'volatile, through the WAL: ... after its capture, before the end-of-recovery checkpoint');
+$wnode->start(fail_ok => 1);
+$wnode->wait_for_log(qr/PANIC:  nvm.debug_crash_point: crashing after the capture of the nvm pool at the end of recovery/, $offset);
+$wnode->wait_for_log(qr/database system is shut down/, $offset);
+ok(1, 'volatile, through the WAL: the start crashed at the end of its recovery, after its capture, before the end-of-recovery checkpoint');
+$wnode->stop('immediate', fail_ok => 1);
 unlink $wpool;
 $wnode->append_conf('postgresql.conf', "restart_after_crash = on\nnvm.debug_crash_point = 'none'\n");
 boot_id($wnode, 'reboot-3');

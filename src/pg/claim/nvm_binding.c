@@ -571,7 +571,7 @@ nvm_binding_detached_at_start(void)
 			ereport(LOG,
 					(errmsg("nvm: nvm pool \"%s\" is %s after a crash of the operating system, a power loss or a reboot: it is rebuilt from the WAL",
 							nvm_pool_path_resolved, missing ? "gone" : "perhaps torn"),
-					 errdetail("Its commits were made durable through the WAL (nvm.durability); crash recovery replays the image of the pool after the last checkpoint and the commits after it into a new pool.")));
+					 errdetail("Its commits were made durable through the WAL (nvm.durability); crash recovery loads the checkpoint files of the pool (pg_nvm/checkpoint) into a new pool and replays the commits after them.")));
 			return false;
 		}
 	}
