@@ -698,7 +698,11 @@ nvm_checkpoint_merge(NvmMergeCounts *counts, bool (*stop) (void))
 			pg_atomic_fetch_add_u64(&totals->merges, counts->tables);
 			pg_atomic_fetch_add_u64(&totals->merged_bytes, counts->bytes);
 		}
+		nvm_crash_here(NVM_CRASH_MERGE_AFTER_FILES,
+					   "after the files of a merge of nvm checkpoint files, before its manifest");
 		nvm_ckptfile_manifest_write(&m);
+		nvm_crash_here(NVM_CRASH_MERGE_AFTER_MANIFEST,
+					   "after the manifest of a merge of nvm checkpoint files, before the merged files go");
 		(void) nvm_ckptfile_remove_unnamed(&m);
 		ereport(log_checkpoints ? LOG : DEBUG1,
 				(errmsg("nvm: merged the checkpoint files of %llu nvm tables (%llu files into %llu rows, %llu kB)",

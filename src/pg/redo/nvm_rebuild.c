@@ -116,6 +116,7 @@ typedef struct LoadShared
 {
 	LoadPart   *parts;
 	int			nparts;
+	int			stop_at;		/* parts taken at most (a test's crash midway) */
 	_Atomic int next;			/* the next part to take */
 	_Atomic int failed;			/* a thread failed: the others stop */
 	uint64		txid;			/* the creator of every row */
@@ -214,7 +215,7 @@ load_worker(void *arg)
 	{
 		int			i = atomic_fetch_add(&ls->next, 1);
 
-		if (i >= ls->nparts || atomic_load(&ls->failed))
+		if (i >= ls->stop_at || atomic_load(&ls->failed))
 			break;
 		if (!load_part(ls, &ls->parts[i]))
 			break;
@@ -298,6 +299,9 @@ nvm_rebuild_load(const NvmCkptManifest *m, NvmTxn *txn, int slot)
 				(errcode(ERRCODE_DISK_FULL),
 				 errmsg("could not rebuild the nvm pool: it has no room for a transaction")));
 	ls->parts = plan_parts(m, NVM_REBUILD_WORKERS, &ls->nparts);
+	/* a test's crash midway: the threads stop with half the parts loaded */
+	ls->stop_at = nvm_debug_crash_point == NVM_CRASH_REBUILD_MID_LOAD && ls->nparts > 1 ?
+		ls->nparts / 2 : ls->nparts;
 	ls->txid = txn->txid;
 	ls->slot = slot;
 	pthread_mutex_init(&ls->err_lock, NULL);
@@ -318,10 +322,8 @@ nvm_rebuild_load(const NvmCkptManifest *m, NvmTxn *txn, int slot)
 	{
 		uint64		done = pg_atomic_read_u64(&progress->parts_done);
 
-		if (done >= (uint64) ls->nparts || atomic_load(&ls->failed))
+		if (done >= (uint64) ls->stop_at || atomic_load(&ls->failed))
 			break;
-		if (done * 2 >= (uint64) ls->nparts && ls->nparts > 1)
-			nvm_crash_here(NVM_CRASH_REBUILD_MID_LOAD, "with half the nvm checkpoint files loaded");
 		pg_usleep(20000L);
 		if (TimestampDifferenceExceeds(last_log, GetCurrentTimestamp(), PROGRESS_LOG_MS))
 		{
@@ -336,6 +338,8 @@ nvm_rebuild_load(const NvmCkptManifest *m, NvmTxn *txn, int slot)
 	for (int i = 0; i < started; i++)
 		pthread_join(threads[i], NULL);
 	nvm_pool_set_grow_hook(hook);
+	if (ls->stop_at < ls->nparts && !atomic_load(&ls->failed))
+		nvm_crash_here(NVM_CRASH_REBUILD_MID_LOAD, "with half the nvm checkpoint files loaded");
 	nvm_drain();
 	if (atomic_load(&ls->failed))
 		ereport(FATAL,
