@@ -97,6 +97,7 @@
 #include "nvm_settings.h"
 #include "redo/nvm_ckptfile.h"
 #include "redo/nvm_rebuild.h"
+#include "redo/nvm_redo.h"
 #include "redo/nvm_redofmt.h"
 #include "redo/nvm_replay.h"
 
@@ -234,10 +235,16 @@ static void
 load_files(const NvmCkptManifest *m)
 {
 	NvmRebuildProgress *p = nvm_rebuild_progress();
+	int			slot;
+	uint64		txid;
 
 	replay_begin();
 	nvm_rebuild_load(m, &replay_txn, replay_slot);
+	slot = replay_slot;
+	txid = replay_txn.txid;
 	nvm_txn_commit(&replay_txn);
+	/* after recovery its commit logs nothing: the next cut counts it still */
+	nvm_redo_note_final((uint32) slot, txid);
 	if (m->indoubt_seq != 0)
 		load_indoubt(m->indoubt_seq);
 	ereport(LOG,
