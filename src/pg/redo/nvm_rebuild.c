@@ -29,9 +29,12 @@
  * the load, the caller), as its snapshot test says; before that no query
  * can run (a rebuild serves nothing until its replay is consistent).
  *
- * A crash during the load: the next start loads again (nothing replayed is
- * noted yet), and a record already loaded keeps its version (present); a
- * version written but not linked when the crash came is a leak of the pool.
+ * A crash during the load: the next start of the server begins the rebuild
+ * again, from a new pool (claim/nvm_binding.c); a crash-restart, which
+ * keeps the pool, drops the tables the load had begun before it loads
+ * again (nvm_replay.c): the load's transaction was aborted by the crash.
+ * A test's crash midway (nvm.debug_crash_point = rebuild_mid_load) stops
+ * the threads once half the parts are loaded, then stops the server.
  *
  *-------------------------------------------------------------------------
  */

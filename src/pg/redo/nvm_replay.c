@@ -228,6 +228,35 @@ load_indoubt(uint64 seq)
 }
 
 /*
+ * drop_partial_load drops every table of the pool before a load: a rebuilt
+ * pool holds nothing before its files are loaded but what a load cut short
+ * by a crash wrote (a crash-restart of the server goes on with the pool it
+ * has), whose transaction the crash aborted.
+ */
+static void
+drop_partial_load(void)
+{
+	NvmTableDirEntry *dir = nvm_table_dir();
+	size_t		n = nvm_table_dir_count();
+	uint32		dropped = 0;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		NvmTableKey key;
+
+		if (atomic_load(&dir[i].desc) == 0)
+			continue;
+		memcpy(&key, &dir[i].key, sizeof(key));
+		if (nvm_table_drop(&key))
+			dropped++;
+	}
+	if (dropped > 0)
+		ereport(LOG,
+				(errmsg("nvm: dropped %u nvm tables that a load of the checkpoint files cut short had begun; they are loaded again",
+						dropped)));
+}
+
+/*
  * load_files loads the tables of m and its in-doubt file into the new pool,
  * in a transaction of this process's replay slot, and logs what it did.
  */
@@ -238,6 +267,7 @@ load_files(const NvmCkptManifest *m)
 	int			slot;
 	uint64		txid;
 
+	drop_partial_load();
 	replay_begin();
 	nvm_rebuild_load(m, &replay_txn, replay_slot);
 	slot = replay_slot;
