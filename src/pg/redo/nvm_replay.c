@@ -73,6 +73,7 @@
 
 #include "access/xlogreader.h"
 #include "access/xlogrecovery.h"
+#include "common/controldata_utils.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
@@ -287,10 +288,56 @@ load_files(const NvmCkptManifest *m)
 }
 
 /*
+ * check_files_within_wal refuses checkpoint files as of a position (files)
+ * beyond the end of the WAL this start has (wal_end): they hold rows whose
+ * redo is gone (pg_wal restored from an earlier moment, or removed), and
+ * a rebuild from them would serve rows the rest of the cluster never saw.
+ * Reported at elevel: FATAL in the startup process, which stops the
+ * start; ERROR at a first access after recovery, which leaves the pool
+ * unused.
+ */
+static void
+check_files_within_wal(XLogRecPtr files, XLogRecPtr wal_end, int elevel)
+{
+	if (files == InvalidXLogRecPtr || wal_end == InvalidXLogRecPtr || files <= wal_end)
+		return;
+	ereport(elevel,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("could not rebuild nvm pool \"%s\": its checkpoint files are as of WAL position %X/%X, but the WAL ends at %X/%X",
+					nvm_pool_path_resolved, LSN_FORMAT_ARGS(files), LSN_FORMAT_ARGS(wal_end)),
+			 errdetail("The WAL that the checkpoint files follow is missing."),
+			 errhint("Put back the WAL of the data directory (pg_wal), or restore the cluster from a base backup.")));
+}
+
+/*
+ * wal_end_at_start returns where the WAL this start found ends: where
+ * recovery's replay ended, or, after a clean stop (no recovery), the last
+ * checkpoint's record (a later checkpoint only moves it on).
+ */
+static XLogRecPtr
+wal_end_at_start(void)
+{
+	XLogRecPtr	end = GetXLogReplayRecPtr(NULL);
+
+	if (end == InvalidXLogRecPtr)
+	{
+		bool		crc_ok = false;
+		ControlFileData *cf = get_controlfile(DataDir, &crc_ok);
+
+		if (crc_ok)
+			end = cf->checkPoint;
+		pfree(cf);
+	}
+	return end;
+}
+
+/*
  * nvm_replay_load_files_now loads a rebuilt pool from its checkpoint files
- * when recovery replayed no record (the server had stopped cleanly, and its
- * last capture holds every commit): the binding calls it at the first
- * access (claim/nvm_binding.c).  Returns false if there are no files.
+ * when recovery replayed no nvm record (or there was no recovery: the
+ * server had stopped cleanly, and its last capture holds every commit):
+ * the binding calls it at the first access (claim/nvm_binding.c).  Files
+ * beyond the WAL are refused (ERROR).  Returns false if there are no
+ * files.
  */
 bool
 nvm_replay_load_files_now(void)
@@ -299,6 +346,7 @@ nvm_replay_load_files_now(void)
 
 	if (!nvm_ckptfile_manifest_read(&m))
 		return false;
+	check_files_within_wal((XLogRecPtr) m.lsn, wal_end_at_start(), ERROR);
 	load_files(&m);
 	nvm_rebuild_replay_done();
 	replay_exit(0, (Datum) 0);
@@ -1036,16 +1084,21 @@ nvm_replay_end(void)
 	/*
 	 * A rebuild whose checkpoint files are as of a position the WAL does
 	 * not reach would serve rows whose redo is gone: the WAL after the
-	 * files was removed or lost.
+	 * files was removed or lost.  Files not loaded yet (no nvm record was
+	 * replayed: the first access loads them) are checked here too, so that
+	 * the start stops.
 	 */
-	if (files_lsn != InvalidXLogRecPtr && GetXLogReplayRecPtr(NULL) < files_lsn)
-		ereport(FATAL,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("could not rebuild nvm pool \"%s\": its checkpoint files are as of WAL position %X/%X, but the WAL ends at %X/%X",
-						nvm_pool_path_resolved, LSN_FORMAT_ARGS(files_lsn),
-						LSN_FORMAT_ARGS(GetXLogReplayRecPtr(NULL))),
-				 errdetail("The WAL that the checkpoint files follow is missing."),
-				 errhint("Put back the WAL of the data directory (pg_wal), or restore the cluster from a base backup.")));
+	if (files_lsn == InvalidXLogRecPtr && nvm_binding_is_rebuild())
+	{
+		NvmCkptManifest m;
+
+		if (nvm_ckptfile_manifest_read(&m))
+		{
+			files_lsn = (XLogRecPtr) m.lsn;
+			nvm_ckptfile_manifest_free(&m);
+		}
+	}
+	check_files_within_wal(files_lsn, GetXLogReplayRecPtr(NULL), FATAL);
 	nvm_rebuild_replay_done();
 }
 
