@@ -107,6 +107,8 @@ static const struct config_enum_entry nvm_crash_point_options[] = {
 	{"stop_after_capture", NVM_CRASH_STOP_AFTER_CAPTURE, false},
 	{"recovery_end_after_capture", NVM_CRASH_RECOVERY_END_AFTER_CAPTURE, false},
 	{"rebuild_mid_load", NVM_CRASH_REBUILD_MID_LOAD, false},
+	{"merge_after_files", NVM_CRASH_MERGE_AFTER_FILES, false},
+	{"merge_after_manifest", NVM_CRASH_MERGE_AFTER_MANIFEST, false},
 	{NULL, 0, false}
 };
 
@@ -192,7 +194,9 @@ nvm_define_settings(void)
 							 "manifest; stop_before_capture, stop_after_capture: at a clean stop, around "
 							 "its last capture; recovery_end_after_capture: after the capture at the end "
 							 "of recovery, before the end-of-recovery checkpoint; rebuild_mid_load: in "
-							 "a rebuild, with half the checkpoint files loaded.  "
+							 "a rebuild, with half the checkpoint files loaded; merge_after_files, "
+							 "merge_after_manifest: in a merge of checkpoint files, after the merged "
+							 "files, after the manifest that names them.  "
 							 "Never set it on a server that matters.",
 							 &nvm_debug_crash_point,
 							 NVM_CRASH_NONE,

@@ -43,7 +43,11 @@
  *	   nvm rows has its heap part durable first).
  *	 - quiet (nothing writes: the end of recovery, in the startup process;
  *	   a clean stop, once every writer is gone), everything committed
- *	   counts and P is the end of the WAL replayed or inserted.
+ *	   counts and P is the end of the WAL replayed or inserted.  At a clean
+ *	   stop the WAL is flushed to P before any file as well: the last
+ *	   commits (and records of transactions the stop cut short) may still
+ *	   be in WAL buffers, and a crash before the shutdown checkpoint would
+ *	   leave files ahead of the WAL, which no start may use.
  * A rebuild loads each table's files and replays the WAL from the
  * checkpoint's redo point, skipping a table's records before its files'
  * position: those are in the files.
@@ -445,6 +449,9 @@ nvm_checkpoint_capture(NvmCaptureMode mode, XLogRecPtr lsn_quiet, XLogRecPtr red
 			bounds[i] = NVM_CLOCK_TS_MASK;
 		lsn = lsn_quiet;
 		ended = nvm_ckpt_epoch_advance();
+		/* a clean stop's WAL may be in WAL buffers yet; replayed WAL is on disk */
+		if (!RecoveryInProgress())
+			XLogFlush(lsn);
 	}
 	if (after_cut != NULL)
 		after_cut();
@@ -698,7 +705,11 @@ nvm_checkpoint_merge(NvmMergeCounts *counts, bool (*stop) (void))
 			pg_atomic_fetch_add_u64(&totals->merges, counts->tables);
 			pg_atomic_fetch_add_u64(&totals->merged_bytes, counts->bytes);
 		}
+		nvm_crash_here(NVM_CRASH_MERGE_AFTER_FILES,
+					   "after the files of a merge of nvm checkpoint files, before its manifest");
 		nvm_ckptfile_manifest_write(&m);
+		nvm_crash_here(NVM_CRASH_MERGE_AFTER_MANIFEST,
+					   "after the manifest of a merge of nvm checkpoint files, before the merged files go");
 		(void) nvm_ckptfile_remove_unnamed(&m);
 		ereport(log_checkpoints ? LOG : DEBUG1,
 				(errmsg("nvm: merged the checkpoint files of %llu nvm tables (%llu files into %llu rows, %llu kB)",

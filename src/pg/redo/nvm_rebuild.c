@@ -29,9 +29,12 @@
  * the load, the caller), as its snapshot test says; before that no query
  * can run (a rebuild serves nothing until its replay is consistent).
  *
- * A crash during the load: the next start loads again (nothing replayed is
- * noted yet), and a record already loaded keeps its version (present); a
- * version written but not linked when the crash came is a leak of the pool.
+ * A crash during the load: the next start of the server begins the rebuild
+ * again, from a new pool (claim/nvm_binding.c); a crash-restart, which
+ * keeps the pool, drops the tables the load had begun before it loads
+ * again (nvm_replay.c): the load's transaction was aborted by the crash.
+ * A test's crash midway (nvm.debug_crash_point = rebuild_mid_load) stops
+ * the threads once half the parts are loaded, then stops the server.
  *
  *-------------------------------------------------------------------------
  */
@@ -116,6 +119,7 @@ typedef struct LoadShared
 {
 	LoadPart   *parts;
 	int			nparts;
+	int			stop_at;		/* parts taken at most (a test's crash midway) */
 	_Atomic int next;			/* the next part to take */
 	_Atomic int failed;			/* a thread failed: the others stop */
 	uint64		txid;			/* the creator of every row */
@@ -214,7 +218,7 @@ load_worker(void *arg)
 	{
 		int			i = atomic_fetch_add(&ls->next, 1);
 
-		if (i >= ls->nparts || atomic_load(&ls->failed))
+		if (i >= ls->stop_at || atomic_load(&ls->failed))
 			break;
 		if (!load_part(ls, &ls->parts[i]))
 			break;
@@ -298,6 +302,9 @@ nvm_rebuild_load(const NvmCkptManifest *m, NvmTxn *txn, int slot)
 				(errcode(ERRCODE_DISK_FULL),
 				 errmsg("could not rebuild the nvm pool: it has no room for a transaction")));
 	ls->parts = plan_parts(m, NVM_REBUILD_WORKERS, &ls->nparts);
+	/* a test's crash midway: the threads stop with half the parts loaded */
+	ls->stop_at = nvm_debug_crash_point == NVM_CRASH_REBUILD_MID_LOAD && ls->nparts > 1 ?
+		ls->nparts / 2 : ls->nparts;
 	ls->txid = txn->txid;
 	ls->slot = slot;
 	pthread_mutex_init(&ls->err_lock, NULL);
@@ -318,10 +325,8 @@ nvm_rebuild_load(const NvmCkptManifest *m, NvmTxn *txn, int slot)
 	{
 		uint64		done = pg_atomic_read_u64(&progress->parts_done);
 
-		if (done >= (uint64) ls->nparts || atomic_load(&ls->failed))
+		if (done >= (uint64) ls->stop_at || atomic_load(&ls->failed))
 			break;
-		if (done * 2 >= (uint64) ls->nparts && ls->nparts > 1)
-			nvm_crash_here(NVM_CRASH_REBUILD_MID_LOAD, "with half the nvm checkpoint files loaded");
 		pg_usleep(20000L);
 		if (TimestampDifferenceExceeds(last_log, GetCurrentTimestamp(), PROGRESS_LOG_MS))
 		{
@@ -336,6 +341,8 @@ nvm_rebuild_load(const NvmCkptManifest *m, NvmTxn *txn, int slot)
 	for (int i = 0; i < started; i++)
 		pthread_join(threads[i], NULL);
 	nvm_pool_set_grow_hook(hook);
+	if (ls->stop_at < ls->nparts && !atomic_load(&ls->failed))
+		nvm_crash_here(NVM_CRASH_REBUILD_MID_LOAD, "with half the nvm checkpoint files loaded");
 	nvm_drain();
 	if (atomic_load(&ls->failed))
 		ereport(FATAL,

@@ -348,6 +348,22 @@ note_logged(uint32 slot, uint64 txid)
 }
 
 /*
+ * nvm_redo_note_final counts transaction txid of slot, committed, at every
+ * later cut although it logged no COMMIT record: the load of a rebuilt pool
+ * at the first access after recovery (nvm_replay.c), whose rows are the
+ * checkpoint files'.  A capture of a record it wrote, marked since (the
+ * in-doubt versions loaded on top, say), must find its row, not a
+ * tombstone.
+ */
+void
+nvm_redo_note_final(uint32 slot, uint64 txid)
+{
+	LWLockAcquire(group_lock, LW_EXCLUSIVE);
+	note_logged(slot, txid);
+	LWLockRelease(group_lock);
+}
+
+/*
  * nvm_redo_group_begin starts a group of records that a standby applies as
  * one (see the file header): no other COMMIT record until
  * nvm_redo_group_end, and checkpoints wait for the group.

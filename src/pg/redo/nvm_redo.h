@@ -41,6 +41,9 @@ extern void nvm_redo_note_tables_logged(const nvm_off *descs, int n, XLogRecPtr 
 /* A checkpoint's cut (../checkpoint/nvm_checkpoint.c); returns the epoch that ended. */
 extern uint64 nvm_redo_capture_cut(uint64 *bounds, XLogRecPtr *lsn);
 
+/* A commit whose rows the checkpoint files hold counts at the next cut (a rebuild's load). */
+extern void nvm_redo_note_final(uint32 slot, uint64 txid);
+
 /* Records logged between begin and end go to out instead of the WAL (in-doubt files). */
 struct StringInfoData;
 extern void nvm_redo_sink_begin(struct StringInfoData *out);

@@ -73,6 +73,7 @@
 
 #include "access/xlogreader.h"
 #include "access/xlogrecovery.h"
+#include "common/controldata_utils.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
@@ -97,6 +98,7 @@
 #include "nvm_settings.h"
 #include "redo/nvm_ckptfile.h"
 #include "redo/nvm_rebuild.h"
+#include "redo/nvm_redo.h"
 #include "redo/nvm_redofmt.h"
 #include "redo/nvm_replay.h"
 
@@ -227,6 +229,35 @@ load_indoubt(uint64 seq)
 }
 
 /*
+ * drop_partial_load drops every table of the pool before a load: a rebuilt
+ * pool holds nothing before its files are loaded but what a load cut short
+ * by a crash wrote (a crash-restart of the server goes on with the pool it
+ * has), whose transaction the crash aborted.
+ */
+static void
+drop_partial_load(void)
+{
+	NvmTableDirEntry *dir = nvm_table_dir();
+	size_t		n = nvm_table_dir_count();
+	uint32		dropped = 0;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		NvmTableKey key;
+
+		if (atomic_load(&dir[i].desc) == 0)
+			continue;
+		memcpy(&key, &dir[i].key, sizeof(key));
+		if (nvm_table_drop(&key))
+			dropped++;
+	}
+	if (dropped > 0)
+		ereport(LOG,
+				(errmsg("nvm: dropped %u nvm tables that a load of the checkpoint files cut short had begun; they are loaded again",
+						dropped)));
+}
+
+/*
  * load_files loads the tables of m and its in-doubt file into the new pool,
  * in a transaction of this process's replay slot, and logs what it did.
  */
@@ -234,10 +265,17 @@ static void
 load_files(const NvmCkptManifest *m)
 {
 	NvmRebuildProgress *p = nvm_rebuild_progress();
+	int			slot;
+	uint64		txid;
 
+	drop_partial_load();
 	replay_begin();
 	nvm_rebuild_load(m, &replay_txn, replay_slot);
+	slot = replay_slot;
+	txid = replay_txn.txid;
 	nvm_txn_commit(&replay_txn);
+	/* after recovery its commit logs nothing: the next cut counts it still */
+	nvm_redo_note_final((uint32) slot, txid);
 	if (m->indoubt_seq != 0)
 		load_indoubt(m->indoubt_seq);
 	ereport(LOG,
@@ -250,10 +288,56 @@ load_files(const NvmCkptManifest *m)
 }
 
 /*
+ * check_files_within_wal refuses checkpoint files as of a position (files)
+ * beyond the end of the WAL this start has (wal_end): they hold rows whose
+ * redo is gone (pg_wal restored from an earlier moment, or removed), and
+ * a rebuild from them would serve rows the rest of the cluster never saw.
+ * Reported at elevel: FATAL in the startup process, which stops the
+ * start; ERROR at a first access after recovery, which leaves the pool
+ * unused.
+ */
+static void
+check_files_within_wal(XLogRecPtr files, XLogRecPtr wal_end, int elevel)
+{
+	if (files == InvalidXLogRecPtr || wal_end == InvalidXLogRecPtr || files <= wal_end)
+		return;
+	ereport(elevel,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("could not rebuild nvm pool \"%s\": its checkpoint files are as of WAL position %X/%X, but the WAL ends at %X/%X",
+					nvm_pool_path_resolved, LSN_FORMAT_ARGS(files), LSN_FORMAT_ARGS(wal_end)),
+			 errdetail("The WAL that the checkpoint files follow is missing."),
+			 errhint("Put back the WAL of the data directory (pg_wal), or restore the cluster from a base backup.")));
+}
+
+/*
+ * wal_end_at_start returns where the WAL this start found ends: where
+ * recovery's replay ended, or, after a clean stop (no recovery), the last
+ * checkpoint's record (a later checkpoint only moves it on).
+ */
+static XLogRecPtr
+wal_end_at_start(void)
+{
+	XLogRecPtr	end = GetXLogReplayRecPtr(NULL);
+
+	if (end == InvalidXLogRecPtr)
+	{
+		bool		crc_ok = false;
+		ControlFileData *cf = get_controlfile(DataDir, &crc_ok);
+
+		if (crc_ok)
+			end = cf->checkPoint;
+		pfree(cf);
+	}
+	return end;
+}
+
+/*
  * nvm_replay_load_files_now loads a rebuilt pool from its checkpoint files
- * when recovery replayed no record (the server had stopped cleanly, and its
- * last capture holds every commit): the binding calls it at the first
- * access (claim/nvm_binding.c).  Returns false if there are no files.
+ * when recovery replayed no nvm record (or there was no recovery: the
+ * server had stopped cleanly, and its last capture holds every commit):
+ * the binding calls it at the first access (claim/nvm_binding.c).  Files
+ * beyond the WAL are refused (ERROR).  Returns false if there are no
+ * files.
  */
 bool
 nvm_replay_load_files_now(void)
@@ -262,6 +346,7 @@ nvm_replay_load_files_now(void)
 
 	if (!nvm_ckptfile_manifest_read(&m))
 		return false;
+	check_files_within_wal((XLogRecPtr) m.lsn, wal_end_at_start(), ERROR);
 	load_files(&m);
 	nvm_rebuild_replay_done();
 	replay_exit(0, (Datum) 0);
@@ -999,16 +1084,21 @@ nvm_replay_end(void)
 	/*
 	 * A rebuild whose checkpoint files are as of a position the WAL does
 	 * not reach would serve rows whose redo is gone: the WAL after the
-	 * files was removed or lost.
+	 * files was removed or lost.  Files not loaded yet (no nvm record was
+	 * replayed: the first access loads them) are checked here too, so that
+	 * the start stops.
 	 */
-	if (files_lsn != InvalidXLogRecPtr && GetXLogReplayRecPtr(NULL) < files_lsn)
-		ereport(FATAL,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("could not rebuild nvm pool \"%s\": its checkpoint files are as of WAL position %X/%X, but the WAL ends at %X/%X",
-						nvm_pool_path_resolved, LSN_FORMAT_ARGS(files_lsn),
-						LSN_FORMAT_ARGS(GetXLogReplayRecPtr(NULL))),
-				 errdetail("The WAL that the checkpoint files follow is missing."),
-				 errhint("Put back the WAL of the data directory (pg_wal), or restore the cluster from a base backup.")));
+	if (files_lsn == InvalidXLogRecPtr && nvm_binding_is_rebuild())
+	{
+		NvmCkptManifest m;
+
+		if (nvm_ckptfile_manifest_read(&m))
+		{
+			files_lsn = (XLogRecPtr) m.lsn;
+			nvm_ckptfile_manifest_free(&m);
+		}
+	}
+	check_files_within_wal(files_lsn, GetXLogReplayRecPtr(NULL), FATAL);
 	nvm_rebuild_replay_done();
 }
 
