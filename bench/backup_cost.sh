@@ -18,66 +18,51 @@
 #   every round.
 #
 #   bash bench/backup_cost.sh [--rounds N] [--rows R] [--out DIR]
-#   (as root: servers run as postgres; nvmam must be installed)
+#   (as root: servers run as postgres; nvmam must be installed; PG_CONFIG
+#   selects PostgreSQL 15; clusters and options through regress/lib)
 set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=regress/lib/common.sh
+. "$ROOT/regress/lib/common.sh"
+# shellcheck source=regress/lib/cluster.sh
+. "$ROOT/regress/lib/cluster.sh"
 
 ROUNDS=3
 ROWS=200000
 OUT="bench/results/backup-cost-$(date -u +%Y%m%d)"
-while [ $# -gt 0 ]; do
-	case "$1" in
-		--rounds) ROUNDS="$2"; shift 2 ;;
-		--rows) ROWS="$2"; shift 2 ;;
-		--out) OUT="$2"; shift 2 ;;
-		*) echo "unknown option $1" >&2; exit 2 ;;
-	esac
-done
+nvm_options "rounds=ROUNDS rows=ROWS out=OUT" "$@"
 
-BIN=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
-[ -x "$BIN/initdb" ] || BIN=/usr/lib/postgresql/15/bin
-WORK=$(mktemp -d /var/tmp/nvm-backup-cost.XXXXXX)
-SHM=$(mktemp -d /dev/shm/nvm-backup-cost.XXXXXX)
-chown postgres "$WORK" "$SHM"
+nvm_find_pg
 mkdir -p "$OUT"
-AS_PG=(runuser -u postgres --)
 CONTENDERS="heap nvm nvm-inside"
+declare -A DIR
 
-cleanup()
-{
-	for c in $CONTENDERS; do
-		"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/$c" -m immediate stop >/dev/null 2>&1 || true
-		"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/$c.restored" -m immediate stop >/dev/null 2>&1 || true
-	done
-	rm -rf "$WORK" "$SHM"
-}
-trap cleanup EXIT
+nvm_cleanup_at_exit
+SHM=$(nvm_pg_tmpdir /dev/shm nvm-backup-cost)
+nvm_cleanup_add "rm -rf '$SHM'"
 
-port_of() { case "$1" in heap) echo 5481 ;; nvm) echo 5482 ;; nvm-inside) echo 5483 ;; esac; }
-psql_at() { "${AS_PG[@]}" "$BIN/psql" -h "$WORK" -p "$1" -d postgres -Atq -c "$2"; }
+psql_at() { nvm_psql "$1" postgres -Atq -c "$2"; }
 
 # make_cluster NAME: initdb, settings, the table and its rows
 make_cluster()
 {
-	local c=$1 port
-	port=$(port_of "$c")
-	"${AS_PG[@]}" "$BIN/initdb" -D "$WORK/$c" -A trust >/dev/null
-	{
-		echo "port = $port"
-		echo "unix_socket_directories = '$WORK'"
-		echo "listen_addresses = ''"
-		echo "shared_preload_libraries = 'nvmam'"
-		echo "wal_level = replica"
-		echo "max_wal_senders = 4"
-		echo "max_wal_size = 4GB"
-		echo "nvm.pool_size = '1GB'"
-		echo "nvm.durability = 'pool'"
-		[ "$c" != nvm-inside ] && echo "nvm.pool_path = '$SHM/$c.pool'"
-		true
-	} >> "$WORK/$c/postgresql.conf"
-	"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/$c" -l "$WORK/$c.log" -w start >/dev/null
-	local am=heap
+	local c=$1 dir am=heap
+	nvm_cluster_new dir /var/tmp "nvm-backup-cost-$c"
+	DIR[$c]=$dir
+	# the restored copy, inside the cluster's directory, stopped before it is removed
+	nvm_cleanup_add "nvm_cluster_stop '$dir/restored'"
+	nvm_cluster_conf "$dir" \
+		"shared_preload_libraries = 'nvmam'" \
+		"wal_level = replica" \
+		"max_wal_senders = 4" \
+		"max_wal_size = 4GB" \
+		"nvm.pool_size = '1GB'" \
+		"nvm.durability = 'pool'"
+	[ "$c" != nvm-inside ] && nvm_cluster_conf "$dir" "nvm.pool_path = '$SHM/$c.pool'"
+	nvm_cluster_start "$dir"
 	[ "$c" != heap ] && am=nvm
-	psql_at "$port" "CREATE EXTENSION nvmam;
+	psql_at "$dir" "CREATE EXTENSION nvmam;
 		CREATE TABLE accounts (id int PRIMARY KEY, balance bigint, filler text) USING $am;
 		INSERT INTO accounts SELECT g, 1000, repeat('x', 80) FROM generate_series(1, $ROWS) g;
 		CHECKPOINT;"
@@ -86,30 +71,27 @@ make_cluster()
 # backup_once NAME ROUND: one backup and its restore; prints a result line
 backup_once()
 {
-	local c=$1 r=$2 port dest lsn0 lsn1 t0 t1 t2 bytes wal rows rport
-	port=$(port_of "$c")
-	dest="$WORK/$c.restored"
+	local c=$1 r=$2 dir dest lsn0 lsn1 t0 t1 t2 t3 bytes wal rows
+	dir=${DIR[$c]}
+	dest=$dir/restored
 	rm -rf "$dest"
-	lsn0=$(psql_at "$port" "SELECT pg_current_wal_insert_lsn()")
+	nvm_as_pg mkdir "$dest"
+	lsn0=$(psql_at "$dir" "SELECT pg_current_wal_insert_lsn()")
 	t0=$(date +%s.%N)
-	"${AS_PG[@]}" "$BIN/pg_basebackup" -h "$WORK" -p "$port" -D "$dest" -c fast -X stream
+	nvm_pg_client "$dir" pg_basebackup -D "$dest/data" -c fast -X stream
 	t1=$(date +%s.%N)
-	lsn1=$(psql_at "$port" "SELECT pg_current_wal_insert_lsn()")
-	wal=$(psql_at "$port" "SELECT pg_wal_lsn_diff('$lsn1', '$lsn0')")
-	bytes=$(du -sb "$dest" | cut -f1)
-	rport=$((port + 10))
-	{
-		echo "port = $rport"
-		[ "$c" != nvm-inside ] && echo "nvm.pool_path = '$SHM/$c.restored.pool'"
-		true
-	} >> "$dest/postgresql.conf"
+	lsn1=$(psql_at "$dir" "SELECT pg_current_wal_insert_lsn()")
+	wal=$(psql_at "$dir" "SELECT pg_wal_lsn_diff('$lsn1', '$lsn0')")
+	bytes=$(du -sb "$dest/data" | cut -f1)
+	nvm_free_port | nvm_as_pg tee "$dest/port" >/dev/null
+	nvm_cluster_conf "$dest" "port = $(cat "$dest/port")" "unix_socket_directories = '$dest'"
+	[ "$c" != nvm-inside ] && nvm_cluster_conf "$dest" "nvm.pool_path = '$SHM/$c.restored.pool'"
 	rm -f "$SHM/$c.restored.pool"
 	t2=$(date +%s.%N)
-	"${AS_PG[@]}" "$BIN/pg_ctl" -D "$dest" -l "$WORK/$c.restored.log" -w start >/dev/null
-	rows=$(psql_at "$rport" "SELECT count(*) FROM accounts")
-	local t3
+	nvm_cluster_start "$dest"
+	rows=$(psql_at "$dest" "SELECT count(*) FROM accounts")
 	t3=$(date +%s.%N)
-	"${AS_PG[@]}" "$BIN/pg_ctl" -D "$dest" -m fast -w stop >/dev/null
+	nvm_cluster_stop "$dest"
 	rm -f "$SHM/$c.restored.pool"
 	awk -v c="$c" -v r="$r" -v t0="$t0" -v t1="$t1" -v t2="$t2" -v t3="$t3" \
 		-v bytes="$bytes" -v wal="$wal" -v rows="$rows" -v want="$ROWS" 'BEGIN {

@@ -42,17 +42,8 @@ MODE=mcsi
 OUT=
 TAG=
 
-while [ $# -gt 0 ]; do
-	case "$1" in
-		--short) SHORT=$2; shift 2 ;;
-		--long) LONG=$2; shift 2 ;;
-		--mode) MODE=$2; shift 2 ;;
-		--out) OUT=$2; shift 2 ;;
-		--tag) TAG=-$2; shift 2 ;;
-		-h | --help) sed -n '2,27p' "$0"; exit 0 ;;
-		*) nvm_die "unknown option $1 (see --help)" ;;
-	esac
-done
+nvm_options "short=SHORT long=LONG mode=MODE out=OUT tag=TAG" "$@"
+TAG=${TAG:+-$TAG}
 [ "$LONG" -gt "$SHORT" ] || nvm_die "--long must exceed --short"
 command -v valgrind >/dev/null 2>&1 || nvm_die "valgrind not found (apt-get install valgrind)"
 
@@ -61,8 +52,7 @@ OUT=${OUT:-$ROOT/build-bench/copy-callgrind-$(date -u +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 
-trap 'nvm_cleanup' EXIT
-trap 'nvm_cleanup; exit 130' INT TERM
+nvm_cleanup_at_exit
 
 D=$(nvm_pg_tmpdir /dev/shm "nvmam-copy-callgrind$TAG")
 PORT=$(nvm_free_port)

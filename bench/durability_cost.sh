@@ -25,104 +25,89 @@
 #       is there with the balance total conserved (updates add 0).
 #
 #   bash bench/durability_cost.sh [--rounds N] [--rows R] [--seconds S] [--out DIR]
-#   (as root: servers run as postgres; nvmam must be installed)
+#   (as root: servers run as postgres; nvmam must be installed; PG_CONFIG
+#   selects PostgreSQL 15; clusters and options through regress/lib)
 set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=regress/lib/common.sh
+. "$ROOT/regress/lib/common.sh"
+# shellcheck source=regress/lib/cluster.sh
+. "$ROOT/regress/lib/cluster.sh"
 
 ROUNDS=3
 ROWS=200000
 SECONDS_LOAD=10
 OUT="bench/results/durability-$(date -u +%Y%m%d)"
-while [ $# -gt 0 ]; do
-	case "$1" in
-		--rounds) ROUNDS="$2"; shift 2 ;;
-		--rows) ROWS="$2"; shift 2 ;;
-		--seconds) SECONDS_LOAD="$2"; shift 2 ;;
-		--out) OUT="$2"; shift 2 ;;
-		*) echo "unknown option $1" >&2; exit 2 ;;
-	esac
-done
+nvm_options "rounds=ROUNDS rows=ROWS seconds=SECONDS_LOAD out=OUT" "$@"
 
-BIN=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
-[ -x "$BIN/initdb" ] || BIN=/usr/lib/postgresql/15/bin
-WORK=$(mktemp -d /var/tmp/nvm-durability-cost.XXXXXX)
-chown postgres "$WORK"
+nvm_find_pg
 mkdir -p "$OUT"
-AS_PG=(runuser -u postgres --)
 CONTENDERS="heap nvm"
+declare -A DIR
 
-cleanup()
-{
-	for c in $CONTENDERS; do
-		"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/$c" -m immediate stop >/dev/null 2>&1 || true
-	done
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
+nvm_cleanup_at_exit
+WORK=$(nvm_pg_tmpdir /var/tmp nvm-durability-cost)
+nvm_cleanup_add "rm -rf '$WORK'"
 
-port_of() { case "$1" in heap) echo 5491 ;; nvm) echo 5492 ;; esac; }
-psql_at() { "${AS_PG[@]}" "$BIN/psql" -h "$WORK" -p "$1" -d postgres -Atq -c "$2"; }
+psql_at() { nvm_psql "${DIR[$1]}" postgres -Atq -c "$2"; }
 
 # make_cluster NAME: initdb, settings, the table and its rows
 make_cluster()
 {
-	local c=$1 port am=heap
-	port=$(port_of "$c")
+	local c=$1 dir am=heap
 	[ "$c" = nvm ] && am=nvm
-	"${AS_PG[@]}" "$BIN/initdb" -D "$WORK/$c" -A trust >/dev/null
-	{
-		echo "port = $port"
-		echo "unix_socket_directories = '$WORK'"
-		echo "listen_addresses = ''"
-		echo "shared_preload_libraries = 'nvmam'"
-		echo "wal_level = replica"
-		echo "max_wal_size = 4GB"
-		echo "checkpoint_timeout = 1d"
-		echo "autovacuum = off"
-		echo "nvm.pool_size = '1GB'"
-		echo "nvm.debug_boot_id = 'boot-0'"
-	} >> "$WORK/$c/postgresql.conf"
-	"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/$c" -l "$WORK/$c.log" -w start >/dev/null
-	psql_at "$port" "CREATE EXTENSION nvmam;
+	nvm_cluster_new dir /var/tmp "nvm-durability-cost-$c"
+	DIR[$c]=$dir
+	nvm_cluster_conf "$dir" \
+		"shared_preload_libraries = 'nvmam'" \
+		"wal_level = replica" \
+		"max_wal_size = 4GB" \
+		"checkpoint_timeout = 1d" \
+		"autovacuum = off" \
+		"nvm.pool_size = '1GB'" \
+		"nvm.debug_boot_id = 'boot-0'"
+	nvm_cluster_start "$dir"
+	psql_at "$c" "CREATE EXTENSION nvmam;
 		CREATE TABLE accounts (id int PRIMARY KEY, balance bigint NOT NULL, filler text) USING $am;
 		INSERT INTO accounts SELECT g, 1000, repeat('x', 80) FROM generate_series(1, $ROWS) g;
 		CREATE TABLE still (id int PRIMARY KEY, balance bigint NOT NULL, filler text) USING $am;
 		INSERT INTO still SELECT g, 1000, repeat('x', 80) FROM generate_series(1, $ROWS) g;" >/dev/null
-	printf '\\set id random(1, %d)\nUPDATE accounts SET balance = balance + 0 WHERE id = :id;\n' "$ROWS" \
-		> "$WORK/update.sql"
-	chown postgres "$WORK/update.sql"
+	printf '\\set id random(1, %d)\nUPDATE accounts SET balance = balance + 0 WHERE id = :id;\n' "$ROWS" |
+		nvm_as_pg tee "$WORK/update.sql" >/dev/null
 }
 
 # round_once NAME ROUND: the checkpoint, the load, the crash and the recovery of NAME
 round_once()
 {
-	local c=$1 r=$2 port boot log t0 t1 w0 w1 tps f0 f1 rows total redo off0 files
-	port=$(port_of "$c")
-	log="$WORK/$c.log"
-	psql_at "$port" "CHECKPOINT" >/dev/null
-	f0=$(psql_at "$port" "SELECT wal_sync FROM pg_stat_wal")
-	tps=$("${AS_PG[@]}" "$BIN/pgbench" -h "$WORK" -p "$port" -n -c 2 -j 2 -T "$SECONDS_LOAD" \
+	local c=$1 r=$2 dir boot log t0 t1 w0 w1 tps f0 f1 rows total redo off0 files
+	dir=${DIR[$c]}
+	log="$dir/server.log"
+	psql_at "$c" "CHECKPOINT" >/dev/null
+	f0=$(psql_at "$c" "SELECT wal_sync FROM pg_stat_wal")
+	tps=$(nvm_pg_client "$dir" pgbench -n -c 2 -j 2 -T "$SECONDS_LOAD" \
 		-f "$WORK/update.sql" postgres 2>/dev/null | awk '/^tps/ { print $3; exit }')
-	f1=$(psql_at "$port" "SELECT wal_sync FROM pg_stat_wal")
+	f1=$(psql_at "$c" "SELECT wal_sync FROM pg_stat_wal")
 	off0=$(stat -c %s "$log")
-	w0=$(psql_at "$port" "SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn")
+	w0=$(psql_at "$c" "SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn")
 	t0=$(date +%s.%N)
-	psql_at "$port" "CHECKPOINT" >/dev/null
+	psql_at "$c" "CHECKPOINT" >/dev/null
 	t1=$(date +%s.%N)
-	w1=$(psql_at "$port" "SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn")
+	w1=$(psql_at "$c" "SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn")
 	files=$(tail -c +"$((off0 + 1))" "$log" | sed -n 's/.*checkpoint of the pool: wrote the files of \([0-9]*\) nvm tables ([0-9]* rows, \([0-9]*\) kB), kept \([0-9]*\).*/\1w\/\2kB\/\3k/p' | head -1)
 	local txns
 	txns=$(awk -v t="$tps" -v s="$SECONDS_LOAD" 'BEGIN { printf "%d", t * s }')
-	"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/$c" -m immediate stop >/dev/null
+	nvm_as_pg "$PG_BINDIR/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null
 	if [ "$c" = nvm ]; then
-		rm -f "$WORK/$c/pg_nvm/pool"
+		rm -f "$dir/data/pg_nvm/pool"
 		boot="boot-$r"
-		echo "nvm.debug_boot_id = '$boot'" >> "$WORK/$c/postgresql.conf"
+		nvm_cluster_conf "$dir" "nvm.debug_boot_id = '$boot'"
 	fi
 	local off t2 t3
 	off=$(stat -c %s "$log")
 	t2=$(date +%s.%N)
-	"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/$c" -l "$log" -w start >/dev/null
-	rows=$(psql_at "$port" "SELECT count(*) || ' ' || sum(balance) FROM accounts")
+	nvm_cluster_start "$dir"
+	rows=$(psql_at "$c" "SELECT count(*) || ' ' || sum(balance) FROM accounts")
 	t3=$(date +%s.%N)
 	redo=$(tail -c +"$((off + 1))" "$log" | sed -n 's/.*redo done at .*elapsed: \([0-9.]*\) s.*/\1/p' | head -1)
 	total=$((ROWS * 1000))

@@ -42,16 +42,7 @@ ROWS=100000
 UPDATES=20000
 CLIENTS=2
 OUT="bench/results/gc-cost-$(date -u +%Y%m%d)"
-while [ $# -gt 0 ]; do
-	case "$1" in
-		--rounds) ROUNDS="$2"; shift 2 ;;
-		--rows) ROWS="$2"; shift 2 ;;
-		--updates) UPDATES="$2"; shift 2 ;;
-		--clients) CLIENTS="$2"; shift 2 ;;
-		--out) OUT="$2"; shift 2 ;;
-		*) echo "unknown option $1" >&2; exit 2 ;;
-	esac
-done
+nvm_options "rounds=ROUNDS rows=ROWS updates=UPDATES clients=CLIENTS out=OUT" "$@"
 
 nvm_find_pg
 CLK_TCK=$(getconf CLK_TCK)
@@ -60,8 +51,7 @@ DISK_BASE=${NVM_BENCH_DATA_DIR:-/var/tmp}
 mkdir -p "$OUT"
 declare -A DIR
 
-trap 'nvm_cleanup' EXIT
-trap 'nvm_cleanup; exit 130' INT TERM
+nvm_cleanup_at_exit
 
 psql_at() { nvm_psql "${DIR[$1]}" postgres -At -c "$2"; }
 
@@ -82,10 +72,8 @@ make_cluster()
 	local c=$1 base=/dev/shm am=heap dir
 	[ "$c" = heap ] && base=$DISK_BASE
 	[ "$c" = nvm ] && am=nvm
-	dir=$(nvm_pg_tmpdir "$base" "nvmam-gc-cost-$c")
+	nvm_cluster_new dir "$base" "nvmam-gc-cost-$c"
 	DIR[$c]=$dir
-	nvm_cleanup_add "nvm_cluster_stop '$dir'; rm -rf '$dir'"
-	nvm_cluster_init "$dir" "$(nvm_free_port)"
 	nvm_cluster_conf "$dir" \
 		"shared_buffers = '256MB'" \
 		"max_wal_size = '2GB'" \

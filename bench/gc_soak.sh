@@ -41,19 +41,7 @@ OUT=
 BUILD=1
 SAMPLE_SECONDS=15
 
-while [ $# -gt 0 ]; do
-	case "$1" in
-		--rows) ROWS=$2; shift 2 ;;
-		--minutes) MINUTES=$2; shift 2 ;;
-		--clients) CLIENTS=$2; shift 2 ;;
-		--mode) MODE=$2; shift 2 ;;
-		--limit) LIMIT=$2; shift 2 ;;
-		--out) OUT=$2; shift 2 ;;
-		--no-build) BUILD=0; shift ;;
-		-h | --help) sed -n '2,21p' "$0"; exit 0 ;;
-		*) nvm_die "unknown option $1 (see --help)" ;;
-	esac
-done
+nvm_options "rows=ROWS minutes=MINUTES clients=CLIENTS mode=MODE limit=LIMIT out=OUT no-build!=BUILD=0" "$@"
 
 if [ "${NVM_SKIP_PACKAGES:-0}" = 0 ] && [ "$(id -u)" -eq 0 ]; then
 	nvm_install_packages

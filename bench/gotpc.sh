@@ -36,18 +36,7 @@ WAREHOUSES=1
 THREADS=4
 TIME=60s
 CONTENDERS="heap nvm-mcsi nvm-n2db"
-while [ $# -gt 0 ]; do
-	case "$1" in
-		--out) OUT=${2:?}; shift ;;
-		--warehouses) WAREHOUSES=${2:?}; shift ;;
-		--threads) THREADS=${2:?}; shift ;;
-		--time) TIME=${2:?}; shift ;;
-		--contenders) CONTENDERS=${2:?}; shift ;;
-		-h | --help) sed -n '3,25p' "${BASH_SOURCE[0]}" | sed 's/^#\t\{0,1\}//'; exit 0 ;;
-		*) echo "unknown option: $1" >&2; exit 2 ;;
-	esac
-	shift
-done
+nvm_options "out=OUT warehouses=WAREHOUSES threads=THREADS time=TIME contenders=CONTENDERS" "$@"
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd -P)
 GODIR=${NVM_GOTPC_DIR:-/var/tmp/nvmam-gotpc}
@@ -117,10 +106,8 @@ run_contender()
 		nvm-n2db) am=nvm cc=n2db ;;
 		*) nvm_die "unknown contender $c (heap, nvm-mcsi, nvm-n2db)" ;;
 	esac
-	dir=$(nvm_pg_tmpdir /var/tmp "nvmam-gotpc-$c")
-	nvm_cleanup_add "nvm_cluster_stop '$dir'; cp -f '$dir/server.log' '$OUT/gotpc-$c.server.log' 2>/dev/null; rm -rf '$dir'"
-	port=$(nvm_free_port)
-	nvm_cluster_init "$dir" "$port" || return 1
+	nvm_cluster_new dir /var/tmp "nvmam-gotpc-$c" "$OUT/gotpc-$c.server.log" || return 1
+	port=$(cat "$dir/port")
 	# go-tpc speaks TCP
 	nvm_cluster_conf "$dir" "listen_addresses = '127.0.0.1'" "shared_buffers = '512MB'" \
 		"max_connections = 100" "synchronous_commit = on" "max_wal_size = '2GB'" \

@@ -44,20 +44,7 @@ PROTOCOL=prepared
 DO_BUILD=1
 OUT=
 
-while [ $# -gt 0 ]; do
-	case "$1" in
-		--rounds) ROUNDS=$2; shift 2 ;;
-		--clients) CLIENTS=$2; shift 2 ;;
-		--seconds) SECONDS_PER_RUN=$2; shift 2 ;;
-		--rows) ROWS=$2; shift 2 ;;
-		--mode) MODE=$2; shift 2 ;;
-		--protocol) PROTOCOL=$2; shift 2 ;;
-		--out) OUT=$2; shift 2 ;;
-		--no-build) DO_BUILD=0; shift ;;
-		-h | --help) sed -n '2,30p' "$0"; exit 0 ;;
-		*) nvm_die "unknown option $1 (see --help)" ;;
-	esac
-done
+nvm_options "rounds=ROUNDS clients=CLIENTS seconds=SECONDS_PER_RUN rows=ROWS mode=MODE protocol=PROTOCOL out=OUT no-build!=DO_BUILD=0" "$@"
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || nvm_die "--rounds takes a number"
 case "$MODE" in mcsi | n2db) ;; *) nvm_die "--mode is mcsi or n2db" ;; esac
 case "$PROTOCOL" in simple | extended | prepared) ;; *) nvm_die "--protocol is simple, extended or prepared" ;; esac
@@ -69,8 +56,7 @@ OUT=${OUT:-$BUILD_DIR/pointread-$(date -u +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT/logs"
 OUT=$(cd "$OUT" && pwd)
 
-trap 'nvm_cleanup' EXIT
-trap 'nvm_cleanup; exit 130' INT TERM
+nvm_cleanup_at_exit
 
 if [ "$DO_BUILD" = 1 ]; then
 	echo "==> building a release build in build-bench and installing it" >&2
@@ -87,10 +73,8 @@ done
 
 declare -A DIR
 for c in heap nvm; do
-	d=$(nvm_pg_tmpdir /dev/shm "nvmam-pointread-$c")
+	nvm_cluster_new d /dev/shm "nvmam-pointread-$c" "$OUT/logs/server-$c.log"
 	DIR[$c]=$d
-	nvm_cleanup_add "nvm_cluster_stop '$d'; cp -f '$d/server.log' '$OUT/logs/server-$c.log' 2>/dev/null; rm -rf '$d'"
-	nvm_cluster_init "$d" "$(nvm_free_port)"
 	nvm_cluster_conf "$d" \
 		"shared_buffers = '512MB'" \
 		"max_connections = $((MAX_CLIENTS + 10))" \

@@ -76,22 +76,7 @@ WORKLOAD=select
 CLOCK_FACTOR=
 CLOCK_TICK=
 
-while [ $# -gt 0 ]; do
-	case "$1" in
-		--rows) ROWS=$2; shift 2 ;;
-		--short) SHORT=$2; shift 2 ;;
-		--long) LONG=$2; shift 2 ;;
-		--mode) MODE=$2; shift 2 ;;
-		--protocol) PROTOCOL=$2; shift 2 ;;
-		--workload) WORKLOAD=$2; shift 2 ;;
-		--out) OUT=$2; shift 2 ;;
-		--cache-sim) CACHE_SIM=1; shift ;;
-		--clock-factor) CLOCK_FACTOR=$2; shift 2 ;;
-		--clock-tick) CLOCK_TICK=$2; shift 2 ;;
-		-h | --help) sed -n '2,56p' "$0"; exit 0 ;;
-		*) nvm_die "unknown option $1 (see --help)" ;;
-	esac
-done
+nvm_options "rows=ROWS short=SHORT long=LONG mode=MODE protocol=PROTOCOL workload=WORKLOAD out=OUT cache-sim!=CACHE_SIM clock-factor=CLOCK_FACTOR clock-tick=CLOCK_TICK" "$@"
 [ "$LONG" -gt "$SHORT" ] || nvm_die "--long must exceed --short"
 case "$PROTOCOL" in simple | extended | prepared) ;; *) nvm_die "--protocol is simple, extended or prepared" ;; esac
 case "$WORKLOAD" in select | update | range-update | insert) ;; *) nvm_die "--workload is select, update, range-update or insert" ;; esac
@@ -102,8 +87,7 @@ OUT=${OUT:-$ROOT/build-bench/$WORKLOAD-callgrind-$(date -u +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 
-trap 'nvm_cleanup' EXIT
-trap 'nvm_cleanup; exit 130' INT TERM
+nvm_cleanup_at_exit
 
 D=$(nvm_pg_tmpdir /dev/shm nvmam-callgrind)
 PORT=$(nvm_free_port)

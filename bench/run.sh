@@ -40,7 +40,7 @@
 #	  like-for-like contenders against heap on ordinary storage.
 #	  Optional (--contenders): nvm-pisces, nvm-pomvcc (nvm-mcsi with
 #	  nvm.concurrency_control = pisces or pomvcc: the other designs of
-#	  README.md's table of modes); heap-async (heap, synchronous_commit = off);
+#	  doc/modes.md's table of modes); heap-async (heap, synchronous_commit = off);
 #	  nvm-n2db-tmpfs (nvm-n2db with its data directory in /dev/shm);
 #	  heap-logical, nvm-mcsi-logical, nvm-n2db-logical (heap, nvm-mcsi and
 #	  nvm-n2db with wal_level = logical instead of replica: what logging

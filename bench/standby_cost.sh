@@ -24,8 +24,16 @@
 #   bash bench/standby_cost.sh [--rounds N] [--seconds S] [--clients C] [--out DIR]
 #        [--levels "minimal replica replica+standby"] [--workloads "update insert"]
 #        [--rate TPS]   (pgbench --rate: every contender offered the same load)
-#   (as root: servers run as postgres; nvmam must be installed)
+#   (as root: servers run as postgres; nvmam must be installed; PG_CONFIG
+#   selects PostgreSQL 15; clusters and options through regress/lib)
 set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+# shellcheck source=regress/lib/common.sh
+. "$ROOT/regress/lib/common.sh"
+# shellcheck source=regress/lib/cluster.sh
+. "$ROOT/regress/lib/cluster.sh"
 
 ROUNDS=3
 SECONDS_PER_RUN=15
@@ -35,72 +43,47 @@ OUT="bench/results/standby-cost-$(date -u +%Y%m%d)"
 LEVELS="minimal replica replica+standby"
 WORKLOADS="update insert"
 RATE=""
-while [ $# -gt 0 ]; do
-	case "$1" in
-		--levels) LEVELS="$2"; shift 2 ;;
-		--workloads) WORKLOADS="$2"; shift 2 ;;
-		--rate) RATE="$2"; shift 2 ;;
-		--rounds) ROUNDS="$2"; shift 2 ;;
-		--seconds) SECONDS_PER_RUN="$2"; shift 2 ;;
-		--clients) CLIENTS="$2"; shift 2 ;;
-		--out) OUT="$2"; shift 2 ;;
-		*) echo "unknown option $1" >&2; exit 2 ;;
-	esac
-done
+nvm_options "levels=LEVELS workloads=WORKLOADS rate=RATE rounds=ROUNDS seconds=SECONDS_PER_RUN clients=CLIENTS out=OUT" "$@"
 
-BIN=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
-[ -x "$BIN/initdb" ] || BIN=/usr/lib/postgresql/15/bin
-HERE=$(cd "$(dirname "$0")" && pwd)
-WORK=$(mktemp -d /var/tmp/nvm-standby-cost.XXXXXX)
-SHM=$(mktemp -d /dev/shm/nvm-standby-cost.XXXXXX)
-chown postgres "$WORK" "$SHM"
+nvm_find_pg
 mkdir -p "$OUT"
-AS_PG=(runuser -u postgres --)
-PPORT=5471
-SPORT=5472
+nvm_cleanup_at_exit
+WORK=$(nvm_pg_tmpdir /var/tmp nvm-standby-cost)
+SHM=$(nvm_pg_tmpdir /dev/shm nvm-standby-cost)
+# the primary in $WORK/p, the standby in $WORK/s (made again for every run)
+nvm_cleanup_add "nvm_cluster_stop '$WORK/s'; nvm_cluster_stop '$WORK/p'; rm -rf '$WORK' '$SHM'"
+PPORT=$(nvm_free_port)
+SPORT=$(nvm_free_port)
+while [ "$SPORT" = "$PPORT" ]; do SPORT=$(nvm_free_port); done
 
-cleanup()
-{
-	for d in "$WORK"/p "$WORK"/s; do
-		[ -f "$d/postmaster.pid" ] && "${AS_PG[@]}" "$BIN/pg_ctl" -D "$d" -m immediate stop >/dev/null 2>&1 || true
-	done
-	rm -rf "$WORK" "$SHM"
-}
-trap cleanup EXIT
-
-psql_p() { "${AS_PG[@]}" "$BIN/psql" -X -h "$WORK" -p "$PPORT" -d postgres -Atq "$@"; }
-psql_s() { "${AS_PG[@]}" "$BIN/psql" -X -h "$WORK" -p "$SPORT" -d postgres -Atq "$@"; }
+psql_p() { nvm_pg_client "$WORK/p" psql -X -Atq "$@"; }
+psql_s() { nvm_pg_client "$WORK/s" psql -X -Atq "$@"; }
 
 # setup AM LEVEL: a fresh primary (and standby) with the row tables
 setup()
 {
 	local am=$1 level=$2
-	rm -rf "$WORK/p" "$WORK/s" "$SHM"/*
-	"${AS_PG[@]}" "$BIN/initdb" -D "$WORK/p" >/dev/null
-	{
-		echo "port = $PPORT"
-		echo "unix_socket_directories = '$WORK'"
-		echo "shared_preload_libraries = 'nvmam'"
-		echo "nvm.pool_path = '$SHM/p.pool'"
-		echo "nvm.durability = 'pool'"
-		echo "nvm.pool_size = '1GB'"
-		echo "default_table_access_method = $am"
-		echo "shared_buffers = '256MB'"
-		echo "max_wal_size = '4GB'"
-		echo "autovacuum = off"
-		if [ "$level" = minimal ]; then
-			echo "wal_level = minimal"
-			echo "max_wal_senders = 0"
-		else
-			echo "wal_level = replica"
-			echo "wal_keep_size = '1GB'"
-		fi
-		if [ "$level" = replica+standby+walwriter ]; then echo "nvm.redo_flusher = off"; fi
-	} >> "$WORK/p/postgresql.conf"
-	"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/p" -l "$WORK/p.log" -w start >/dev/null
+	rm -rf "$WORK/p" "$WORK/s" "${SHM:?}"/*
+	nvm_as_pg mkdir "$WORK/p"
+	nvm_cluster_init "$WORK/p" "$PPORT"
+	nvm_cluster_conf "$WORK/p" \
+		"shared_preload_libraries = 'nvmam'" \
+		"nvm.pool_path = '$SHM/p.pool'" \
+		"nvm.durability = 'pool'" \
+		"nvm.pool_size = '1GB'" \
+		"default_table_access_method = $am" \
+		"shared_buffers = '256MB'" \
+		"max_wal_size = '4GB'" \
+		"autovacuum = off"
+	if [ "$level" = minimal ]; then
+		nvm_cluster_conf "$WORK/p" "wal_level = minimal" "max_wal_senders = 0"
+	else
+		nvm_cluster_conf "$WORK/p" "wal_level = replica" "wal_keep_size = '1GB'"
+	fi
+	if [ "$level" = replica+standby+walwriter ]; then nvm_cluster_conf "$WORK/p" "nvm.redo_flusher = off"; fi
+	nvm_cluster_start "$WORK/p"
 	psql_p -c "CREATE EXTENSION nvmam" >/dev/null
-	"${AS_PG[@]}" "$BIN/psql" -X -h "$WORK" -p "$PPORT" -d postgres -q -v rows="$ROWS" \
-		-f "$HERE/workloads/rows_schema.sql" >/dev/null
+	nvm_pg_client "$WORK/p" psql -X -q -v rows="$ROWS" -f "$HERE/workloads/rows_schema.sql" >/dev/null
 	psql_p >/dev/null <<'EOS'
 CREATE PROCEDURE c2r_once(INOUT ms numeric DEFAULT NULL) LANGUAGE plpgsql AS $$
 DECLARE
@@ -118,28 +101,30 @@ EOS
 	if [ "${level#replica+standby}" != "$level" ]; then
 		if [ "$am" = nvm ]; then
 			# a cold copy: data directory and pool, the primary stopped
-			"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/p" -w stop >/dev/null
-			"${AS_PG[@]}" cp -a "$WORK/p" "$WORK/s"
-			"${AS_PG[@]}" cp "$SHM/p.pool" "$SHM/s.pool"
-			"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/p" -l "$WORK/p.log" -w start >/dev/null
+			nvm_cluster_stop "$WORK/p"
+			nvm_as_pg cp -a "$WORK/p" "$WORK/s"
+			nvm_as_pg cp "$SHM/p.pool" "$SHM/s.pool"
+			nvm_cluster_start "$WORK/p"
 		else
-			"${AS_PG[@]}" "$BIN/pg_basebackup" -h "$WORK" -p "$PPORT" -D "$WORK/s" -X stream >/dev/null
+			nvm_as_pg mkdir "$WORK/s"
+			nvm_pg_client "$WORK/p" pg_basebackup -D "$WORK/s/data" -X stream >/dev/null
 		fi
-		"${AS_PG[@]}" touch "$WORK/s/standby.signal"
-		{
-			echo "port = $SPORT"
-			echo "nvm.pool_path = '$SHM/s.pool'"
-			echo "primary_conninfo = 'host=$WORK port=$PPORT'"
-			echo "hot_standby = on"
-		} >> "$WORK/s/postgresql.conf"
-		"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/s" -l "$WORK/s.log" -w start >/dev/null
+		nvm_as_pg touch "$WORK/s/data/standby.signal"
+		echo "$SPORT" | nvm_as_pg tee "$WORK/s/port" >/dev/null
+		nvm_cluster_conf "$WORK/s" \
+			"port = $SPORT" \
+			"unix_socket_directories = '$WORK/s'" \
+			"nvm.pool_path = '$SHM/s.pool'" \
+			"primary_conninfo = 'host=$WORK/p port=$PPORT'" \
+			"hot_standby = on"
+		nvm_cluster_start "$WORK/s"
 	fi
 }
 
 teardown()
 {
-	[ -d "$WORK/s" ] && "${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/s" -m fast -w stop >/dev/null 2>&1 || true
-	"${AS_PG[@]}" "$BIN/pg_ctl" -D "$WORK/p" -m fast -w stop >/dev/null 2>&1 || true
+	nvm_cluster_stop "$WORK/s"
+	nvm_cluster_stop "$WORK/p"
 }
 
 # commit_to_replay SECONDS: samples, for SECONDS seconds, every 50 ms, the
@@ -178,7 +163,7 @@ run()
 		) &
 		commit_to_replay "$((SECONDS_PER_RUN - 2))" > "$WORK/c2r" &
 	fi
-	out=$("${AS_PG[@]}" "$BIN/pgbench" -n -h "$WORK" -p "$PPORT" -c "$CLIENTS" -j "$CLIENTS" \
+	out=$(nvm_pg_client "$WORK/p" pgbench -n -c "$CLIENTS" -j "$CLIENTS" \
 		${RATE:+--rate "$RATE"} -T "$SECONDS_PER_RUN" -D rows="$ROWS" -f "$HERE/workloads/$wl.sql" postgres 2>&1)
 	wait
 	tps=$(echo "$out" | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -1)

@@ -23,7 +23,8 @@
 #	NVM_SKIP_INSTALL=1		build but do not install
 #	NVM_PG_VERSION=18		PostgreSQL 18 instead of 15 (or 17: compile only)
 #	NVM_SKIP_UNIT=1			skip the unit tests (meson test)
-#	NVM_SKIP_STRUCTURE=1	skip the structure check (include cycles, maps)
+#	NVM_SKIP_STRUCTURE=1	skip the structure check (include cycles, layers,
+#							maps, the documentation's links and settings)
 #	NVM_SKIP_SQL=1			skip the pg_regress suite
 #	NVM_CC_MODES="mcsi"	run every suite in these modes only (default
 #							"mcsi n2db")
@@ -303,7 +304,8 @@ elif ! skipped unit NVM_SKIP_UNIT; then
 fi
 
 # ---------------------------------------------------------------------------
-# structure: no include cycle between modules, maps that name every file
+# structure: no include cycle between modules, layers kept, maps that name
+# every file; the documentation's links and settings (--docs)
 # ---------------------------------------------------------------------------
 
 # the source folders whose structure is checked (regress/check-structure.sh)
@@ -312,8 +314,8 @@ STRUCTURE_DIRS=(src/core src/pg)
 run_structure()
 {
 	local log=$RUN_DIR/structure.log
-	banner "structure (regress/check-structure.sh ${STRUCTURE_DIRS[*]})"
-	if (cd "$ROOT" && bash regress/check-structure.sh "${STRUCTURE_DIRS[@]}") >"$log" 2>&1; then
+	banner "structure (regress/check-structure.sh --docs ${STRUCTURE_DIRS[*]})"
+	if (cd "$ROOT" && bash regress/check-structure.sh --docs "${STRUCTURE_DIRS[@]}") >"$log" 2>&1; then
 		record structure ok "${#STRUCTURE_DIRS[@]}" 0 ""
 	else
 		cat "$log"

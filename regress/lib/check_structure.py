@@ -4,7 +4,7 @@
      modules, and a README.md map that names exactly its files.  Run it
      through regress/check-structure.sh.
 
-usage: regress/check-structure.sh [--graph] FOLDER...
+usage: regress/check-structure.sh [--graph] [--docs] FOLDER...
 
 For each FOLDER (a path from the current directory or from the top of the
 repository, e.g. src/core):
@@ -20,7 +20,19 @@ repository, e.g. src/core):
      has a cycle.  With --graph it also prints each module's dependencies,
      lowest modules first.
 
-  2. Map.  The folder's README.md, and that of each subfolder holding
+  2. Layers.  When the folder's README.md has a table whose first column
+     is headed "folder" (src/pg/README.md's), its rows name the folder's
+     subfolders (`name/`) in the order of their layers, highest first: a
+     file of a subfolder may include a file of its own subfolder or of one
+     below it in the table, never of one above it.  A file at the top of
+     the folder (outside every subfolder) that includes no file of a
+     subfolder is below every layer (any file may include it); one that
+     includes a subfolder's file is above every layer (no subfolder's file
+     may include it).  The check fails, naming the include line, on a file
+     that includes one above its own layer, and on a subfolder that holds
+     sources and is not in the table (or a row that names no subfolder).
+
+  3. Map.  The folder's README.md, and that of each subfolder holding
      sources, maps its files in tables whose first
      column is headed "file": every backticked name ending in .c or .h in
      that column is a file of the folder ("`x.h/.c`" names x.h and x.c).
@@ -30,6 +42,10 @@ repository, e.g. src/core):
      link to a file in it must name a file that exists; bare names in the
      prose are not checked, because READMEs also name other folders' and
      PostgreSQL's files that way.
+
+With --docs it also runs the documentation check (regress/lib/check_docs.py:
+the links between the repository's Markdown pages, and the settings pages
+against the settings the code defines).
 
 Exits 0 when every folder passes, 1 when one fails, 2 on a usage error.
 """
@@ -99,32 +115,35 @@ def module_of(name):
     return name[:-2]
 
 
-def include_graph(folder, files):
-    """Returns the modules and the arrows between them: a dict from (A, B)
-    to the list of (file, line, text) include lines that make A depend on
-    B."""
-    modules = sorted({module_of(f) for f in files})
+def include_lines(folder, files):
+    """Yields (file, line number, line, included file) for every #include
+    "..." line of the files that names a file of the folder (beside the
+    including file, or below the folder)."""
     present = set(files)
-    arrows = {}
     for f in files:
         with open(os.path.join(folder, f), encoding='utf-8', errors='replace') as fh:
             raw = fh.read()
         code = strip_comments(raw)
         lines = raw.split('\n')
         for m in INCLUDE_RE.finditer(code):
-            name = None
             for base in (os.path.dirname(f), ''):
                 cand = os.path.normpath(os.path.join(base, m.group(1)))
                 if cand in present:
-                    name = cand
+                    lineno = code.count('\n', 0, m.start()) + 1
+                    yield f, lineno, lines[lineno - 1].strip(), cand
                     break
-            if name is None:
-                continue
-            a, b = module_of(f), module_of(name)
-            if a == b:
-                continue
-            lineno = code.count('\n', 0, m.start()) + 1
-            arrows.setdefault((a, b), []).append((f, lineno, lines[lineno - 1].strip()))
+
+
+def include_graph(folder, files):
+    """Returns the modules and the arrows between them: a dict from (A, B)
+    to the list of (file, line, text) include lines that make A depend on
+    B."""
+    modules = sorted({module_of(f) for f in files})
+    arrows = {}
+    for f, lineno, text, name in include_lines(folder, files):
+        a, b = module_of(f), module_of(name)
+        if a != b:
+            arrows.setdefault((a, b), []).append((f, lineno, text))
     return modules, arrows
 
 
@@ -258,6 +277,63 @@ def layered(modules, succ, comps):
     return sorted(modules, key=lambda m: (depth(group[m]), group[m], m))
 
 
+def layer_order(folder):
+    """Returns the subfolders that the folder's README.md orders in a table
+    whose first column is headed "folder", as a dict from name to rank (0
+    for the highest), and the failure lines of rows that name none; an
+    empty dict when the README has no such table."""
+    readme = os.path.join(folder, 'README.md')
+    if not os.path.isfile(readme):
+        return {}, []
+    with open(readme, encoding='utf-8') as fh:
+        lines = fh.read().split('\n')
+    ranks, out = {}, []
+    for i, line in enumerate(lines):
+        cells = [c.strip() for c in line.strip().strip('|').split('|')] if line.strip().startswith('|') else []
+        if not (cells and cells[0].lower() == 'folder' and i + 1 < len(lines) and
+                re.match(r'^\|?\s*:?-{3,}', lines[i + 1].strip())):
+            continue
+        for j in range(i + 2, len(lines)):
+            if not lines[j].strip().startswith('|'):
+                break
+            first = lines[j].strip().strip('|').split('|')[0]
+            m = re.search(r'`([\w.-]+)/`', first)
+            if m:
+                ranks.setdefault(m.group(1), len(ranks))
+            else:
+                out.append('README.md:%d: a row of the layer table names no folder' % (j + 1))
+        break
+    return ranks, out
+
+
+def check_layers(folder, files):
+    """Checks that no file includes one of a layer above its own (the order
+    of the folder's README.md); returns the failure lines."""
+    ranks, out = layer_order(folder)
+    if not ranks and not out:
+        return []
+    def layer(f):
+        return f.split(os.sep, 1)[0] if os.sep in f else None
+    for sub in sorted({layer(f) for f in files if layer(f)}):
+        if sub not in ranks:
+            out.append('layers: %s/ holds sources but is not in README.md\'s layer table' % sub)
+    lines = list(include_lines(folder, files))
+    # a file at the top that includes a subfolder's file is above every layer
+    above = {module_of(f) for f, _, _, t in lines if layer(f) is None and layer(t) is not None}
+    for f, lineno, text, t in lines:
+        lf, lt = layer(f), layer(t)
+        if lf is None or lf == lt:
+            continue
+        if lt is None:
+            if module_of(t) in above:
+                out.append('layers: %s:%d: %s: %s is above every folder (it includes their files)'
+                           % (f, lineno, text, t))
+        elif lf in ranks and lt in ranks and ranks[lt] < ranks[lf]:
+            out.append('layers: %s:%d: %s: %s/ is above %s/ in README.md\'s layer table'
+                       % (f, lineno, text, lt, lf))
+    return out
+
+
 def map_names(readme_text):
     """Returns the names the README's map tables give, as a dict from name to
     the README line that gives it, and the number of map tables found."""
@@ -344,10 +420,13 @@ def main(argv):
     status."""
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet when piped into head
     show_graph = False
+    docs = False
     folders = []
     for a in argv:
         if a == '--graph':
             show_graph = True
+        elif a == '--docs':
+            docs = True
         elif a in ('-h', '--help'):
             print(__doc__.split('\n\n', 1)[1].rstrip())
             return 0
@@ -356,8 +435,8 @@ def main(argv):
             return 2
         else:
             folders.append(a)
-    if not folders:
-        print('usage: check-structure.sh [--graph] FOLDER...', file=sys.stderr)
+    if not folders and not docs:
+        print('usage: check-structure.sh [--graph] [--docs] FOLDER...', file=sys.stderr)
         return 2
     status = 0
     for given in folders:
@@ -367,7 +446,7 @@ def main(argv):
             status = 1
             continue
         files = tree_files(folder)
-        failures = check_cycles(folder, files, show_graph)
+        failures = check_cycles(folder, files, show_graph) + check_layers(folder, files)
         for sub in source_folders(folder):
             failures += ['%s: %s' % (os.path.relpath(sub, folder), line) if sub != folder else line
                          for line in check_map(sub, folder_files(sub))]
@@ -378,8 +457,14 @@ def main(argv):
             for line in failures:
                 print('  ' + line)
         else:
-            print('%s: ok (%d files, %d modules, no include cycle, every README.md maps its folder)'
-                  % (given, len(files), modules))
+            layers = ', layers as README.md orders them' if layer_order(folder)[0] else ''
+            print('%s: ok (%d files, %d modules, no include cycle%s, every README.md maps its folder)'
+                  % (given, len(files), modules, layers))
+    if docs:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import check_docs
+        if check_docs.check():
+            status = 1
     return status
 
 

@@ -16,13 +16,18 @@
 #	nvm_as_pg CMD...				run CMD as that user
 #	nvm_pg_tmpdir BASE NAME			new dir BASE/NAME.XXXXXX (mode 755) owned by it
 #	nvm_free_port					a TCP port nothing listens on
+#	nvm_cluster_new VAR BASE NAME [LOG]	a new cluster directory, initdb'd on a free port
+#									and registered for clean-up; VAR names it
 #	nvm_cluster_init DIR PORT		initdb DIR/data; socket in DIR; log DIR/server.log
 #	nvm_cluster_conf DIR LINE...	append LINEs to DIR/data/postgresql.conf
 #	nvm_cluster_start DIR			start (waits); prints the log tail on failure
 #	nvm_cluster_stop DIR			fast stop if running
 #	nvm_psql DIR DB ARGS...			psql -X -v ON_ERROR_STOP=1 to the cluster in DIR
+#	nvm_pg_client DIR PROG ARGS...	a PostgreSQL program (pgbench, pg_basebackup, ...)
+#									connected to the cluster in DIR
 #	nvm_cleanup_add CMD				run CMD (a string) at nvm_cleanup
 #	nvm_cleanup						stop registered clusters, remove registered dirs
+#	nvm_cleanup_at_exit				run nvm_cleanup at exit, and on INT or TERM
 #	nvm_stop_all_under DIR			immediate stop of every server with data under DIR
 
 NVM_CLEANUP_CMDS=()
@@ -85,6 +90,21 @@ nvm_free_port()
 	echo "$port"
 }
 
+# nvm_cluster_new VAR BASE NAME [LOG]: a throwaway cluster in a new directory
+# BASE/NAME.XXXXXX (nvm_pg_tmpdir), initdb'd on a free port (nvm_cluster_init)
+# and registered for clean-up: stopped, its server log copied to LOG if
+# given, removed.  Sets the variable VAR to its directory; the caller adds
+# its settings (nvm_cluster_conf) and starts it (nvm_cluster_start).
+nvm_cluster_new()
+{
+	# prefixed locals: the caller's VAR may be named dir, log, ...
+	local _nvm_var=$1 _nvm_log=${4:-} _nvm_dir
+	_nvm_dir=$(nvm_pg_tmpdir "$2" "$3") || return 1
+	nvm_cleanup_add "nvm_cluster_stop '$_nvm_dir'${_nvm_log:+; cp -f '$_nvm_dir/server.log' '$_nvm_log' 2>/dev/null}; rm -rf '$_nvm_dir'"
+	nvm_cluster_init "$_nvm_dir" "$(nvm_free_port)" || return 1
+	printf -v "$_nvm_var" '%s' "$_nvm_dir"
+}
+
 nvm_cluster_init()
 {
 	local dir=$1 port=$2
@@ -139,6 +159,18 @@ nvm_psql()
 		-p "$(cat "$dir/port")" -U postgres -d "$db" "$@"
 }
 
+# nvm_pg_client DIR PROG ARGS...: runs the PostgreSQL program PROG (psql,
+# pgbench, pg_basebackup, ...) as the server's user, connected to the
+# cluster in DIR (PGHOST, PGPORT, PGUSER; database postgres unless ARGS
+# name another).
+nvm_pg_client()
+{
+	local dir=$1 prog=$2
+	shift 2
+	nvm_as_pg env PGHOST="$dir" PGPORT="$(cat "$dir/port")" PGUSER=postgres PGDATABASE=postgres \
+		"$PG_BINDIR/$prog" "$@"
+}
+
 nvm_cleanup_add()
 {
 	NVM_CLEANUP_CMDS+=("$1")
@@ -152,6 +184,14 @@ nvm_cleanup()
 		eval "${NVM_CLEANUP_CMDS[$i]}" || true
 	done
 	NVM_CLEANUP_CMDS=()
+}
+
+# nvm_cleanup_at_exit: runs nvm_cleanup when the script exits, and when it
+# is interrupted (INT, TERM: exit status 130).
+nvm_cleanup_at_exit()
+{
+	trap 'nvm_cleanup' EXIT
+	trap 'nvm_cleanup; exit 130' INT TERM
 }
 
 # nvm_stop_all_under DIR: stops every server whose data directory lies under

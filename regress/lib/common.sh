@@ -1,8 +1,10 @@
 # shellcheck shell=bash
 #
 # regress/lib/common.sh
-#	  Shared helpers of regress/run-tests.sh and bench/quick.sh: messages,
+#	  Shared helpers of the test and benchmark scripts (regress/, bench/):
+#	  messages, a script's usage and command-line options (nvm_options),
 #	  locating PostgreSQL 15 or 18, building and installing the extension.
+#	  Throwaway clusters are regress/lib/cluster.sh's.
 #
 # Source it from bash; it sets no shell options of its own.  Variables it
 # defines (all may be preset in the environment):
@@ -29,6 +31,61 @@ nvm_die()
 {
 	printf 'ERROR: %s\n' "$*" >&2
 	exit 1
+}
+
+# nvm_usage prints the calling script's header comment (from its second
+# line to the first line that is not a comment), which states its usage.
+nvm_usage()
+{
+	sed -n '2,/^[^#]/{/^#/!d; s/^# \{0,1\}//; p}' "$0" | sed '/./,$!d'
+}
+
+# nvm_usage_error MESSAGE: says what is wrong with the command line and
+# exits 2.
+nvm_usage_error()
+{
+	printf 'ERROR: %s (see %s --help)\n' "$*" "$0" >&2
+	exit 2
+}
+
+# nvm_options SPEC ARG...: parses a script's command line ARG... as SPEC
+# says.  SPEC is a list of NAME=VAR words: --NAME VALUE sets the variable
+# VAR to VALUE, and a NAME ending in ! is a flag, --NAME setting VAR to 1
+# (NAME!=VAR=VALUE: to VALUE, e.g. no-build!=BUILD=0).
+# -h and --help print the script's usage (nvm_usage) and exit 0; an unknown
+# option, or one without its value, is an error (nvm_usage_error).  The
+# caller sets each VAR's default before.  E.g.
+#	nvm_options "rounds=ROUNDS out=OUT cache-sim!=CACHE_SIM" "$@"
+nvm_options()
+{
+	# prefixed locals: a VAR of the caller's may be named spec, name, ...
+	local _nvm_spec=$1 _nvm_word _nvm_name _nvm_var _nvm_found
+	shift
+	while [ $# -gt 0 ]; do
+		case "$1" in
+			-h | --help) nvm_usage; exit 0 ;;
+		esac
+		_nvm_found=
+		for _nvm_word in $_nvm_spec; do
+			_nvm_name=${_nvm_word%%=*}
+			_nvm_var=${_nvm_word#*=}
+			[ "--${_nvm_name%!}" = "$1" ] || continue
+			_nvm_found=1
+			if [ "${_nvm_name%!}" != "$_nvm_name" ]; then
+				case "$_nvm_var" in
+					*=*) printf -v "${_nvm_var%%=*}" '%s' "${_nvm_var#*=}" ;;
+					*) printf -v "$_nvm_var" '%s' 1 ;;
+				esac
+				shift
+			else
+				[ $# -ge 2 ] || nvm_usage_error "$1 needs a value"
+				printf -v "$_nvm_var" '%s' "$2"
+				shift 2
+			fi
+			break
+		done
+		[ -n "$_nvm_found" ] || nvm_usage_error "unknown option $1"
+	done
 }
 
 # True when $1 is set to something other than "", "0", "no" or "false".

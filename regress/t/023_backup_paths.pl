@@ -1,5 +1,5 @@
 # regress/t/023_backup_paths.pl
-#	  The backups of nvm tables the README describes, each taken under a
+#	  The backups of nvm tables doc/backups.md describes, each taken under a
 #	  transfer load (the total of the accounts is constant), restored, and
 #	  compared: every row, the total, index against sequential scan,
 #	  amcheck's heapallindexed.

@@ -13,7 +13,7 @@
 #	  scans agree.  (Index entries of the last log-free commits are put back
 #	  by the primary at its first access to their table, and reach the
 #	  standby from there: until then an index scan on the standby misses
-#	  those rows; see the README's "Physical standbys".)  Three rounds.
+#	  those rows; see "Physical standbys" in doc/replication.md.)  Three rounds.
 use strict;
 use warnings;
 

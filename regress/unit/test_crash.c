@@ -69,6 +69,7 @@
 #include "crashsim.h"
 #include "gc.h"
 #include "indexlog.h"
+#include "indoubt.h"
 #include "persist.h"
 #include "pool.h"
 #include "store.h"

@@ -30,6 +30,7 @@
 #include "alloc.h"
 #include "core.h"
 #include "gc.h"
+#include "indoubt.h"
 #include "persist.h"
 #include "pool.h"
 #include "store.h"

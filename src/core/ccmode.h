@@ -24,9 +24,10 @@
  *	   against one;
  *	 - its part of the collection horizon (gc.h).
  * What every mode shares (txn.c): clock slots and their persisted clock
- * reservations, write logs, in-doubt and prepared transactions, the order
- * of a commit (versions durable, then the status, then the inlined
- * statuses, then the completion published), and mode conversion.
+ * reservations, write logs, the order of a commit (versions durable, then
+ * the status, then the inlined statuses, then the completion published);
+ * in-doubt and prepared transactions (indoubt.c), recovery and mode
+ * conversion (recover.c).
  */
 #ifndef NVM_CCMODE_H
 #define NVM_CCMODE_H

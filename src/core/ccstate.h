@@ -3,9 +3,10 @@
  *	  The concurrency-control state that the transaction interface (txn.c)
  *	  shares with the designs behind it (ccmode.h: MCSI's mcsi.c, N2DB's
  *	  n2db.c): the per-slot and global state in shared memory, the snapshot
- *	  and the collection horizon.  Each mode keeps its own shared state in
- *	  its own header; only txn.c includes the modes' headers, so calls run
- *	  one way: txn.c -> a mode -> pool, persist.
+ *	  and the collection horizon.  The process's pointers to it are defined
+ *	  in ccstate.c.  Each mode keeps its own shared state in its own
+ *	  header; only txn.c includes the modes' headers, so calls run one way:
+ *	  txn.c -> a mode -> pool, persist.
  */
 #ifndef NVM_CCSTATE_H
 #define NVM_CCSTATE_H
@@ -70,7 +71,7 @@ typedef struct NvmCcShared
 
 extern NvmCcShared *nvm_cc;
 
-/* the current mode's shared state, NULL before start-up (txn.c sets it with nvm_cc) */
+/* the current mode's shared state, NULL before start-up (txn.c sets it with nvm_cc; ccstate.c) */
 extern void *nvm_cc_state;
 
 /* nvm_cc_mode_state is the current mode's shared state (NULL before start-up). */

@@ -16,9 +16,12 @@
 #include "alloc.h"
 #include "gc.h"
 #include "grow.h"
+#include "indoubt.h"
 #include "persist.h"
 #include "pool.h"
+#include "recover.h"
 #include "store.h"
+#include "tables.h"
 #include "txn.h"
 
 #include <errno.h>
@@ -71,7 +74,7 @@ core_layout(CoreLayout *l)
 	size_t		off = 0;
 
 	l->store_off = off;
-	off = NVM_ALIGN_UP(off + nvm_store_shmem_size(), SHMEM_ALIGN);
+	off = NVM_ALIGN_UP(off + nvm_tables_shmem_size(), SHMEM_ALIGN);
 	l->cc_off = off;
 	off = NVM_ALIGN_UP(off + nvm_cc_shmem_size(nvm_pool_header->max_slots), SHMEM_ALIGN);
 	l->gc_off = off;
@@ -122,7 +125,7 @@ nvm_core_startup(void *shmem)
 							   nvm_alloc_shmem_size(nvm_alloc_chunks_in_pool())))
 		return false;
 	memset(base, 0, l.alloc_off);
-	nvm_store_startup(base + l.store_off);
+	nvm_tables_startup(base + l.store_off);
 	nvm_grow_startup(base + l.grow_off, &grow_ops);
 	nvm_alloc_rebuild(base + l.alloc_off);
 	nvm_cc_recover(base + l.cc_off, nvm_pool_header->max_slots);
@@ -152,7 +155,7 @@ nvm_core_attach(void *shmem)
 	char	   *base = aligned_base(shmem);
 
 	core_layout(&l);
-	nvm_store_attach(base + l.store_off);
+	nvm_tables_attach(base + l.store_off);
 	nvm_grow_attach(base + l.grow_off, &grow_ops);
 	nvm_alloc_attach(base + l.alloc_off);
 	nvm_cc_attach(base + l.cc_off);

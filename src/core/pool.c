@@ -804,7 +804,7 @@ nvm_pool_binding_read(NvmPoolBinding *out)
  * and the pool is never marked clean without a whole sync
  * (nvm_pool_binding_mark_clean), so the file on disk says "in use" or
  * "clean" of an older stop, and an older stop's clean mark on disk is
- * caught by the data directory's state (nvm_binding.c).
+ * caught by the data directory's state (nvm_claim.c).
  */
 void
 nvm_pool_binding_claim(uint64_t id, uint64_t gen, uint64_t boot)

@@ -115,7 +115,7 @@ typedef struct NvmPoolHeader
  * directory may open the pool, and at which point of its history.  The core
  * only keeps these words; what they mean, and the argument that no copy of
  * a data directory is ever served a pool that does not match it, is with
- * the code that checks them (src/pg/claim/nvm_binding.c).  A pool
+ * the code that checks them (src/pg/claim/nvm_claim.c).  A pool
  * written before the binding existed has zeros here: never bound.
  */
 typedef struct NvmPoolBinding
@@ -139,8 +139,8 @@ _Static_assert(sizeof(NvmPoolBinding) <= NVM_CACHELINE,
 
 /*
  * What holds the pool, and so what a flush and a drain promise
- * (nvm_pool_open finds it; the README's table "What your storage
- * guarantees" states it for users):
+ * (nvm_pool_open finds it; the table "What your storage guarantees" of
+ * doc/storage.md states it for users):
  *	 - NVM_STORAGE_PMEM: persistent memory.  The file is on a DAX file
  *	   system and mapped with MAP_SYNC (page faults persist the file
  *	   system's metadata before they return), or libpmem's pmem_is_pmem

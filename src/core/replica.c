@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "indoubt.h"
 #include "persist.h"
 #include "pool.h"
 #include "replica.h"

@@ -1,14 +1,17 @@
 /*
  * txn.c
  *	  The transaction and snapshot interface of the core (txn.h), the same
- *	  in every concurrency-control mode: clock slots, the transaction life
- *	  cycle with its write logs, in-doubt and prepared transactions,
- *	  subtransactions, the status API, recovery and mode conversion.
+ *	  in every concurrency-control mode: the registry of the modes, clock
+ *	  slots, the transaction life cycle with its write logs,
+ *	  subtransactions, snapshots and the status API.  Transactions in doubt
+ *	  are indoubt.c's; recovery and mode conversion recover.c's; the write
+ *	  log is read back by writelog.c.
  *
  * Where the modes differ, a function below calls the pool's mode through
  * its operations (ccmode.h), registered in the section "The modes" (MCSI:
- * mcsi.c, N2DB: n2db.c).  The persist orders are written in txn.h; each
- * step below says which of them it implements.
+ * mcsi.c, N2DB: n2db.c, Pisces: pisces.c, POMVCC: pomvcc.c).  The persist
+ * orders are written in txn.h; each step below says which of them it
+ * implements.
  */
 #include "txn.h"
 
@@ -21,15 +24,12 @@
 #include "pool.h"
 #include "segarray.h"
 #include "storefmt.h"
+#include "writelog.h"
 
 #include "alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-NvmCcShared *nvm_cc = NULL;
-void	   *nvm_cc_state = NULL;
-bool		(*nvm_cc_horizon_fn) (NvmHorizon *h) = NULL;
 
 /* ---------------------------------------------------------------------
  * The modes
@@ -118,6 +118,16 @@ nvm_cc_serializable(void)
 	return ops()->serializable;
 }
 
+/*
+ * nvm_cc_ops is the pool's mode's operations, for the files that share the
+ * transaction state with this one (indoubt.c, recover.c).
+ */
+const NvmCcOps *
+nvm_cc_ops(void)
+{
+	return ops();
+}
+
 /* nvm_status_get reads txid's entry in the status store of the pool's mode. */
 NvmTxnStatus
 nvm_status_get(uint64_t txid)
@@ -203,6 +213,17 @@ nvm_horizon_contains(const NvmHorizon *h, uint64_t txid)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * nvm_txn_final_status is the status that recovery and the resolution of a
+ * transaction in doubt inline into txid's versions once its entry is
+ * final: COMMITTED if the entry says so, else ABORTED.
+ */
+NvmTxnStatus
+nvm_txn_final_status(uint64_t txid)
+{
+	return nvm_status_get(txid) == NVM_STATUS_COMMITTED ? NVM_STATUS_COMMITTED : NVM_STATUS_ABORTED;
+}
+
 bool
 nvm_txid_is_running(uint64_t txid)
 {
@@ -260,139 +281,18 @@ nvm_txid_unfinished(uint64_t txid)
 }
 
 /* ---------------------------------------------------------------------
- * Recovery and slots
+ * The shared state and the slots
  * ---------------------------------------------------------------------
  */
 
 /*
- * valid_version_offset says whether off can be the offset of a version
- * inside the chunk area (write-log entries may be stale).
- */
-static bool
-valid_version_offset(nvm_off off)
-{
-	return off % 8 == 0 && off >= NVM_BLOCK_HEADER_SIZE &&
-		nvm_alloc_contains(off - NVM_BLOCK_HEADER_SIZE, NVM_BLOCK_HEADER_SIZE + sizeof(NvmVersion));
-}
-
-/*
- * valid_log_pair says whether a write-log entry names an allocated version
- * of transaction txid in a valid table.
- */
-static bool
-valid_log_pair(const NvmWriteLogEntryPair *e, uint64_t txid)
-{
-	NvmVersion *v;
-
-	if (!valid_version_offset(e->version) || !valid_version_offset(e->table))
-		return false;
-	if (!(*(uint64_t *) (nvm_pool_base + e->version - NVM_BLOCK_HEADER_SIZE) & NVM_BLOCK_ALLOCATED))
-		return false;
-	v = nvm_ptr(e->version);
-	return v->txid == txid &&
-		((NvmTableDesc *) nvm_ptr(e->table))->magic == NVM_TABLE_MAGIC;
-}
-
-/*
- * reclaim_version unlinks an aborted version from the head of its chain and
- * frees it, when it is the head (a version below another one stays, for
- * garbage collection).  Only at start-up, when nobody reads the chains.
- * Persist order: head and version slot durable before the block is freed.
- */
-static void
-reclaim_version(const NvmWriteLogEntryPair *e)
-{
-	NvmTableDesc *desc = nvm_ptr(e->table);
-	NvmVersion *v = nvm_ptr(e->version);
-	_Atomic uint64_t *head = nvm_segarray_slot(&desc->records, v->record_no, false);
-	_Atomic uint64_t *vslot = nvm_segarray_slot(&desc->versions, v->version_no, false);
-
-	if (head == NULL || atomic_load(head) != e->version)
-		return;
-	atomic_store(head, v->prev);
-	nvm_flush((const void *) head, sizeof(uint64_t));
-	if (vslot != NULL && atomic_load(vslot) == e->version)
-	{
-		atomic_store(vslot, 0);
-		nvm_flush((const void *) vslot, sizeof(uint64_t));
-	}
-	nvm_drain();
-	nvm_free(e->version);
-}
-
-/*
- * replay_write_log inlines the final status of the slot's last writing
- * transaction into every version it logged (its status entry was made
- * final just before).  Stale entries of older transactions end the scan.
- * With reclaim (start-up only), an aborted transaction's versions are then
- * unlinked and freed, newest first: its space comes back.
- */
-static void
-replay_write_log(NvmSlotPersist *sp, bool reclaim)
-{
-	uint64_t	txid = sp->log_txid;
-	NvmTxnStatus st;
-	nvm_off		block = sp->log_head;
-	NvmWriteLogEntryPair *found = NULL;
-	size_t		nfound = 0,
-				cap = 0;
-	bool		done = false;
-
-	if (txid == NVM_INVALID_TXID || block == 0)
-		return;
-	st = nvm_status_get(txid);
-	if (st != NVM_STATUS_COMMITTED)
-		st = NVM_STATUS_ABORTED;
-	while (!done && block != 0 && valid_version_offset(block))
-	{
-		NvmWriteLogBlock *b = nvm_ptr(block);
-
-		for (int i = 0; i < NVM_WRITE_LOG_ENTRIES; i++)
-		{
-			NvmVersion *v;
-			uint64_t	info;
-
-			if (!valid_log_pair(&b->entries[i], txid))
-			{
-				done = true;
-				break;
-			}
-			v = nvm_ptr(b->entries[i].version);
-			info = atomic_load(&v->info);
-			if ((info & NVM_VINFO_STATUS_MASK) == 0)
-			{
-				info |= (uint64_t) st;
-				atomic_store(&v->info, info);
-				nvm_flush(&v->info, sizeof(uint64_t));
-			}
-			/* a version's own inlined status wins over the status store */
-			if (reclaim && (info & NVM_VINFO_STATUS_MASK) == NVM_STATUS_ABORTED)
-			{
-				if (nfound == cap)
-					found = nvm_array_grow(found, &cap, sizeof(*found), 64);
-				found[nfound++] = b->entries[i];
-			}
-		}
-		block = b->next;
-	}
-	nvm_drain();				/* inlined statuses durable before anything is unlinked */
-	while (nfound > 0)
-		reclaim_version(&found[--nfound]);
-	free(found);
-}
-
-/*
- * nvm_cc_recover makes every non-final entry of the pool's status store
- * ABORTED (the mode's recover_store), keeps in-doubt transactions running, and
- * resumes every clock at its persisted reservation.  It reads the status
- * store and the slot array only: its cost depends on the number of slots,
- * not on the amount of data.
+ * nvm_cc_layout makes shmem (nvm_cc_shmem_size bytes) the shared state of
+ * concurrency control for max_slots slots, all zero, in the pool's mode,
+ * and makes this process run that mode (recovery, recover.c, fills it in).
  */
 void
-nvm_cc_recover(void *shmem, uint32_t max_slots)
+nvm_cc_layout(NvmCcShared *ms, uint32_t max_slots)
 {
-	NvmCcShared *ms = shmem;
-
 	nvm_cc = ms;
 	memset(ms, 0, nvm_cc_shmem_size(max_slots));
 	ms->cc_mode = nvm_pool_header->cc_mode;
@@ -401,119 +301,17 @@ nvm_cc_recover(void *shmem, uint32_t max_slots)
 	set_mode();
 	nvm_spin_init(&ms->slot_alloc_lock);
 	nvm_spin_init(&ms->indoubt_lock);
-
-	/*
-	 * In-doubt transactions (see txn.h) are kept RUNNING for resolution;
-	 * a marker whose transaction has a final status is stale.
-	 */
-	for (uint32_t c = 0; c < max_slots; c++)
-	{
-		NvmSlotPersist *sp = nvm_pool_slot(c);
-		uint64_t	t = sp->indoubt_txid;
-
-		if (t == NVM_INVALID_TXID)
-			continue;
-		if (nvm_txid_clock_id(t) == c && t == sp->log_txid &&
-			nvm_status_get(t) == NVM_STATUS_RUNNING)
-		{
-			atomic_store(&ms->slots[c].indoubt_txid, t);
-			ms->slots[c].indoubt_xid = sp->indoubt_xid;
-		}
-		else
-		{
-			sp->indoubt_txid = NVM_INVALID_TXID;
-			nvm_flush(&sp->indoubt_txid, sizeof(uint64_t));
-		}
-	}
-
-	/* the status store of the pool's mode: every non-final entry aborts */
-	ops()->recover_store(max_slots);
-	nvm_drain();
-	ops()->state_init(nvm_cc_mode_state());
-
-	for (uint32_t c = 0; c < max_slots; c++)
-	{
-		NvmSlotPersist *sp = nvm_pool_slot(c);
-		NvmSlotShared *ss = &ms->slots[c];
-		uint64_t	reserved = sp->clock_reserved;
-		uint64_t	indoubt = atomic_load(&ss->indoubt_txid);
-
-		if (reserved == 0)
-			reserved = 1;
-		atomic_store(&ss->last_completed, reserved - 1);
-		ss->boot_last_completed = reserved - 1;
-		ss->next_ts = reserved;
-		if (indoubt != NVM_INVALID_TXID)
-		{
-			uint64_t	ts = nvm_txid_clock_ts(indoubt);
-
-			/* undo the abort above: its outcome is the external log's */
-			ops()->status_set(indoubt, NVM_STATUS_RUNNING);
-			atomic_fetch_add(&ms->indoubt_count, 1);
-
-			/*
-			 * Until it is resolved, no snapshot may count it as completed
-			 * (it may stay in doubt while snapshots are taken: a prepared
-			 * transaction).  MCSI: the slot's last completed value stays
-			 * below its clock value (every older transaction of the slot
-			 * has a smaller one; none ran after it) and the slot is
-			 * scanned by every snapshot; N2DB: it is on the active list.
-			 * Resolution publishes its completion.  Waiters find it
-			 * running under its external xid.
-			 */
-			ops()->recover_indoubt(c, ts);
-			if (atomic_load(&ms->slots_high_water) <= c)
-				atomic_store(&ms->slots_high_water, c + 1);
-			atomic_store(&ss->running_txid, indoubt);
-		}
-		else
-			replay_write_log(sp, true);
-	}
-	nvm_drain();
 }
 
 /*
- * nvm_cc_convert switches a recovered pool to new_mode.  After recovery
- * every version carries its final status inlined, so old transactions need
- * neither status store; it only remains that every old txid counts as
- * completed in the new mode: all clocks and the global counter restart
- * above the highest value either ever handed out.
+ * nvm_cc_set_mode records mode as the one the shared state runs and makes
+ * this process run it (mode conversion, recover.c).
  */
 void
-nvm_cc_convert(uint32_t new_mode)
+nvm_cc_set_mode(uint32_t mode)
 {
-	NvmCcShared *ms = nvm_cc;
-	NvmPoolRoot *root = nvm_pool_root();
-	uint64_t	start = root->n2db_reserved;
-	NvmPoolHeader hdr;
-
-	for (uint32_t c = 0; c < nvm_pool_header->max_slots; c++)
-		if (nvm_pool_slot(c)->clock_reserved > start)
-			start = nvm_pool_slot(c)->clock_reserved;
-	for (uint32_t c = 0; c < nvm_pool_header->max_slots; c++)
-	{
-		NvmSlotPersist *sp = nvm_pool_slot(c);
-
-		sp->clock_reserved = start;
-		nvm_flush(&sp->clock_reserved, sizeof(uint64_t));
-		if (c < ms->max_slots)
-		{
-			atomic_store(&ms->slots[c].last_completed, start - 1);
-			ms->slots[c].boot_last_completed = start - 1;
-			ms->slots[c].next_ts = start;
-		}
-	}
-	root->n2db_reserved = start;
-	nvm_flush(&root->n2db_reserved, sizeof(uint64_t));
-	nvm_drain();
-
-	/* last: the header says which mode the pool is in */
-	hdr = *nvm_pool_header;
-	hdr.cc_mode = new_mode;
-	nvm_pool_header_rewrite(&hdr);
-	ms->cc_mode = new_mode;
+	nvm_cc->cc_mode = mode;
 	set_mode();
-	ops()->state_init(nvm_cc_mode_state());
 }
 
 /*
@@ -795,6 +593,14 @@ nvm_txn_set_commit_hook(NvmTxnCommitHook hook)
 	commit_hook = hook;
 }
 
+/* nvm_txn_run_commit_hook runs the commit hook, if one is set (indoubt.c). */
+void
+nvm_txn_run_commit_hook(uint32_t slot, uint64_t txid, const NvmTxn *txn)
+{
+	if (commit_hook != NULL)
+		commit_hook(slot, txid, txn);
+}
+
 size_t
 nvm_txn_write_log_each(uint32_t slot, uint64_t txid, const NvmTxn *txn,
 					   NvmWriteLogVisitor fn, void *arg)
@@ -813,14 +619,14 @@ nvm_txn_write_log_each(uint32_t slot, uint64_t txid, const NvmTxn *txn,
 		return calls;
 	}
 	for (nvm_off block = nvm_pool_slot(slot)->log_head;
-		 block != 0 && valid_version_offset(block);
+		 block != 0 && nvm_writelog_valid_offset(block);
 		 block = ((NvmWriteLogBlock *) nvm_ptr(block))->next)
 	{
 		NvmWriteLogBlock *b = nvm_ptr(block);
 
 		for (int i = 0; i < NVM_WRITE_LOG_ENTRIES; i++)
 		{
-			if (!valid_log_pair(&b->entries[i], txid))
+			if (!nvm_writelog_valid_pair(&b->entries[i], txid))
 				return calls;
 			if (nvm_version_inlined_aborted(nvm_ptr(b->entries[i].version)))
 				continue;
@@ -895,269 +701,6 @@ void
 nvm_txn_abort(NvmTxn *txn)
 {
 	finish(txn, NVM_STATUS_ABORTED);
-}
-
-/*
- * nvm_txn_mark_indoubt ties the outcome of the transaction to an external
- * xid, before the external log's commit record is written: its versions
- * and heads are made durable, then the slot's in-doubt marker (xid first,
- * then txid, one cache line) is persisted.  If the server crashes before
- * the nvm status is final, recovery asks the external log (see txn.h).
- */
-void
-nvm_txn_mark_indoubt(NvmTxn *txn, uint64_t external_xid)
-{
-	NvmSlotPersist *sp;
-
-	if (txn->txid == NVM_INVALID_TXID)
-		return;
-	sp = nvm_pool_slot((uint32_t) txn->slot);
-	nvm_drain();
-	sp->indoubt_xid = external_xid;
-	sp->indoubt_txid = txn->txid;
-	nvm_persist(&sp->indoubt_xid, 2 * sizeof(uint64_t));
-}
-
-/*
- * nvm_txn_hand_over_indoubt hands the running transaction, whose in-doubt
- * marker is persisted (nvm_txn_mark_indoubt) and whose external xid has
- * been prepared (PostgreSQL's PREPARE TRANSACTION), over to the in-doubt
- * machinery, exactly as if recovery had found it in doubt: the slot keeps
- * it running (running_txid, and the external xid for waiters), is not
- * claimed by anybody until it is resolved, and does not publish its
- * completion.  So its last completed value stays below the transaction's
- * clock value (MCSI), or the transaction stays on the active list (N2DB),
- * and no snapshot counts it as completed until nvm_indoubt_resolve_all
- * finishes it.  The caller's process is detached from the slot: txn is
- * reset, and its next write must claim a slot again.
- */
-void
-nvm_txn_hand_over_indoubt(NvmTxn *txn)
-{
-	NvmCcShared *ms = nvm_cc;
-	NvmSlotShared *ss;
-	NvmSlotPersist *sp;
-
-	if (txn->txid == NVM_INVALID_TXID)
-		return;
-	ss = &ms->slots[txn->slot];
-	sp = nvm_pool_slot((uint32_t) txn->slot);
-	/* the marker must be durable: after a crash, recovery finds it */
-	if (sp->indoubt_txid != txn->txid)
-		abort();
-	ss->indoubt_xid = sp->indoubt_xid;
-	atomic_store(&ss->running_txid, txn->txid);
-	atomic_fetch_add(&ms->indoubt_count, 1);
-	/* in doubt before the slot is free: nvm_slot_acquire skips it */
-	atomic_store(&ss->indoubt_txid, txn->txid);
-	ss->owner_pid = 0;
-	atomic_store_explicit(&ss->in_use, 0, memory_order_release);
-
-	free(txn->log);
-	memset(txn, 0, sizeof(*txn));
-	txn->slot = -1;
-}
-
-/*
- * finish_indoubt makes the in-doubt transaction t of slot c final; the
- * caller holds indoubt_lock.  Persist order: the final status is durable,
- * then inlined into every version its write log names (drained), then the
- * marker is cleared durably; only then is the completion published (MCSI:
- * the slot's last completed value; N2DB: off the active list), so a
- * snapshot that counts it as completed finds its status final, and then
- * the slot is free to be claimed.
- */
-static void
-finish_indoubt(uint32_t c, uint64_t t, bool commit)
-{
-	NvmCcShared *ms = nvm_cc;
-	NvmSlotShared *ss = &ms->slots[c];
-	NvmSlotPersist *sp = nvm_pool_slot(c);
-	uint64_t	ts = nvm_txid_clock_ts(t);
-	uint64_t	running = t;
-
-	ops()->status_set(t, commit ? NVM_STATUS_COMMITTED : NVM_STATUS_ABORTED);
-	/* the commit is durable: the hook logs it before anybody can see it */
-	if (commit && commit_hook != NULL)
-		commit_hook(c, t, NULL);
-	replay_write_log(sp, false);	/* others may be reading: no reclaim */
-	nvm_drain();
-	sp->indoubt_txid = NVM_INVALID_TXID;
-	nvm_persist(&sp->indoubt_txid, sizeof(uint64_t));
-	ops()->publish_completion(c, ts, commit ? NVM_STATUS_COMMITTED : NVM_STATUS_ABORTED);
-	(void) atomic_compare_exchange_strong(&ss->running_txid, &running, 0);
-	atomic_store(&ss->indoubt_txid, NVM_INVALID_TXID);
-	atomic_fetch_sub(&ms->indoubt_count, 1);
-}
-
-/*
- * nvm_indoubt_resolve_all decides every in-doubt transaction the resolver
- * can answer for (see finish_indoubt).  The resolver is asked without the
- * lock (it may take a while: PostgreSQL's procarray and commit log); the
- * decision is applied under it, if the slot still has that transaction.
- * Returns the number still unresolved.
- */
-uint32_t
-nvm_indoubt_resolve_all(NvmIndoubtResolver resolver)
-{
-	NvmCcShared *ms = nvm_cc;
-	uint32_t	remaining = 0;
-	uint32_t	n = atomic_load(&ms->slots_high_water);
-
-	/* every in-doubt slot is below the high-water mark (recovery, hand-over) */
-	for (uint32_t c = 0; c < n; c++)
-	{
-		NvmSlotShared *ss = &ms->slots[c];
-		uint64_t	t = atomic_load(&ss->indoubt_txid);
-		int			r;
-
-		if (t == NVM_INVALID_TXID)
-			continue;
-		r = resolver(ss->indoubt_xid);
-		if (r < 0)
-		{
-			remaining++;
-			continue;
-		}
-		nvm_spin_lock(&ms->indoubt_lock);
-		if (atomic_load(&ss->indoubt_txid) == t)
-			finish_indoubt(c, t, r != 0);
-		nvm_spin_unlock(&ms->indoubt_lock);
-	}
-	return remaining;
-}
-
-/*
- * nvm_indoubt_each calls fn for every transaction in doubt, with its slot,
- * txid and external xid, under the lock its resolution takes: it is not
- * resolved (and its slot not reused) while fn reads its write log.  fn
- * must not take that lock (it may write the external log, as the commit
- * hook does under it).  Returns how many it visited.
- */
-uint32_t
-nvm_indoubt_each(NvmIndoubtVisitor fn, void *arg)
-{
-	NvmCcShared *ms = nvm_cc;
-	uint32_t	visited = 0;
-	uint32_t	nslots = atomic_load(&ms->slots_high_water);
-
-	if (!nvm_indoubt_pending())
-		return 0;
-	for (uint32_t c = 0; c < nslots; c++)
-	{
-		NvmSlotShared *ss = &ms->slots[c];
-		uint64_t	t;
-
-		if (atomic_load(&ss->indoubt_txid) == NVM_INVALID_TXID)
-			continue;
-		nvm_spin_lock(&ms->indoubt_lock);
-		t = atomic_load(&ss->indoubt_txid);
-		if (t != NVM_INVALID_TXID)
-		{
-			fn(c, t, ss->indoubt_xid, arg);
-			visited++;
-		}
-		nvm_spin_unlock(&ms->indoubt_lock);
-	}
-	return visited;
-}
-
-/*
- * nvm_indoubt_abort_external resolves as aborted every unresolved in-doubt
- * transaction whose external xid is one of the n in xids, and returns how
- * many it resolved.  The external log calls it before it commits a
- * transaction with those xids: an xid named by a marker is handed out again
- * only if the marker's transaction never committed (its commit record, and
- * every record carrying the xid, were lost in a crash), so the marker's
- * transaction is certainly aborted, and once it is resolved the new
- * commit of the same xid cannot be taken for its.
- */
-uint32_t
-nvm_indoubt_abort_external(const uint64_t *xids, size_t n)
-{
-	NvmCcShared *ms = nvm_cc;
-	uint32_t	aborted = 0;
-	uint32_t	nslots = atomic_load(&ms->slots_high_water);
-
-	if (!nvm_indoubt_pending())
-		return 0;
-	for (uint32_t c = 0; c < nslots; c++)
-	{
-		NvmSlotShared *ss = &ms->slots[c];
-		uint64_t	t = atomic_load(&ss->indoubt_txid);
-		bool		match = false;
-
-		if (t == NVM_INVALID_TXID)
-			continue;
-		for (size_t i = 0; i < n && !match; i++)
-			match = ss->indoubt_xid == xids[i];
-		if (!match)
-			continue;
-		nvm_spin_lock(&ms->indoubt_lock);
-		if (atomic_load(&ss->indoubt_txid) == t)
-		{
-			finish_indoubt(c, t, false);
-			aborted++;
-		}
-		nvm_spin_unlock(&ms->indoubt_lock);
-	}
-	return aborted;
-}
-
-/*
- * nvm_indoubt_xid_of returns the external xid of txid if txid is an
- * unresolved in-doubt transaction, else 0.
- */
-uint64_t
-nvm_indoubt_xid_of(uint64_t txid)
-{
-	NvmSlotShared *ss;
-	uint64_t	xid;
-
-	if (!nvm_indoubt_pending() || txid == NVM_INVALID_TXID)
-		return 0;
-	ss = &nvm_cc->slots[nvm_txid_clock_id(txid)];
-	if (atomic_load(&ss->indoubt_txid) != txid)
-		return 0;
-	xid = ss->indoubt_xid;
-	if (atomic_load(&ss->indoubt_txid) != txid)
-		return 0;
-	return xid;
-}
-
-bool
-nvm_indoubt_names_table(nvm_off table)
-{
-	NvmCcShared *ms = nvm_cc;
-
-	if (!nvm_indoubt_pending())
-		return false;
-	for (uint32_t c = 0; c < ms->max_slots; c++)
-	{
-		uint64_t	t = atomic_load(&ms->slots[c].indoubt_txid);
-		nvm_off		block;
-
-		if (t == NVM_INVALID_TXID)
-			continue;
-		block = nvm_pool_slot(c)->log_head;
-		while (block != 0 && valid_version_offset(block))
-		{
-			NvmWriteLogBlock *b = nvm_ptr(block);
-			int			i;
-
-			for (i = 0; i < NVM_WRITE_LOG_ENTRIES; i++)
-			{
-				if (!valid_log_pair(&b->entries[i], t))
-					break;
-				if (b->entries[i].table == table)
-					return true;
-			}
-			if (i < NVM_WRITE_LOG_ENTRIES)
-				break;
-			block = b->next;
-		}
-	}
-	return false;
 }
 
 /*

@@ -2,10 +2,12 @@
  * txn.h
  *	  The transaction and snapshot interface of the core, the same in every
  *	  concurrency-control mode: clock slots, the transaction life cycle
- *	  with write logs, in-doubt and prepared transactions and
- *	  subtransactions, snapshots, transaction status, recovery and mode
- *	  conversion.  The mode is the pool's (NvmPoolHeader.cc_mode); txn.c
- *	  reaches its design through the mode's operations (ccmode.h):
+ *	  with write logs and subtransactions, snapshots, transaction status.
+ *	  Transactions in doubt (in-doubt and prepared) are indoubt.h's,
+ *	  recovery and mode conversion recover.h's; their persist orders are
+ *	  written below with the others.  The mode is the pool's
+ *	  (NvmPoolHeader.cc_mode); txn.c reaches its design through the mode's
+ *	  operations (ccmode.h):
  *	  multi-clock snapshot isolation (MCSI paper §4: per-slot clocks,
  *	  persistent per-slot status rings, the last-completed array, vector
  *	  snapshots; mcsi.h) and the N2DB baseline (one global counter, a global
@@ -73,7 +75,7 @@
 #ifndef NVM_TXN_H
 #define NVM_TXN_H
 
-#include "ccstate.h"
+#include "ccmode.h"
 
 /* An entry of a transaction's write log: a version it created. */
 typedef struct NvmWriteLogEntry
@@ -99,15 +101,11 @@ typedef struct NvmTxn
 	bool		nt_versions;	/* rows written by non-temporal stores (persist.h) */
 } NvmTxn;
 
-extern size_t nvm_cc_shmem_size(uint32_t max_slots);
-
 /*
- * nvm_cc_recover runs at start-up (also after a crash-restart): every
- * status entry that is not final becomes ABORTED (persisted), clocks resume
- * at the persisted reservation, and the last-completed array is set so that
- * every transaction from before the start counts as completed.
+ * The size of the shared state of concurrency control for max_slots slots
+ * (recover.h's nvm_cc_recover sets it up at start-up).
  */
-extern void nvm_cc_recover(void *shmem, uint32_t max_slots);
+extern size_t nvm_cc_shmem_size(uint32_t max_slots);
 
 /* Attach a process to the shared state (after fork: no-op). */
 extern void nvm_cc_attach(void *shmem);
@@ -134,9 +132,8 @@ extern bool nvm_txn_log_version(NvmTxn *txn, nvm_off table, nvm_off version, int
 extern void nvm_txn_unlog_last(NvmTxn *txn);
 extern void nvm_txn_commit(NvmTxn *txn);
 extern void nvm_txn_abort(NvmTxn *txn);
-extern void nvm_txn_mark_indoubt(NvmTxn *txn, uint64_t external_xid);
-extern void nvm_txn_hand_over_indoubt(NvmTxn *txn);
 extern void nvm_txn_subxact_commit(NvmTxn *txn, int level);
+extern void nvm_txn_subxact_abort(NvmTxn *txn, int level);
 
 /*
  * The commit hook (one per process, NULL by default) runs when a
@@ -162,39 +159,6 @@ extern void nvm_txn_set_commit_hook(NvmTxnCommitHook hook);
 typedef void (*NvmWriteLogVisitor) (nvm_off table, nvm_off version, void *arg);
 extern size_t nvm_txn_write_log_each(uint32_t slot, uint64_t txid, const NvmTxn *txn,
 									 NvmWriteLogVisitor fn, void *arg);
-
-/*
- * Resolving recovered in-doubt transactions: the resolver returns 1 if the
- * external xid committed, 0 if it did not, -1 if it cannot tell yet (the
- * external log is still being replayed).  nvm_indoubt_resolve_all finalises
- * every transaction it can and returns how many remain.
- */
-typedef int (*NvmIndoubtResolver) (uint64_t external_xid);
-extern uint32_t nvm_indoubt_resolve_all(NvmIndoubtResolver resolver);
-extern uint32_t nvm_indoubt_abort_external(const uint64_t *xids, size_t n);
-extern uint64_t nvm_indoubt_xid_of(uint64_t txid);
-
-/*
- * nvm_indoubt_each visits every transaction in doubt (slot, txid,
- * external xid) under the lock its resolution takes (see txn.c).
- */
-typedef void (*NvmIndoubtVisitor) (uint32_t slot, uint64_t txid, uint64_t external_xid,
-								   void *arg);
-extern uint32_t nvm_indoubt_each(NvmIndoubtVisitor fn, void *arg);
-
-static inline bool
-nvm_indoubt_pending(void)
-{
-	return atomic_load_explicit(&nvm_cc->indoubt_count, memory_order_acquire) != 0;
-}
-extern void nvm_txn_subxact_abort(NvmTxn *txn, int level);
-
-/*
- * nvm_indoubt_names_table says whether the write log of a recovered,
- * unresolved in-doubt transaction names a version of the table whose
- * descriptor is at table (its resolution will write into those versions).
- */
-extern bool nvm_indoubt_names_table(nvm_off table);
 
 /* Snapshots. */
 extern void nvm_snapshot_set_policy(NvmSnapshotPolicy policy);
@@ -244,9 +208,21 @@ extern bool nvm_status_entry(uint64_t txid, NvmTxnStatus *status);
 extern bool nvm_txid_unfinished(uint64_t txid);
 
 /*
- * nvm_cc_convert restarts every clock and the global counter above every
- * txid handed out so far and records the new mode (after recovery).
+ * For the files that share the transaction state with txn.c (indoubt.c,
+ * recover.c; nothing else calls these):
+ *	 - nvm_cc_ops is the pool's mode's operations;
+ *	 - nvm_cc_layout makes shmem (nvm_cc_shmem_size bytes) the shared state
+ *	   of concurrency control, zeroed, in the pool's mode, and makes this
+ *	   process run that mode; nvm_cc_set_mode switches the shared state and
+ *	   this process to mode;
+ *	 - nvm_txn_run_commit_hook runs the commit hook, if one is set;
+ *	 - nvm_txn_final_status is the status inlined into txid's versions once
+ *	   its entry is final: COMMITTED if the entry says so, else ABORTED.
  */
-extern void nvm_cc_convert(uint32_t new_mode);
+extern const NvmCcOps *nvm_cc_ops(void);
+extern void nvm_cc_layout(NvmCcShared *shmem, uint32_t max_slots);
+extern void nvm_cc_set_mode(uint32_t mode);
+extern void nvm_txn_run_commit_hook(uint32_t slot, uint64_t txid, const NvmTxn *txn);
+extern NvmTxnStatus nvm_txn_final_status(uint64_t txid);
 
 #endif							/* NVM_TXN_H */

@@ -15,12 +15,13 @@
  *	 PRE_COMMIT			xact (the commit path: nvm_commit.c decides and
  *	 (also a parallel	prepares; a tied commit's in-doubt marker)
  *	 worker's)
- *	 PRE_PREPARE		rowlock (lock words marked PREPARED, persisted),
+ *	 PRE_PREPARE		prepared_locks (lock words marked PREPARED, persisted),
  *						xact (outcome tied to the xid, the xid published)
  *	 COMMIT, ABORT,		rowlock (a PROVISIONAL word given back, the decision
- *	 PREPARE, and a		word cleared), token (xmin tokens forgotten), wait
- *	 parallel worker's	(wait token unpublished), imported_snapshot (import
- *	 COMMIT, ABORT		forgotten), xact (the nvm status, or the hand-over of
+ *	 PREPARE, and a		word cleared, the words to mark at PREPARE
+ *	 parallel worker's	forgotten), token (xmin tokens forgotten), wait
+ *	 COMMIT, ABORT		(wait token unpublished), imported_snapshot (import
+ *						forgotten), xact (the nvm status, or the hand-over of
  *						a prepared transaction; snapshot unpinned, slot's
  *						publications cleared), drop (storage freed)
  *	 ABORT_SUB			rowlock (a PROVISIONAL word given back), wait (the
@@ -47,7 +48,7 @@
  *	   their own state, so their order among themselves and relative to
  *	   rowlock and xact is free.  rowlock's decision word may clear before
  *	   or after the nvm status: a writer waiting on it stops at whichever
- *	   comes first (nvm_rowlock_wait_decision).  At PRE_PREPARE the lock
+ *	   comes first (nvm_decision_wait).  At PRE_PREPARE the lock
  *	   words are persisted before the outcome is tied to the xid, as
  *	   before, but both only have to precede the prepare record: an error
  *	   in either aborts the transaction, and the abort clears a marker.
@@ -85,6 +86,7 @@
 
 #include "nvm_xact_end.h"
 #include "space/nvm_drop.h"
+#include "wait/nvm_prepared_locks.h"
 #include "wait/nvm_rowlock.h"
 #include "wait/nvm_wait.h"
 #include "xact/nvm_imported_snapshot.h"
@@ -120,7 +122,7 @@ nvm_xact_end_callback(XactEvent event, void *arg)
 			nvm_xact_at_xact_end(event);
 			break;
 		case XACT_EVENT_PRE_PREPARE:
-			nvm_rowlock_before_prepare();
+			nvm_prepared_locks_before_prepare();
 			nvm_xact_at_xact_end(event);
 			break;
 		case XACT_EVENT_COMMIT:

@@ -66,6 +66,7 @@
 #include "checkpoint/nvm_backup.h"
 #include "checkpoint/nvm_checkpoint.h"
 #include "claim/nvm_binding.h"
+#include "claim/nvm_claim.h"
 #include "claim/nvm_durability.h"
 #include "logical/nvm_seqlog.h"
 #include "logical/nvm_wal.h"
@@ -79,7 +80,8 @@
 #include "redo/nvm_resync.h"
 #include "space/nvm_drop.h"
 #include "space/nvm_growth.h"
-#include "wait/nvm_rowlock.h"
+#include "wait/nvm_decision.h"
+#include "wait/nvm_prepared_locks.h"
 #include "wait/nvm_wait.h"
 #include "xact/nvm_commit.h"
 #include "xact/nvm_import.h"
@@ -161,7 +163,7 @@ _PG_init(void)
 	nvm_feedback_init();
 	nvm_redo_flusher_register();
 	nvm_backup_register();
-	nvm_backup_set_prepared_locks_logger(nvm_rowlock_log_prepared_words);
+	nvm_backup_set_prepared_locks_logger(nvm_prepared_locks_log_table);
 
 	/* children drop this callback when they start (on_exit_reset) */
 	on_proc_exit(nvm_postmaster_exit, (Datum) 0);
@@ -233,8 +235,8 @@ nvm_open_pool(void)
 	opts.allow_mode_switch = true;
 	nvm_growth_pool_options(&opts);
 
-	/* a copy of a data directory never opens a pool (nvm_binding.c) */
-	if (nvm_binding_detached_at_start())
+	/* a copy of a data directory never opens a pool (nvm_claim.c) */
+	if (nvm_claim_detached_at_start())
 	{
 		opts.create_size = NVM_POOL_MIN_SIZE;
 		if (nvm_pool_open_scratch(&opts, errbuf, sizeof(errbuf)) != NVM_POOL_CREATED)
@@ -247,7 +249,7 @@ nvm_open_pool(void)
 	rc = nvm_pool_open(&opts, errbuf, sizeof(errbuf));
 	if (rc == NVM_POOL_OK || rc == NVM_POOL_CREATED)
 	{
-		nvm_binding_check_pool(rc == NVM_POOL_CREATED);
+		nvm_claim_check_pool(rc == NVM_POOL_CREATED);
 		nvm_durability_report_storage();
 		nvm_growth_opened();
 	}
@@ -325,7 +327,7 @@ nvm_shmem_request(void)
 	nvm_core_set_max_pins(nvm_max_pins());
 	RequestAddinShmemSpace(sizeof(int));
 	nvm_binding_shmem_request();
-	RequestAddinShmemSpace(nvm_rowlock_shmem_size());
+	RequestAddinShmemSpace(nvm_decision_shmem_size());
 	RequestAddinShmemSpace(nvm_wait_shmem_size());
 	RequestAddinShmemSpace(nvm_token_shmem_size());
 	RequestAddinShmemSpace(nvm_parallel_shmem_size());
@@ -382,7 +384,7 @@ nvm_shmem_startup(void)
 	else
 		nvm_core_attach(ptr);
 	LWLockRelease(AddinShmemInitLock);
-	nvm_rowlock_shmem_startup();
+	nvm_decision_shmem_startup();
 	nvm_wait_shmem_startup();
 	nvm_token_shmem_startup();
 	nvm_parallel_shmem_startup();

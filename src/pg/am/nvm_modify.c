@@ -72,6 +72,8 @@
 #include "row/nvm_toast.h"
 #include "row/nvm_tuple.h"
 #include "space/nvm_relation.h"
+#include "wait/nvm_decision.h"
+#include "wait/nvm_lockword.h"
 #include "wait/nvm_rowlock.h"
 #include "wait/nvm_wait.h"
 #include "xact/nvm_commit.h"
@@ -483,7 +485,7 @@ nvm_write_row(Relation rel, NvmTable *table, NvmVersion *oldv, CommandId cid,
 		}
 
 		txn = nvm_xact_begin_write(waiters);
-		nvm_rowlock_deciding(txn->slot, rel, record);	/* W2 */
+		nvm_decision_set(txn->slot, rel, record);	/* W2 */
 		if (moved_out)
 			res = nvm_record_move_out(table, txn, nvm_xact_level(), cid,
 									  oldv->version_no, new_no, conflict);	/* W3 */
@@ -505,12 +507,12 @@ nvm_write_row(Relation rel, NvmTable *table, NvmVersion *oldv, CommandId cid,
 			if (!nvm_record_kill(table, txn, *new_no))
 				elog(ERROR, "new version of a row of nvm table \"%s\" not found",
 					 RelationGetRelationName(rel));
-			nvm_rowlock_decided();
+			nvm_decision_clear();
 			if (!wait)
 				break;
 			continue;
 		}
-		nvm_rowlock_decided();	/* W5 */
+		nvm_decision_clear();	/* W5 */
 		if (res == NVM_WRITE_OK)
 		{
 			/* prune the row's chain now, and again a little later */
@@ -762,7 +764,7 @@ nvm_conflicting_writer(NvmTable *table, NvmVersion *v, LockTupleMode mode)
 	{
 		if (my_txid != NVM_INVALID_TXID && p->txid == my_txid)
 			return NULL;
-		if (!nvm_rowlock_modes_conflict(mode, nvm_rowlock_writer_mode(p)))
+		if (!nvm_lockword_modes_conflict(mode, nvm_lockword_writer_mode(p)))
 			continue;
 		return nvm_version_by_other_running(p, my_txid) ? p : NULL;
 	}
@@ -816,7 +818,7 @@ again:
 			tmfd->xmax = GetTopTransactionId();
 			return nvm_version_cid(p) >= cid ? TM_SelfModified : TM_Invisible;
 		}
-		if (!nvm_rowlock_modes_conflict(mode, nvm_rowlock_writer_mode(p)))
+		if (!nvm_lockword_modes_conflict(mode, nvm_lockword_writer_mode(p)))
 			continue;
 
 		st = nvm_version_status(p);
@@ -968,7 +970,7 @@ nvm_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		}
 
 		/* a conflicting write of another running transaction */
-		if (nvm_rowlock_wait_decision(busy->txid, rel, record))
+		if (nvm_decision_wait(busy->txid, rel, record))
 			continue;
 		nvm_version_to_tid(busy->version_no, &tmfd->ctid);
 		tmfd->xmax = nvm_xact_published_xid(busy->txid);

@@ -88,6 +88,7 @@
 
 #include "ccstate.h"
 #include "gc.h"
+#include "indoubt.h"
 #include "pool.h"
 #include "store.h"
 #include "txn.h"
@@ -292,7 +293,7 @@ unpin_horizon(bool pinned)
 /*
  * nvm_backup_log_image logs the whole image of the pool, every row in the
  * WAL, for a base backup that started (for_backup) or at the start of the
- * server where commits are durable through the WAL (recovery/
+ * server where commits are durable through the WAL (claim/
  * nvm_durability.c); why names the occasion for the log.
  */
 void

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * nvm_binding.h
- *	  Which pool a data directory may use, and when its nvm rows may be
- *	  served: the binding of a pool to a data directory (nvm_binding.c).
+ *	  When the nvm rows of the pool a data directory claimed may be served:
+ *	  the binding's states in shared memory (nvm_binding.c).  Which pool a
+ *	  data directory may use is decided at start by nvm_claim.h.
  *
  *-------------------------------------------------------------------------
  */
@@ -10,22 +11,6 @@
 #define NVM_BINDING_H
 
 #include "access/xlogdefs.h"
-
-/*
- * nvm_binding_detached_at_start decides, in the postmaster before the pool
- * is opened, whether this data directory must not open its pool at all (a
- * restored base backup, a standby, archive recovery, or a data directory
- * detached before); if so it records why, and the caller maps a scratch
- * pool instead.
- */
-extern bool nvm_binding_detached_at_start(void);
-
-/*
- * nvm_binding_check_pool checks, right after the pool is opened (created
- * says it was created now), that it belongs to this data directory at this
- * point of its history; it stops the server with FATAL when it does not.
- */
-extern void nvm_binding_check_pool(bool created);
 
 /* Shared memory and the claim at the start of the server (nvmam.c). */
 extern Size nvm_binding_shmem_size(void);

@@ -2,7 +2,7 @@
  *
  * nvm_datafile.c
  *	  Small files of nvmam in the data directory, under pg_nvm/ (the
- *	  binding file of nvm_binding.c, the storage file of nvm_durability.c):
+ *	  binding file of nvm_claim.c, the storage file of nvm_durability.c):
  *	  read whole, and replaced durably, so that a crash leaves the old file
  *	  or the new one.
  *

@@ -48,7 +48,7 @@
  * Durability in the pool (nvm.durability = pool; auto on persistent
  * memory).  Commits wait for no WAL flush.  The two kinds of crash are told
  * apart by the boot of the operating system.  Every claim of the pool
- * (nvm_binding.c) records the boot it is made in, a hash of
+ * (nvm_claim.c) records the boot it is made in, a hash of
  * /proc/sys/kernel/random/boot_id (of nvm.debug_boot_id when a test sets
  * it), and makes that word durable before anything else in the pool
  * changes (pool.c, nvm_pool_binding_claim).  A clean stop syncs the whole
@@ -267,7 +267,7 @@ storage_phrase(void)
 	return pstrdup("on storage of an unknown class");
 }
 
-#define STORAGE_HINT "Put nvm.pool_path on a DAX file system of persistent memory, or set nvm.durability to wal (or auto) with nvm.wal_redo on and wal_level replica: see \"What your storage guarantees\" in the nvmam README."
+#define STORAGE_HINT "Put nvm.pool_path on a DAX file system of persistent memory, or set nvm.durability to wal (or auto) with nvm.wal_redo on and wal_level replica: see \"What your storage guarantees\" (doc/storage.md) in nvmam's documentation."
 
 /*
  * nvm_durability_report_storage: see nvm_durability.h.
@@ -351,7 +351,7 @@ nvm_durability_check_pool(const NvmPoolBinding *pb)
 					   storage_phrase()),
 			 errhint("Restore the data directory and the pool together from a backup, "
 					 "or give this data directory a new, empty pool and reload the nvm tables from a dump: "
-					 "see \"What your storage guarantees\" in the nvmam README.")));
+					 "see \"What your storage guarantees\" (doc/storage.md) in nvmam's documentation.")));
 }
 
 static const char *const storage_keywords[] = {
@@ -365,7 +365,7 @@ static const char *const storage_keywords[] = {
  * nvm_durability_note_claim records in pg_nvm/storage the storage class of
  * the pool, the boot of the operating system and whether commits are made
  * durable through the WAL, durably, before a claim changes the pool
- * (nvm_binding.c); a failure is reported at elevel.
+ * (nvm_claim.c); a failure is reported at elevel.
  */
 bool
 nvm_durability_note_claim(int elevel)
@@ -596,7 +596,7 @@ nvm_durability_bring_back_volatile_pool(void)
 
 /*
  * nvm_durability_forget_saved_pool removes pg_nvm/pool.saved once a claim
- * is about to change the pool (nvm_binding.c): from then on the copy is
+ * is about to change the pool (nvm_claim.c): from then on the copy is
  * stale, and a later start must never take it.
  */
 void

@@ -100,6 +100,7 @@
 #include "utils/wait_event.h"
 
 #include "ckptmark.h"
+#include "indoubt.h"
 #include "pool.h"
 #include "replica.h"
 #include "txn.h"

@@ -59,7 +59,7 @@
  * can take a row from a standby query is the removal of index entries,
  * which PostgreSQL replays: CONFLICT above.  The cost is memory: the standby's pool grows
  * with the versions written, until the standby is promoted and VACUUM
- * runs on it (README, Limitations).
+ * runs on it (doc/limitations.md).
  *
  * During crash recovery of a primary (its pool is not a standby's), the
  * records are skipped: the pool holds what they say.  The rebuild of a
@@ -87,8 +87,9 @@
 
 #include "ckptmark.h"
 #include "gc.h"
-#include "pool.h"
+#include "indoubt.h"
 #include "persist.h"
+#include "pool.h"
 #include "replica.h"
 #include "store.h"
 #include "txn.h"

@@ -23,7 +23,7 @@
  * whoever cleans up after a session that could not); after a crash, the
  * start-up sweep (nvmam.c) drops their storage.  If the server crashes
  * between PostgreSQL's commit and the free, the storage stays behind
- * unreachable (see the README's limitations); a later relation that
+ * unreachable (see doc/limitations.md); a later relation that
  * reuses the relfilenode replaces it.
  *
  *-------------------------------------------------------------------------
@@ -113,8 +113,8 @@ nvm_drop_schedule_detached(nvm_off desc)
  * maybe in another session or after a restart, so none of them may run
  * now, nor at the end of this backend's next transaction.  The storage
  * that the prepared transaction's outcome makes unreachable stays behind,
- * as after a crash between PostgreSQL's commit and the free (README,
- * limitations); a detached descriptor may hold the prepared transaction's
+ * as after a crash between PostgreSQL's commit and the free
+ * (doc/limitations.md); a detached descriptor may hold the prepared transaction's
  * versions, which its resolution still writes into, so it stays too.
  * A parallel worker's transaction has no drops.
  */

@@ -2,8 +2,10 @@
  *
  * nvm_rowlock.h
  *	  Row locks on nvm tables (SELECT FOR UPDATE/SHARE, foreign-key checks)
- *	  as lock words in the pool, one per record, and the handshake between
- *	  lockers and writers.
+ *	  as lock words in the pool, one per record (nvm_lockword.h), and the
+ *	  handshake between lockers and writers; writers' decision words are
+ *	  nvm_decision.h's, a prepared transaction's locks
+ *	  nvm_prepared_locks.h's.
  *
  *-------------------------------------------------------------------------
  */
@@ -16,13 +18,6 @@
 #include "utils/rel.h"
 
 #include "store.h"
-
-extern Size nvm_rowlock_shmem_size(void);
-extern void nvm_rowlock_shmem_startup(void);
-
-/* Lock modes */
-extern bool nvm_rowlock_modes_conflict(LockTupleMode a, LockTupleMode b);
-extern LockTupleMode nvm_rowlock_writer_mode(NvmVersion *v);
 
 /* Lockers (steps L2, L3) */
 typedef enum NvmRowLockResult
@@ -56,17 +51,10 @@ extern void nvm_rowlock_enqueue(Relation rel, const NvmTable *table, uint64 reco
 								LockTupleMode mode, bool own_newest, NvmRowQueue *q);
 extern void nvm_rowlock_dequeue(NvmRowQueue *q);
 
-/* Decision words of writers (steps W2, W5) */
-extern void nvm_rowlock_deciding(int slot, Relation rel, uint64 record_no);
-extern void nvm_rowlock_decided(void);
-extern bool nvm_rowlock_wait_decision(uint64 txid, Relation rel, uint64 record_no);
-
 /* VACUUM */
 extern uint64 nvm_rowlock_vacuum(const NvmTable *table, uint64 nrec);
 
-/* PREPARE TRANSACTION and transaction end (nvm_xact_end.c) */
-extern void nvm_rowlock_before_prepare(void);
-extern void nvm_rowlock_log_prepared_words(const NvmTable *t);
+/* Transaction end (nvm_xact_end.c) */
 extern void nvm_rowlock_at_xact_end(void);
 extern void nvm_rowlock_at_subxact_abort(void);
 

@@ -25,7 +25,7 @@
  * on the same slot is never used; if the slot no longer runs X, X is ending
  * and the caller just looks again.
  *
- * Before that, the waiter checks X's decision word (nvm_rowlock.c): a
+ * Before that, the waiter checks X's decision word (nvm_decision.c): a
  * writer that found row lockers after installing its version may be about
  * to kill it, and must not be waited for as a whole.
  *
@@ -73,7 +73,7 @@
 #include "txn.h"
 
 #include "nvm_compat.h"
-#include "wait/nvm_rowlock.h"
+#include "wait/nvm_decision.h"
 #include "wait/nvm_wait.h"
 #include "xact/nvm_published.h"
 #include "xact/nvm_xact.h"
@@ -317,7 +317,7 @@ nvm_wait_for_writer(Relation rel, NvmVersion *v)
 	VirtualTransactionId vxid;
 	TransactionId xid;
 
-	if (nvm_rowlock_wait_decision(txid, rel, v->record_no))
+	if (nvm_decision_wait(txid, rel, v->record_no))
 		return;
 	if (nvm_version_status(v) != NVM_STATUS_RUNNING)
 		return;					/* killed or finished meanwhile */

@@ -133,6 +133,7 @@
 #include "utils/syscache.h"
 
 #include "indexlog.h"
+#include "indoubt.h"
 #include "pool.h"
 
 #include "logical/nvm_seqlog.h"

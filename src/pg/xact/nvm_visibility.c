@@ -59,6 +59,7 @@
 
 #include "access/transam.h"
 
+#include "indoubt.h"
 #include "pool.h"
 
 #include "row/nvm_tuple.h"

@@ -81,6 +81,7 @@
 #include "utils/relcache.h"
 
 #include "gc.h"
+#include "indoubt.h"
 #include "pool.h"
 
 #include "claim/nvm_binding.h"
