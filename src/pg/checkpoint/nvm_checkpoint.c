@@ -88,6 +88,7 @@
 #include "utils/memutils.h"
 
 #include "ckptmark.h"
+#include "indoubt.h"
 #include "pool.h"
 #include "replica.h"
 #include "store.h"
