@@ -96,6 +96,7 @@ nvm_replica_install(NvmTable *t, NvmTxn *txn, const NvmReplicaVersion *rv)
 	_Atomic uint64_t *head;
 	nvm_off		h;
 	nvm_off		off;
+	uint64_t	cur;
 	NvmVersion *v;
 
 	slot = nvm_segarray_slot(&desc->versions, rv->version_no, true);
@@ -150,10 +151,15 @@ nvm_replica_install(NvmTable *t, NvmTxn *txn, const NvmReplicaVersion *rv)
 	nvm_flush(v, sizeof(NvmVersion) + len);
 	raise_to(&desc->next_version, rv->version_no + 1);
 	raise_to(&desc->next_record, rv->record_no + 1);
-	/* version, counters and log entry durable before anything names it */
+	/* R1: version, counters and log entry durable before anything names it */
 	nvm_drain();
+	/* R2: the number names the new version (readers told first if it moves) */
+	cur = atomic_load(slot);
+	if (cur != 0 && (cur & NVM_TAG_MASK) == 0)
+		nvm_store_note_numbers_moved();
 	atomic_store_explicit(slot, off, memory_order_release);
 	nvm_flush(slot, sizeof(uint64_t));
+	/* R3: the chain grows at its head */
 	atomic_store_explicit(head, off, memory_order_release);
 	nvm_flush(head, sizeof(uint64_t));
 	return NVM_REPLICA_INSTALLED;
@@ -382,6 +388,8 @@ nvm_replica_redirect(NvmTable *t, uint64_t root, uint64_t record_no)
 		return;
 	if ((val & NVM_TAG_MASK) == NVM_TAG_FREE)
 		drop_free_list(&t->desc->free_versions);
+	if (val != 0 && (val & NVM_TAG_MASK) == 0)
+		nvm_store_note_numbers_moved();
 	atomic_store(slot, (record_no << 3) | NVM_TAG_REDIRECT);
 	nvm_flush((const void *) slot, sizeof(uint64_t));
 	raise_to(&t->desc->next_version, root + 1);

@@ -50,6 +50,44 @@
  * crash must never leave it naming a version whose bytes are not durable.
  * A crash in between leaves a version of a transaction that recovery
  * aborts (and unlinks, if it is the head); replay installs it again.
+ *
+ * Reads while replay runs.  Queries of a hot standby read the pool while
+ * replay writes it, and every snapshot must see each row in exactly one
+ * version.  Replay writes each version of a replayed commit in this order
+ * (nvm_replica_install; R1..R3 are marked in replica.c):
+ *	 R1. the version (prev = the record's head), the table's record and
+ *		 version counters raised above its numbers, the write-log entry:
+ *		 flushed and drained;
+ *	 R2. the version slot of its number, a release store: the number names
+ *		 the new version from now on, whatever it named before;
+ *	 R3. the record's head, a release store: a chain grows at its head
+ *		 only, and nothing a pinned snapshot may see is ever unlinked from
+ *		 below it (replay prunes under the standby's own collection
+ *		 horizon, which the queries' snapshots hold back: gc.h);
+ *	 R4. at the commit's last part, the replay transaction's status, then
+ *		 its completion (txn.h): snapshots taken from then on see all of
+ *		 the commit, earlier ones none of it.
+ * A standby reader, whose snapshot was taken before it reads anything:
+ *	 S1. reads the table's record limit: every version its snapshot sees
+ *		 belongs to a record below it (R1 raised the counter before R4,
+ *		 which came before the snapshot);
+ *	 S2. for each record number below the limit, reads the head (acquire)
+ *		 and walks the chain to the first version its snapshot sees
+ *		 (nvm_chain_visible), a row unless that is a tombstone.
+ * Each version the snapshot sees is on its record's chain from R3 on and
+ * stays there while the snapshot is pinned, and a chain holds at most one
+ * version a snapshot sees; so S2 returns each row exactly once, in the
+ * version the snapshot sees, however replay interleaves with it.  A
+ * reader must not find rows by version number as a primary's sequential
+ * scan does (store.h): R2 takes a number that the primary gave again away
+ * from the version it named, which a standby snapshot may still see (the
+ * primary collected it under its own snapshots' horizon, not the
+ * standby's), and a scan by number would miss that row
+ * (nvm_store_note_numbers_moved says it happened, before R2).  Index
+ * fetches go by number too, but only by an index root's, which the
+ * primary gives again only after the index entries naming it are removed,
+ * and replay of that removal waits until no standby snapshot can see a
+ * version of the run (the PG layer's CONFLICT record).
  */
 #ifndef NVM_REPLICA_H
 #define NVM_REPLICA_H

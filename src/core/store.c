@@ -57,19 +57,38 @@ nvm_version_by_no(const NvmTable *t, uint64_t version_no)
 	return v;
 }
 
+/*
+ * nvm_version_record_no: see store.h.  The version the slot names may be
+ * collected while it is read: pruning rewrites the slot (a redirect for an
+ * index root) before it frees the block (gc.h, steps 2 and 3), and the
+ * block may then hold another version at once.  So the slot is read again
+ * after the block: if it still names the block, what was read is that
+ * version's; if it changed, the lookup starts over from the new value.
+ * (Reading the block's number alone, an index fetch of a root collected
+ * at that moment found no record, and a row was missing from an index
+ * scan: regress/t/034_standby_reads.pl met it on a standby, whose replay
+ * prunes each chain it updates and allocates its next version at once.)
+ */
 uint64_t
 nvm_version_record_no(const NvmTable *t, uint64_t version_no)
 {
-	uint64_t	val = version_slot_value(t, version_no);
-
-	if ((val & NVM_TAG_MASK) == NVM_TAG_REDIRECT)
-		return val >> 3;
-	if (val == 0 || (val & NVM_TAG_MASK) != 0)
-		return 0;
+	for (;;)
 	{
-		NvmVersion *v = nvm_ptr(val);
+		uint64_t	val = version_slot_value(t, version_no);
+		NvmVersion *v;
+		uint64_t	number;
+		uint64_t	record;
 
-		return v->version_no == version_no ? v->record_no : 0;
+		if ((val & NVM_TAG_MASK) == NVM_TAG_REDIRECT)
+			return val >> 3;
+		if (val == 0 || (val & NVM_TAG_MASK) != 0)
+			return 0;
+		v = nvm_ptr(val);
+		number = v->version_no;
+		record = v->record_no;
+		atomic_thread_fence(memory_order_acquire);
+		if (version_slot_value(t, version_no) == val)
+			return number == version_no ? record : 0;
 	}
 }
 

@@ -104,6 +104,23 @@ typedef struct NvmConflict
 	bool		newer_is_moved;	/* a tombstone of nvm_record_move_out */
 } NvmConflict;
 
+/*
+ * Moved numbers.  On a primary a version number names one version for as
+ * long as any snapshot may see it: a number is given again only after its
+ * version was collected.  A standby's replay gives each version the
+ * primary's number (replica.h), and the version that number named on the
+ * standby may still be seen by a standby query's snapshot: the number has
+ * moved away from it, and that version is found through its record's chain
+ * alone.  nvm_store_note_numbers_moved records in shared memory that this
+ * happened since the server started (replay calls it before it moves a
+ * number); nvm_store_numbers_moved says whether it did, so that readers
+ * that find rows by version number find them by record instead (also after
+ * a promotion, for the snapshots taken before it), until the next start.
+ * The flag lives in the tables' shared memory (tables.c).
+ */
+extern void nvm_store_note_numbers_moved(void);
+extern bool nvm_store_numbers_moved(void);
+
 /* The tables: the directory and a table's life cycle (tables.h, included above). */
 
 /*

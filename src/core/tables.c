@@ -22,6 +22,7 @@
 typedef struct NvmTablesShared
 {
 	NvmSpinLock dir_lock;		/* serialises changes to the table directory */
+	_Atomic bool numbers_moved; /* see nvm_store_note_numbers_moved (store.h) */
 } NvmTablesShared;
 
 static NvmTablesShared *tables_shared = NULL;
@@ -37,12 +38,30 @@ nvm_tables_startup(void *shmem)
 {
 	tables_shared = shmem;
 	nvm_spin_init(&tables_shared->dir_lock);
+	atomic_store(&tables_shared->numbers_moved, false);
 }
 
 void
 nvm_tables_attach(void *shmem)
 {
 	tables_shared = shmem;
+}
+
+/*
+ * The flag of moved version numbers (store.h) lives in the tables' shared
+ * memory, the store's only shared area.
+ */
+void
+nvm_store_note_numbers_moved(void)
+{
+	if (!atomic_load_explicit(&tables_shared->numbers_moved, memory_order_relaxed))
+		atomic_store(&tables_shared->numbers_moved, true);
+}
+
+bool
+nvm_store_numbers_moved(void)
+{
+	return tables_shared != NULL && atomic_load(&tables_shared->numbers_moved);
 }
 
 /* ---------------------------------------------------------------------

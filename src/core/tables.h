@@ -15,7 +15,10 @@
 /* The transaction writing (txn.h); a clone takes it by pointer only. */
 typedef struct NvmTxn NvmTxn;
 
-/* Shared memory of the tables (a lock over the table directory). */
+/*
+ * Shared memory of the tables (a lock over the table directory, and the
+ * flag of moved version numbers: store.h).
+ */
 extern size_t nvm_tables_shmem_size(void);
 extern void nvm_tables_startup(void *shmem);
 extern void nvm_tables_attach(void *shmem);

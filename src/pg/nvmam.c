@@ -68,6 +68,7 @@
 #include "claim/nvm_binding.h"
 #include "claim/nvm_claim.h"
 #include "claim/nvm_durability.h"
+#include "claim/nvm_repair.h"
 #include "logical/nvm_seqlog.h"
 #include "logical/nvm_wal.h"
 #include "nvm_settings.h"
@@ -125,6 +126,21 @@ static void nvm_process_utility(PlannedStmt *pstmt, const char *queryString,
 static void nvm_postmaster_exit(int code, Datum arg);
 
 /*
+ * nvm_log_at_first_access runs at the first access to nvm rows after a start
+ * that needs it (the binding's "resync" state): the index entries a crash
+ * lost are put back (nvm_repair.c), then the rows a crash may have lost the
+ * redo of are logged again (nvm_resync.c), so that a standby's indexes have
+ * the entries of those rows before it replays them.  A start logs no image
+ * of the pool: the checkpoint files and the WAL after them rebuild it.
+ */
+static void
+nvm_log_at_first_access(void)
+{
+	nvm_repair_at_start();
+	nvm_resync_run();
+}
+
+/*
  * _PG_init defines the settings, maps the pool and installs the hooks.  It
  * refuses to run anywhere but in shared_preload_libraries processing.
  */
@@ -157,7 +173,7 @@ _PG_init(void)
 	nvm_drop_init();
 	nvm_wal_init();
 	nvm_redo_init(nvm_commit_session_sync);
-	nvm_binding_set_resync_hook(nvm_resync_run);
+	nvm_binding_set_resync_hook(nvm_log_at_first_access);
 	nvm_binding_set_rebuild_loader(nvm_replay_load_files_now);
 	nvm_imported_snapshot_init();
 	nvm_feedback_init();
@@ -468,7 +484,7 @@ nvm_recover_index_log(void)
 				 errhint("Move the pool file to a larger one with the server stopped (nvm.pool_path), or free space by restoring a dump into a new pool.")));
 	if (pending > 0)
 		ereport(LOG,
-				(errmsg("nvm pool: %lld index entries of transactions committed without a WAL flush are checked when their tables are first used",
+				(errmsg("nvm pool: %lld index entries of transactions committed without a WAL flush are checked before their tables are used",
 						(long long) pending)));
 }
 

@@ -11,7 +11,22 @@
  * rows come back in TID order, in the order their visible versions were
  * written, as heap returns them from a table whose updated rows moved to
  * its end; each row once, since a record has at most one visible version,
- * and a version written after the scan began lies beyond n.  The view is
+ * and a version written after the scan began lies beyond n.
+ *
+ * On a standby (while replay runs, and after a promotion until the next
+ * start, if replay moved a number: store.h, "Moved numbers") a version
+ * number may no longer name the version a query's snapshot sees: replay
+ * gives it to the version the primary gave it again.  There a sequential
+ * scan walks record numbers 1 .. r-1 instead, r the table's record limit
+ * when it (re)starts, and returns the version its view sees on each
+ * record's chain (by_record): the reader's side (S1, S2) of the rule in
+ * core replica.h, which replay's order of writes (R1..R4) serves, so that
+ * every row comes back exactly once, in the version the snapshot sees.
+ * Rows then come back in record order.  A TID range scan walks records
+ * too and returns the rows whose visible versions' TIDs lie in the range;
+ * a sample scan maps the version numbers its sampling method chooses
+ * through a list of the visible versions by number, made by one walk of
+ * the records at its first block (numbered_build).  The view is
  * fixed at scan start: an MVCC scan copies the MCSI vector of its
  * statement into the descriptor (nvm_xact.c), so a cursor keeps the view
  * it began with.  A parallel sequential scan hands out chunks of version
@@ -51,10 +66,12 @@
 #if PG_VERSION_NUM >= 170000
 #include "storage/read_stream.h"
 #endif
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
 #include "am/nvm_am.h"
+#include "claim/nvm_binding.h"
 #include "row/nvm_tid.h"
 #include "row/nvm_tuple.h"
 #include "space/nvm_relation.h"
@@ -74,15 +91,19 @@ typedef struct NvmScanDescData
 	bool		ssi;
 
 	/* sequential and TID range scans */
+	bool		by_record;		/* walk record numbers (a standby) */
 	uint64		first;			/* first version number scanned */
 	uint64		nversions;		/* version numbers below this are scanned */
-	uint64		cur;			/* version last returned */
+	uint64		nrecords;		/* by_record: record numbers below this */
+	uint64		cur;			/* version (by_record: record) last returned */
 	uint64		chunk_end;		/* parallel: end of the claimed chunk */
 	BlockNumber stat_block;		/* block last counted as visited */
 
 	/* sample scans */
 	BlockNumber sample_block;	/* current block, or InvalidBlockNumber */
 	bool		inited;			/* false: (re)start at the scan's first end */
+	struct NvmNumbered *numbered;	/* by_record: visible versions by number */
+	uint64		nnumbered;
 
 	/* ANALYZE */
 	BlockNumber analyze_block;
@@ -101,29 +122,63 @@ typedef NvmScanDescData *NvmScanDesc;
 typedef struct NvmParallelScanDescData
 {
 	ParallelTableScanDescData base;
+	bool		by_record;		/* chunks of record numbers (a standby) */
 	uint64		nversions;		/* version numbers below this are scanned */
-	pg_atomic_uint64 next;		/* first version number of the next chunk */
+	uint64		nrecords;		/* by_record: record numbers below this */
+	pg_atomic_uint64 next;		/* first number of the next chunk */
 } NvmParallelScanDescData;
 
 typedef NvmParallelScanDescData *NvmParallelScanDesc;
 
+/* A visible version by its number (sample scans that walk records). */
+typedef struct NvmNumbered
+{
+	uint64		version_no;
+	NvmVersion *v;
+} NvmNumbered;
+
 /*
- * Version numbers a participant of a parallel scan claims at a time: one
- * virtual block (chunks start at 1, the first number of block 0).
+ * Version (or record) numbers a participant of a parallel scan claims at a
+ * time: one virtual block (chunks start at 1, the first number of block 0).
  */
 #define NVM_PARALLEL_CHUNK	NVM_TUPLES_PER_BLOCK
 
 /*
+ * scan_by_record says whether a scan that starts now must find rows by
+ * record, not by version number (see the file header).
+ */
+static bool
+scan_by_record(void)
+{
+	return nvm_binding_is_replica() || nvm_store_numbers_moved();
+}
+
+/*
  * nvm_scan_reset puts the scan before its first row and fixes the range of
- * version numbers it covers (like heap's rs_nblocks).
+ * version (and record) numbers it covers (like heap's rs_nblocks); the
+ * limits are read after the scan's snapshot was taken.
  */
 static void
 nvm_scan_reset(NvmScanDesc scan)
 {
 	if (scan->base.rs_parallel != NULL)
-		scan->nversions = ((NvmParallelScanDesc) scan->base.rs_parallel)->nversions;
+	{
+		NvmParallelScanDesc pscan = (NvmParallelScanDesc) scan->base.rs_parallel;
+
+		scan->by_record = pscan->by_record;
+		scan->nversions = pscan->nversions;
+		scan->nrecords = pscan->nrecords;
+	}
 	else
+	{
+		scan->by_record = scan_by_record();
 		scan->nversions = nvm_table_version_limit(&scan->table);
+		scan->nrecords = nvm_table_record_limit(&scan->table);
+	}
+	if (scan->numbered != NULL)
+		pfree(scan->numbered);
+	scan->numbered = NULL;
+	scan->nnumbered = 0;
 	scan->first = 1;
 	scan->chunk_end = 0;
 	scan->sample_block = InvalidBlockNumber;
@@ -220,6 +275,8 @@ nvm_scan_end(TableScanDesc sscan)
 		pfree(sscan->rs_key);
 	if (scan->snap)
 		pfree(scan->snap);
+	if (scan->numbered)
+		pfree(scan->numbered);
 	pfree(scan);
 }
 
@@ -280,6 +337,8 @@ nvm_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 					 TupleTableSlot *slot)
 {
 	NvmScanDesc scan = (NvmScanDesc) sscan;
+	uint64		lo = scan->by_record ? 1 : scan->first;	/* the numbers walked: */
+	uint64		hi = scan->by_record ? scan->nrecords : scan->nversions;	/* [lo, hi) */
 
 	/* own writes made since the scan began are judged by their command id */
 	scan->view.my_txid = nvm_xact_my_txid();
@@ -302,28 +361,52 @@ nvm_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 				uint64		start = pg_atomic_fetch_add_u64(&pscan->next,
 															NVM_PARALLEL_CHUNK);
 
-				if (start >= scan->nversions)
+				if (start >= hi)
 					break;
 				scan->cur = start;
-				scan->chunk_end = Min(start + NVM_PARALLEL_CHUNK, scan->nversions);
+				scan->chunk_end = Min(start + NVM_PARALLEL_CHUNK, hi);
 			}
 		}
 		else if (ScanDirectionIsForward(direction))
 		{
-			scan->cur = scan->inited ? scan->cur + 1 : scan->first;
-			if (scan->cur >= scan->nversions)
+			scan->cur = scan->inited ? scan->cur + 1 : lo;
+			if (scan->cur >= hi)
 				break;
 		}
 		else if (ScanDirectionIsBackward(direction))
 		{
-			scan->cur = scan->inited ? scan->cur - 1 : scan->nversions - 1;
-			if (scan->cur < scan->first)
+			scan->cur = scan->inited ? scan->cur - 1 : hi - 1;
+			if (scan->cur < lo)
 				break;
 		}
-		else if (!scan->inited || scan->cur < scan->first || scan->cur >= scan->nversions)
+		else if (!scan->inited || scan->cur < lo || scan->cur >= hi)
 			break;				/* no movement, but there is no current row */
 		scan->inited = true;
 		count_block(scan, scan->cur);
+
+		if (scan->by_record)
+		{
+			/*
+			 * S2 of core replica.h: the version the view sees on the
+			 * record's chain, found from its head; a TID range scan keeps
+			 * it if its TID lies in the range.
+			 */
+			v = nvm_chain_visible(&scan->table, scan->cur, &scan->view);
+			if (scan->ssi)
+				nvm_ssi_read_row(sscan->rs_rd, &scan->table, scan->cur, v,
+								 sscan->rs_snapshot, &scan->view);
+			if (v == NULL || nvm_version_is_tombstone(v) ||
+				v->version_no < scan->first || v->version_no >= scan->nversions ||
+				!nvm_scan_key_test(scan, v))
+			{
+				if (direction == NoMovementScanDirection)
+					break;
+				continue;
+			}
+			nvm_store_version(sscan->rs_rd, v, slot);
+			pgstat_count_heap_getnext(sscan->rs_rd);
+			return true;
+		}
 
 		v = nvm_version_by_no(&scan->table, scan->cur);
 		if (v != NULL && scan->ssi)
@@ -361,7 +444,8 @@ nvm_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
  * range.  Offsets outside 1..291 bound as heap's do: offset 0 of a block
  * lies before its first version, a larger offset after its last.  The scan
  * then steps as a sequential scan does (nvm_scan_getnextslot is also the
- * AM's scan_getnextslot_tidrange).
+ * AM's scan_getnextslot_tidrange): through those numbers, or on a standby
+ * through every record, keeping the rows whose TIDs are in the range.
  */
 void
 nvm_scan_set_tidrange(TableScanDesc sscan, ItemPointer mintid,
@@ -409,7 +493,9 @@ nvm_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
 	pscan->phs_relid = RelationGetRelid(rel);
 #endif
 	pscan->phs_syncscan = false;
+	npscan->by_record = scan_by_record();
 	npscan->nversions = nvm_table_version_limit(&table);
+	npscan->nrecords = nvm_table_record_limit(&table);
 	pg_atomic_init_u64(&npscan->next, 1);
 	return sizeof(NvmParallelScanDescData);
 }
@@ -423,7 +509,9 @@ nvm_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan)
 	NvmParallelScanDesc npscan = (NvmParallelScanDesc) pscan;
 	NvmTable	table = nvm_relation_table(rel);
 
+	npscan->by_record = scan_by_record();
 	npscan->nversions = nvm_table_version_limit(&table);
+	npscan->nrecords = nvm_table_record_limit(&table);
 	pg_atomic_write_u64(&npscan->next, 1);
 }
 
@@ -697,10 +785,72 @@ nvm_scan_sample_next_block(TableScanDesc sscan, struct SampleScanState *scanstat
 	return true;
 }
 
+/* numbered_cmp orders visible versions by number. */
+static int
+numbered_cmp(const void *a, const void *b)
+{
+	uint64		x = ((const NvmNumbered *) a)->version_no;
+	uint64		y = ((const NvmNumbered *) b)->version_no;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/*
+ * numbered_build lists, by version number, the version the scan's view
+ * sees on the chain of every record below the scan's record limit (rows
+ * only, and only numbers below its version limit): S1 and S2 of core
+ * replica.h, for a sample scan that walks records.  The list lives as long
+ * as the scan (or until its rescan), and so do the versions it names,
+ * which the scan's snapshot keeps from collection.
+ */
+static void
+numbered_build(NvmScanDesc scan)
+{
+	uint64		cap = 1024;
+	MemoryContext cxt = GetMemoryChunkContext(scan);
+
+	scan->numbered = MemoryContextAllocHuge(cxt, cap * sizeof(NvmNumbered));
+	scan->nnumbered = 0;
+	for (uint64 r = 1; r < scan->nrecords; r++)
+	{
+		NvmVersion *v = nvm_chain_visible(&scan->table, r, &scan->view);
+
+		if ((r & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (v == NULL || nvm_version_is_tombstone(v) || v->version_no >= scan->nversions)
+			continue;
+		if (scan->nnumbered == cap)
+		{
+			cap *= 2;
+			scan->numbered = repalloc_huge(scan->numbered, cap * sizeof(NvmNumbered));
+		}
+		scan->numbered[scan->nnumbered].version_no = v->version_no;
+		scan->numbered[scan->nnumbered].v = v;
+		scan->nnumbered++;
+	}
+	qsort(scan->numbered, scan->nnumbered, sizeof(NvmNumbered), numbered_cmp);
+}
+
+/*
+ * numbered_find returns the visible version numbered n from the scan's
+ * list, or NULL.
+ */
+static NvmVersion *
+numbered_find(NvmScanDesc scan, uint64 n)
+{
+	NvmNumbered key;
+	NvmNumbered *hit;
+
+	key.version_no = n;
+	hit = bsearch(&key, scan->numbered, scan->nnumbered, sizeof(NvmNumbered), numbered_cmp);
+	return hit != NULL ? hit->v : NULL;
+}
+
 /*
  * nvm_scan_sample_next_tuple returns the next row of the current block
  * that the sampling method chooses among the block's version numbers and
- * that is the version the scan's view sees for its record.
+ * that is the version the scan's view sees for its record (on a standby,
+ * looked up in the list of visible versions by number).
  */
 bool
 nvm_scan_sample_next_tuple(TableScanDesc sscan, struct SampleScanState *scanstate,
@@ -715,6 +865,8 @@ nvm_scan_sample_next_tuple(TableScanDesc sscan, struct SampleScanState *scanstat
 		return false;
 	maxoffset = (OffsetNumber) Min(NVM_TUPLES_PER_BLOCK, scan->nversions - 1 - first);
 	scan->view.my_txid = nvm_xact_my_txid();
+	if (scan->by_record && scan->numbered == NULL)
+		numbered_build(scan);
 
 	for (;;)
 	{
@@ -725,10 +877,19 @@ nvm_scan_sample_next_tuple(TableScanDesc sscan, struct SampleScanState *scanstat
 		off = tsm->NextSampleTuple(scanstate, scan->sample_block, maxoffset);
 		if (!OffsetNumberIsValid(off))
 			break;
-		v = nvm_version_by_no(&scan->table, first + off);	/* as nvm_tid_to_version */
-		if (v == NULL || nvm_version_is_tombstone(v) ||
-			nvm_chain_visible(&scan->table, v->record_no, &scan->view) != v)
-			continue;
+		if (scan->by_record)
+		{
+			v = numbered_find(scan, first + off);	/* as nvm_tid_to_version */
+			if (v == NULL)
+				continue;
+		}
+		else
+		{
+			v = nvm_version_by_no(&scan->table, first + off);	/* as nvm_tid_to_version */
+			if (v == NULL || nvm_version_is_tombstone(v) ||
+				nvm_chain_visible(&scan->table, v->record_no, &scan->view) != v)
+				continue;
+		}
 		nvm_store_version(sscan->rs_rd, v, slot);
 		pgstat_count_heap_getnext(sscan->rs_rd);
 		return true;

@@ -78,6 +78,9 @@ static void (*resync_hook) (void) = NULL;
 /* Loads a rebuilt pool from its checkpoint files (redo/nvm_replay.c). */
 static bool (*rebuild_loader) (void) = NULL;
 
+/* This process works for the resync in progress (nvm_binding_help_resync). */
+static bool helping_resync = false;
+
 static NvmBindingShared *binding_shared = NULL;
 
 static void binding_at_exit(int code, Datum arg);
@@ -354,6 +357,8 @@ nvm_binding_usable(void)
 			run_resync();
 		return true;
 	}
+	if (state == NVM_BINDING_RESYNC && helping_resync)
+		return true;
 	if (state == NVM_BINDING_RESYNC && !RecoveryInProgress())
 	{
 		run_resync();
@@ -435,6 +440,18 @@ nvm_binding_require_resync(void)
 	binding_shared->resync_pending = true;
 	if (pg_atomic_read_u32(&binding_shared->state) == NVM_BINDING_ATTACHED)
 		pg_atomic_write_u32(&binding_shared->state, NVM_BINDING_RESYNC);
+}
+
+/*
+ * nvm_binding_help_resync says that this process works for the resync in
+ * progress, which another process runs and waits for it in (the index
+ * repair at start, claim/nvm_repair.c): it uses nvm rows while the
+ * state is "resync", where any other process would wait for the resync.
+ */
+void
+nvm_binding_help_resync(void)
+{
+	helping_resync = true;
 }
 
 /*

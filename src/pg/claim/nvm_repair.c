@@ -12,7 +12,23 @@
  * puts their index entries back, table by table, before any snapshot can
  * see the table.
  *
- * When.  Every access to an nvm table's rows (scans, index fetches, DML,
+ * When.  Where physical standbys may replay this server's WAL, at its
+ * start: the first access to nvm rows after a crash (the binding's
+ * "resync" state, which every other access waits for) runs
+ * nvm_repair_at_start before it logs the rows of the tables a crash may
+ * have lost COMMIT records of (redo/nvm_resync.c).  For each database with
+ * tables in the repair list it starts a worker ("nvm index repair")
+ * connected to that database, which repairs each of them, and waits for
+ * it.  So the WAL of the entries put back lies before the RESYNC records
+ * that give standbys those rows: a standby's index has an entry for a row
+ * before any of its snapshots can see the row (a standby cannot write its
+ * indexes itself).  The worker takes every lock without waiting (the
+ * process that waits for it may hold locks of its own, or another process
+ * that holds them may wait for the binding's lock); a table it cannot lock
+ * at once, or a database it cannot reach, is left to the next rule, and
+ * reaches standbys later, with a WARNING.
+ *
+ * Every access to an nvm table's rows (scans, index fetches, DML,
  * index builds, VACUUM, amcheck's heap pass) gets its storage through
  * nvm_relation_table, which calls nvm_repair_table while the repair list
  * is not empty and this backend has not checked the table against it.
@@ -67,21 +83,35 @@
 #include "access/genam.h"
 #include "access/nbtree.h"
 #include "access/parallel.h"
+#include "access/relation.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/index.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "storage/ipc.h"
 #include "storage/lmgr.h"
+#include "tcop/tcopprot.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#if PG_VERSION_NUM >= 160000
+#include "utils/relfilenumbermap.h"
+#else
+#include "utils/relfilenodemap.h"
+#endif
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 #include "indexlog.h"
 #include "pool.h"
+#include "store.h"
 
+#include "claim/nvm_binding.h"
 #include "claim/nvm_repair.h"
 #include "nvm_compat.h"
 #include "row/nvm_tid.h"
@@ -310,4 +340,211 @@ nvm_repair_table(Relation rel, const NvmTable *table)
 					(unsigned long long) inserted, RelationGetRelationName(rel)),
 			 errdetail("%llu index roots of transactions committed without a WAL flush were checked.",
 					   (unsigned long long) n)));
+}
+
+/* ---------------------------------------------------------------------
+ * The repair at the start of the server (see the file header)
+ * ---------------------------------------------------------------------
+ */
+
+PGDLLEXPORT void nvm_repair_worker_main(Datum arg);
+
+/* off_cmp orders pool offsets. */
+static int
+off_cmp(const void *a, const void *b)
+{
+	nvm_off		x = *(const nvm_off *) a;
+	nvm_off		y = *(const nvm_off *) b;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/*
+ * tables_to_repair returns the sorted offsets of the table descriptors the
+ * repair list names (repaired entries left out), and their number in *n.
+ */
+static nvm_off *
+tables_to_repair(int *n)
+{
+	NvmIndexRepairList *list = nvm_repair_list();
+	nvm_off    *descs;
+	int			k = 0;
+
+	*n = 0;
+	if (list == NULL)
+		return NULL;
+	descs = palloc(sizeof(nvm_off) * Max(list->count, 1));
+	for (uint64 i = 0; i < list->count; i++)
+	{
+		nvm_off		d = atomic_load(&list->entries[i].table);
+
+		if (d != 0)
+			descs[k++] = d;
+	}
+	qsort(descs, k, sizeof(nvm_off), off_cmp);
+	for (int i = 0; i < k; i++)
+		if (*n == 0 || descs[*n - 1] != descs[i])
+			descs[(*n)++] = descs[i];
+	return descs;
+}
+
+/*
+ * each_table_to_repair calls visit with the key and descriptor of every
+ * table of the directory that the repair list names.
+ */
+static void
+each_table_to_repair(void (*visit) (const NvmTableKey *key, nvm_off desc, void *arg), void *arg)
+{
+	NvmTableDirEntry *dir = nvm_table_dir();
+	size_t		ndir = nvm_table_dir_count();
+	int			n;
+	nvm_off    *descs = tables_to_repair(&n);
+
+	for (size_t i = 0; i < ndir && n > 0; i++)
+	{
+		nvm_off		d = atomic_load(&dir[i].desc);
+
+		if (d != 0 && bsearch(&d, descs, n, sizeof(nvm_off), off_cmp) != NULL)
+			visit(&((NvmTableDesc *) nvm_ptr(d))->key, d, arg);
+	}
+	if (descs != NULL)
+		pfree(descs);
+}
+
+/* note_database adds the table's database to the list at arg, once. */
+static void
+note_database(const NvmTableKey *key, nvm_off desc, void *arg)
+{
+	List	  **dbs = (List **) arg;
+
+	*dbs = list_append_unique_oid(*dbs, key->db);
+}
+
+/* count_tables counts the tables of each_table_to_repair. */
+static void
+count_tables(const NvmTableKey *key, nvm_off desc, void *arg)
+{
+	(*(int *) arg)++;
+}
+
+/*
+ * repair_database runs the worker that repairs the tables of database db
+ * and waits for it; false if it could not be started.
+ */
+static bool
+repair_database(Oid db)
+{
+	BackgroundWorker worker;
+	BackgroundWorkerHandle *handle;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "nvmam");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "nvm_repair_worker_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "nvm index repair of database %u", db);
+	snprintf(worker.bgw_type, BGW_MAXLEN, "nvm index repair");
+	worker.bgw_main_arg = ObjectIdGetDatum(db);
+	worker.bgw_notify_pid = MyProcPid;
+	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
+		return false;
+	(void) WaitForBackgroundWorkerShutdown(handle);
+	pfree(handle);
+	return true;
+}
+
+/*
+ * nvm_repair_at_start puts back, before the rows a crash may have lost the
+ * COMMIT records of are logged again, the index entries of every table in
+ * the repair list, one worker per database (see the file header).  Tables
+ * it leaves are repaired at their first use, and said so.
+ */
+void
+nvm_repair_at_start(void)
+{
+	List	   *dbs = NIL;
+	ListCell   *lc;
+	int			left = 0;
+	bool		started = true;
+
+	if (nvm_repair_list() == NULL)
+		return;
+	each_table_to_repair(note_database, &dbs);
+	foreach(lc, dbs)
+	{
+		/* storage of a database dropped since: nothing reads it */
+		if (IsTransactionState() &&
+			!SearchSysCacheExists1(DATABASEOID, ObjectIdGetDatum(lfirst_oid(lc))))
+			continue;
+		if (!repair_database(lfirst_oid(lc)))
+		{
+			started = false;
+			break;
+		}
+	}
+	list_free(dbs);
+	each_table_to_repair(count_tables, &left);
+	if (left > 0)
+		ereport(WARNING,
+				(errmsg("nvm: index entries of %d nvm tables that a crash lost are put back at the first use of each table",
+						left),
+				 errdetail(started ? "The tables or their indexes were locked, or their database was not reachable." :
+						   "No background worker could be started to put them back now (max_worker_processes)."),
+				 errhint("Until a table is used on this server, index scans of it on physical standbys miss the rows of its last commits before the crash.")));
+}
+
+/*
+ * repair_one repairs the table of key (descriptor desc) if it belongs to
+ * this database and its relation and indexes can be locked at once.
+ */
+static void
+repair_one(const NvmTableKey *key, nvm_off desc, void *arg)
+{
+	Oid			relid;
+	Relation	rel;
+	List	   *indexoids;
+	ListCell   *lc;
+	bool		locked = true;
+	NvmTable	table;
+
+	if (key->db != MyDatabaseId || NVM_KEY_KIND(key) == NVM_KIND_TEMP)
+		return;
+	StartTransactionCommand();
+	relid = RelidByRelfilenode(key->spc, key->rel);
+	rel = OidIsValid(relid) && ConditionalLockRelationOid(relid, AccessShareLock) ?
+		try_relation_open(relid, NoLock) : NULL;
+	if (rel != NULL)
+	{
+		indexoids = RelationGetIndexList(rel);
+		foreach(lc, indexoids)
+			locked = locked && ConditionalLockRelationOid(lfirst_oid(lc), RowExclusiveLock);
+		if (locked && ConditionalLockDatabaseObject(RelationRelationId, relid, 0, ExclusiveLock))
+		{
+			table.desc = nvm_ptr(desc);
+			nvm_repair_table(rel, &table);
+		}
+		list_free(indexoids);
+		relation_close(rel, NoLock);
+	}
+	CommitTransactionCommand();
+}
+
+/*
+ * nvm_repair_worker_main is the worker of nvm_repair_at_start: connected to
+ * the database of its argument, it repairs every table of that database
+ * in the repair list, each in a transaction of its own, while the process
+ * that started it holds the binding's resync (so this process may use nvm
+ * rows before the resync is done: nvm_binding_help_resync).
+ */
+void
+nvm_repair_worker_main(Datum arg)
+{
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(arg), InvalidOid,
+											  BGWORKER_BYPASS_ALLOWCONN);
+	pgstat_report_appname("nvm index repair");
+	nvm_binding_help_resync();
+	each_table_to_repair(repair_one, NULL);
 }

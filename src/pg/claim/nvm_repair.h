@@ -14,4 +14,10 @@
 
 extern void nvm_repair_table(Relation rel, const NvmTable *table);
 
+/*
+ * nvm_repair_at_start repairs every table of the repair list, one worker
+ * per database, before the resync after a crash (nvm_repair.c's header).
+ */
+extern void nvm_repair_at_start(void);
+
 #endif							/* NVM_REPAIR_H */

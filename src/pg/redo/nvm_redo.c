@@ -100,6 +100,7 @@
 #include "utils/wait_event.h"
 
 #include "ckptmark.h"
+#include "indexlog.h"
 #include "indoubt.h"
 #include "pool.h"
 #include "replica.h"
@@ -922,12 +923,14 @@ nvm_redo_start(bool after_crash, XLogRecPtr durable_end)
 				 errdetail("A crash may have lost the WAL records of commits in them.")));
 	/*
 	 * Marked tables are logged again at the first access: only their rows
-	 * a crash may have lost the redo of (nvm_resync.c).  A start writes no
-	 * image of the pool: where commits are durable through the WAL, the
+	 * a crash may have lost the redo of (nvm_resync.c).  Index entries a
+	 * crash lost are put back before anything else (claim/nvm_repair.c),
+	 * so that standbys get them before the rows.  A start writes no image
+	 * of the pool: where commits are durable through the WAL, the
 	 * checkpoint files and the WAL after them rebuild the pool
 	 * (../checkpoint/nvm_checkpoint.c).
 	 */
-	if (marked > 0)
+	if (marked > 0 || nvm_repair_list() != NULL)
 		nvm_binding_require_resync();
 }
 

@@ -16,8 +16,11 @@
  *	   versions are kept in doubt under its xid instead, as the primary
  *	   keeps them, and resolved from the commit log.  Queries on
  *	   the standby take snapshots of the standby's own clocks, so each sees
- *	   a prefix of the replayed commits, whole: under a transfer load on
- *	   the primary, every read on the standby conserves the total.
+ *	   a prefix of the replayed commits, whole; and they find rows through
+ *	   the records' chains, not by version number, as the order replay
+ *	   writes in requires (core replica.h, "Reads while replay runs";
+ *	   am/nvm_scan.c): under a transfer load on the primary, every read on
+ *	   the standby sees every row once and conserves the total.
  *	 - STORAGE: the table's storage is created (if missing), dropped,
  *	   emptied or cloned, as on the primary.
  *	 - RESERVE: the table's version counter is raised to the limit.
