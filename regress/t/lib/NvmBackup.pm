@@ -248,8 +248,7 @@ sub nvm_refuses_nvm
 sub nvm_freeze_and_copy
 {
 	my ($node, %pairs) = @_;
-	my @pids = nvm_server_pids($node);
-	kill 'STOP', @pids;
+	my @pids = nvm_freeze_server($node);
 	foreach my $src (sort keys %pairs)
 	{
 		my $dst = $pairs{$src};

@@ -18,7 +18,7 @@ use Test::More;
 use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(nvm_pool_path nvm_node nvm_scan_digests nvm_check_indexes
-  nvm_verify_clean nvm_server_pids nvm_crash nvm_wait_gone nvm_wait_ready nvm_fatal_text
+  nvm_verify_clean nvm_server_pids nvm_freeze_server nvm_crash nvm_wait_gone nvm_wait_ready nvm_fatal_text
   nvm_log_crashes nvm_commit_and_crash nvm_client_start nvm_pump_client);
 
 my @pools;
@@ -196,6 +196,28 @@ sub nvm_server_pids
 	return ($pm, @children);
 }
 
+# nvm_freeze_server NODE: freezes every server process with SIGSTOP and
+# returns their pids, the postmaster's first.  The postmaster is frozen
+# first, so that it forks no child after its children are listed (a client
+# that connects meanwhile would get a backend that runs on); the children
+# are listed until no new one shows up.
+sub nvm_freeze_server
+{
+	my ($node) = @_;
+	my ($pm) = nvm_server_pids($node);
+	my %frozen;
+	kill 'STOP', $pm;
+	for (;;)
+	{
+		my (undef, @children) = nvm_server_pids($node);
+		my @new = grep { !$frozen{$_} } @children;
+		last unless @new;
+		kill 'STOP', @new;
+		$frozen{$_} = 1 for @new;
+	}
+	return ($pm, sort { $a <=> $b } keys %frozen);
+}
+
 # nvm_wait_gone PIDS...: waits until none of the processes exists any more,
 # not even as a zombie: the postmaster.pid check of the next start treats a
 # zombie as a running postmaster.
@@ -215,16 +237,16 @@ sub nvm_wait_gone
 
 # nvm_crash NODE [FIRST...]: a crash of the whole server, as in a power
 # loss: every server process is frozen with SIGSTOP (the pids in FIRST, say a
-# backend in the middle of a transaction, before the others), then killed
+# backend in the middle of a transaction, before the others; then the
+# postmaster and its children, nvm_freeze_server), then killed
 # with SIGKILL, so that no process runs any exit or abort code or reacts to
 # another's death.  Waits until they are gone and tells the node object that
 # it is stopped.
 sub nvm_crash
 {
 	my ($node, @first) = @_;
-	my ($pm, @children) = nvm_server_pids($node);
 	kill 'STOP', @first if @first;
-	kill 'STOP', $pm, @children;
+	my ($pm, @children) = nvm_freeze_server($node);
 	kill 'KILL', @first, $pm, @children;
 	$node->{_pid} = undef;
 	ok(nvm_wait_gone($pm, @children, @first), 'every server process is gone after SIGKILL');
