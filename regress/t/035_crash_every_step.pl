@@ -18,9 +18,9 @@
 #	  (the README lists them): capture_after_cut, capture_after_files,
 #	  capture_after_manifest, merge_after_files, merge_after_manifest,
 #	  recovery_end_after_capture, rebuild_mid_load, stop_before_capture,
-#	  stop_after_capture; and, without a crash point, by killing every
-#	  process at a start with no nvm record to replay, at a clean stop and
-#	  after a promotion.
+#	  stop_after_capture; and, without a crash point, right after a
+#	  checkpoint (a start with no nvm record to replay), after a clean
+#	  stop and after a promotion.
 #
 #	  What it does not cover: its crash of the operating system removes or
 #	  tears the pool alone; every write to the checkpoint files and the WAL
