@@ -49,9 +49,10 @@
 #	     are removed; after its files with the server alone crashing (the
 #	     pool kept, its changes still marked), then the next start's
 #	     capture at the end of recovery, then the operating system;
-#	   - a merge of checkpoint files (the history's deltas outgrow half its
-#	     base at every checkpoint): after the merged files, before the
-#	     manifest; after the manifest, before the merged files are removed;
+#	   - a merge of checkpoint files (the history given as many rows again
+#	     as it holds, so that its delta outgrows half its base): after the
+#	     merged files, before the manifest; after the manifest, before the
+#	     merged files are removed;
 #	   - a start: after the capture at the end of crash recovery, before the
 #	     end-of-recovery checkpoint; a recovery that replays no nvm record
 #	     (a crash right after a checkpoint), whose first access loads the
@@ -485,9 +486,10 @@ foreach my $c (@capture)
 }
 
 # ---------------------------------------------------------------------------
-# a merge of checkpoint files: the history, insert-only, has deltas larger
-# than half its base after each checkpoint, so the worker merges them
-# between checkpoints
+# a merge of checkpoint files: before each step the history gets as many
+# rows again as it holds (negative ids, no transfer's), so its delta at
+# the step's checkpoint outgrows half its base however fast the clients
+# ran, and the worker merges its files right after that checkpoint
 # ---------------------------------------------------------------------------
 my @merge = (
 	[ 'merge_after_files', 'after the files of a merge of nvm checkpoint files, before its manifest', 'gone' ],
@@ -502,6 +504,12 @@ foreach my $c (@merge)
 		$node->safe_psql('postgres', 'DROP TABLE scratch');
 		$scratch = undef;
 	}
+	my $k = $point eq 'merge_after_files' ? 1 : 2;
+	$node->safe_psql('postgres', qq{
+		INSERT INTO history
+		SELECT -($k * 10000000 + g), 1, 1, 0
+		FROM generate_series(1, (SELECT count(*) + 1000 FROM history)) g;
+	});
 	step_begin();
 	crash_point($point);
 	my $offset = -s $node->logfile;
