@@ -9,13 +9,13 @@
 #	  pool is then rebuilt from the checkpoint files and the WAL after
 #	  them; a checkpoint, a merge, a start and a stop each rewrite those
 #	  files, and a step done in the wrong order (a manifest naming files
-#	  not yet written or already removed, the marks of changed records
-#	  dropped before the files holding them are named, a rebuild taken for
-#	  done before its files are loaded, files trusted beyond the WAL) loses
+#	  already removed, the marks of changed records dropped before the
+#	  files holding them are named, a rebuild taken for done before its
+#	  files are loaded, files trusted beyond the WAL) loses
 #	  acknowledged commits or serves rows the WAL never had only if the
 #	  crash falls between the two steps.  So the test crashes at every
 #	  crash point of the checkpoint files that nvm.debug_crash_point has
-#	  (the README lists them): capture_after_cut, capture_after_files,
+#	  (README.md lists them): capture_after_cut, capture_after_files,
 #	  capture_after_manifest, merge_after_files, merge_after_manifest,
 #	  recovery_end_after_capture, rebuild_mid_load, stop_before_capture,
 #	  stop_after_capture; and, without a crash point, right after a
