@@ -156,3 +156,51 @@ COMMENT ON FUNCTION nvm_debug_layout(regclass) IS
 'for tests that damage a pool on purpose, superusers only: where an nvm table''s descriptor, record heads, version slots and version headers are in the pool file';
 
 REVOKE ALL ON FUNCTION nvm_debug_layout(regclass) FROM PUBLIC;
+
+CREATE FUNCTION nvm_checkpoint_stats(
+    OUT captures bigint,
+    OUT bytes_written bigint,
+    OUT rows_written bigint,
+    OUT tables_written bigint,
+    OUT tables_whole bigint,
+    OUT capture_seconds float8,
+    OUT last_lsn pg_lsn,
+    OUT last_bytes bigint,
+    OUT last_seconds float8,
+    OUT tables_merged bigint,
+    OUT merged_bytes bigint)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;
+
+COMMENT ON FUNCTION nvm_checkpoint_stats() IS
+'what the checkpoints of the nvm pool wrote to its checkpoint files since the server started, where commits are durable through the WAL: captures, bytes and rows written, tables written (of which whole), seconds spent, the last capture''s WAL position, bytes and seconds, and the tables merged and bytes merges wrote';
+
+CREATE VIEW nvm_checkpoints AS SELECT * FROM nvm_checkpoint_stats();
+
+COMMENT ON VIEW nvm_checkpoints IS 'what the checkpoints of the nvm pool wrote since the server started';
+
+CREATE FUNCTION nvm_rebuild_stats(
+    OUT state text,
+    OUT workers int,
+    OUT tables bigint,
+    OUT parts bigint,
+    OUT parts_loaded bigint,
+    OUT rows_loaded bigint,
+    OUT bytes_read bigint,
+    OUT files_lsn pg_lsn,
+    OUT replayed_lsn pg_lsn,
+    OUT wal_left_bytes bigint,
+    OUT started timestamptz,
+    OUT loaded timestamptz,
+    OUT finished timestamptz)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;
+
+COMMENT ON FUNCTION nvm_rebuild_stats() IS
+'the rebuild of a pool that a crash of the operating system tore or lost, from its checkpoint files and the WAL after them, since the server started: its state (none, loading, replaying, done), workers, the tables, parts, rows and bytes loaded from the files, the WAL position the files are as of, how far replay is and how much WAL is left, and when it started, finished loading and finished replaying';
+
+CREATE VIEW nvm_rebuild AS SELECT * FROM nvm_rebuild_stats();
+
+COMMENT ON VIEW nvm_rebuild IS 'the rebuild of the nvm pool from its checkpoint files, if one ran since the server started';

@@ -148,7 +148,7 @@ main(int argc, char **argv)
 		nvm_table_open(&key, &t);
 		{
 			static NvmSnapshot snap;
-			NvmView		v = {NVM_VIEW_SNAPSHOT, &snap, 0, 0, NULL, NULL};
+			NvmView		v = {NVM_VIEW_SNAPSHOT, &snap, 0, 0, NULL, NULL, NULL};
 
 			nvm_snapshot_take(&snap);
 			for (uint64_t r = 1; r < nvm_table_record_limit(&t); r++)

@@ -5,10 +5,11 @@
 #	  place (pg_nvm/pool in the data directory, on an ordinary file
 #	  system) and nvm.durability at its default (auto: through the WAL on a
 #	  page-cache file); a third table stays unchanged.  A checkpoint
-#	  writes the checkpoint file of every table (pg_nvm/checkpoint); image
-#	  A of the pool is copied mid-run; a second checkpoint writes the files
-#	  of the two tables that changed and keeps the third (the recovery
-#	  after the power loss starts at its redo point, with those files);
+#	  writes a base file of every table (pg_nvm/checkpoint); image A of
+#	  the pool is copied mid-run; a second checkpoint writes deltas of the
+#	  two tables that changed (the records they changed) and keeps the
+#	  third (the recovery after the power loss starts at its redo point,
+#	  with those files);
 #	  image B is copied after every server process was killed, with the
 #	  data directory.  After a power loss each 4 KiB page of the file holds
 #	  whatever the kernel last wrote back: the model takes each page from A
@@ -38,7 +39,11 @@ use Test::More;
 use Time::HiRes qw(time usleep);
 use NvmTest;
 
-my $ACCOUNTS = 20000;
+# enough accounts that the records the transfers change between the two
+# checkpoints stay well under half of them, however fast the clients run:
+# the delta of accounts is not merged into a new base (merges begin once
+# a table's deltas outgrow half its base) before the test looks at it
+my $ACCOUNTS = 100000;
 my $INITIAL = 1000;
 my $TOTAL = $ACCOUNTS * $INITIAL;
 my $PAGE = 4096;
@@ -63,23 +68,27 @@ $node->safe_psql('postgres', qq{
 my $unchanged_digest = $node->safe_psql('postgres',
 	q{SELECT count(*) || '|' || md5(string_agg(id || ':' || v, ',' ORDER BY id)) FROM unchanged});
 
-# checkpoint_file TABLE: the path of TABLE's checkpoint file
-sub checkpoint_file
+# checkpoint_files TABLE: the paths of TABLE's checkpoint files, oldest first
+sub checkpoint_files
 {
 	my ($table) = @_;
-	my $name = $node->safe_psql('postgres', qq{
+	my $prefix = $node->safe_psql('postgres', qq{
 		SELECT (CASE c.reltablespace WHEN 0 THEN d.dattablespace ELSE c.reltablespace END)
-			   || '_' || d.oid || '_' || c.relfilenode || '_0'
+			   || '_' || d.oid || '_' || c.relfilenode || '_0.'
 		  FROM pg_class c, pg_database d
 		 WHERE c.relname = '$table' AND d.datname = current_database()});
-	return $node->data_dir . "/pg_nvm/checkpoint/$name";
+	my $dir = $node->data_dir . '/pg_nvm/checkpoint';
+	opendir(my $dh, $dir) or return ();
+	my @files = sort { ($a =~ /\.(\d+)\.\w+$/)[0] <=> ($b =~ /\.(\d+)\.\w+$/)[0] }
+	  grep { index($_, $prefix) == 0 && !/\.tmp$/ } readdir $dh;
+	closedir $dh;
+	return map { "$dir/$_" } @files;
 }
 
-# file_stamp FILE: its inode and modification time, or '' if it is missing
-sub file_stamp
+# file_stamps FILES: their names, inodes and modification times
+sub file_stamps
 {
-	my @st = stat($_[0]);
-	return @st ? "$st[1]:$st[9].$st[7]" : '';
+	return join(' ', map { my @st = stat($_); "$_:" . (@st ? "$st[1]:$st[9].$st[7]" : '') } @_);
 }
 is($node->safe_psql('postgres', 'SELECT storage FROM nvm_pool_stats()'), 'page-cache file',
 	'the pool at its default place is a page-cache file');
@@ -142,27 +151,38 @@ my $image_a = $node->basedir . '/pool.image-a';
 my $image_b = $node->basedir . '/pool.image-b';
 my $mixed = $node->basedir . '/pool.mixed';
 
-# the first checkpoint of the run writes every table's file
+# the first checkpoint of the run writes a base file of every table
 my $offset0 = -s $node->logfile;
 $node->safe_psql('postgres', 'CHECKPOINT');
-like(slurp_file($node->logfile, $offset0), qr/checkpoint of the pool: wrote the files of 3 nvm tables/,
-	'the first checkpoint writes the checkpoint file of every table');
-my %stamp = map { $_ => file_stamp(checkpoint_file($_)) } qw(accounts history unchanged);
-ok($stamp{accounts} ne '' && $stamp{history} ne '' && $stamp{unchanged} ne '',
-	'every table has a checkpoint file');
+like(slurp_file($node->logfile, $offset0), qr/checkpoint of the pool at a checkpoint: wrote \d+ kB \(\d+ rows\) for 0 changed and 3 whole nvm tables/,
+	'the first checkpoint writes a base file of every table');
+my %stamp = map { $_ => file_stamps(checkpoint_files($_)) } qw(accounts history unchanged);
+foreach my $t (qw(accounts history unchanged))
+{
+	my @f = checkpoint_files($t);
+	ok(@f == 1 && $f[0] =~ /\.base$/, "$t has one checkpoint file, a base");
+}
 run_for(1.5);
 copy($pool, $image_a) or die "cannot copy $pool: $!";
 my $acked_at_a = scalar keys %acked;
 run_for(0.5);
-# the second writes only what changed: the recovery after the power loss
-# starts at its redo point, with the files it left
+# the second writes only what changed, as deltas: the recovery after the
+# power loss starts at its redo point, with the files it left
 $offset0 = -s $node->logfile;
 $node->safe_psql('postgres', 'CHECKPOINT');
-like(slurp_file($node->logfile, $offset0), qr/checkpoint of the pool: wrote the files of 2 nvm tables .* kept 1 unchanged/,
-	'the next checkpoint writes the files of the two tables that changed and keeps the third');
-isnt(file_stamp(checkpoint_file('accounts')), $stamp{accounts}, 'the file of accounts, which changed, is written again');
-isnt(file_stamp(checkpoint_file('history')), $stamp{history}, 'the file of history, which changed, is written again');
-is(file_stamp(checkpoint_file('unchanged')), $stamp{unchanged}, 'the file of the unchanged table is not written again');
+like(slurp_file($node->logfile, $offset0), qr/checkpoint of the pool at a checkpoint: wrote \d+ kB \(\d+ rows\) for 2 changed and 0 whole nvm tables, kept 1 unchanged/,
+	'the next checkpoint writes deltas of the two tables that changed and keeps the third');
+# accounts keeps its base and gets a delta; the history, whose delta
+# outgrows half its base, may be merged into a new base by then
+foreach my $t (qw(accounts history))
+{
+	my @f = checkpoint_files($t);
+	isnt(file_stamps(@f), $stamp{$t}, "$t, which changed, has new checkpoint files");
+}
+my @acc = checkpoint_files('accounts');
+ok(@acc == 2 && $acc[0] =~ /\.base$/ && $acc[1] =~ /\.delta$/,
+	'accounts has its base and a delta: a checkpoint writes what changed');
+is(file_stamps(checkpoint_files('unchanged')), $stamp{unchanged}, 'the file of the unchanged table is not written again');
 run_for(1.5);
 nvm_crash($node);
 run_for(0.5);

@@ -557,7 +557,7 @@ test_alloc_cache_full(void)
 static NvmView
 snapshot_view(NvmSnapshot *snap, NvmTxn *txn, uint32_t curcid)
 {
-	NvmView		v = {NVM_VIEW_SNAPSHOT, snap, txn->txid, curcid, NULL, NULL};
+	NvmView		v = {NVM_VIEW_SNAPSHOT, snap, txn->txid, curcid, NULL, NULL, NULL};
 
 	nvm_snapshot_take(snap);
 	return v;
@@ -774,7 +774,7 @@ static int
 count_rows(NvmTable *t, const char *text)
 {
 	static NvmSnapshot snap;
-	NvmView		v = {NVM_VIEW_SNAPSHOT, &snap, 0, 0, NULL, NULL};
+	NvmView		v = {NVM_VIEW_SNAPSHOT, &snap, 0, 0, NULL, NULL, NULL};
 	int			n = 0;
 
 	nvm_snapshot_take(&snap);
@@ -831,7 +831,7 @@ test_drop_and_kill(void)
 	CHECK(nvm_record_kill(&t, &a, n), "own version can be killed");
 	{
 		static NvmSnapshot snap;
-		NvmView		v = {NVM_VIEW_SNAPSHOT, &snap, a.txid, 5, NULL, NULL};
+		NvmView		v = {NVM_VIEW_SNAPSHOT, &snap, a.txid, 5, NULL, NULL, NULL};
 
 		nvm_snapshot_take(&snap);
 		CHECK(nvm_chain_visible(&t, 1, &v) == NULL, "a killed version is invisible even to its own transaction");
@@ -1032,7 +1032,7 @@ test_clone(void)
 	CHECK((atomic_load(&nvm_version_by_no(&b, own_insert)->info) & NVM_VINFO_STATUS_MASK) == NVM_STATUS_COMMITTED &&
 		  (atomic_load(&nvm_version_by_no(&b, own_update)->info) & NVM_VINFO_STATUS_MASK) == NVM_STATUS_COMMITTED,
 		  "clone: the running transaction's copies got its final status");
-	v = (NvmView) {NVM_VIEW_SNAPSHOT, &snap, 0, 0, NULL, NULL};
+	v = (NvmView) {NVM_VIEW_SNAPSHOT, &snap, 0, 0, NULL, NULL, NULL};
 	nvm_snapshot_take(&snap);
 	CHECK(nvm_chain_visible(&b, nvm_version_by_no(&b, own_update)->record_no, &v) ==
 		  nvm_version_by_no(&b, own_update), "clone: the committed update is visible in the clone");
@@ -1729,7 +1729,7 @@ test_gc(void)
 	CHECK(nvm_gc_horizon(&h), "the horizon is computed");
 	CHECK(nvm_gc_prune_chain(&t, rec, &h, &cnt) && chain_length(&t, rec) == 11 && cnt.versions_freed == 0,
 		  "a pinned snapshot keeps the version it sees (and pruning keeps everything above it)");
-	view = (NvmView) {NVM_VIEW_SNAPSHOT, &snap, 0, 0, NULL, NULL};
+	view = (NvmView) {NVM_VIEW_SNAPSHOT, &snap, 0, 0, NULL, NULL, NULL};
 	v = nvm_chain_visible(&t, rec, &view);
 	CHECK(v != NULL && *(int *) v->data == 0, "the pinned reader still reads its value");
 
@@ -1787,7 +1787,7 @@ test_gc(void)
 	CHECK(nvm_version_by_no(&t, newno)->record_no == rec && nvm_table_version_limit(&t) == limit,
 		  "after a restart an insert reuses the freed record and version numbers");
 	{
-		NvmView		any = {NVM_VIEW_ANY, NULL, 0, 0, NULL, NULL};
+		NvmView		any = {NVM_VIEW_ANY, NULL, 0, 0, NULL, NULL, NULL};
 		int			rows = 0;
 
 		for (uint64_t r = 1; r < nvm_table_record_limit(&t); r++)

@@ -481,7 +481,7 @@ static uint64_t
 count_visible(NvmTable *t)
 {
 	static NvmSnapshot snap;
-	NvmView		v = {NVM_VIEW_SNAPSHOT, &snap, 0, 0, NULL, NULL};
+	NvmView		v = {NVM_VIEW_SNAPSHOT, &snap, 0, 0, NULL, NULL, NULL};
 	uint64_t	n = 0;
 
 	nvm_snapshot_take(&snap);

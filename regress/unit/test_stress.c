@@ -132,7 +132,7 @@ worker_main(void *arg)
 	nvm_txn_init(&txn, slot);
 	while (!sh->stop)
 	{
-		NvmView		view = {NVM_VIEW_SNAPSHOT, snap, 0, 0, NULL, NULL};
+		NvmView		view = {NVM_VIEW_SNAPSHOT, snap, 0, 0, NULL, NULL, NULL};
 
 		/* each transaction pins its snapshot: updates prune concurrently */
 		nvm_gc_unpin(w->id);
@@ -380,7 +380,7 @@ run(uint32_t mode, int nworkers, double seconds, const char *path)
 
 	{
 		NvmSnapshot *snap = malloc(sizeof(NvmSnapshot));
-		NvmView		view = {NVM_VIEW_SNAPSHOT, snap, 0, 0, NULL, NULL};
+		NvmView		view = {NVM_VIEW_SNAPSHOT, snap, 0, 0, NULL, NULL, NULL};
 
 		/*
 		 * every acknowledged commit, in POMVCC too: its snapshot moves the

@@ -58,6 +58,12 @@ nvm_pool_set_grow_hook(NvmGrowHook hook)
 	grow_hook = hook;
 }
 
+NvmGrowHook
+nvm_pool_grow_hook(void)
+{
+	return grow_hook;
+}
+
 NvmGrowFailure
 nvm_pool_grow_failure(int *err)
 {

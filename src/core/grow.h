@@ -107,4 +107,7 @@ extern NvmGrowFailure nvm_pool_grow_failure(int *err);
 /* A function to call after each growth, in the process that grew the pool. */
 extern void nvm_pool_set_grow_hook(NvmGrowHook hook);
 
+/* The function set with nvm_pool_set_grow_hook (a caller that runs threads swaps it). */
+extern NvmGrowHook nvm_pool_grow_hook(void);
+
 #endif							/* NVM_GROW_H */

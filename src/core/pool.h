@@ -176,7 +176,16 @@ typedef struct NvmPoolRoot
 	_Alignas(NVM_CACHELINE) uint64_t pool_end;	/* end of the last growth segment; 0 = none */
 	_Alignas(NVM_CACHELINE) uint64_t index_repair_off;	/* index entries to repair (indexlog.h), 0 = none */
 	_Alignas(NVM_CACHELINE) uint64_t external_off;	/* external entries kept after a crash (indexlog.h), 0 = none */
+	_Alignas(NVM_CACHELINE) _Atomic uint64_t ckpt_epoch;	/* checkpoint epoch (ckptmark.h) */
+	_Alignas(NVM_CACHELINE) _Atomic uint64_t durable_off;	/* per-slot durable watermarks (ckptmark.h), 0 = none */
 } NvmPoolRoot;
+
+/*
+ * ckpt_epoch and durable_off come after the fields of pools written before
+ * they existed, inside the root's page, which those pools have zeroed:
+ * they read as epoch 0 and no watermarks (no format change).
+ */
+_Static_assert(sizeof(NvmPoolRoot) <= 4096, "the root stays inside its page");
 
 /*
  * The header of a growth segment: the first 64 bytes of its first chunk,

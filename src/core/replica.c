@@ -165,6 +165,78 @@ nvm_replica_install(NvmTable *t, NvmTxn *txn, const NvmReplicaVersion *rv)
 	return NVM_REPLICA_INSTALLED;
 }
 
+nvm_off
+nvm_replica_load_write(NvmTable *t, uint64_t txid, const NvmReplicaVersion *rv, bool *present)
+{
+	NvmTableDesc *desc = t->desc;
+	bool		tomb = (rv->kind & NVM_VINFO_TOMBSTONE) != 0;
+	uint32_t	len = tomb ? 0 : rv->len;
+	_Atomic uint64_t *head = nvm_segarray_slot(&desc->records, rv->record_no, true);
+	nvm_off		h;
+	nvm_off		off;
+	NvmVersion *v;
+
+	*present = false;
+	if (head == NULL || nvm_segarray_slot(&desc->versions, rv->version_no, true) == NULL)
+		return 0;
+	h = atomic_load_explicit(head, memory_order_acquire);
+	if (h != 0 && (h & NVM_TAG_MASK) == 0 &&
+		((NvmVersion *) nvm_ptr(h))->version_no == rv->version_no)
+	{
+		*present = true;
+		return 0;
+	}
+	off = nvm_alloc(sizeof(NvmVersion) + (tomb ? sizeof(uint64_t) : len));
+	if (off == 0)
+		return 0;
+	v = nvm_ptr(off);
+	v->txid = txid;
+	v->prev = 0;
+	atomic_store_explicit(&v->info,
+						  (uint64_t) NVM_STATUS_COMMITTED | NVM_VINFO_INSERTED |
+						  (rv->kind & (NVM_VINFO_TOMBSTONE | NVM_VINFO_MOVED)),
+						  memory_order_relaxed);
+	v->record_no = rv->record_no;
+	v->version_no = rv->version_no;
+	v->index_root = rv->index_root;
+	v->data_len = len;
+	v->external_id = 0;
+	if (len)
+		memcpy(v->data, rv->data, len);
+	nvm_flush(v, sizeof(NvmVersion) + len);
+	return off;
+}
+
+void
+nvm_replica_load_link(NvmTable *t, nvm_off version)
+{
+	NvmTableDesc *desc = t->desc;
+	NvmVersion *v = nvm_ptr(version);
+	_Atomic uint64_t *slot = nvm_segarray_slot(&desc->versions, v->version_no, false);
+	_Atomic uint64_t *head = nvm_segarray_slot(&desc->records, v->record_no, false);
+
+	atomic_store_explicit(slot, version, memory_order_release);
+	nvm_flush((const void *) slot, sizeof(uint64_t));
+	atomic_store_explicit(head, version, memory_order_release);
+	nvm_flush((const void *) head, sizeof(uint64_t));
+	if (v->index_root != v->version_no && v->index_root != 0)
+	{
+		_Atomic uint64_t *root = nvm_segarray_slot(&desc->versions, v->index_root, true);
+
+		if (root != NULL && atomic_load(root) == 0)
+		{
+			atomic_store(root, (v->record_no << 3) | NVM_TAG_REDIRECT);
+			nvm_flush((const void *) root, sizeof(uint64_t));
+		}
+		if (v->index_root >= atomic_load(&desc->next_version))
+			raise_to(&desc->next_version, v->index_root + 1);
+	}
+	if (v->version_no >= atomic_load(&desc->next_version))
+		raise_to(&desc->next_version, v->version_no + 1);
+	if (v->record_no >= atomic_load(&desc->next_record))
+		raise_to(&desc->next_record, v->record_no + 1);
+}
+
 void
 nvm_replica_raise_counters(NvmTable *t, uint64_t next_record, uint64_t next_version)
 {

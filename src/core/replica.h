@@ -118,6 +118,30 @@ extern NvmReplicaResult nvm_replica_install(NvmTable *t, NvmTxn *txn,
 											const NvmReplicaVersion *rv);
 
 /*
+ * Loading a rebuilt pool from checkpoint files (the PG layer's rebuild,
+ * which loads tables in several threads at once, each its own records).
+ * A row is loaded in two steps, so that the caller drains once per batch
+ * of rows instead of once per row:
+ *	 - nvm_replica_load_write writes the row's version (the only one of its
+ *	   record: inserted, committed, inlined, its creator txid, which the
+ *	   caller commits once every row is loaded) and flushes it; it returns
+ *	   its offset, or 0 with *present set if the record already has this
+ *	   version (a load cut short by a crash and done again), or 0 with
+ *	   *present clear if the pool has no room;
+ *	 - after a drain, nvm_replica_load_link makes the version reachable:
+ *	   its version slot, the record's head, and the index root's slot
+ *	   redirected to the record if the root is another number; flushed, and
+ *	   the table's counters raised above both numbers.
+ * Persist order: every version of a batch is flushed and drained before
+ * any of them is linked; the caller drains the links before it says the
+ * load is done.  Nothing else writes the table meanwhile, and no two
+ * threads load the same record.
+ */
+extern nvm_off nvm_replica_load_write(NvmTable *t, uint64_t txid, const NvmReplicaVersion *rv,
+									  bool *present);
+extern void nvm_replica_load_link(NvmTable *t, nvm_off version);
+
+/*
  * nvm_replica_raise_counters raises the table's record and version
  * counters to at least next_record and next_version (flushed and drained):
  * numbers the primary handed out (an aborted write's among them, which

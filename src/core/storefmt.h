@@ -33,6 +33,8 @@ typedef struct NvmTableDesc
 	_Atomic nvm_off number_floor_of;	/* clone: the table it was cloned from, 0 = none */
 	_Atomic uint64_t redo_reserved; /* version numbers below it are in the WAL (replica.h) */
 	_Atomic uint64_t redo_lsn;	/* end of the last redo record of a commit in it (replica.h) */
+	_Atomic nvm_off ckpt_marks[2];	/* change marks per epoch parity (ckptmark.h), 0 = none */
+	_Atomic uint64_t ckpt_whole;	/* 1 + the epoch a whole capture was asked in, 0 = none */
 	/* free lists of numbers (see "Reuse of numbers" in store.h): tag << 40 | first */
 	_Alignas(NVM_CACHELINE) _Atomic uint64_t free_records;
 	_Atomic uint64_t token_mark;	/* opaque to the core: the PG layer's xmin tokens */
@@ -40,7 +42,7 @@ typedef struct NvmTableDesc
 } NvmTableDesc;
 
 /*
- * lock_words, redo_reserved and token_mark live in cache lines that descriptors written
+ * lock_words, redo_reserved, ckpt_marks, ckpt_whole and token_mark live in cache lines that descriptors written
  * before they existed have zeroed (descriptors are allocated zeroed and the
  * struct's size is unchanged), so older pools read as having neither: no
  * format change.

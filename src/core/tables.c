@@ -9,6 +9,7 @@
 #include "tables.h"
 
 #include "alloc.h"
+#include "ckptmark.h"
 #include "indoubt.h"
 #include "persist.h"
 #include "pool.h"
@@ -311,6 +312,7 @@ free_contents(nvm_off desc_off)
 		nvm_segarray_free(nvm_ptr(atomic_load(&desc->lock_words)));
 		nvm_free(atomic_load(&desc->lock_words));
 	}
+	nvm_ckpt_free_marks(desc);
 	desc->magic = 0;
 	nvm_flush(&desc->magic, sizeof(uint64_t));
 	nvm_free(desc_off);

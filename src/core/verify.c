@@ -1027,6 +1027,36 @@ check_lock_words(Verifier *v, NvmTableDesc *desc)
 		(void) check_array(v, nvm_ptr(arr), seg_ok, "lock-word");
 }
 
+/*
+ * check_ckpt_marks checks a table's change marks (ckptmark.h), if it has
+ * any: each bitmap's directory block and its segments are allocated blocks
+ * reached nowhere else.  The bits themselves may say anything.
+ */
+static void
+check_ckpt_marks(Verifier *v, NvmTableDesc *desc)
+{
+	for (int p = 0; p < 2; p++)
+	{
+		nvm_off		arr = atomic_load(&desc->ckpt_marks[p]);
+		bool		seg_ok[NVM_SEG_COUNT];
+		NvmBlockInfo bi;
+		char		why[96];
+
+		if (arr == 0)
+			continue;
+		if (!block_of(arr, sizeof(NvmSegArray), &bi, why, sizeof(why)))
+			problem(v, NVM_VERIFY_DESCRIPTOR, 0, 0, nvm_off_of(&desc->ckpt_marks[p]),
+					"the descriptor names its change marks at offset %llu, %s",
+					(unsigned long long) arr, why);
+		else if (set_add(v, &v->reached, bi.id))
+			problem(v, NVM_VERIFY_OWNERSHIP, 0, 0, arr,
+					"the change marks at offset %llu are a block reached a second time",
+					(unsigned long long) arr);
+		else
+			(void) check_array(v, nvm_ptr(arr), seg_ok, "change-mark");
+	}
+}
+
 /* walk_table checks the table whose directory entry has key and names desc_off */
 static void
 walk_table(Verifier *v, const NvmTableKey *key, nvm_off desc_off, nvm_off dir_where)
@@ -1070,6 +1100,7 @@ walk_table(Verifier *v, const NvmTableKey *key, nvm_off desc_off, nvm_off dir_wh
 	rcovered = check_array(v, &desc->records, v->rseg, "record");
 	vcovered = check_array(v, &desc->versions, v->vseg, "version");
 	check_lock_words(v, desc);
+	check_ckpt_marks(v, desc);
 	v->rlimit = number_limit(v, &desc->next_record, rcovered, &v->rcounter, "record");
 	v->vlimit = number_limit(v, &desc->next_version, vcovered, &v->vcounter, "version");
 	if (!set_init(v, &v->vused, v->vlimit) || !set_init(v, &v->vfree, v->vlimit) ||
@@ -1214,6 +1245,10 @@ walk_index_logs(Verifier *v)
 					what, (unsigned long long) ring->capacity,
 					(unsigned long long) ring->head, (unsigned long long) ring->tail);
 	}
+	if (atomic_load(&nvm_pool_root()->durable_off) != 0 && !v->stop)
+		(void) claim_block(v, NVM_VERIFY_SLOT, nvm_off_of(&nvm_pool_root()->durable_off),
+						   atomic_load(&nvm_pool_root()->durable_off),
+						   sizeof(uint64_t) * NVM_MAX_SLOTS, "the durable watermarks of the clock slots");
 	if (list != 0 && !v->stop &&
 		claim_block(v, NVM_VERIFY_SLOT, nvm_off_of(&nvm_pool_root()->index_repair_off), list,
 					sizeof(NvmIndexRepairList), "the index repair list"))

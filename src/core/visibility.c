@@ -74,6 +74,10 @@ nvm_version_creator_visible(NvmVersion *v, const NvmView *view)
 		case NVM_VIEW_DIRTY:
 		case NVM_VIEW_ANY:
 			return nvm_version_status(v) != NVM_STATUS_ABORTED;
+		case NVM_VIEW_BOUNDS:
+			if (nvm_txid_clock_ts(v->txid) > view->bounds[nvm_txid_clock_id(v->txid)])
+				return false;
+			return nvm_version_status(v) == NVM_STATUS_COMMITTED;
 	}
 	return false;
 }

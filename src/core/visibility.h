@@ -29,6 +29,9 @@
  *	 - Dirty and any (NVM_VIEW_DIRTY, NVM_VIEW_ANY): every version that is
  *	   not aborted, running ones included (nvm_chain_newest is the same
  *	   walk without a view).
+ *	 - Bounds (NVM_VIEW_BOUNDS): every committed version whose creator's
+ *	   clock value is within the bound the view gives its slot: the
+ *	   transactions that had committed at a moment, published or not.
  *
  * Two rules that build on these live with the code that needs them:
  *	 - Writes (store.c, check_newer; paper Fig. 8): a transaction may push a
@@ -62,7 +65,8 @@ typedef enum NvmViewKind
 	NVM_VIEW_SNAPSHOT,			/* MVCC: snapshot + own changes before curcid */
 	NVM_VIEW_SELF,				/* committed now + all own changes */
 	NVM_VIEW_DIRTY,				/* committed now + own + others' running */
-	NVM_VIEW_ANY				/* newest version that is not aborted */
+	NVM_VIEW_ANY,				/* newest version that is not aborted */
+	NVM_VIEW_BOUNDS				/* committed, clock value within its slot's bound */
 } NvmViewKind;
 
 typedef struct NvmView
@@ -80,6 +84,14 @@ typedef struct NvmView
 	 */
 	bool		(*external_visible) (NvmVersion *v, void *arg);
 	void	   *external_arg;
+
+	/*
+	 * NVM_VIEW_BOUNDS: bounds[c] is the highest clock value of slot c whose
+	 * transactions count (NVM_MAX_SLOTS entries); a creator counts if it is
+	 * within its slot's bound and committed.  A checkpoint's capture reads
+	 * the pool so, as of its cut (src/pg/checkpoint/nvm_capture.c).
+	 */
+	const uint64_t *bounds;
 } NvmView;
 
 /*

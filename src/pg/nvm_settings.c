@@ -100,7 +100,15 @@ static const struct config_enum_entry nvm_crash_point_options[] = {
 	{"before_nvm_commit", NVM_CRASH_BEFORE_NVM_COMMIT, false},
 	{"after_nvm_commit", NVM_CRASH_AFTER_NVM_COMMIT, false},
 	{"replay_before_note", NVM_CRASH_REPLAY_BEFORE_NOTE, false},
-	{"before_start_image", NVM_CRASH_BEFORE_START_IMAGE, false},
+	{"capture_after_cut", NVM_CRASH_CAPTURE_AFTER_CUT, false},
+	{"capture_after_files", NVM_CRASH_CAPTURE_AFTER_FILES, false},
+	{"capture_after_manifest", NVM_CRASH_CAPTURE_AFTER_MANIFEST, false},
+	{"stop_before_capture", NVM_CRASH_STOP_BEFORE_CAPTURE, false},
+	{"stop_after_capture", NVM_CRASH_STOP_AFTER_CAPTURE, false},
+	{"recovery_end_after_capture", NVM_CRASH_RECOVERY_END_AFTER_CAPTURE, false},
+	{"rebuild_mid_load", NVM_CRASH_REBUILD_MID_LOAD, false},
+	{"merge_after_files", NVM_CRASH_MERGE_AFTER_FILES, false},
+	{"merge_after_manifest", NVM_CRASH_MERGE_AFTER_MANIFEST, false},
 	{NULL, 0, false}
 };
 
@@ -181,8 +189,14 @@ nvm_define_settings(void)
 							 "status; after_nvm_commit: after the nvm status of a log-free commit, before its "
 							 "WAL is flushed; replay_before_note: in the startup process, after the first nvm "
 							 "commit replayed after an image of the pool, before the pool notes it applied; "
-							 "before_start_image: at the first access after a start, before the image of "
-							 "the pool that durability through the WAL logs.  "
+							 "capture_after_cut, capture_after_files, capture_after_manifest: in a "
+							 "checkpoint's capture of the pool, after its cut, after its files, after its "
+							 "manifest; stop_before_capture, stop_after_capture: at a clean stop, around "
+							 "its last capture; recovery_end_after_capture: after the capture at the end "
+							 "of recovery, before the end-of-recovery checkpoint; rebuild_mid_load: in "
+							 "a rebuild, with half the checkpoint files loaded; merge_after_files, "
+							 "merge_after_manifest: in a merge of checkpoint files, after the merged "
+							 "files, after the manifest that names them.  "
 							 "Never set it on a server that matters.",
 							 &nvm_debug_crash_point,
 							 NVM_CRASH_NONE,
@@ -308,4 +322,15 @@ nvm_concurrency_control_name(void)
 	if (nvm_pool_header != NULL)
 		return nvm_cc_mode_name(nvm_pool_header->cc_mode);
 	return nvm_cc_mode_name((uint32) nvm_concurrency_control);
+}
+
+/*
+ * nvm_crash_here stops the server with a PANIC where a test asked for a
+ * crash (nvm.debug_crash_point = cp); where names the point in the message.
+ */
+void
+nvm_crash_here(NvmCrashPoint cp, const char *where)
+{
+	if (nvm_debug_crash_point == cp)
+		elog(PANIC, "nvm.debug_crash_point: crashing %s", where);
 }

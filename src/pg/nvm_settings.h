@@ -40,8 +40,19 @@ typedef enum NvmCrashPoint
 	NVM_CRASH_BEFORE_NVM_COMMIT,
 	NVM_CRASH_AFTER_NVM_COMMIT,
 	NVM_CRASH_REPLAY_BEFORE_NOTE,
-	NVM_CRASH_BEFORE_START_IMAGE
+	NVM_CRASH_CAPTURE_AFTER_CUT,	/* a checkpoint's capture: after its cut */
+	NVM_CRASH_CAPTURE_AFTER_FILES,	/* ... after its files, before the manifest */
+	NVM_CRASH_CAPTURE_AFTER_MANIFEST,	/* ... after the manifest, before old files go */
+	NVM_CRASH_STOP_BEFORE_CAPTURE,	/* a clean stop: writes closed, before the last capture */
+	NVM_CRASH_STOP_AFTER_CAPTURE,	/* ... after it, before the shutdown checkpoint */
+	NVM_CRASH_RECOVERY_END_AFTER_CAPTURE,	/* the end of recovery's capture, before its checkpoint */
+	NVM_CRASH_REBUILD_MID_LOAD,	/* a rebuild: half its checkpoint files loaded */
+	NVM_CRASH_MERGE_AFTER_FILES,	/* a merge of checkpoint files: after its files, before the manifest */
+	NVM_CRASH_MERGE_AFTER_MANIFEST	/* ... after the manifest, before the merged files go */
 } NvmCrashPoint;
+
+/* nvm_crash_here stops the server (PANIC) if the test set crash point cp. */
+extern void nvm_crash_here(NvmCrashPoint cp, const char *where);
 
 extern int	nvm_debug_crash_point;
 

@@ -64,6 +64,7 @@
 #include "am/nvm_ddl.h"
 #include "am/nvm_planner.h"
 #include "checkpoint/nvm_backup.h"
+#include "checkpoint/nvm_checkpoint.h"
 #include "claim/nvm_binding.h"
 #include "claim/nvm_claim.h"
 #include "claim/nvm_durability.h"
@@ -73,8 +74,10 @@
 #include "nvm_settings.h"
 #include "nvm_xact_end.h"
 #include "redo/nvm_feedback.h"
+#include "redo/nvm_rebuild.h"
 #include "redo/nvm_redo.h"
 #include "redo/nvm_redo_flusher.h"
+#include "redo/nvm_replay.h"
 #include "redo/nvm_resync.h"
 #include "space/nvm_drop.h"
 #include "space/nvm_growth.h"
@@ -127,20 +130,14 @@ static void nvm_postmaster_exit(int code, Datum arg);
  * that needs it (the binding's "resync" state): the index entries a crash
  * lost are put back (nvm_repair.c), then the rows a crash may have lost the
  * redo of are logged again (nvm_resync.c), so that a standby's indexes have
- * the entries of those rows before it replays them; then, where commits are
- * durable through the WAL, the image of the pool (nvm_backup.c), so that
- * the WAL after the last checkpoint holds one before anything changes.
+ * the entries of those rows before it replays them.  A start logs no image
+ * of the pool: the checkpoint files and the WAL after them rebuild it.
  */
 static void
 nvm_log_at_first_access(void)
 {
 	nvm_repair_at_start();
 	nvm_resync_run();
-	if (!nvm_durability_through_wal())
-		return;
-	if (nvm_debug_crash_point == NVM_CRASH_BEFORE_START_IMAGE)
-		elog(PANIC, "nvm.debug_crash_point: crashing before the image of the pool that the start logs");
-	nvm_backup_log_image("the start of the server", false);
 }
 
 /*
@@ -177,6 +174,7 @@ _PG_init(void)
 	nvm_wal_init();
 	nvm_redo_init(nvm_commit_session_sync);
 	nvm_binding_set_resync_hook(nvm_log_at_first_access);
+	nvm_binding_set_rebuild_loader(nvm_replay_load_files_now);
 	nvm_imported_snapshot_init();
 	nvm_feedback_init();
 	nvm_redo_flusher_register();
@@ -354,6 +352,8 @@ nvm_shmem_request(void)
 	nvm_feedback_shmem_request();
 	nvm_redo_shmem_request();
 	RequestAddinShmemSpace(nvm_redo_flusher_shmem_size());
+	RequestAddinShmemSpace(nvm_rebuild_shmem_size());
+	RequestAddinShmemSpace(nvm_checkpoint_shmem_size());
 }
 
 /*
@@ -409,6 +409,8 @@ nvm_shmem_startup(void)
 	nvm_feedback_shmem_startup();
 	nvm_redo_shmem_startup();
 	nvm_redo_flusher_shmem_startup();
+	nvm_rebuild_shmem_startup();
+	nvm_checkpoint_shmem_startup();
 }
 
 /*

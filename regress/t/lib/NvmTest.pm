@@ -278,11 +278,22 @@ sub nvm_log_crashes
 }
 
 # nvm_wait_ready NODE: waits until the node accepts queries again (after a
-# crash of one backend, the postmaster reinitialises and recovers).
+# crash of one backend, the postmaster reinitialises and recovers).  A psql
+# refused while the server recovers can exit before it reads the query from
+# its input, and poll_query_until then dies of a broken pipe instead of
+# trying again: such a death is one more try.
 sub nvm_wait_ready
 {
 	my ($node) = @_;
-	return $node->poll_query_until('postgres', 'SELECT 1', '1');
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (time < $deadline)
+	{
+		my $ready = eval { $node->poll_query_until('postgres', 'SELECT 1', '1') };
+		return $ready if defined $ready;
+		die $@ unless $@ =~ /Broken pipe/;
+		usleep(100_000);
+	}
+	return 0;
 }
 
 

@@ -42,12 +42,19 @@
  *	   hence its start, comes after the image is in the WAL.  Every
  *	   checkpoint waits for the worker's next look (NVM_BACKUP_LOOK_MS).
  *
- * The same worker logs the image at every checkpoint, the same way, where
- * commits of nvm rows are durable through the WAL (nvm.durability,
- * claim/nvm_durability.c): the WAL after the redo point of the last
- * checkpoint then always holds one, from which a pool torn or lost by a
- * crash of the operating system is rebuilt.  At its start it makes the
- * first access to nvm rows, which logs the image a start needs.
+ * Where commits of nvm rows are durable through the WAL (nvm.durability,
+ * claim/nvm_durability.c), the same worker captures the pool at every
+ * checkpoint into the checkpoint files (nvm_checkpoint.c): it holds
+ * DELAY_CHKPT_START until its cut, then DELAY_CHKPT_COMPLETE until the
+ * manifest is durable, so that the checkpointer writes its buffers while
+ * the worker writes the files, and completes only with them.  Between
+ * checkpoints it merges files.  At its start it makes the first access to
+ * nvm rows (which logs again what a crash may have lost), captures the
+ * pool if the manifest is older than the last checkpoint, and opens nvm
+ * writes (redo/nvm_redo.c, nvm_redo_set_writable): from then on it takes
+ * part in every checkpoint.  At a clean stop it closes nvm writes, waits
+ * until every writer is gone, and captures the pool a last time before
+ * the shutdown checkpoint.  No start writes an image of the pool.
  *
  * Order and consistency: each table's RESYNC group is written under the
  * exclusive group lock (nvm_redo.c): no COMMIT record lies inside it, and
@@ -79,6 +86,7 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
+#include "ccstate.h"
 #include "gc.h"
 #include "indoubt.h"
 #include "pool.h"
@@ -112,6 +120,7 @@ typedef struct ImageCounts
 	uint64		tables;
 	uint64		rows;
 	uint32		indoubt;
+	uint64		wal_bytes;		/* of the whole image */
 } ImageCounts;
 
 /*
@@ -237,7 +246,7 @@ log_all_tables(bool with_rows, ImageCounts *counts)
  * (whose rows are not there).
  */
 static bool
-log_image(bool with_rows, ImageCounts *counts, uint64 *wal_bytes)
+log_image(bool with_rows, ImageCounts *counts)
 {
 	XLogRecPtr	begin;
 	XLogRecPtr	end;
@@ -250,7 +259,7 @@ log_image(bool with_rows, ImageCounts *counts, uint64 *wal_bytes)
 	(void) nvm_indoubt_each(log_indoubt, counts);
 	end = log_image_phase(XLNVM_IMAGE_END, counts, !with_rows);
 	XLogFlush(end);
-	*wal_bytes = end - begin;
+	counts->wal_bytes = end - begin;
 	return true;
 }
 
@@ -291,13 +300,12 @@ void
 nvm_backup_log_image(const char *why, bool for_backup)
 {
 	ImageCounts counts;
-	uint64		wal_bytes = 0;
 	bool		pinned = pin_horizon();
 	volatile bool logged = false;
 
 	PG_TRY();
 	{
-		logged = log_image(true, &counts, &wal_bytes);
+		logged = log_image(true, &counts);
 	}
 	PG_FINALLY();
 	{
@@ -314,49 +322,12 @@ nvm_backup_log_image(const char *why, bool for_backup)
 				 errdetail("The backup was started by %s; a data directory restored from it rebuilds its nvm pool from the WAL.",
 						   why)));
 	else
-		ereport(wal_bytes > (uint64) max_wal_size_mb * 1024 * 1024 / 4 ? WARNING :
+		ereport(counts.wal_bytes > (uint64) max_wal_size_mb * 1024 * 1024 / 4 ? WARNING :
 				log_checkpoints ? LOG : DEBUG1,
 				(errmsg("nvm: logged the rows of %llu nvm tables (%llu rows, %u prepared transactions, %llu MB of WAL) as the image of the pool at %s",
 						(unsigned long long) counts.tables, (unsigned long long) counts.rows,
-						counts.indoubt, (unsigned long long) (wal_bytes >> 20), why),
+						counts.indoubt, (unsigned long long) (counts.wal_bytes >> 20), why),
 				 errdetail("Commits of nvm rows are durable through the WAL: a pool torn or lost by a crash of the operating system is rebuilt from this image and the WAL after it.")));
-}
-
-/*
- * nvm_backup_log_checkpoint checkpoints the pool where commits are durable
- * through the WAL, for a checkpoint that chose its redo point and waits:
- * the checkpoint files of the tables that changed (checkpoint/nvm_checkpoint.c;
- * fresh_since is the end of this run's first image, before which no file
- * counts as current), then the image without rows (the row locks of
- * prepared transactions, the transactions in doubt) in the WAL.
- */
-void
-nvm_backup_log_checkpoint(XLogRecPtr fresh_since)
-{
-	NvmCheckpointCounts files;
-	ImageCounts counts;
-	uint64		wal_bytes = 0;
-
-	bool		pinned;
-
-	if (!nvm_redo_needed() || nvm_pool_base == NULL || nvm_binding_is_detached())
-		return;
-	pinned = pin_horizon();
-	PG_TRY();
-	{
-		nvm_checkpoint_write(fresh_since, &files);
-		(void) log_image(false, &counts, &wal_bytes);
-	}
-	PG_FINALLY();
-	{
-		unpin_horizon(pinned);
-	}
-	PG_END_TRY();
-	ereport(log_checkpoints ? LOG : DEBUG1,
-			(errmsg("nvm: checkpoint of the pool: wrote the files of %llu nvm tables (%llu rows, %llu kB), kept %llu unchanged, removed %llu; logged %u prepared transactions",
-					(unsigned long long) files.written, (unsigned long long) files.rows,
-					(unsigned long long) (files.bytes >> 10), (unsigned long long) files.kept,
-					(unsigned long long) files.removed, counts.indoubt)));
 }
 
 /*
@@ -368,6 +339,7 @@ void
 nvm_backup_set_prepared_locks_logger(void (*logger) (const NvmTable *t))
 {
 	prepared_locks_logger = logger;
+	nvm_checkpoint_set_prepared_locks_logger(logger);
 }
 
 /*
@@ -418,19 +390,126 @@ basebackup_waits_for_checkpoint(void)
 	return false;
 }
 
+/* A clean stop asked the worker to end (SIGTERM). */
+static volatile sig_atomic_t stop_requested = false;
+
+static void
+watch_sigterm(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	stop_requested = true;
+	SetLatch(MyLatch);
+	errno = save_errno;
+}
+
+/*
+ * capture_or_panic captures the pool (nvm_checkpoint.c); a capture that
+ * fails stops the server: the checkpoint it is for must not complete
+ * without it, as PostgreSQL's own checkpoint data.
+ */
+static void
+capture_or_panic(NvmCaptureMode mode, XLogRecPtr lsn, XLogRecPtr redo, void (*after_cut) (void),
+				 const char *why)
+{
+	NvmCheckpointCounts counts;
+	bool		pinned = pin_horizon();
+
+	PG_TRY();
+	{
+		nvm_checkpoint_capture(mode, lsn, redo, after_cut, &counts);
+	}
+	PG_CATCH();
+	{
+		EmitErrorReport();
+		elog(PANIC, "nvm: could not checkpoint the nvm pool, which commits durable through the WAL need");
+	}
+	PG_END_TRY();
+	unpin_horizon(pinned);
+	nvm_checkpoint_log_capture(why, &counts);
+}
+
+/*
+ * other_writers says whether a clock slot is held by another process than
+ * this one (transactions in doubt hold theirs without a process).
+ */
+static bool
+other_writers(void)
+{
+	for (uint32 c = 0; c < nvm_cc->max_slots; c++)
+	{
+		NvmSlotShared *ss = &nvm_cc->slots[c];
+
+		if (atomic_load(&ss->in_use) && ss->owner_pid != (uint32) MyProcPid &&
+			atomic_load(&ss->indoubt_txid) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * stop_capture is a clean stop's last capture: nvm writes are closed, every
+ * writer is waited for, then the pool is captured, before the shutdown
+ * checkpoint (which PostgreSQL starts once every backend and background
+ * worker is gone).
+ */
+static void
+stop_capture(void)
+{
+	nvm_redo_set_writable(NVM_REDO_WRITES_CLOSED);
+	pg_memory_barrier();
+	while (other_writers())
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 NVM_BACKUP_LOOK_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	nvm_crash_here(NVM_CRASH_STOP_BEFORE_CAPTURE,
+				   "at a clean stop, before the last capture of the nvm pool");
+	StartTransactionCommand();
+	capture_or_panic(NVM_CAPTURE_QUIET, nvm_inserted_wal_end(), GetRedoRecPtr(), NULL,
+					 "a clean stop");
+	CommitTransactionCommand();
+	nvm_crash_here(NVM_CRASH_STOP_AFTER_CAPTURE,
+				   "at a clean stop, after the last capture of the nvm pool");
+}
+
+/*
+ * release_start lets a checkpoint go on with its own buffers once the
+ * capture has its cut; it still waits for the manifest
+ * (DELAY_CHKPT_COMPLETE) before its record.
+ */
+static void
+release_start(void)
+{
+	MyProc->delayChkptFlags &= ~DELAY_CHKPT_START;
+}
+
+/* The redo point merges run under; a new one makes them give way. */
+static XLogRecPtr merge_redo = InvalidXLogRecPtr;
+
+/* merge_stop says whether merges must give way: a new checkpoint, or a stop. */
+static bool
+merge_stop(void)
+{
+	return stop_requested || GetRedoRecPtr() != merge_redo;
+}
+
 /*
  * nvm_backup_watch_main is the worker (see the file header): a transaction
  * that holds DELAY_CHKPT_START until a checkpoint chooses its redo point,
- * then the image if a base backup waits for that checkpoint, then the
- * next transaction.
+ * then the image if a base backup waits for that checkpoint, the capture
+ * of the pool where commits are durable through the WAL, and the next
+ * transaction.
  */
 void
 nvm_backup_watch_main(Datum arg)
 {
 	MemoryContext image_cxt;
-	XLogRecPtr	fresh_since;
+	bool		files = false;
+	bool		opened = false;
 
-	pqsignal(SIGTERM, die);
+	pqsignal(SIGTERM, watch_sigterm);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
@@ -439,15 +518,16 @@ nvm_backup_watch_main(Datum arg)
 									  ALLOCSET_DEFAULT_SIZES);
 
 	/*
-	 * The first access to nvm rows after a start logs what the start needs
-	 * (the image where commits are durable through the WAL): made here at
-	 * once, it does not wait for a first query.
+	 * The first access to nvm rows after a start logs again what a crash
+	 * may have lost (nvm_resync.c): made here at once, it does not wait for
+	 * a first query.
 	 */
 	StartTransactionCommand();
 	(void) nvm_binding_usable();
+	files = nvm_durability_through_wal() && nvm_pool_base != NULL && !nvm_binding_is_detached();
 	CommitTransactionCommand();
-	/* that image is in the WAL: checkpoint files written before it are stale */
-	fresh_since = GetXLogInsertRecPtr();
+	if (!files)
+		nvm_redo_set_writable(NVM_REDO_WRITES_OPEN);
 
 	for (;;)
 	{
@@ -456,7 +536,22 @@ nvm_backup_watch_main(Datum arg)
 		StartTransactionCommand();
 		MyProc->delayChkptFlags |= DELAY_CHKPT_START;
 		redo = GetRedoRecPtr();
-		while (GetRedoRecPtr() == redo)
+		if (files && !opened)
+		{
+			/*
+			 * From now on every checkpoint waits for this worker; a manifest
+			 * older than the last checkpoint (none: a version of nvmam that
+			 * wrote none) is brought up to date first.
+			 */
+			XLogRecPtr	manifest = nvm_checkpoint_manifest_lsn();
+
+			if (manifest == InvalidXLogRecPtr || manifest < redo)
+				capture_or_panic(NVM_CAPTURE_ONLINE, InvalidXLogRecPtr, redo, NULL,
+								 "the start of the server");
+			nvm_redo_set_writable(NVM_REDO_WRITES_OPEN);
+			opened = true;
+		}
+		while (GetRedoRecPtr() == redo && !stop_requested)
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 NVM_BACKUP_LOOK_MS, PG_WAIT_EXTENSION);
@@ -467,36 +562,47 @@ nvm_backup_watch_main(Datum arg)
 				ConfigReloadPending = false;
 				ProcessConfigFile(PGC_SIGHUP);
 			}
+			/* between checkpoints: files merged, giving way to a checkpoint */
+			if (files)
+			{
+				NvmMergeCounts mc;
+
+				merge_redo = redo;
+				nvm_checkpoint_merge(&mc, merge_stop);
+			}
 		}
-		if (basebackup_waits_for_checkpoint() || nvm_durability_through_wal())
+		if (stop_requested)
+		{
+			MyProc->delayChkptFlags &= ~DELAY_CHKPT_START;
+			CommitTransactionCommand();
+			if (files)
+				stop_capture();
+			proc_exit(0);
+		}
+		redo = GetRedoRecPtr();
+		if (basebackup_waits_for_checkpoint())
+		{
+			MemoryContext old = MemoryContextSwitchTo(image_cxt);
+
+			nvm_backup_log_image("pg_basebackup", true);
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(image_cxt);
+		}
+		if (files)
 		{
 			MemoryContext old = MemoryContextSwitchTo(image_cxt);
 
 			/*
-			 * A checkpoint that went on without the pool's would leave the
-			 * WAL after its redo point without an image: the server
-			 * restarts instead (its next start logs one), as PostgreSQL
-			 * does when it cannot make its own files durable.
+			 * The checkpoint waits for the manifest before its record
+			 * (DELAY_CHKPT_COMPLETE).
 			 */
-			if (nvm_durability_through_wal())
-			{
-				PG_TRY();
-				{
-					nvm_backup_log_checkpoint(fresh_since);
-				}
-				PG_CATCH();
-				{
-					EmitErrorReport();
-					elog(PANIC, "nvm: could not checkpoint the nvm pool, which commits durable through the WAL need");
-				}
-				PG_END_TRY();
-			}
-			if (basebackup_waits_for_checkpoint())
-				nvm_backup_log_image("pg_basebackup", true);
+			MyProc->delayChkptFlags |= DELAY_CHKPT_COMPLETE;
+			capture_or_panic(NVM_CAPTURE_ONLINE, InvalidXLogRecPtr, redo, release_start,
+							 "a checkpoint");
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(image_cxt);
 		}
-		MyProc->delayChkptFlags &= ~DELAY_CHKPT_START;
+		MyProc->delayChkptFlags &= ~(DELAY_CHKPT_START | DELAY_CHKPT_COMPLETE);
 		CommitTransactionCommand();
 	}
 }

@@ -16,7 +16,6 @@
 extern void nvm_backup_register(void);
 extern void nvm_backup_set_prepared_locks_logger(void (*logger) (const NvmTable *t));
 extern void nvm_backup_log_image(const char *why, bool for_backup);
-extern void nvm_backup_log_checkpoint(XLogRecPtr fresh_since);
 extern void nvm_backup_after_statement(void);
 
 #endif							/* NVM_BACKUP_H */

@@ -2,248 +2,720 @@
  *
  * nvm_checkpoint.c
  *	  The checkpoint of the pool in files, where commits of nvm rows are
- *	  durable through the WAL (claim/nvm_durability.c): a file per
- *	  permanent table in pg_nvm/checkpoint, rewritten at a checkpoint only
- *	  when the table changed since, from which a pool torn or lost by a
- *	  crash of the operating system is rebuilt with the WAL after them.
+ *	  durable through the WAL (claim/nvm_durability.c): at each checkpoint,
+ *	  the records that changed since the last one; files merged in the
+ *	  background; what a rebuild of a pool torn or lost by a crash of the
+ *	  operating system loads (redo/nvm_rebuild.c) before it replays the WAL
+ *	  after them.
  *
- * A table's file holds its committed rows (the newest committed version of
- * every live record, as a RESYNC group logs them: nvm_resync.c), its
- * counters and the version numbers reserved in the WAL, all as of one
- * position of the WAL, P (the header's lsn).  The rows are read under the
- * exclusive group lock (nvm_redo.c), which keeps out every COMMIT,
- * STORAGE and RESERVE record of the pool, and P is the WAL's insert
- * position then: every record before P is in the file, none after it.  A
- * rebuild (redo/nvm_replay.c) loads the files into the new pool and, for
- * each table, skips the records before its P.
+ * What a capture writes (pg_nvm/checkpoint; the format and the persist
+ * order of each file are redo/nvm_ckptfile.h's):
+ *	 - for a table the manifest does not name yet, or one asked to be read
+ *	   whole (created, emptied, cloned since: core ckptmark.h), a base file:
+ *	   its live rows;
+ *	 - for a table with records marked as changed since its last capture
+ *	   (core ckptmark.h: the redo of each commit marks its records), a
+ *	   delta file: each marked record's row, or a tombstone where it is
+ *	   gone;
+ *	 - for a table neither, nothing: its files stay as they are;
+ *	 - the in-doubt file, if any transaction is in doubt or prepared: their
+ *	   versions and the row locks of prepared transactions;
+ *	 - the manifest, naming every table's files, the WAL position they are
+ *	   as of, and the table's counters and reserved version numbers.
+ * Files no manifest names any more are removed after it.  So a capture
+ * writes what changed, not what is stored.
  *
- * When a file is written (nvm_checkpoint_write, by the "nvm backup watch"
- * worker at every checkpoint, after the checkpoint chose its redo point R
- * and before its record; checkpoint/nvm_backup.c): for every permanent table whose
- * last redo record (the pool's per-table redo position, noted after every
- * COMMIT, RESERVE and content-changing STORAGE record: nvm_redo.c) lies
- * beyond its file's P, or whose file is older than this run's first image
- * of the pool (fresh_since: the redo positions of a rebuilt or restored
- * pool say nothing of the WAL before it).  The files of tables gone are
- * removed.  The worker then logs the rest of the image in the WAL (the row
- * locks of prepared transactions and the transactions in doubt, whose
- * versions no file holds), and only then the checkpoint writes its record.
- * So when a checkpoint is complete, every table's file holds it at some P,
- * and the WAL from P to R held no record of it, or the file is at P >= R;
- * the WAL from R on is kept.  A table unchanged since its last file is not
- * written again: a checkpoint writes what changed.
+ * The cut.  Every row a capture writes is as of one position P of the WAL:
+ *	 - online (the "nvm backup watch" worker at a checkpoint, writers
+ *	   running), the cut is taken under the redo group lock held
+ *	   exclusively (redo/nvm_redo.c, nvm_redo_capture_cut): no COMMIT
+ *	   record is being inserted, P is the end of the WAL inserted, and for
+ *	   every clock slot the cut keeps the last transaction whose commit's
+ *	   record is in (each commit raises it under the lock, with its last
+ *	   record), and moves the checkpoint epoch on.  The tables are then
+ *	   read without any lock, through a view that counts a version if its
+ *	   creator committed and is within its slot's bound (NVM_VIEW_BOUNDS):
+ *	   exactly the commits whose records lie before P.  A commit after the
+ *	   cut marks its records in the new epoch, and its records lie after P.
+ *	   The collection horizon is pinned meanwhile (the caller), so nothing
+ *	   the view sees is collected.  The WAL is flushed to P before any
+ *	   file: no row in a file is ahead of the WAL (a commit with heap and
+ *	   nvm rows has its heap part durable first).
+ *	 - quiet (nothing writes: the end of recovery, in the startup process;
+ *	   a clean stop, once every writer is gone), everything committed
+ *	   counts and P is the end of the WAL replayed or inserted.  At a clean
+ *	   stop the WAL is flushed to P before any file as well: the last
+ *	   commits (and records of transactions the stop cut short) may still
+ *	   be in WAL buffers, and a crash before the shutdown checkpoint would
+ *	   leave files ahead of the WAL, which no start may use.
+ * A rebuild loads each table's files and replays the WAL from the
+ * checkpoint's redo point, skipping a table's records before its files'
+ * position: those are in the files.
  *
- * One leak: a table dropped after the last checkpoint the worker took part
- * in keeps its file through a checkpoint it does not take part in (the
- * end-of-recovery or shutdown checkpoint); a rebuild from that checkpoint
- * loads the table, whose drop it does not replay, and the pool keeps its
- * storage (no relation names it; a new one with its relfilenode replaces
- * it).
+ * When captures run, and why the WAL after the last completed checkpoint
+ * with the manifest always rebuilds every acknowledged commit:
+ *	 - at every checkpoint, by the worker, after the checkpoint chose its
+ *	   redo point R and before it writes its record (DELAY_CHKPT_START
+ *	   until the cut, DELAY_CHKPT_COMPLETE until the manifest is durable:
+ *	   checkpoint/nvm_backup.c), so P >= R and the checkpoint completes
+ *	   only with its manifest;
+ *	 - at the end of every recovery (crash recovery, a rebuild, a
+ *	   promotion, the end of archive recovery), in the startup process
+ *	   (rm_cleanup), before the end-of-recovery checkpoint: records
+ *	   replayed or kept since the last manifest are captured;
+ *	 - at a clean stop, by the worker, once every other backend is gone
+ *	   and nvm writes are closed, before the shutdown checkpoint;
+ *	 - at the worker's start, if the manifest is older than the last
+ *	   checkpoint's redo point (a version of nvmam that had no manifest).
+ * nvm writes wait, after a start, until the worker takes part in
+ * checkpoints (redo/nvm_redo.c, nvm_redo_wait_writable): a checkpoint the
+ * worker did not take part in finds no nvm record after the last capture.
  *
- * Persist order of a file: the WAL is flushed to P (no row in a file is
- * ahead of the WAL: a tied commit's heap part is durable first), the file
- * is written under a temporary name and fsynced, then renamed durably
- * (durable_rename).  A crash leaves the old file or the new one, whole; a
- * damaged file (its CRC) stops a rebuild with an error.
+ * A capture that fails at a checkpoint stops the server (PANIC, as
+ * PostgreSQL does when it cannot write its own checkpoint): the
+ * checkpoint must not complete without it.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include "access/xlog.h"
+#include "access/xlogrecovery.h"
 #include "miscadmin.h"
-#include "port/pg_crc32c.h"
-#include "storage/fd.h"
+#include "postmaster/bgwriter.h"
+#include "portability/instr_time.h"
+#include "storage/shmem.h"
 #include "utils/memutils.h"
 
+#include "ckptmark.h"
+#include "indoubt.h"
 #include "pool.h"
 #include "replica.h"
 #include "store.h"
+#include "txn.h"
+#include "visibility.h"
 
 #include "checkpoint/nvm_checkpoint.h"
+#include "claim/nvm_binding.h"
+#include "claim/nvm_durability.h"
+#include "nvm_settings.h"
 #include "redo/nvm_ckptfile.h"
 #include "redo/nvm_redo.h"
 #include "redo/nvm_redofmt.h"
-#include "redo/nvm_resync.h"
 
-/* Bytes of rows gathered before they are written to the file. */
-#define CHECKPOINT_WRITE_BYTES	(4 * 1024 * 1024)
+/* A table's deltas are merged into a new base past this many of them. */
+#define NVM_MERGE_DELTAS	8
 
-/* The file being written: where its rows go, and what they add up to. */
-typedef struct FileWriter
-{
-	const char *path;
-	int			fd;
-	off_t		off;
-	pg_crc32c	crc;
-	StringInfoData buf;
-	uint64		nrows;
-} FileWriter;
+static NvmCheckpointTotals *totals = NULL;
 
-/* flush_rows writes the gathered rows to the file. */
-static void
-flush_rows(FileWriter *w)
-{
-	if (w->buf.len == 0)
-		return;
-	COMP_CRC32C(w->crc, w->buf.data, w->buf.len);
-	if (pg_pwrite(w->fd, w->buf.data, w->buf.len, w->off) != w->buf.len)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m", w->path)));
-	w->off += w->buf.len;
-	resetStringInfo(&w->buf);
-}
-
-/* write_row gathers a row (nvm_resync_each_row's visitor). */
-static void
-write_row(uint64 record_no, const NvmVersion *v, void *arg)
-{
-	FileWriter *w = (FileWriter *) arg;
-
-	nvm_resync_append_row(&w->buf, record_no, v);
-	w->nrows++;
-	if (w->buf.len >= CHECKPOINT_WRITE_BYTES)
-		flush_rows(w);
-}
+/* Logs the row locks prepared transactions hold in a table (wait/nvm_rowlock.c). */
+static void (*prepared_locks_logger) (const NvmTable *t) = NULL;
 
 /*
- * write_table_file writes key's file (see the file header); a table gone
- * meanwhile writes nothing (false).
+ * nvm_checkpoint_set_prepared_locks_logger sets what logs the row locks of
+ * prepared transactions in a table, for the in-doubt file (nvm_backup.c
+ * hands it on at _PG_init).
  */
-static bool
-write_table_file(const NvmTableKey *key, NvmCheckpointCounts *counts)
+void
+nvm_checkpoint_set_prepared_locks_logger(void (*logger) (const NvmTable *t))
 {
-	char	   *path = nvm_ckptfile_name(key);
-	char	   *tmp = psprintf("%s.tmp", path);
-	NvmCheckpointHeader h;
-	FileWriter	w;
-	volatile bool found = false;
+	prepared_locks_logger = logger;
+}
 
-	memset(&h, 0, sizeof(h));
-	memset(&w, 0, sizeof(w));
-	w.path = tmp;
-	w.off = sizeof(h);
-	INIT_CRC32C(w.crc);
-	initStringInfo(&w.buf);
-	w.fd = OpenTransientFile(tmp, O_RDWR | O_CREAT | O_TRUNC | PG_BINARY);
-	if (w.fd < 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not create file \"%s\": %m", tmp)));
-	nvm_redo_group_begin();
-	PG_TRY();
-	{
-		NvmTable	t;
+Size
+nvm_checkpoint_shmem_size(void)
+{
+	return sizeof(NvmCheckpointTotals);
+}
 
-		if (nvm_table_open(key, &t))
-		{
-			found = true;
-			h.lsn = nvm_inserted_wal_end();
-			nvm_table_counters(&t, &h.next_record, &h.next_version);
-			h.reserved = nvm_table_redo_reserved(&t);
-			(void) nvm_resync_each_row(&t, write_row, &w);
-			flush_rows(&w);
-		}
-	}
-	PG_FINALLY();
-	{
-		nvm_redo_group_end();
-	}
-	PG_END_TRY();
+void
+nvm_checkpoint_shmem_startup(void)
+{
+	bool		found;
+
+	totals = ShmemInitStruct("nvm checkpoint totals", sizeof(NvmCheckpointTotals), &found);
 	if (!found)
 	{
-		CloseTransientFile(w.fd);
-		(void) unlink(tmp);
-		return false;
+		pg_atomic_uint64 *p = (pg_atomic_uint64 *) totals;
+
+		for (size_t i = 0; i < sizeof(NvmCheckpointTotals) / sizeof(pg_atomic_uint64); i++)
+			pg_atomic_init_u64(&p[i], 0);
 	}
-	/* no row of the file is ahead of the WAL */
-	XLogFlush(h.lsn);
-	memcpy(h.magic, NVM_CHECKPOINT_MAGIC, sizeof(h.magic));
-	h.key = *key;
-	h.nrows = w.nrows;
-	h.bytes = w.off - sizeof(h);
-	h.crc = 0;
-	COMP_CRC32C(w.crc, &h, sizeof(h));
-	FIN_CRC32C(w.crc);
-	h.crc = w.crc;
-	if (pg_pwrite(w.fd, &h, sizeof(h), 0) != sizeof(h) || pg_fsync(w.fd) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m", tmp)));
-	CloseTransientFile(w.fd);
-	(void) durable_rename(tmp, path, ERROR);
-	counts->written++;
-	counts->rows += w.nrows;
-	counts->bytes += w.off;
-	pfree(w.buf.data);
+}
+
+NvmCheckpointTotals *
+nvm_checkpoint_totals(void)
+{
+	return totals;
+}
+
+/* count_capture adds a capture to the totals. */
+static void
+count_capture(const NvmCheckpointCounts *c)
+{
+	uint64		usecs = (uint64) (c->secs * 1e6);
+
+	if (totals == NULL)
+		return;
+	pg_atomic_fetch_add_u64(&totals->captures, 1);
+	pg_atomic_fetch_add_u64(&totals->bytes, c->bytes);
+	pg_atomic_fetch_add_u64(&totals->rows, c->rows);
+	pg_atomic_fetch_add_u64(&totals->tables_written, c->bases + c->deltas);
+	pg_atomic_fetch_add_u64(&totals->bases, c->bases);
+	pg_atomic_fetch_add_u64(&totals->usecs, usecs);
+	pg_atomic_write_u64(&totals->last_lsn, c->lsn);
+	pg_atomic_write_u64(&totals->last_bytes, c->bytes);
+	pg_atomic_write_u64(&totals->last_usecs, usecs);
+}
+
+
+/*
+ * Spreading a capture's writes.  An online capture large enough that
+ * writing it at once would compete with the WAL flushes commits wait for
+ * (PACE_MIN_BYTES and more, estimated from the records to write) is spread
+ * over half of what checkpoint_completion_target gives a checkpoint, as
+ * PostgreSQL spreads its own buffer writes; the checkpoint, which writes
+ * its buffers meanwhile, waits for it before its record.
+ */
+#define PACE_MIN_BYTES		(32 * 1024 * 1024)
+#define PACE_ROW_BYTES		128		/* a row's bytes, for the estimate */
+
+typedef struct Pace
+{
+	bool		on;
+	double		rate;			/* bytes a second */
+	uint64		done;			/* bytes written so far */
+	instr_time	start;
+} Pace;
+
+static Pace pace;
+
+/* count_marked counts marked records (count_marked's visitor). */
+static bool
+count_one(uint64 record_no, void *arg)
+{
+	(*(uint64 *) arg)++;
 	return true;
 }
 
 /*
- * file_is_current says whether key's file still holds table t: written in
- * this run (at or after fresh_since) and after the table's last redo.
+ * pace_begin estimates what the capture will write and turns pacing on if
+ * it is large; online captures only (at the end of recovery and at a stop
+ * nothing else waits).
  */
-static bool
-file_is_current(const NvmTableKey *key, NvmTable *t, XLogRecPtr fresh_since)
-{
-	NvmCheckpointHeader h;
-	uint64		redo = atomic_load(&t->desc->redo_lsn);
-
-	if (!nvm_ckptfile_read_header(key, &h))
-		return false;
-	return h.lsn >= fresh_since && redo != NVM_REDO_RESYNC && redo <= h.lsn;
-}
-
-/*
- * nvm_checkpoint_write: see nvm_checkpoint.h and the file header.  The
- * caller delays the checkpoint (DELAY_CHKPT_START) until it is done, and
- * pins the collection horizon (no version read is collected meanwhile).
- */
-void
-nvm_checkpoint_write(XLogRecPtr fresh_since, NvmCheckpointCounts *counts)
+static void
+pace_begin(bool online, const NvmCkptManifest *m)
 {
 	NvmTableDirEntry *dir = nvm_table_dir();
 	size_t		n = nvm_table_dir_count();
-	DIR		   *d;
-	struct dirent *de;
+	uint64		rows = 0;
+	double		secs;
 
-	memset(counts, 0, sizeof(*counts));
-	if (MakePGDirectory(NVM_CHECKPOINT_DIR) == 0)
-		fsync_fname("pg_nvm", true);
+	memset(&pace, 0, sizeof(pace));
+	if (!online)
+		return;
 	for (size_t i = 0; i < n; i++)
 	{
 		NvmTableKey key;
 		NvmTable	t;
+		NvmCkptTable *mt;
 
 		if (atomic_load(&dir[i].desc) == 0)
 			continue;
 		memcpy(&key, &dir[i].key, sizeof(key));
 		if (NVM_KEY_KIND(&key) != NVM_KIND_PERMANENT || !nvm_table_open(&key, &t))
 			continue;
-		if (file_is_current(&key, &t, fresh_since))
-			counts->kept++;
+		mt = nvm_ckptfile_manifest_find(m, &key);
+		if (mt == NULL || mt->nfiles == 0 || nvm_ckpt_wants_whole(&t))
+			rows += nvm_table_record_limit(&t);
 		else
-			(void) write_table_file(&key, counts);
+			(void) nvm_ckpt_each_marked(&t, count_one, &rows);
+	}
+	secs = CheckPointCompletionTarget * CheckPointTimeout / 2.0;
+	if (rows * PACE_ROW_BYTES < PACE_MIN_BYTES || secs < 1.0)
+		return;
+	pace.on = true;
+	pace.rate = (double) (rows * PACE_ROW_BYTES) / secs;
+	INSTR_TIME_SET_CURRENT(pace.start);
+}
+
+/* pace_after sleeps, after bytes more were written, while the capture is ahead of its pace. */
+static void
+pace_after(uint64 bytes)
+{
+	instr_time	now;
+	double		ahead;
+
+	if (!pace.on)
+		return;
+	pace.done += bytes;
+	if (pace.done % (1024 * 1024) >= bytes)
+		return;					/* look once a megabyte */
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, pace.start);
+	ahead = pace.done / pace.rate - INSTR_TIME_GET_DOUBLE(now);
+	if (ahead > 0)
+		pg_usleep((long) (Min(ahead, 0.1) * 1e6));
+}
+
+/* A file being written, and the view its rows are read through. */
+typedef struct CaptureWrite
+{
+	NvmTable   *t;
+	NvmCkptWriter *w;
+	const NvmView *view;
+	uint64		rows;
+} CaptureWrite;
+
+/* add_version writes v as record_no's row (a tombstone if v is NULL or one). */
+static void
+add_version(CaptureWrite *cw, uint64 record_no, const NvmVersion *v)
+{
+	xl_nvm_version xv;
+
+	memset(&xv, 0, sizeof(xv));
+	xv.record_no = record_no;
+	if (v == NULL || nvm_version_is_tombstone(v))
+	{
+		xv.kind = NVM_VINFO_TOMBSTONE;
+		xv.version_no = v != NULL ? v->version_no : 0;
+		xv.index_root = v != NULL ? v->index_root : 0;
+		nvm_ckptfile_add_row(cw->w, &xv, NULL);
+	}
+	else
+	{
+		xv.version_no = v->version_no;
+		xv.index_root = v->index_root;
+		xv.data_len = v->data_len;
+		nvm_ckptfile_add_row(cw->w, &xv, v->data);
+	}
+	cw->rows++;
+	pace_after(sizeof(xv) + xv.data_len);
+}
+
+/* write_base writes every live row of the table as the view sees it. */
+static void
+write_base(CaptureWrite *cw)
+{
+	uint64		limit = nvm_table_record_limit(cw->t);
+
+	for (uint64 r = 1; r < limit; r++)
+	{
+		NvmVersion *v = nvm_chain_visible(cw->t, r, cw->view);
+
+		if (v != NULL && !nvm_version_is_tombstone(v))
+			add_version(cw, r, v);
+		if (r % 4096 == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/* write_marked is the visitor of a delta: each marked record's row or tombstone. */
+static bool
+write_marked(uint64 record_no, void *arg)
+{
+	CaptureWrite *cw = (CaptureWrite *) arg;
+
+	/* record 0 marks the table alone (its counters) */
+	if (record_no == 0)
+		return true;
+	add_version(cw, record_no, nvm_chain_visible(cw->t, record_no, cw->view));
+	if (cw->rows % 4096 == 0)
 		CHECK_FOR_INTERRUPTS();
+	return true;
+}
+
+/* add_file appends a file to a table's entry in the manifest. */
+static void
+add_file(NvmCkptTable *mt, uint64 seq, uint8 kind, uint64 nrows, uint64 bytes, bool replace)
+{
+	NvmCkptFileRef *f;
+
+	if (replace || mt->files == NULL)
+	{
+		if (mt->files != NULL)
+			pfree(mt->files);
+		mt->files = palloc(sizeof(NvmCkptFileRef) * 4);
+		mt->nfiles = 0;
+	}
+	else
+		mt->files = repalloc(mt->files, sizeof(NvmCkptFileRef) * (mt->nfiles + 1));
+	f = &mt->files[mt->nfiles++];
+	memset(f, 0, sizeof(*f));
+	f->seq = seq;
+	f->kind = kind;
+	f->nrows = nrows;
+	f->bytes = bytes;
+}
+
+/* log_indoubt is the in-doubt visitor: one transaction's versions, into the sink. */
+static void
+log_indoubt(uint32_t slot, uint64_t txid, uint64_t xid, void *arg)
+{
+	(*(uint32 *) arg)++;
+	nvm_redo_log_indoubt(slot, txid, (uint32) xid);
+}
+
+/*
+ * write_indoubt writes the in-doubt file of capture seq (transactions in
+ * doubt, and the prepared row locks of every table), if there is anything
+ * to write; returns its sequence number, 0 if none.
+ */
+static uint64
+write_indoubt(NvmCkptManifest *m, XLogRecPtr lsn, NvmCheckpointCounts *counts)
+{
+	StringInfoData buf;
+	NvmTableDirEntry *dir = nvm_table_dir();
+	size_t		n = nvm_table_dir_count();
+	uint64		seq = 0;
+
+	/* prepared row locks exist only while a transaction is in doubt */
+	if (!nvm_indoubt_pending())
+		return 0;
+	initStringInfo(&buf);
+	nvm_redo_sink_begin(&buf);
+	PG_TRY();
+	{
+		(void) nvm_indoubt_each(log_indoubt, &counts->indoubt);
+		for (size_t i = 0; i < n; i++)
+		{
+			NvmTableKey key;
+			NvmTable	t;
+
+			if (atomic_load(&dir[i].desc) == 0)
+				continue;
+			memcpy(&key, &dir[i].key, sizeof(key));
+			if (NVM_KEY_KIND(&key) == NVM_KIND_PERMANENT && nvm_table_open(&key, &t) &&
+				prepared_locks_logger != NULL)
+				prepared_locks_logger(&t);
+		}
+	}
+	PG_FINALLY();
+	{
+		nvm_redo_sink_end();
+	}
+	PG_END_TRY();
+	if (buf.len > 0)
+	{
+		NvmCkptWriter *w;
+
+		seq = m->next_seq++;
+		w = nvm_ckptfile_begin(NULL, NVM_CKPT_INDOUBT, seq, lsn);
+		nvm_ckptfile_add_blob(w, buf.data, buf.len);
+		counts->bytes += nvm_ckptfile_finish(w, NULL);
+	}
+	pfree(buf.data);
+	return seq;
+}
+
+/* A table captured: its marks go once the manifest is durable. */
+typedef struct Captured
+{
+	NvmTableKey key;
+} Captured;
+
+void
+nvm_checkpoint_capture(NvmCaptureMode mode, XLogRecPtr lsn_quiet, XLogRecPtr redo,
+					   void (*after_cut) (void), NvmCheckpointCounts *counts)
+{
+	NvmCkptManifest m;
+	uint64	   *bounds = palloc(sizeof(uint64) * NVM_MAX_SLOTS);
+	NvmView		view;
+	XLogRecPtr	lsn;
+	uint64		ended;
+	NvmTableDirEntry *dir = nvm_table_dir();
+	size_t		n = nvm_table_dir_count();
+	Captured   *captured = palloc(sizeof(Captured) * Max(n, 1));
+	size_t		ncaptured = 0;
+	bool	   *present;
+	instr_time	start,
+				duration;
+
+	INSTR_TIME_SET_CURRENT(start);
+	memset(counts, 0, sizeof(*counts));
+	if (!nvm_ckptfile_manifest_read(&m))
+	{
+		memset(&m, 0, sizeof(m));
+		m.next_seq = 1;
 	}
 
-	/* the files of tables gone */
-	d = AllocateDir(NVM_CHECKPOINT_DIR);
-	while ((de = ReadDir(d, NVM_CHECKPOINT_DIR)) != NULL)
+	if (mode == NVM_CAPTURE_ONLINE)
+	{
+		ended = nvm_redo_capture_cut(bounds, &lsn);
+		XLogFlush(lsn);
+	}
+	else
+	{
+		for (int i = 0; i < NVM_MAX_SLOTS; i++)
+			bounds[i] = NVM_CLOCK_TS_MASK;
+		lsn = lsn_quiet;
+		ended = nvm_ckpt_epoch_advance();
+		/* a clean stop's WAL may be in WAL buffers yet; replayed WAL is on disk */
+		if (!RecoveryInProgress())
+			XLogFlush(lsn);
+	}
+	if (after_cut != NULL)
+		after_cut();
+	pace_begin(mode == NVM_CAPTURE_ONLINE, &m);
+	nvm_crash_here(NVM_CRASH_CAPTURE_AFTER_CUT, "after the cut of a checkpoint of the nvm pool");
+	memset(&view, 0, sizeof(view));
+	view.kind = NVM_VIEW_BOUNDS;
+	view.bounds = bounds;
+	counts->lsn = lsn;
+
+	present = palloc0(sizeof(bool) * Max(m.ntables, 1));
+	for (size_t i = 0; i < n; i++)
 	{
 		NvmTableKey key;
 		NvmTable	t;
+		NvmCkptTable *mt;
+		CaptureWrite cw;
+		bool		whole;
+		uint64		seq;
+		uint64		bytes;
+		uint64		nrows;
 
-		if (!nvm_ckptfile_key(de->d_name, &key) || nvm_table_open(&key, &t))
+		if (atomic_load(&dir[i].desc) == 0)
 			continue;
-		if (unlink(psprintf("%s/%s", NVM_CHECKPOINT_DIR, de->d_name)) == 0)
-			counts->removed++;
+		memcpy(&key, &dir[i].key, sizeof(key));
+		if (NVM_KEY_KIND(&key) != NVM_KIND_PERMANENT || !nvm_table_open(&key, &t))
+			continue;
+		mt = nvm_ckptfile_manifest_find(&m, &key);
+		if (mt != NULL)
+			present[mt - m.tables] = true;
+		whole = mt == NULL || mt->nfiles == 0 || nvm_ckpt_wants_whole(&t);
+		if (!whole && !nvm_ckpt_has_marks(&t))
+		{
+			counts->kept++;
+			continue;
+		}
+		if (mt == NULL)
+		{
+			mt = nvm_ckptfile_manifest_add(&m, &key);
+			present = repalloc(present, sizeof(bool) * m.ntables);
+			present[m.ntables - 1] = true;
+		}
+		seq = m.next_seq++;
+		memset(&cw, 0, sizeof(cw));
+		cw.t = &t;
+		cw.view = &view;
+		cw.w = nvm_ckptfile_begin(&key, whole ? NVM_CKPT_BASE : NVM_CKPT_DELTA, seq, lsn);
+		if (whole)
+			write_base(&cw);
+		else
+			(void) nvm_ckpt_each_marked(&t, write_marked, &cw);
+		bytes = nvm_ckptfile_finish(cw.w, &nrows);
+		add_file(mt, seq, whole ? NVM_CKPT_BASE : NVM_CKPT_DELTA, nrows, bytes, whole);
+		mt->lsn = lsn;
+		nvm_table_counters(&t, &mt->next_record, &mt->next_version);
+		mt->reserved = nvm_table_redo_reserved(&t);
+		if (whole)
+			counts->bases++;
+		else
+			counts->deltas++;
+		counts->rows += cw.rows;
+		counts->bytes += bytes;
+		captured[ncaptured++].key = key;
 	}
-	FreeDir(d);
-	if (counts->removed > 0)
-		fsync_fname(NVM_CHECKPOINT_DIR, true);
+
+	/* tables gone since the last capture leave the manifest */
+	for (uint32 i = 0; i < m.ntables;)
+	{
+		if (i < m.ntables && !present[i])
+		{
+			if (m.tables[i].files != NULL)
+				pfree(m.tables[i].files);
+			m.tables[i] = m.tables[m.ntables - 1];
+			present[i] = present[m.ntables - 1];
+			m.ntables--;
+			counts->dropped++;
+			continue;
+		}
+		i++;
+	}
+
+	m.indoubt_seq = write_indoubt(&m, lsn, counts);
+	nvm_crash_here(NVM_CRASH_CAPTURE_AFTER_FILES,
+				   "after the files of a checkpoint of the nvm pool, before its manifest");
+	m.seq++;
+	m.lsn = lsn;
+	m.redo = redo;
+	nvm_ckptfile_manifest_write(&m);
+	nvm_crash_here(NVM_CRASH_CAPTURE_AFTER_MANIFEST,
+				   "after the manifest of a checkpoint of the nvm pool");
+
+	/* durable: the marks the capture read go, and the files no longer named */
+	for (size_t i = 0; i < ncaptured; i++)
+	{
+		NvmTable	t;
+
+		if (nvm_table_open(&captured[i].key, &t))
+			nvm_ckpt_drop_marks(&t, ended);
+	}
+	counts->removed = nvm_ckptfile_remove_unnamed(&m);
+	nvm_ckptfile_manifest_free(&m);
+	pfree(present);
+	pfree(captured);
+	pfree(bounds);
+	INSTR_TIME_SET_CURRENT(duration);
+	INSTR_TIME_SUBTRACT(duration, start);
+	counts->secs = INSTR_TIME_GET_DOUBLE(duration);
+	count_capture(counts);
+}
+
+/*
+ * nvm_checkpoint_at_recovery_end captures the pool at the end of WAL
+ * replay (the startup process, rm_cleanup), before the end-of-recovery
+ * checkpoint: the records replayed since the last capture (by a standby,
+ * a rebuild, a restored backup) or kept in the pool since (a crash of the
+ * server) are in the files before that checkpoint completes.  A pool this
+ * data directory will not use (detached, an image not replayed, a pool
+ * ahead of the WAL replayed) is not captured.
+ */
+void
+nvm_checkpoint_at_recovery_end(void)
+{
+	NvmCheckpointCounts counts;
+
+	if (!nvm_durability_through_wal() || nvm_pool_base == NULL ||
+		!nvm_binding_capturable_at_recovery_end())
+		return;
+	nvm_checkpoint_capture(NVM_CAPTURE_QUIET, GetXLogReplayRecPtr(NULL), InvalidXLogRecPtr,
+						   NULL, &counts);
+	nvm_checkpoint_log_capture("the end of recovery", &counts);
+	nvm_crash_here(NVM_CRASH_RECOVERY_END_AFTER_CAPTURE,
+				   "after the capture of the nvm pool at the end of recovery");
+}
+
+XLogRecPtr
+nvm_checkpoint_manifest_lsn(void)
+{
+	NvmCkptManifest m;
+	XLogRecPtr	lsn;
+
+	if (!nvm_ckptfile_manifest_read(&m))
+		return InvalidXLogRecPtr;
+	lsn = (XLogRecPtr) m.lsn;
+	nvm_ckptfile_manifest_free(&m);
+	return lsn;
+}
+
+void
+nvm_checkpoint_log_capture(const char *why, const NvmCheckpointCounts *c)
+{
+	ereport(log_checkpoints ? LOG : DEBUG1,
+			(errmsg("nvm: checkpoint of the pool at %s: wrote %llu kB (%llu rows) for %llu changed and %llu whole nvm tables, kept %llu unchanged, dropped %llu, %u in doubt; %.3f s",
+					why, (unsigned long long) (c->bytes >> 10), (unsigned long long) c->rows,
+					(unsigned long long) c->deltas, (unsigned long long) c->bases,
+					(unsigned long long) c->kept, (unsigned long long) c->dropped,
+					c->indoubt, c->secs),
+			 errdetail("The checkpoint files are as of %X/%X.", LSN_FORMAT_ARGS(c->lsn))));
+}
+
+/* ---------------------------------------------------------------------
+ * Merges
+ * ---------------------------------------------------------------------
+ */
+
+/* wants_merge says whether a table's deltas have grown enough to merge. */
+static bool
+wants_merge(const NvmCkptTable *mt)
+{
+	uint64		base = 0,
+				deltas = 0;
+
+	if (mt->nfiles < 2)
+		return false;
+	for (uint32 i = 0; i < mt->nfiles; i++)
+	{
+		if (mt->files[i].kind == NVM_CKPT_BASE)
+			base += mt->files[i].bytes;
+		else
+			deltas += mt->files[i].bytes;
+	}
+	return mt->nfiles - 1 > NVM_MERGE_DELTAS || deltas * 2 > base;
+}
+
+/* merge_table writes mt's files merged as one base file and names it instead. */
+static void
+merge_table(NvmCkptManifest *m, NvmCkptTable *mt, NvmMergeCounts *counts)
+{
+	NvmCkptError err;
+	NvmCkptCursor *c = nvm_ckptcursor_open(NVM_CHECKPOINT_DIR, mt, 0, PG_UINT64_MAX, &err);
+	NvmCkptWriter *w;
+	xl_nvm_version xv;
+	const char *data;
+	uint64		seq;
+	uint64		nrows;
+	uint64		bytes;
+
+	if (c == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("%s", err.msg)));
+	seq = m->next_seq++;
+	w = nvm_ckptfile_begin(&mt->key, NVM_CKPT_BASE, seq, mt->lsn);
+	PG_TRY();
+	{
+		while (nvm_ckptcursor_next(c, &xv, &data, &err))
+		{
+			if ((xv.kind & NVM_VINFO_TOMBSTONE) == 0)
+				nvm_ckptfile_add_row(w, &xv, data);
+		}
+		if (err.msg[0] != '\0')
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("%s", err.msg)));
+	}
+	PG_FINALLY();
+	{
+		nvm_ckptcursor_close(c);
+	}
+	PG_END_TRY();
+	bytes = nvm_ckptfile_finish(w, &nrows);
+	counts->tables++;
+	counts->files += mt->nfiles;
+	counts->rows += nrows;
+	counts->bytes += bytes;
+	add_file(mt, seq, NVM_CKPT_BASE, nrows, bytes, true);
+}
+
+void
+nvm_checkpoint_merge(NvmMergeCounts *counts, bool (*stop) (void))
+{
+	NvmCkptManifest m;
+	bool		merged = false;
+
+	memset(counts, 0, sizeof(*counts));
+	if (!nvm_ckptfile_manifest_read(&m))
+		return;
+	for (uint32 i = 0; i < m.ntables; i++)
+	{
+		if (!wants_merge(&m.tables[i]))
+			continue;
+		merge_table(&m, &m.tables[i], counts);
+		merged = true;
+		CHECK_FOR_INTERRUPTS();
+		if (stop != NULL && stop())
+			break;
+	}
+	if (merged)
+	{
+		if (totals != NULL)
+		{
+			pg_atomic_fetch_add_u64(&totals->merges, counts->tables);
+			pg_atomic_fetch_add_u64(&totals->merged_bytes, counts->bytes);
+		}
+		nvm_crash_here(NVM_CRASH_MERGE_AFTER_FILES,
+					   "after the files of a merge of nvm checkpoint files, before its manifest");
+		nvm_ckptfile_manifest_write(&m);
+		nvm_crash_here(NVM_CRASH_MERGE_AFTER_MANIFEST,
+					   "after the manifest of a merge of nvm checkpoint files, before the merged files go");
+		(void) nvm_ckptfile_remove_unnamed(&m);
+		ereport(log_checkpoints ? LOG : DEBUG1,
+				(errmsg("nvm: merged the checkpoint files of %llu nvm tables (%llu files into %llu rows, %llu kB)",
+						(unsigned long long) counts->tables, (unsigned long long) counts->files,
+						(unsigned long long) counts->rows, (unsigned long long) (counts->bytes >> 10))));
+	}
+	nvm_ckptfile_manifest_free(&m);
 }

@@ -75,6 +75,9 @@ typedef struct NvmBindingShared
 /* Logs again the rows a crash may have lost the redo of (nvm_resync.c). */
 static void (*resync_hook) (void) = NULL;
 
+/* Loads a rebuilt pool from its checkpoint files (redo/nvm_replay.c). */
+static bool (*rebuild_loader) (void) = NULL;
+
 /* This process works for the resync in progress (nvm_binding_help_resync). */
 static bool helping_resync = false;
 
@@ -180,6 +183,36 @@ check_wal_and_claim(int elevel)
 }
 
 /*
+ * nvm_binding_capturable_at_recovery_end says, at the end of WAL replay
+ * (the startup process), whether this data directory will use the pool as
+ * it is: a standby's own pool, a restore whose image was replayed, or a
+ * pool in use whose WAL positions replay reached (the WAL check that the
+ * first access makes, check_wal_and_claim).  The checkpoint of the pool
+ * at the end of recovery captures only such a pool.
+ */
+bool
+nvm_binding_capturable_at_recovery_end(void)
+{
+	uint32		state = pg_atomic_read_u32(&binding_shared->state);
+	XLogRecPtr	replay = GetXLogReplayRecPtr(NULL);
+
+	switch (state)
+	{
+		case NVM_BINDING_ATTACHED:
+		case NVM_BINDING_RESYNC:
+			return true;
+		case NVM_BINDING_REPLICA:
+			return binding_shared->restore == NVM_RESTORE_NONE ||
+				binding_shared->restore == NVM_RESTORE_REPLAY;
+		case NVM_BINDING_PENDING:
+			return nvm_pool_required_wal() <=
+				replay + (XLOG_BLCKSZ - replay % XLOG_BLCKSZ) % XLOG_BLCKSZ;
+		default:
+			return false;
+	}
+}
+
+/*
  * run_resync runs the resync hook in the first backend that finds the
  * "resync" state; the others wait for the lock.  An error leaves the state
  * as it was, for the next access to try again.
@@ -223,6 +256,15 @@ restore_usable(void)
 			binding_shared->restore != NVM_RESTORE_NONE)
 		{
 			bool		image = binding_shared->restore == NVM_RESTORE_REPLAY;
+
+			/*
+			 * A rebuild that replayed no record (the server had stopped
+			 * cleanly: its last capture holds every commit) loads the
+			 * checkpoint files now.
+			 */
+			if (!image && nvm_claim_start.rebuild && rebuild_loader != NULL &&
+				rebuild_loader())
+				image = true;
 
 			nvm_claim_file_end_restore(image, ERROR);
 			binding_shared->restore = NVM_RESTORE_NONE;
@@ -410,6 +452,17 @@ void
 nvm_binding_help_resync(void)
 {
 	helping_resync = true;
+}
+
+/*
+ * nvm_binding_set_rebuild_loader sets what loads a rebuilt pool from its
+ * checkpoint files when no record was replayed (_PG_init); it returns
+ * whether there were files to load.
+ */
+void
+nvm_binding_set_rebuild_loader(bool (*loader) (void))
+{
+	rebuild_loader = loader;
 }
 
 /* nvm_binding_set_resync_hook sets what the "resync" state runs (_PG_init). */

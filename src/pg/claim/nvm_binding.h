@@ -39,10 +39,12 @@ extern bool nvm_binding_is_restore(void);
 
 /* A restore that rebuilds a pool a crash of the operating system tore or lost. */
 extern bool nvm_binding_is_rebuild(void);
+extern bool nvm_binding_capturable_at_recovery_end(void);
 extern void nvm_binding_restore_image_replayed(void);
 extern void nvm_binding_require_resync(void);
 extern void nvm_binding_set_resync_hook(void (*hook) (void));
 extern void nvm_binding_help_resync(void);
+extern void nvm_binding_set_rebuild_loader(bool (*loader) (void));
 extern const char *nvm_binding_state_detail(void);
 
 /*

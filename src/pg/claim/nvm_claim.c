@@ -509,9 +509,30 @@ nvm_claim_detached_at_start(void)
 			ereport(LOG,
 					(errmsg("nvm: nvm pool \"%s\" is %s after a crash of the operating system, a power loss or a reboot: it is rebuilt from the WAL",
 							nvm_pool_path_resolved, missing ? "gone" : "perhaps torn"),
-					 errdetail("Its commits were made durable through the WAL (nvm.durability); crash recovery replays the image of the pool after the last checkpoint and the commits after it into a new pool.")));
+					 errdetail("Its commits were made durable through the WAL (nvm.durability); crash recovery loads the checkpoint files of the pool (pg_nvm/checkpoint) into a new pool and replays the commits after them.")));
 			return false;
 		}
+	}
+	/*
+	 * A rebuild cut short before its checkpoint files were loaded (the
+	 * binding still awaits the image: a crash during the load, or after a
+	 * recovery that replayed no nvm record and before the first access
+	 * loaded them) starts again, into a new pool: the rows a load wrote
+	 * are its transaction's, which the crash aborted.
+	 */
+	if (!label && bf.restore == NVM_RESTORE_IMAGE && bf.rebuild &&
+		bf.detached == NVM_DETACH_NONE)
+	{
+		if (unlink(nvm_pool_path_resolved) != 0 && errno != ENOENT)
+			ereport(FATAL,
+					(errcode_for_file_access(),
+					 errmsg("could not remove nvm pool \"%s\" to rebuild it from the WAL: %m",
+							nvm_pool_path_resolved)));
+		begin_restore(&bf, true);
+		ereport(LOG,
+				(errmsg("nvm: the rebuild of nvm pool \"%s\" stopped before its checkpoint files were loaded: it starts again from them",
+						nvm_pool_path_resolved)));
+		return false;
 	}
 	if (bf.restore != NVM_RESTORE_NONE && bf.detached == NVM_DETACH_NONE && !label)
 	{

@@ -25,28 +25,25 @@
  * flushes its COMMIT record (nvm_redo.c) before its completion is
  * published, as a heap commit flushes its commit record, with PostgreSQL's
  * group commit; synchronous_commit = off skips the flush, as for heap.  The
- * pool is checkpointed, so that the last checkpoint and the WAL after its
- * redo point always hold it:
+ * pool is checkpointed, so that the checkpoint files and the WAL after the
+ * last checkpoint's redo point always hold it:
  *	 - every checkpoint waits, after choosing its redo point, until the
  *	   "nvm backup watch" worker has written the checkpoint files of the
- *	   tables that changed since their files (checkpoint/nvm_checkpoint.c:
- *	   pg_nvm/checkpoint, a file per table, each at a position of the WAL)
- *	   and logged the rest of an image of the pool (the row locks of
- *	   prepared transactions, the transactions in doubt: IMAGE BEGIN ...
- *	   END, checkpoint/nvm_backup.c);
- *	 - after every start of the server (a clean one, crash recovery, the
- *	   rebuild below, a promotion), the first access to nvm rows logs a
- *	   whole image in the WAL (every table's rows as RESYNC groups) before
- *	   any change (the binding's "resync" state), and the worker makes that
- *	   access as soon as recovery ends; the first checkpoint after it
- *	   writes every table's file again.
- * A start that finds the pool torn or gone rebuilds it as a data directory
- * restored from a base backup does (nvm_binding.c, the "restore" states):
- * a new, empty pool, into which the first record replayed loads the
- * checkpoint files, and WAL replay from the last checkpoint (each table's
- * records from its file's position on, the images, the COMMIT records),
- * served once an image is replayed.  Every acknowledged commit is there,
- * since its record was flushed.
+ *	   records that changed since the last ones (checkpoint/
+ *	   nvm_checkpoint.c: pg_nvm/checkpoint, base and delta files per table
+ *	   and an in-doubt file, named by a manifest at a position of the WAL);
+ *	 - the end of every recovery, and a clean stop before its shutdown
+ *	   checkpoint, capture the pool the same way; no start writes an image
+ *	   of the pool.
+ * A start that finds the pool torn (not stopped cleanly, claimed in
+ * another boot) or gone (after a clean stop too) rebuilds it as a data
+ * directory restored from a base backup does (nvm_binding.c, the
+ * "restore" states): a new, empty pool, into which the first nvm record
+ * replayed loads the checkpoint files (or the first access, if recovery
+ * replays none), and WAL replay from the last checkpoint (each table's
+ * records from its files' position on).  Every acknowledged commit is
+ * there, since its record was flushed.  A rebuild stopped before its files
+ * were loaded starts again; files beyond the end of the WAL are refused.
  *
  * Durability in the pool (nvm.durability = pool; auto on persistent
  * memory).  Commits wait for no WAL flush.  The two kinds of crash are told
@@ -78,11 +75,9 @@
  * then shut down cleanly (which writes the page cache back) is whole, but
  * cannot be told from a torn one: it is refused, or rebuilt from the WAL.
  * A claim made by a version of nvmam that did not record the boot cannot
- * be checked (a WARNING says so).  An operating system that stops between
- * the end of a start's recovery and the first image of that start (a
- * moment) leaves no image after the last checkpoint: the rebuild then
- * ends detached, with a hint, and so does one between the shutdown
- * checkpoint of a clean stop and the sync of the pool (or its copy).
+ * be checked (a WARNING says so).  A rebuild without checkpoint files (a
+ * user removed them, or a version of nvmam that wrote none) ends
+ * detached, with a hint.
  *
  *-------------------------------------------------------------------------
  */
@@ -451,10 +446,11 @@ stopped_cleanly(void)
 /*
  * nvm_durability_rebuild_needed says whether this start rebuilds the pool
  * from the WAL (see the file header): the last claim made commits durable
- * through the WAL on storage other than persistent memory, the server did
- * not stop cleanly, and the pool is gone (pool_missing) or was claimed in
- * another boot of the operating system (so may be torn).  Read before the
- * pool is opened.
+ * through the WAL on storage other than persistent memory, and the pool is
+ * gone (pool_missing: after a clean stop too, whose last capture holds
+ * every row), or the server did not stop cleanly and the pool was claimed
+ * in another boot of the operating system (so may be torn).  Read before
+ * the pool is opened.
  */
 bool
 nvm_durability_rebuild_needed(bool pool_missing)
@@ -463,10 +459,13 @@ nvm_durability_rebuild_needed(bool pool_missing)
 	uint64		now = nvm_boot_current();
 
 	if (!read_storage_note(&note) || !note.through_wal ||
-		strcmp(note.storage, storage_keywords[NVM_STORAGE_PMEM]) == 0 ||
-		stopped_cleanly())
+		strcmp(note.storage, storage_keywords[NVM_STORAGE_PMEM]) == 0)
 		return false;
-	return pool_missing || (note.boot != 0 && now != 0 && note.boot != now);
+	if (pool_missing)
+		return true;
+	if (stopped_cleanly())
+		return false;
+	return note.boot != 0 && now != 0 && note.boot != now;
 }
 
 /*

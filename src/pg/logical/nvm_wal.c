@@ -76,6 +76,7 @@
 #include "utils/datum.h"
 #include "utils/relcache.h"
 
+#include "checkpoint/nvm_checkpoint.h"
 #include "logical/nvm_seqlog.h"
 #include "logical/nvm_wal.h"
 #include "redo/nvm_replay.h"
@@ -370,13 +371,16 @@ nvm_redo(XLogReaderState *record)
 /*
  * nvm_redo_cleanup runs at the end of WAL replay: a replayed commit left
  * without its last part is dropped (nvm_replay.c), and the sequences a
- * crash left behind are advanced (nvm_seqlog.c).
+ * crash left behind are advanced (nvm_seqlog.c), and where commits are
+ * durable through the WAL the pool is captured into its checkpoint files
+ * before the end-of-recovery checkpoint (../checkpoint/nvm_checkpoint.c).
  */
 static void
 nvm_redo_cleanup(void)
 {
 	nvm_replay_end();
 	nvm_seqlog_redo_cleanup();
+	nvm_checkpoint_at_recovery_end();
 }
 
 /*

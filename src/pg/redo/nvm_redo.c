@@ -89,13 +89,17 @@
 #include "access/xloginsert.h"
 #include "access/xlog_internal.h"
 #include "access/xact.h"
+#include "access/xlogrecovery.h"
 #include "miscadmin.h"
 #include "replication/syncrep.h"
 #include "replication/walsender.h"
+#include "storage/condition_variable.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "utils/timestamp.h"
+#include "utils/wait_event.h"
 
+#include "ckptmark.h"
 #include "indexlog.h"
 #include "indoubt.h"
 #include "pool.h"
@@ -105,6 +109,7 @@
 #include "claim/nvm_binding.h"
 #include "claim/nvm_durability.h"
 #include "nvm_settings.h"
+#include "redo/nvm_ckptfile.h"
 #include "redo/nvm_redo.h"
 #include "redo/nvm_redo_flusher.h"
 #include "redo/nvm_redofmt.h"
@@ -119,6 +124,7 @@
 typedef struct RedoBuild
 {
 	uint64		txid;
+	uint32		slot;
 	uint32		xid;
 	uint8		flags;			/* XLNVM_COMMIT_CONTINUED after a part */
 	uint8		last_flags;		/* XLNVM_COMMIT_PREPARED for a PREPARE */
@@ -137,6 +143,28 @@ static void redo_commit_hook(uint32_t slot, uint64_t txid, const NvmTxn *txn);
 
 /* The group lock (see the file header), and this backend's group. */
 static LWLock *group_lock = NULL;
+
+/*
+ * What a checkpoint's cut needs (nvm_redo_capture_cut): per clock slot, the
+ * txid of the last commit whose redo is in the WAL, raised under the group
+ * lock together with the insertion of the commit's last record.
+ */
+typedef struct RedoShared
+{
+	pg_atomic_uint64 last_logged[NVM_MAX_SLOTS];
+	pg_atomic_uint32 writable;	/* NvmRedoWritable */
+	ConditionVariable writable_cv;
+} RedoShared;
+
+static RedoShared *redo_shared = NULL;
+
+/*
+ * The sink: while a checkpoint gathers the transactions in doubt and the
+ * row locks of prepared transactions for its in-doubt file
+ * (nvm_redo_sink_begin), the records that would log them go there instead
+ * of the WAL.
+ */
+static StringInfo redo_sink = NULL;
 static bool group_open = false;
 static int	group_saved_chkpt_flags = 0;
 
@@ -160,12 +188,181 @@ void
 nvm_redo_shmem_request(void)
 {
 	RequestNamedLWLockTranche("nvm_redo_group", 1);
+	RequestAddinShmemSpace(sizeof(RedoShared));
 }
 
 void
 nvm_redo_shmem_startup(void)
 {
+	bool		found;
+
 	group_lock = &(GetNamedLWLockTranche("nvm_redo_group"))->lock;
+	redo_shared = ShmemInitStruct("nvm redo", sizeof(RedoShared), &found);
+	if (!found)
+	{
+		/* every transaction of an earlier start is final and counts at a cut */
+		for (int i = 0; i < NVM_MAX_SLOTS; i++)
+			pg_atomic_init_u64(&redo_shared->last_logged[i],
+							   nvm_pool_base != NULL ?
+							   nvm_make_txid(i, nvm_ckpt_boot_bound(i)) : 0);
+		pg_atomic_init_u32(&redo_shared->writable, NVM_REDO_WRITES_WAIT);
+		ConditionVariableInit(&redo_shared->writable_cv);
+	}
+}
+
+/*
+ * nvm_redo_set_writable opens nvm writes (the checkpoint worker takes part
+ * in every checkpoint from now on), or closes them for good (a clean stop:
+ * the last capture is being written); see nvm_redo_wait_writable.
+ */
+void
+nvm_redo_set_writable(NvmRedoWritable state)
+{
+	pg_atomic_write_u32(&redo_shared->writable, (uint32) state);
+	ConditionVariableBroadcast(&redo_shared->writable_cv);
+}
+
+/*
+ * nvm_redo_wait_writable is called before a transaction's first nvm write.
+ * Where commits are durable through the WAL, the checkpoint files and the
+ * WAL after them must always hold every commit, so a write waits after a
+ * start until the worker that captures the pool at checkpoints runs
+ * (../checkpoint/nvm_checkpoint.c), and fails once a clean stop has closed
+ * nvm writes.  Elsewhere it returns at once.
+ */
+void
+nvm_redo_wait_writable(void)
+{
+	uint32		state;
+
+	if (redo_shared == NULL || !nvm_durability_through_wal() || RecoveryInProgress())
+		return;
+	state = pg_atomic_read_u32(&redo_shared->writable);
+	if (likely(state == NVM_REDO_WRITES_OPEN))
+		return;
+	if (state == NVM_REDO_WRITES_WAIT)
+	{
+		ConditionVariablePrepareToSleep(&redo_shared->writable_cv);
+		while ((state = pg_atomic_read_u32(&redo_shared->writable)) == NVM_REDO_WRITES_WAIT)
+			(void) ConditionVariableTimedSleep(&redo_shared->writable_cv, 100, PG_WAIT_EXTENSION);
+		ConditionVariableCancelSleep();
+	}
+	if (state == NVM_REDO_WRITES_CLOSED)
+		ereport(ERROR,
+				(errcode(ERRCODE_ADMIN_SHUTDOWN),
+				 errmsg("cannot write nvm tables while the server shuts down"),
+				 errdetail("The last checkpoint of the nvm pool before the stop is being written.")));
+}
+
+/*
+ * sink_append adds one record (type info, its parts) to the sink, as the
+ * in-doubt file of a checkpoint holds them (redo/nvm_ckptfile.h).
+ */
+static void
+sink_append(uint8 info, const char *a, size_t alen, const char *b, size_t blen,
+			const char *c, size_t clen)
+{
+	NvmCkptRecordHeader rh;
+
+	memset(&rh, 0, sizeof(rh));
+	rh.info = info;
+	rh.len = (uint32) (alen + blen + clen);
+	appendBinaryStringInfo(redo_sink, (char *) &rh, sizeof(rh));
+	appendBinaryStringInfo(redo_sink, a, alen);
+	if (blen > 0)
+		appendBinaryStringInfo(redo_sink, b, blen);
+	if (clen > 0)
+		appendBinaryStringInfo(redo_sink, c, clen);
+}
+
+/* nvm_redo_sink_begin sends the records logged from now on to out (see redo_sink). */
+void
+nvm_redo_sink_begin(StringInfo out)
+{
+	redo_sink = out;
+}
+
+void
+nvm_redo_sink_end(void)
+{
+	redo_sink = NULL;
+}
+
+/*
+ * mark_changed marks, in the current checkpoint epoch, every record a
+ * COMMIT record just logged (core ckptmark.h): the next checkpoint
+ * captures them.  Called under the group lock, with the record's tables.
+ */
+static void
+mark_changed(const RedoBuild *b)
+{
+	const char *p = b->versions;
+	const char *end = b->versions + b->len;
+
+	while (p < end)
+	{
+		xl_nvm_version xv;
+		NvmTable	t;
+
+		memcpy(&xv, p, sizeof(xv));
+		p += sizeof(xv) + xv.data_len;
+		t.desc = nvm_ptr(b->descs[xv.table]);
+		(void) nvm_ckpt_mark(&t, xv.record_no);
+	}
+}
+
+/*
+ * nvm_redo_capture_cut is a checkpoint's cut (../checkpoint/
+ * nvm_checkpoint.c): under the group lock, exclusively, so that no COMMIT
+ * record is being inserted, it reads the end of the WAL inserted (*lsn),
+ * each clock slot's last logged commit (bounds: the clock values a capture
+ * counts, NvmView's NVM_VIEW_BOUNDS) and advances the checkpoint epoch.
+ * A commit counted has its records before *lsn; a commit not counted has
+ * them after, and marks its records in the new epoch.  Returns the epoch
+ * that ended.
+ */
+uint64
+nvm_redo_capture_cut(uint64 *bounds, XLogRecPtr *lsn)
+{
+	uint64		ended;
+
+	LWLockAcquire(group_lock, LW_EXCLUSIVE);
+	*lsn = nvm_inserted_wal_end();
+	for (int i = 0; i < NVM_MAX_SLOTS; i++)
+		bounds[i] = nvm_txid_clock_ts(pg_atomic_read_u64(&redo_shared->last_logged[i]));
+	ended = nvm_ckpt_epoch_advance();
+	LWLockRelease(group_lock);
+	return ended;
+}
+
+/*
+ * note_logged raises slot's last logged commit to txid (the caller holds
+ * the group lock while it inserts the commit's last record, or is the only
+ * writer: replay).
+ */
+static void
+note_logged(uint32 slot, uint64 txid)
+{
+	if (redo_shared == NULL || slot >= NVM_MAX_SLOTS)
+		return;
+	if (nvm_txid_clock_ts(txid) > nvm_txid_clock_ts(pg_atomic_read_u64(&redo_shared->last_logged[slot])))
+		pg_atomic_write_u64(&redo_shared->last_logged[slot], txid);
+}
+
+/*
+ * nvm_redo_note_final counts transaction txid of slot, committed, at every
+ * later cut although it logged no COMMIT record: the load of a rebuilt pool
+ * at the first access after recovery (nvm_replay.c), whose rows are the
+ * checkpoint files'.  A capture of a record it wrote, marked since (the
+ * in-doubt versions loaded on top, say), must find its row, not a
+ * tombstone.
+ */
+void
+nvm_redo_note_final(uint32 slot, uint64 txid)
+{
+	LWLockAcquire(group_lock, LW_EXCLUSIVE);
+	note_logged(slot, txid);
+	LWLockRelease(group_lock);
 }
 
 /*
@@ -275,6 +472,17 @@ emit_part(RedoBuild *b, bool more)
 	hdr.ntables = (uint16) b->ntables;
 	hdr.flags = b->flags | (more ? XLNVM_COMMIT_MORE : b->last_flags);
 
+	if (redo_sink != NULL)
+	{
+		sink_append(XLOG_NVM_COMMIT, (char *) &hdr, sizeof(hdr), (char *) b->refs,
+					b->ntables * sizeof(xl_nvm_table_ref), b->versions, b->len);
+		b->flags = XLNVM_COMMIT_CONTINUED;
+		b->ntables = 0;
+		b->len = 0;
+		b->nversions = 0;
+		return;
+	}
+
 	/* a first part opens a group; a lone record keeps out of others' groups */
 	if (more && !group_open)
 		nvm_redo_group_begin();
@@ -288,6 +496,10 @@ emit_part(RedoBuild *b, bool more)
 		XLogRegisterData(b->versions, b->len);
 	b->end = XLogInsert(RM_NVM_ID, XLOG_NVM_COMMIT);
 	END_CRIT_SECTION();
+	/* under the lock, as the cut of a checkpoint expects */
+	mark_changed(b);
+	if (!more && (b->last_flags & XLNVM_COMMIT_PREPARED) == 0)
+		note_logged(b->slot, b->txid);
 	if (!group_open)
 		LWLockRelease(group_lock);
 	else if (!more)
@@ -375,6 +587,7 @@ log_versions(uint32_t slot, uint64_t txid, const NvmTxn *txn, uint32 xid, uint8 
 
 	memset(&b, 0, sizeof(b));
 	b.txid = txid;
+	b.slot = slot;
 	b.xid = xid;
 	b.last_flags = last_flags;
 	(void) nvm_txn_write_log_each(slot, txid, txn, add_version, &b);
@@ -443,6 +656,63 @@ wake_wal_writer(XLogRecPtr end)
 }
 
 /*
+ * Durable watermarks (core ckptmark.h).  A commit whose redo this backend
+ * did not flush waits here until a flush covers it; the next commits of
+ * the backend look (note_durable_flushed).  An entry that does not fit is
+ * dropped: its slot's watermark lags, and a resync after a crash logs a
+ * little more than it needs to.
+ */
+#define PENDING_DURABLE		64
+
+typedef struct PendingDurable
+{
+	uint32		slot;
+	uint64		txid;
+	XLogRecPtr	end;
+} PendingDurable;
+
+static PendingDurable pending_durable[PENDING_DURABLE];
+static int	pending_first = 0;
+static int	pending_count = 0;
+
+/* note_durable_flushed raises the watermarks the flushed WAL now covers. */
+static void
+note_durable_flushed(void)
+{
+	XLogRecPtr	flushed;
+
+	if (pending_count == 0)
+		return;
+	flushed = GetFlushRecPtr(NULL);
+	while (pending_count > 0 && pending_durable[pending_first].end <= flushed)
+	{
+		PendingDurable *p = &pending_durable[pending_first];
+
+		nvm_slot_note_durable(p->slot, p->txid);
+		pending_first = (pending_first + 1) % PENDING_DURABLE;
+		pending_count--;
+	}
+}
+
+/* note_durable_later keeps txid of slot until a flush covers end. */
+static void
+note_durable_later(uint32 slot, uint64 txid, XLogRecPtr end)
+{
+	PendingDurable *p;
+
+	if (pending_count == PENDING_DURABLE)
+	{
+		pending_first = (pending_first + 1) % PENDING_DURABLE;
+		pending_count--;
+	}
+	p = &pending_durable[(pending_first + pending_count) % PENDING_DURABLE];
+	p->slot = slot;
+	p->txid = txid;
+	p->end = end;
+	pending_count++;
+}
+
+/*
  * redo_commit_hook writes the COMMIT record(s) of transaction txid, whose
  * status is durable and whose completion is not published yet (txn.h);
  * then, with a synchronous standby, flushes them and waits for it.  An
@@ -456,24 +726,37 @@ redo_commit_hook(uint32_t slot, uint64_t txid, const NvmTxn *txn)
 	XLogRecPtr	end;
 
 	if (!nvm_redo_needed())
+	{
+		/* replay (the only writer) commits what the WAL holds already */
+		note_logged(slot, txid);
 		return;
+	}
 	end = log_versions(slot, txid, txn,
 					   (uint32) (txn != NULL ? txn->external_id : nvm_indoubt_xid_of(txid)), 0);
 	if (end == InvalidXLogRecPtr)
 		return;
+	note_durable_flushed();
 	if (txn != NULL && max_wal_senders > 0 &&
 		SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0' &&
 		session_sync() > SYNCHRONOUS_COMMIT_LOCAL_FLUSH)
 	{
 		XLogFlush(end);
+		nvm_slot_note_durable(slot, txid);
 		SyncRepWaitForLSN(end, true);
 	}
 	else if (txn != NULL && txn->external_id == 0 &&
 			 session_sync() >= SYNCHRONOUS_COMMIT_LOCAL_FLUSH &&
 			 nvm_durability_through_wal())
+	{
 		XLogFlush(end);
-	else if (!nvm_redo_flusher_request(end))
-		wake_wal_writer(end);
+		nvm_slot_note_durable(slot, txid);
+	}
+	else
+	{
+		note_durable_later(slot, txid, end);
+		if (!nvm_redo_flusher_request(end))
+			wake_wal_writer(end);
+	}
 }
 
 /*
@@ -490,6 +773,7 @@ nvm_redo_log_storage(uint8 op, const NvmTableKey *key, const NvmTableKey *src)
 
 	if (NVM_KEY_KIND(key) != NVM_KIND_PERMANENT || !nvm_redo_needed())
 		return;
+	nvm_redo_wait_writable();
 	memset(&rec, 0, sizeof(rec));
 	rec.key = *key;
 	if (src != NULL)
@@ -498,9 +782,12 @@ nvm_redo_log_storage(uint8 op, const NvmTableKey *key, const NvmTableKey *src)
 	XLogBeginInsert();
 	XLogRegisterData((char *) &rec, sizeof(rec));
 	end = XLogInsert(RM_NVM_ID, XLOG_NVM_STORAGE);
-	/* the table's checkpoint file is stale (nvm_checkpoint.c) */
+	/* the table's checkpoint files are stale: the next capture reads it whole */
 	if (op != XLNVM_STORAGE_DROP && nvm_table_open(key, &t))
+	{
 		nvm_table_note_redo(&t, (uint64) end);
+		nvm_ckpt_mark_whole(&t);
+	}
 }
 
 /*
@@ -533,8 +820,9 @@ nvm_redo_note_version(NvmTable *table, const NvmTableKey *key, uint64 version_no
 	end = XLogInsert(RM_NVM_ID, XLOG_NVM_RESERVE);
 	/* the record is in the WAL before any writer relies on the limit */
 	nvm_table_raise_redo_reserved(table, rec.limit);
+	/* the next checkpoint captures the limit (record 0: no row, the table) */
+	(void) nvm_ckpt_mark(table, 0);
 	nvm_redo_storage_end();
-	/* the table's checkpoint file is stale (nvm_checkpoint.c) */
 	nvm_table_note_redo(table, (uint64) end);
 }
 
@@ -549,7 +837,8 @@ log_table_items(uint8 info, const NvmTableKey *key, const char *items, size_t it
 {
 	const uint64 per_record = 65536;
 
-	if (n == 0 || NVM_KEY_KIND(key) != NVM_KIND_PERMANENT || !nvm_redo_needed())
+	if (n == 0 || NVM_KEY_KIND(key) != NVM_KIND_PERMANENT ||
+		(redo_sink == NULL && !nvm_redo_needed()))
 		return;
 	for (uint64 done = 0; done < n; done += per_record)
 	{
@@ -558,6 +847,12 @@ log_table_items(uint8 info, const NvmTableKey *key, const char *items, size_t it
 		memset(&rec, 0, sizeof(rec));
 		rec.key = *key;
 		rec.nitems = (uint32) Min(per_record, n - done);
+		if (redo_sink != NULL)
+		{
+			sink_append(info, (char *) &rec, sizeof(rec), items + done * item_size,
+						rec.nitems * item_size, NULL, 0);
+			continue;
+		}
 		XLogBeginInsert();
 		XLogRegisterData((char *) &rec, sizeof(rec));
 		XLogRegisterData((char *) (items + done * item_size), rec.nitems * item_size);
@@ -627,11 +922,15 @@ nvm_redo_start(bool after_crash, XLogRecPtr durable_end)
 						marked),
 				 errdetail("A crash may have lost the WAL records of commits in them.")));
 	/*
-	 * durability through the WAL needs an image after this start too; index
-	 * entries a crash lost are put back before anything else
-	 * (claim/nvm_repair.c), so that standbys get them before the rows
+	 * Marked tables are logged again at the first access: only their rows
+	 * a crash may have lost the redo of (nvm_resync.c).  Index entries a
+	 * crash lost are put back before anything else (claim/nvm_repair.c),
+	 * so that standbys get them before the rows.  A start writes no image
+	 * of the pool: where commits are durable through the WAL, the
+	 * checkpoint files and the WAL after them rebuild the pool
+	 * (../checkpoint/nvm_checkpoint.c).
 	 */
-	if (marked > 0 || nvm_durability_through_wal() || nvm_repair_list() != NULL)
+	if (marked > 0 || nvm_repair_list() != NULL)
 		nvm_binding_require_resync();
 }
 

@@ -38,4 +38,25 @@ extern void nvm_redo_log_conflict(const NvmTableKey *key, const uint64 *roots, u
 extern void nvm_redo_start(bool after_crash, XLogRecPtr durable_end);
 extern void nvm_redo_note_tables_logged(const nvm_off *descs, int n, XLogRecPtr end);
 
+/* A checkpoint's cut (../checkpoint/nvm_checkpoint.c); returns the epoch that ended. */
+extern uint64 nvm_redo_capture_cut(uint64 *bounds, XLogRecPtr *lsn);
+
+/* A commit whose rows the checkpoint files hold counts at the next cut (a rebuild's load). */
+extern void nvm_redo_note_final(uint32 slot, uint64 txid);
+
+/* Records logged between begin and end go to out instead of the WAL (in-doubt files). */
+struct StringInfoData;
+extern void nvm_redo_sink_begin(struct StringInfoData *out);
+extern void nvm_redo_sink_end(void);
+
+/* Whether nvm writes may start (durability through the WAL: the checkpoint worker runs). */
+typedef enum NvmRedoWritable
+{
+	NVM_REDO_WRITES_WAIT = 0,	/* after a start, until the worker runs */
+	NVM_REDO_WRITES_OPEN = 1,
+	NVM_REDO_WRITES_CLOSED = 2	/* a clean stop's last capture */
+} NvmRedoWritable;
+extern void nvm_redo_set_writable(NvmRedoWritable state);
+extern void nvm_redo_wait_writable(void);
+
 #endif							/* NVM_REDO_H */

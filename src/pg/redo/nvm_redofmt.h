@@ -142,6 +142,7 @@ typedef struct xl_nvm_resync
 	uint64		next_version;
 	uint32		nrows;
 	uint8		phase;
+	uint8		partial;		/* only rows a crash may have lost: keep the others */
 } xl_nvm_resync;
 
 /*

@@ -76,6 +76,7 @@
 
 #include "access/xlogreader.h"
 #include "access/xlogrecovery.h"
+#include "common/controldata_utils.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
@@ -87,6 +88,7 @@
 #include "utils/hsearch.h"
 #include "utils/timestamp.h"
 
+#include "ckptmark.h"
 #include "gc.h"
 #include "indoubt.h"
 #include "persist.h"
@@ -99,10 +101,14 @@
 #include "nvm_compat.h"
 #include "nvm_settings.h"
 #include "redo/nvm_ckptfile.h"
+#include "redo/nvm_rebuild.h"
+#include "redo/nvm_redo.h"
 #include "redo/nvm_redofmt.h"
 #include "redo/nvm_replay.h"
 
 static NvmTable open_table(const NvmTableKey *key);
+static void replay_commit_data(const char *p, size_t len, XLogRecPtr read, XLogRecPtr end_rec);
+static void replay_locks_data(const char *p, XLogRecPtr read);
 static bool before_file(const NvmTableKey *key, XLogReaderState *record);
 static void resync_begin(const NvmTableKey *key, uint64 next_record, uint64 next_version);
 static void resync_rows(XLogRecPtr where, const char *p, const char *end, uint64 nrows);
@@ -118,6 +124,7 @@ static bool registered_exit = false;
 #define RESYNC_OPEN		PG_UINT64_MAX
 static NvmTable resync_table;
 static bool *resync_listed = NULL;	/* record numbers the primary listed */
+static bool resync_partial = false; /* only lost rows: the others stay */
 static uint64 resync_limit = 0;		/* entries of resync_listed */
 
 /* replay_exit aborts an unfinished replayed commit and gives the slot back. */
@@ -169,12 +176,12 @@ report_full(const NvmTableKey *key)
 }
 
 /*
- * The checkpoint files of a rebuild (checkpoint/nvm_checkpoint.c, nvm_ckptfile.c): each table's
- * file holds it at a position of the WAL, and replay skips the records of
- * that table before it.  The first record replayed loads the files into
- * the new pool, unless an earlier start of this rebuild did (the pool then
- * notes a record applied): a start cut short while loading loads again,
- * which gives each table exactly its file's rows again.
+ * The checkpoint files of a rebuild (redo/nvm_ckptfile.h): the manifest
+ * names each table's files and the WAL position they are as of, and replay
+ * skips the records of that table before it.  The first record replayed
+ * loads the files into the new pool (nvm_rebuild.c), unless an earlier
+ * start of this rebuild did (the pool then notes a record applied): a
+ * start cut short while loading loads again, keeping what it loaded.
  */
 typedef struct FilePosition
 {
@@ -184,36 +191,171 @@ typedef struct FilePosition
 
 static HTAB *file_positions = NULL;
 static bool files_ready = false;
+static XLogRecPtr files_lsn = InvalidXLogRecPtr;	/* the manifest's cut */
 
-/* A load of the files: whether rows are installed, and what was. */
-typedef struct FileLoad
-{
-	bool		rows;
-	uint64		tables;
-	uint64		nrows;
-} FileLoad;
+static bool image_replayed = false;	/* by this process */
 
 /*
- * load_checkpoint_file notes a file's position and, when loading,
- * installs its rows.
+ * load_indoubt replays the records of the in-doubt file seq (transactions
+ * in doubt, prepared row locks), as their records would be.
  */
 static void
-load_checkpoint_file(const NvmCheckpointHeader *h, const char *rows, void *arg)
+load_indoubt(uint64 seq)
 {
-	FileLoad   *fl = (FileLoad *) arg;
-	FilePosition *fp;
-	bool		found;
+	char	   *path = nvm_ckptfile_indoubt_name(seq);
+	NvmCkptError err;
+	NvmCkptReader *r = nvm_ckptreader_open(path, &err);
+	char	   *blob;
+	size_t		len;
+	size_t		off = 0;
 
-	fp = hash_search(file_positions, &h->key, HASH_ENTER, &found);
-	fp->lsn = (XLogRecPtr) h->lsn;
-	if (!fl->rows)
+	if (r == NULL || !nvm_ckptreader_blob(r, &blob, &len, &err))
+		ereport(FATAL,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("could not rebuild the nvm pool: %s", err.msg),
+				 errhint("The nvm pool cannot be rebuilt without it: restore the cluster from a base backup.")));
+	nvm_ckptreader_close(r);
+	while (off + sizeof(NvmCkptRecordHeader) <= len)
+	{
+		NvmCkptRecordHeader rh;
+
+		memcpy(&rh, blob + off, sizeof(rh));
+		off += sizeof(rh);
+		if (off + rh.len > len)
+			break;
+		if (rh.info == XLOG_NVM_COMMIT)
+			replay_commit_data(blob + off, rh.len, InvalidXLogRecPtr, InvalidXLogRecPtr);
+		else if (rh.info == XLOG_NVM_LOCKS)
+			replay_locks_data(blob + off, InvalidXLogRecPtr);
+		off += rh.len;
+	}
+	free(blob);
+}
+
+/*
+ * drop_partial_load drops every table of the pool before a load: a rebuilt
+ * pool holds nothing before its files are loaded but what a load cut short
+ * by a crash wrote (a crash-restart of the server goes on with the pool it
+ * has), whose transaction the crash aborted.
+ */
+static void
+drop_partial_load(void)
+{
+	NvmTableDirEntry *dir = nvm_table_dir();
+	size_t		n = nvm_table_dir_count();
+	uint32		dropped = 0;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		NvmTableKey key;
+
+		if (atomic_load(&dir[i].desc) == 0)
+			continue;
+		memcpy(&key, &dir[i].key, sizeof(key));
+		if (nvm_table_drop(&key))
+			dropped++;
+	}
+	if (dropped > 0)
+		ereport(LOG,
+				(errmsg("nvm: dropped %u nvm tables that a load of the checkpoint files cut short had begun; they are loaded again",
+						dropped)));
+}
+
+/*
+ * load_files loads the tables of m and its in-doubt file into the new pool,
+ * in a transaction of this process's replay slot, and logs what it did.
+ */
+static void
+load_files(const NvmCkptManifest *m)
+{
+	NvmRebuildProgress *p = nvm_rebuild_progress();
+	int			slot;
+	uint64		txid;
+
+	drop_partial_load();
+	replay_begin();
+	nvm_rebuild_load(m, &replay_txn, replay_slot);
+	slot = replay_slot;
+	txid = replay_txn.txid;
+	nvm_txn_commit(&replay_txn);
+	/* after recovery its commit logs nothing: the next cut counts it still */
+	nvm_redo_note_final((uint32) slot, txid);
+	if (m->indoubt_seq != 0)
+		load_indoubt(m->indoubt_seq);
+	ereport(LOG,
+			(errmsg("nvm: loaded the checkpoint files of %u nvm tables (%llu rows, %llu MB) into the rebuilt pool in %.1f s with %d workers",
+					m->ntables, (unsigned long long) pg_atomic_read_u64(&p->rows),
+					(unsigned long long) (pg_atomic_read_u64(&p->bytes) >> 20),
+					(double) (pg_atomic_read_u64(&p->loaded) - pg_atomic_read_u64(&p->started)) / 1e6,
+					(int) pg_atomic_read_u32(&p->workers)),
+			 errdetail("The files are as of %X/%X.", LSN_FORMAT_ARGS((XLogRecPtr) m->lsn))));
+}
+
+/*
+ * check_files_within_wal refuses checkpoint files as of a position (files)
+ * beyond the end of the WAL this start has (wal_end): they hold rows whose
+ * redo is gone (pg_wal restored from an earlier moment, or removed), and
+ * a rebuild from them would serve rows the rest of the cluster never saw.
+ * Reported at elevel: FATAL in the startup process, which stops the
+ * start; ERROR at a first access after recovery, which leaves the pool
+ * unused.
+ */
+static void
+check_files_within_wal(XLogRecPtr files, XLogRecPtr wal_end, int elevel)
+{
+	if (files == InvalidXLogRecPtr || wal_end == InvalidXLogRecPtr || files <= wal_end)
 		return;
-	resync_begin(&h->key, h->next_record, Max(h->next_version, h->reserved));
-	nvm_table_raise_redo_reserved(&resync_table, h->reserved);
-	resync_rows((XLogRecPtr) h->lsn, rows, rows + h->bytes, h->nrows);
-	resync_end();
-	fl->tables++;
-	fl->nrows += h->nrows;
+	ereport(elevel,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("could not rebuild nvm pool \"%s\": its checkpoint files are as of WAL position %X/%X, but the WAL ends at %X/%X",
+					nvm_pool_path_resolved, LSN_FORMAT_ARGS(files), LSN_FORMAT_ARGS(wal_end)),
+			 errdetail("The WAL that the checkpoint files follow is missing."),
+			 errhint("Put back the WAL of the data directory (pg_wal), or restore the cluster from a base backup.")));
+}
+
+/*
+ * wal_end_at_start returns where the WAL this start found ends: where
+ * recovery's replay ended, or, after a clean stop (no recovery), the last
+ * checkpoint's record (a later checkpoint only moves it on).
+ */
+static XLogRecPtr
+wal_end_at_start(void)
+{
+	XLogRecPtr	end = GetXLogReplayRecPtr(NULL);
+
+	if (end == InvalidXLogRecPtr)
+	{
+		bool		crc_ok = false;
+		ControlFileData *cf = get_controlfile(DataDir, &crc_ok);
+
+		if (crc_ok)
+			end = cf->checkPoint;
+		pfree(cf);
+	}
+	return end;
+}
+
+/*
+ * nvm_replay_load_files_now loads a rebuilt pool from its checkpoint files
+ * when recovery replayed no nvm record (or there was no recovery: the
+ * server had stopped cleanly, and its last capture holds every commit):
+ * the binding calls it at the first access (claim/nvm_binding.c).  Files
+ * beyond the WAL are refused (ERROR).  Returns false if there are no
+ * files.
+ */
+bool
+nvm_replay_load_files_now(void)
+{
+	NvmCkptManifest m;
+
+	if (!nvm_ckptfile_manifest_read(&m))
+		return false;
+	check_files_within_wal((XLogRecPtr) m.lsn, wal_end_at_start(), ERROR);
+	load_files(&m);
+	nvm_rebuild_replay_done();
+	replay_exit(0, (Datum) 0);
+	nvm_ckptfile_manifest_free(&m);
+	return true;
 }
 
 /* prepare_files loads the checkpoint files of a rebuild, once. */
@@ -221,7 +363,7 @@ static void
 prepare_files(void)
 {
 	HASHCTL		ctl;
-	FileLoad	fl;
+	NvmCkptManifest m;
 
 	files_ready = true;
 	if (!nvm_binding_is_restore())
@@ -232,19 +374,28 @@ prepare_files(void)
 		nvm_ckptfile_remove_all();
 		return;
 	}
+	if (!nvm_ckptfile_manifest_read(&m))
+		return;
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = sizeof(NvmTableKey);
 	ctl.entrysize = sizeof(FilePosition);
 	ctl.hcxt = TopMemoryContext;
 	file_positions = hash_create("nvm checkpoint files", 256, &ctl,
 								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	memset(&fl, 0, sizeof(fl));
-	fl.rows = nvm_pool_replayed_lsn() == 0;
-	(void) nvm_ckptfile_each(load_checkpoint_file, &fl);
-	if (fl.rows)
-		ereport(LOG,
-				(errmsg("nvm: loaded the checkpoint files of %llu nvm tables (%llu rows) into the rebuilt pool",
-						(unsigned long long) fl.tables, (unsigned long long) fl.nrows)));
+	for (uint32 i = 0; i < m.ntables; i++)
+	{
+		FilePosition *fp = hash_search(file_positions, &m.tables[i].key, HASH_ENTER, NULL);
+
+		fp->lsn = (XLogRecPtr) m.tables[i].lsn;
+	}
+	files_lsn = (XLogRecPtr) m.lsn;
+	nvm_rebuild_note_wal_end();
+	if (nvm_pool_replayed_lsn() == 0)
+		load_files(&m);
+	/* the files are the image of the pool: it serves once replay is consistent */
+	image_replayed = true;
+	nvm_binding_restore_image_replayed();
+	nvm_ckptfile_manifest_free(&m);
 }
 
 /*
@@ -252,14 +403,20 @@ prepare_files(void)
  * before that table's checkpoint file, which holds its effects.
  */
 static bool
-before_file(const NvmTableKey *key, XLogReaderState *record)
+before_file_at(const NvmTableKey *key, XLogRecPtr read)
 {
 	FilePosition *fp;
 
-	if (file_positions == NULL)
+	if (file_positions == NULL || read == InvalidXLogRecPtr)
 		return false;
 	fp = hash_search(file_positions, key, HASH_FIND, NULL);
-	return fp != NULL && record->ReadRecPtr < fp->lsn;
+	return fp != NULL && read < fp->lsn;
+}
+
+static bool
+before_file(const NvmTableKey *key, XLogReaderState *record)
+{
+	return before_file_at(key, record->ReadRecPtr);
 }
 
 /*
@@ -347,7 +504,7 @@ next_version(XLogRecPtr where, const char **p, const char *end, uint16 ntables,
 static bool target_time_passed = false;
 
 static bool
-past_target_time(XLogReaderState *record, const xl_nvm_commit *hdr)
+past_target_time(XLogRecPtr read, XLogRecPtr end_rec, const xl_nvm_commit *hdr)
 {
 	if (target_time_passed)
 		return true;
@@ -358,29 +515,33 @@ past_target_time(XLogReaderState *record, const xl_nvm_commit *hdr)
 	{
 		target_time_passed = true;
 		recoveryTarget = RECOVERY_TARGET_LSN;
-		recoveryTargetLSN = record->EndRecPtr;
+		recoveryTargetLSN = end_rec;
 		recoveryTargetInclusive = false;
 		ereport(LOG,
 				(errmsg("nvm: recovery stops before an nvm commit of %s, past recovery_target_time",
 						timestamptz_to_str(hdr->time)),
 				 errdetail("The nvm commit at %X/%X has no PostgreSQL commit record; recovery stops at the next record.",
-						   LSN_FORMAT_ARGS(record->ReadRecPtr))));
+						   LSN_FORMAT_ARGS(read))));
 	}
 	return target_time_passed;
 }
 
+/*
+ * replay_commit_data replays the body of a COMMIT record (from the WAL at
+ * read .. end_rec, or from a checkpoint's in-doubt file: both invalid).
+ */
 static void
-replay_commit(XLogReaderState *record)
+replay_commit_data(const char *p, size_t len, XLogRecPtr read, XLogRecPtr end_rec)
 {
-	const char *p = XLogRecGetData(record);
-	const char *end = p + XLogRecGetDataLen(record);
+	const char *end = p + len;
 	xl_nvm_commit hdr;
 	NvmTable   *tables;
 
 	replay_begin();
 	memcpy(&hdr, p, sizeof(hdr));
 	p += sizeof(hdr);
-	if ((hdr.flags & XLNVM_COMMIT_CONTINUED) == 0 && open_txid == 0 && past_target_time(record, &hdr))
+	if ((hdr.flags & XLNVM_COMMIT_CONTINUED) == 0 && open_txid == 0 && read != InvalidXLogRecPtr &&
+		past_target_time(read, end_rec, &hdr))
 		return;
 	if (hdr.flags & XLNVM_COMMIT_CONTINUED)
 	{
@@ -391,7 +552,7 @@ replay_commit(XLogReaderState *record)
 			ereport(FATAL,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("could not replay nvm redo at %X/%X: a later part of the commit of nvm transaction %llu without its first parts",
-							LSN_FORMAT_ARGS(record->ReadRecPtr),
+							LSN_FORMAT_ARGS(read),
 							(unsigned long long) hdr.txid),
 					 errdetail("The primary writes the parts of a commit as one group of records; this WAL holds a part without the ones before it."),
 					 errhint("Make the standby again from a new copy of the primary.")));
@@ -406,7 +567,7 @@ replay_commit(XLogReaderState *record)
 
 		memcpy(&ref, p, sizeof(ref));
 		p += sizeof(ref);
-		if (!before_file(&ref.key, record) && known_table(&ref.key, &tables[i]))
+		if (!before_file_at(&ref.key, read) && known_table(&ref.key, &tables[i]))
 			nvm_replica_raise_counters(&tables[i], ref.next_record, ref.next_version);
 		else
 			tables[i].desc = NULL;
@@ -414,7 +575,7 @@ replay_commit(XLogReaderState *record)
 	for (uint32 i = 0; i < hdr.nversions; i++)
 	{
 		NvmReplicaVersion rv;
-		uint16		ti = next_version(record->ReadRecPtr, &p, end, hdr.ntables, &rv);
+		uint16		ti = next_version(read, &p, end, hdr.ntables, &rv);
 
 		if (tables[ti].desc == NULL)
 			continue;
@@ -424,6 +585,8 @@ replay_commit(XLogReaderState *record)
 				report_full(&tables[ti].desc->key);
 				break;
 			case NVM_REPLICA_INSTALLED:
+				/* the next checkpoint of this pool captures it */
+				(void) nvm_ckpt_mark(&tables[ti], rv.record_no);
 				/* what no query of the standby can see any more goes */
 				if ((rv.kind & NVM_VINFO_INSERTED) == 0)
 					nvm_gc_after_update(&tables[ti], rv.record_no);
@@ -459,6 +622,13 @@ replay_commit(XLogReaderState *record)
 		nvm_txn_commit(&replay_txn);
 		open_txid = 0;
 	}
+}
+
+static void
+replay_commit(XLogReaderState *record)
+{
+	replay_commit_data(XLogRecGetData(record), XLogRecGetDataLen(record),
+					   record->ReadRecPtr, record->EndRecPtr);
 }
 
 /*
@@ -521,6 +691,9 @@ replay_storage(XLogReaderState *record)
 		default:
 			elog(PANIC, "nvm redo: unknown storage operation %u", rec.op);
 	}
+	/* a table created, emptied or cloned is captured whole next time */
+	if (rec.op != XLNVM_STORAGE_DROP && nvm_table_open(&rec.key, &t))
+		nvm_ckpt_mark_whole(&t);
 }
 
 static void
@@ -534,6 +707,7 @@ replay_reserve(XLogReaderState *record)
 		return;
 	nvm_replica_raise_counters(&t, 0, rec.limit);
 	nvm_table_raise_redo_reserved(&t, rec.limit);
+	(void) nvm_ckpt_mark(&t, 0);
 }
 
 /*
@@ -553,6 +727,7 @@ resync_begin(const NvmTableKey *key, uint64 next_record, uint64 next_version)
 	resync_listed = MemoryContextAllocZero(TopMemoryContext,
 										   sizeof(bool) * Max(resync_limit, 1));
 	open_txid = RESYNC_OPEN;
+	resync_partial = false;
 }
 
 /*
@@ -568,30 +743,45 @@ resync_rows(XLogRecPtr where, const char *p, const char *end, uint64 nrows)
 		NvmReplicaVersion rv;
 
 		(void) next_version(where, &p, end, 1, &rv);
-		rv.kind = 0;
+		/* a partial resync lists deletions too; a whole one live rows */
+		rv.kind = resync_partial ? (rv.kind & (NVM_VINFO_TOMBSTONE | NVM_VINFO_MOVED)) : 0;
 		if (rv.record_no < resync_limit)
 			resync_listed[rv.record_no] = true;
-		if (nvm_replica_install(&resync_table, &replay_txn, &rv) == NVM_REPLICA_NO_SPACE)
-			report_full(&resync_table.desc->key);
+		switch (nvm_replica_install(&resync_table, &replay_txn, &rv))
+		{
+			case NVM_REPLICA_NO_SPACE:
+				report_full(&resync_table.desc->key);
+				break;
+			case NVM_REPLICA_INSTALLED:
+				(void) nvm_ckpt_mark(&resync_table, rv.record_no);
+				break;
+			case NVM_REPLICA_PRESENT:
+				break;
+		}
 		if (rv.index_root != rv.version_no)
 			nvm_replica_redirect(&resync_table, rv.index_root, rv.record_no);
 	}
 }
 
-/* resync_end deletes every record that was not listed, and commits. */
+/*
+ * resync_end deletes every record that was not listed (unless the resync
+ * is partial), and commits.
+ */
 static void
 resync_end(void)
 {
-	for (uint64 r = 1; r < nvm_table_record_limit(&resync_table); r++)
+	for (uint64 r = 1; !resync_partial && r < nvm_table_record_limit(&resync_table); r++)
 	{
 		NvmVersion *v;
 
 		if (r < resync_limit && resync_listed[r])
 			continue;
 		v = nvm_replica_newest_committed(&resync_table, r);
-		if (v != NULL && !nvm_version_is_tombstone(v) &&
-			nvm_replica_delete(&resync_table, &replay_txn, r) == NVM_REPLICA_NO_SPACE)
+		if (v == NULL || nvm_version_is_tombstone(v))
+			continue;
+		if (nvm_replica_delete(&resync_table, &replay_txn, r) == NVM_REPLICA_NO_SPACE)
 			report_full(&resync_table.desc->key);
+		(void) nvm_ckpt_mark(&resync_table, r);
 	}
 	nvm_txn_commit(&replay_txn);
 	open_txid = 0;
@@ -623,7 +813,10 @@ replay_resync(XLogReaderState *record)
 	{
 		skipping = before_file(&rec.key, record);
 		if (!skipping)
+		{
 			resync_begin(&rec.key, rec.next_record, rec.next_version);
+			resync_partial = rec.partial != 0;
+		}
 		return;
 	}
 	if (skipping)
@@ -654,8 +847,6 @@ replay_resync(XLogReaderState *record)
  * (nvm_binding_restore_image_replayed).  A restore starts replay at the
  * backup's start, so an image cut by it shows an END alone.
  */
-static bool image_replayed = false;	/* by this process */
-
 static void
 replay_image(XLogReaderState *record)
 {
@@ -775,15 +966,14 @@ replay_conflict(XLogReaderState *record)
  * Nobody on a standby takes row locks, so the words are the primary's.
  */
 static void
-replay_locks(XLogReaderState *record)
+replay_locks_data(const char *p, XLogRecPtr read)
 {
-	const char *p = XLogRecGetData(record);
 	xl_nvm_table_items rec;
 	NvmTable	t;
 
 	memcpy(&rec, p, sizeof(rec));
 	p += sizeof(rec);
-	if (before_file(&rec.key, record) || !known_table(&rec.key, &t))
+	if (before_file_at(&rec.key, read) || !known_table(&rec.key, &t))
 		return;
 	for (uint32 i = 0; i < rec.nitems; i++)
 	{
@@ -799,6 +989,12 @@ replay_locks(XLogReaderState *record)
 	}
 	nvm_flush(&t.desc->lock_words, sizeof(nvm_off));
 	nvm_drain();
+}
+
+static void
+replay_locks(XLogReaderState *record)
+{
+	replay_locks_data(XLogRecGetData(record), record->ReadRecPtr);
 }
 
 /*
@@ -888,6 +1084,26 @@ nvm_replay_end(void)
 {
 	if (open_txid != 0)
 		abort_open_commit();
+
+	/*
+	 * A rebuild whose checkpoint files are as of a position the WAL does
+	 * not reach would serve rows whose redo is gone: the WAL after the
+	 * files was removed or lost.  Files not loaded yet (no nvm record was
+	 * replayed: the first access loads them) are checked here too, so that
+	 * the start stops.
+	 */
+	if (files_lsn == InvalidXLogRecPtr && nvm_binding_is_rebuild())
+	{
+		NvmCkptManifest m;
+
+		if (nvm_ckptfile_manifest_read(&m))
+		{
+			files_lsn = (XLogRecPtr) m.lsn;
+			nvm_ckptfile_manifest_free(&m);
+		}
+	}
+	check_files_within_wal(files_lsn, GetXLogReplayRecPtr(NULL), FATAL);
+	nvm_rebuild_replay_done();
 }
 
 static void

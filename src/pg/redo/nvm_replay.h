@@ -17,4 +17,6 @@ extern void nvm_replay_end(void);
 extern int	nvm_replay_resolve_indoubt(uint64 xid64);
 extern void nvm_replay_desc(StringInfo buf, XLogReaderState *record);
 
+extern bool nvm_replay_load_files_now(void);
+
 #endif							/* NVM_REPLAY_H */

@@ -35,6 +35,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
+#include "ckptmark.h"
 #include "pool.h"
 #include "replica.h"
 #include "store.h"
@@ -46,9 +47,13 @@
 /* Row images of one ROWS record, at most. */
 #define RESYNC_ROWS_BYTES	(4 * 1024 * 1024)
 
-/* log_phase writes one RESYNC record of table t. */
+/*
+ * log_phase_partial writes one RESYNC record of table t; partial, the rows
+ * are only those a crash may have lost (the standby keeps the others).
+ */
 static XLogRecPtr
-log_phase(NvmTable *t, uint8 phase, uint32 nrows, const char *rows, size_t len)
+log_phase_partial(NvmTable *t, uint8 phase, uint32 nrows, const char *rows, size_t len,
+				  bool partial)
 {
 	xl_nvm_resync rec;
 
@@ -57,11 +62,19 @@ log_phase(NvmTable *t, uint8 phase, uint32 nrows, const char *rows, size_t len)
 	nvm_table_counters(t, &rec.next_record, &rec.next_version);
 	rec.nrows = nrows;
 	rec.phase = phase;
+	rec.partial = partial ? 1 : 0;
 	XLogBeginInsert();
 	XLogRegisterData((char *) &rec, sizeof(rec));
 	if (len > 0)
 		XLogRegisterData((char *) rows, len);
 	return XLogInsert(RM_NVM_ID, XLOG_NVM_RESYNC);
+}
+
+/* log_phase writes one RESYNC record of table t, of a resync of all its rows. */
+static XLogRecPtr
+log_phase(NvmTable *t, uint8 phase, uint32 nrows, const char *rows, size_t len)
+{
+	return log_phase_partial(t, phase, nrows, rows, len, false);
 }
 
 /*
@@ -107,6 +120,28 @@ nvm_resync_append_row(StringInfo buf, uint64 record_no, const NvmVersion *v)
 	xv.data_len = v->data_len;
 	appendBinaryStringInfo(buf, (char *) &xv, sizeof(xv));
 	appendBinaryStringInfo(buf, v->data, v->data_len);
+}
+
+/*
+ * append_version appends version v of record record_no to buf as a ROWS
+ * record holds it, with its kind (a tombstone has no data).
+ */
+static void
+append_version(StringInfo buf, uint64 record_no, const NvmVersion *v)
+{
+	xl_nvm_version xv;
+	bool		tomb = nvm_version_is_tombstone(v);
+
+	memset(&xv, 0, sizeof(xv));
+	xv.record_no = record_no;
+	xv.version_no = v->version_no;
+	xv.index_root = v->index_root;
+	xv.data_len = tomb ? 0 : v->data_len;
+	xv.kind = (uint8) (atomic_load(&((NvmVersion *) v)->info) &
+					   (NVM_VINFO_TOMBSTONE | NVM_VINFO_MOVED));
+	appendBinaryStringInfo(buf, (char *) &xv, sizeof(xv));
+	if (xv.data_len > 0)
+		appendBinaryStringInfo(buf, v->data, xv.data_len);
 }
 
 /* The rows of a resync being logged: the ROWS record being filled. */
@@ -158,10 +193,66 @@ nvm_resync_log_rows(NvmTable *t, uint64 *total)
 }
 
 /*
- * resync_table logs the committed rows of table t, as one group of records
- * for the standby (nvm_redo.c: no other COMMIT record in between, and no
- * checkpoint record before its end), then clears its mark; returns their
- * number.
+ * creator_lost says whether v's creator committed after its clock slot's
+ * durable watermark (core ckptmark.h): its commit's redo may not be in the
+ * WAL.  A slot with no watermark yet counts every commit as lost.
+ */
+static bool
+creator_lost(const NvmVersion *v)
+{
+	uint64		durable = nvm_slot_durable_txid(nvm_txid_clock_id(v->txid));
+
+	return durable == 0 || nvm_txid_clock_ts(v->txid) > nvm_txid_clock_ts(durable);
+}
+
+/*
+ * log_lost_rows writes the RESYNC records of table t for the records whose
+ * newest committed version (a tombstone included) may have lost its redo
+ * (creator_lost), flagged partial: the standby applies them and keeps the
+ * rest.  Returns the end of END; *total counts the rows.
+ */
+static XLogRecPtr
+log_lost_rows(NvmTable *t, uint64 *total)
+{
+	ResyncRows	rr;
+	XLogRecPtr	end;
+	uint64		limit = nvm_table_record_limit(t);
+
+	rr.t = t;
+	rr.nrows = 0;
+	initStringInfo(&rr.rows);
+	(void) log_phase_partial(t, XLNVM_RESYNC_BEGIN, 0, NULL, 0, true);
+	for (uint64 r = 1; r < limit; r++)
+	{
+		NvmVersion *v = nvm_replica_newest_committed(t, r);
+
+		if (v == NULL || !creator_lost(v))
+			continue;
+		if (rr.rows.len > 0 &&
+			rr.rows.len + sizeof(xl_nvm_version) + v->data_len > RESYNC_ROWS_BYTES)
+		{
+			(void) log_phase_partial(t, XLNVM_RESYNC_ROWS, rr.nrows, rr.rows.data, rr.rows.len, true);
+			resetStringInfo(&rr.rows);
+			rr.nrows = 0;
+		}
+		append_version(&rr.rows, r, v);
+		rr.nrows++;
+		(*total)++;
+		if (r % 4096 == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	if (rr.nrows > 0)
+		(void) log_phase_partial(t, XLNVM_RESYNC_ROWS, rr.nrows, rr.rows.data, rr.rows.len, true);
+	end = log_phase_partial(t, XLNVM_RESYNC_END, 0, NULL, 0, true);
+	pfree(rr.rows.data);
+	return end;
+}
+
+/*
+ * resync_table logs the rows of table t that a crash may have lost the
+ * redo of, as one group of records for the standby (nvm_redo.c: no other
+ * COMMIT record in between, and no checkpoint record before its end), then
+ * clears its mark; returns their number.
  */
 static uint64
 resync_table(NvmTable *t)
@@ -174,7 +265,7 @@ resync_table(NvmTable *t)
 	{
 		uint64		n = 0;
 
-		end = nvm_resync_log_rows(t, &n);
+		end = log_lost_rows(t, &n);
 		total = n;
 	}
 	PG_FINALLY();
@@ -185,6 +276,8 @@ resync_table(NvmTable *t)
 	/* the mark goes once the resync is in the WAL for good */
 	XLogFlush(end);
 	nvm_table_set_redo(t, (uint64) end);
+	/* the next checkpoint captures what it logged */
+	(void) nvm_ckpt_mark(t, 0);
 	return total;
 }
 

@@ -117,14 +117,17 @@ log_prepared_words(void)
 }
 
 /*
- * note_prepared_word remembers, for the standbys' redo, that record_no's
- * word of table is word, which names the transaction being prepared.
+ * note_prepared_word remembers, for the standbys' redo or a checkpoint's
+ * in-doubt file, that record_no's word of table is word, which names a
+ * prepared transaction.  Where neither is written (no redo, and no
+ * in-doubt file being gathered: nvm_redo_log_lock_words says), the words
+ * are dropped when logged.  The capture at the end of recovery gathers
+ * its in-doubt file in the startup process, which writes no redo: the
+ * words must reach its file all the same.
  */
 static void
 note_prepared_word(const NvmTable *table, uint64 record_no, uint64 word)
 {
-	if (!nvm_redo_needed())
-		return;
 	if (prepared_words_table != table->desc || nprepared_words == max_prepared_words)
 	{
 		log_prepared_words();

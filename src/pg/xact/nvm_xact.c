@@ -88,6 +88,7 @@
 #include "nvm_compat.h"
 #include "nvm_routine.h"
 #include "nvm_settings.h"
+#include "redo/nvm_redo.h"
 #include "redo/nvm_replay.h"
 #include "space/nvm_relation.h"
 #include "xact/nvm_commit.h"
@@ -682,7 +683,16 @@ nvm_xact_begin_write(NvmWriteWaiters waiters)
 	ss = &nvm_cc->slots[nvm_slot];
 	if (nvm_txn.txid == NVM_INVALID_TXID)
 	{
-		uint64		txid = nvm_txn_begin_write(&nvm_txn);
+		uint64		txid;
+
+		/*
+		 * After the slot is taken, so that a clean stop that closes writes
+		 * and then waits for the slots in use sees every writer that got
+		 * past this (redo/nvm_redo.c).
+		 */
+		pg_memory_barrier();
+		nvm_redo_wait_writable();
+		txid = nvm_txn_begin_write(&nvm_txn);
 		VirtualTransactionId vxid;
 
 		if (txid == NVM_INVALID_TXID)
