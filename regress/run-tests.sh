@@ -724,9 +724,9 @@ fi
 run_tap()
 {
 	local mode=$1 only=${2:-}
-	local -a tests=() failed_names=()
+	local -a tests=() failed_names=() skipped_names=()
 	local stage=tap-$mode
-	local log=$RUN_DIR/$stage.log tlog rc t name f passed note
+	local log=$RUN_DIR/$stage.log tlog rc t name f passed note skip_note
 	local timeout_s=${NVM_TAP_TEST_TIMEOUT:-900}
 	banner "TAP tests (regress/t/*.pl), nvm.concurrency_control = $mode"
 	if ! have_files 'regress/t/*.pl'; then
@@ -775,8 +775,14 @@ run_tap()
 		cat "$tlog" >>"$log"
 		nvm_stop_all_under "$WORK/tap"
 		# prove's summary says "Result: PASS" only when every test of the
-		# script passed and its plan was met
-		if [ "$rc" -ne 0 ] || ! grep -q '^Result: PASS' "$tlog"; then
+		# script passed and its plan was met, and "Result: NOTESTS" when the
+		# script skipped itself (skip_all: a test that needs what is not
+		# installed, e.g. Citus): it is named in the note and counted
+		# neither passed nor failed
+		if [ "$rc" -eq 0 ] && grep -q '^Result: NOTESTS' "$tlog" &&
+			grep -qE "(^|\] )$t \.+ skipped" "$tlog"; then
+			skipped_names+=("$name")
+		elif [ "$rc" -ne 0 ] || ! grep -q '^Result: PASS' "$tlog"; then
 			if [ "$rc" -eq 124 ]; then
 				failed_names+=("$name (timed out after ${timeout_s}s)")
 			elif grep -q 'Bailout called' "$tlog"; then
@@ -794,13 +800,18 @@ run_tap()
 	rm -f "$tlog"
 	cp -r "$WORK/tap/tmp_check/log" "$RUN_DIR/$stage-logs" 2>/dev/null || true
 
-	passed=$((${#tests[@]} - ${#failed_names[@]}))
+	passed=$((${#tests[@]} - ${#failed_names[@]} - ${#skipped_names[@]}))
+	skip_note=
+	if [ "${#skipped_names[@]}" -gt 0 ]; then
+		skip_note=$(printf '%s, ' "${skipped_names[@]}")
+		skip_note="skipped: ${skip_note%, }"
+	fi
 	if [ "${#failed_names[@]}" -eq 0 ]; then
-		record "$stage" ok "$passed" 0 ""
+		record "$stage" ok "$passed" 0 "$skip_note"
 		return
 	fi
 	note=$(printf '%s, ' "${failed_names[@]}")
-	record "$stage" FAILED "$passed" "${#failed_names[@]}" "${note%, } (logs: ${RUN_DIR#"$ROOT"/}/$stage-logs)"
+	record "$stage" FAILED "$passed" "${#failed_names[@]}" "${note%, }${skip_note:+; $skip_note} (logs: ${RUN_DIR#"$ROOT"/}/$stage-logs)"
 }
 
 if ! skipped tap NVM_SKIP_TAP; then
