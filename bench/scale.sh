@@ -27,7 +27,7 @@
 #	                 (seconds and bytes, as above);
 #	    power loss   a CHECKPOINT, --crash-seconds of single-row UPDATEs
 #	                 (--clients clients, at --rate transactions a second
-#	                 in all, so both replay as much), then SIGKILL to every
+#	                 in all, so both replay as many updates), then SIGKILL to every
 #	                 server process; for nvm a new boot of the operating
 #	                 system on top (nvm.debug_boot_id, as the tests do), so
 #	                 its start finds the pool perhaps torn and rebuilds it
@@ -67,7 +67,8 @@
 #	--rounds R				rounds per size (default 3)
 #	--updates U				single-row UPDATEs before the measured checkpoint (default 200)
 #	--crash-seconds S		seconds of updates before the power loss (default 60)
-#	--rate TPS				their rate, all clients together (default 500; 0: as fast as they go)
+#	--rate TPS				their rate, all clients together (default 250, which both reach
+#							on a loaded 2-core machine; 0: as fast as they go)
 #	--clients C				their clients (default 2)
 #	--shared-buffers SIZE	shared_buffers of both clusters (default 512MB)
 #	--pool-size SIZE		nvm.pool_size (default N x 320 bytes, at least 1GB, in steps of 256MB)
@@ -91,7 +92,7 @@ SIZES="200000 2000000 10000000"
 ROUNDS=3
 UPDATES=200
 CRASH_SECONDS=60
-RATE=500
+RATE=250
 CLIENTS=2
 SHARED_BUFFERS=512MB
 POOL_SIZE=
@@ -126,7 +127,6 @@ OUT=${OUT:-$ROOT/build-bench/scale-$(date -u +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT/logs"
 OUT=$(cd "$OUT" && pwd)
 CONTENDERS=(heap nvm)
-CLK_TCK=$(getconf CLK_TCK)
 
 trap 'nvm_cleanup' EXIT
 trap 'nvm_cleanup; exit 130' INT TERM
@@ -160,7 +160,9 @@ mb() { awk -v b="$1" 'BEGIN { printf "%.3f", b / 1048576 }'; }
 # buffers x 8 kB, plus the pool's checkpoint files; "TOTAL BUFFERS POOL"
 ckpt_bytes()
 {
+	# shellcheck disable=SC2034 # set by the eval of day_log_sum's lines
 	local CHECKPOINTS CKPT_BUFFERS CKPT_SECONDS POOL_CKPTS POOL_FILES POOL_KB POOL_ROWS POOL_KEPT IMAGES
+	# shellcheck disable=SC2034
 	local IMAGE_ROWS IMAGE_MB REDO_SECONDS REBUILDS LOADED_ROWS
 	eval "$(day_log_sum "$1" "$2")"
 	echo "$((CKPT_BUFFERS * 8192 + POOL_KB * 1024)) $((CKPT_BUFFERS * 8192)) $((POOL_KB * 1024)) $POOL_ROWS $CHECKPOINTS"
@@ -237,8 +239,10 @@ updates()
 # round_once C: the three steps on C; a line of rounds.csv
 round_once()
 {
-	local c=$1 up ck st stop_s lsn0 lsn1 off rs t0 rck crash lsn_a lsn_b first all_s got want
+	local c=$1 up ck st stop_s lsn0 lsn1 off t0 rck crash lsn_a lsn_b first all_s got want
+	# shellcheck disable=SC2034 # set by the eval of day_log_sum's lines
 	local CHECKPOINTS CKPT_BUFFERS CKPT_SECONDS POOL_CKPTS POOL_FILES POOL_KB POOL_ROWS POOL_KEPT IMAGES
+	# shellcheck disable=SC2034
 	local IMAGE_ROWS IMAGE_MB REDO_SECONDS REBUILDS LOADED_ROWS image_mb
 	local dir=${DAY_DIR[$c]}
 

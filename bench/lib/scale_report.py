@@ -37,7 +37,8 @@ ROUND_COLUMNS = [
 # the ratios nvm / heap shown, per round
 RATIO_COLUMNS = ["ckpt_s", "ckpt_mb", "restart_s", "restart_wal_mb", "recovery_first_s",
                  "recovery_all_s"]
-# the plot's panels: (file, column, title, y label)
+# the plot's panels: (file, column, title, y label); bytes per row on a
+# linear axis from 0, the others log-log where every value is positive
 PANELS = [
     ("sizes", "load_s", "load (INSERT of N rows)", "s"),
     ("rounds", "ckpt_s", "checkpoint after the updates", "s"),
@@ -194,7 +195,9 @@ def plot(sizes, rounds, path):
             if xs:
                 ax.errorbar(xs, ys, yerr=[lo, hi], fmt=style, capsize=3, label=c)
         ax.set_xscale("log")
-        if positive:
+        if col == "bytes_per_row":
+            ax.set_ylim(bottom=0)
+        elif positive:
             ax.set_yscale("log")
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("rows")
