@@ -6,7 +6,9 @@
      fixed shift of runs without them), the targets and report of a
      synthetic run, the consistency checks after each run (a failed one is
      shown), the PostgreSQL version the report names, and the descriptors (every one loads, a new one is a single
-     file, the family keys autovacuum and check).  Run by meson test (the
+     file, the family keys autovacuum and check); for bench/steady.sh and
+     bench/scale.sh, what the server log says (serverlog.py), checkpoint
+     bytes and costs per transaction, and per-round ratios.  Run by meson test (the
      unit suite of regress/run-tests.sh) and by hand:
          python3 bench/lib/test_bench.py
 """
@@ -23,6 +25,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report  # noqa: E402
 import report_common  # noqa: E402
 import report_load  # noqa: E402
+import scale_report  # noqa: E402
+import serverlog  # noqa: E402
+import steady_report  # noqa: E402
 import workloads  # noqa: E402
 
 
@@ -724,6 +729,96 @@ class Descriptors(unittest.TestCase):
                         'factor = 2\n')
             with self.assertRaisesRegex(workloads.DescriptorError, "unknown key"):
                 workloads.load(d)
+
+
+class ServerDay(unittest.TestCase):
+    """bench/steady.sh and bench/scale.sh: what the server log says
+    (serverlog.py), the per-transaction costs and per-round ratios of
+    steady_report.py, and scale_report.py's rounds paired by number."""
+
+    LOG = "\n".join([
+        "2026-12-07 06:11:26.092 UTC [1] LOG:  checkpoint starting: time",
+        "2026-12-07 06:11:26.168 UTC [1] LOG:  checkpoint complete: wrote 4 buffers (0.0%); 0 WAL file(s) "
+        "added, 0 removed, 0 recycled; write=0.018 s, sync=0.019 s, total=0.076 s; sync files=3, "
+        "longest=0.017 s, average=0.007 s; distance=0 kB, estimate=0 kB",
+        "2026-12-07 06:12:11.260 UTC [2] LOG:  nvm: checkpoint of the pool: wrote the files of 2 nvm tables "
+        "(20000 rows, 3066 kB), kept 1 unchanged, removed 0; logged 0 prepared transactions",
+        "2026-12-07 06:12:12.168 UTC [1] LOG:  checkpoint complete: wrote 10 buffers (0.0%); 0 WAL file(s) "
+        "added, 0 removed, 0 recycled; write=0.018 s, sync=0.019 s, total=1.500 s; sync files=3, "
+        "longest=0.017 s, average=0.007 s; distance=0 kB, estimate=0 kB",
+        "2026-12-07 06:12:13.507 UTC [3] LOG:  nvm: logged the rows of 1 nvm tables (20000 rows, "
+        "0 prepared transactions, 3 MB of WAL) as the image of the pool at the start of the server",
+        "2026-12-07 06:12:28.474 UTC [4] LOG:  nvm: nvm pool \"/x/pg_nvm/pool\" is perhaps torn after a "
+        "crash of the operating system, a power loss or a reboot: it is rebuilt from the WAL",
+        "2026-12-07 06:12:31.326 UTC [5] LOG:  nvm: loaded the checkpoint files of 1 nvm tables "
+        "(20000 rows) into the rebuilt pool",
+        "2026-12-07 06:12:31.358 UTC [5] LOG:  redo done at 0/2337C98 system usage: CPU: user: 0.01 s, "
+        "system: 0.02 s, elapsed: 0.17 s",
+    ])
+
+    def test_log_summary(self):
+        s = serverlog.summarize(self.LOG)
+        self.assertEqual((s.checkpoints, s.ckpt_buffers), (2, 14))
+        self.assertAlmostEqual(s.ckpt_seconds, 1.576)
+        self.assertEqual((s.pool_ckpts, s.pool_files, s.pool_rows, s.pool_kb, s.pool_kept),
+                         (1, 2, 20000, 3066, 1))
+        self.assertEqual((s.images, s.image_rows, s.image_mb), (1, 20000, 3))
+        self.assertEqual((s.rebuilds, s.loaded_rows), (1, 20000))
+        self.assertAlmostEqual(s.redo_seconds, 0.17)
+        self.assertEqual(serverlog.summarize("LOG:  database system is ready").redo_seconds, -1.0)
+
+    def test_log_from_offset_to_end(self):
+        with tempfile.NamedTemporaryFile("w", delete=False) as f:
+            f.write(self.LOG + "\n")
+        try:
+            first = len(self.LOG.splitlines()[0]) + 1
+            two = first + len(self.LOG.splitlines()[1]) + 1
+            s = serverlog.summarize(serverlog.read_from(f.name, first, two))
+            self.assertEqual((s.checkpoints, s.ckpt_buffers, s.pool_ckpts), (1, 4, 0))
+            s = serverlog.summarize(serverlog.read_from(f.name, two))
+            self.assertEqual((s.checkpoints, s.pool_kb), (1, 3066))
+        finally:
+            os.unlink(f.name)
+
+    @staticmethod
+    def line(contender, rnd, tps, txns, buffers, pool_kb, cpu):
+        return {"workload": "tpcb", "contender": contender, "round": str(rnd), "tps": str(tps),
+                "txns": str(txns), "ckpt_buffers": str(buffers), "pool_kb": str(pool_kb),
+                "wal_bytes": "0", "wal_fpi": "0", "wal_syncs": "0", "watch_write_bytes": "",
+                "server_cpu_s": str(cpu)}
+
+    def test_steady_checkpoint_bytes_per_transaction(self):
+        # nvm's checkpoints write buffers (index, catalog) and pool files
+        r = self.line("nvm", 1, 100, 1000, 10, 2000, 1.0)
+        self.assertEqual(steady_report.ckpt_bytes(r), 10 * 8192 + 2000 * 1024)
+        per_txn = dict((n, f) for n, _, f in steady_report.COSTS)
+        self.assertAlmostEqual(per_txn["ckpt_bytes"](r), (10 * 8192 + 2000 * 1024) / 1000)
+        self.assertAlmostEqual(per_txn["cpu_us"](r), 1000.0)
+        self.assertIsNone(per_txn["watch_bytes"](r))
+
+    def test_steady_ratios_pair_rounds(self):
+        runs = [self.line("heap", 1, 100, 1, 0, 0, 1), self.line("nvm", 1, 80, 1, 0, 0, 1),
+                self.line("heap", 2, 50, 1, 0, 0, 1), self.line("nvm", 2, 60, 1, 0, 0, 1),
+                self.line("nvm", 3, 70, 1, 0, 0, 1)]   # a round heap lacks: left out
+        med, lo, hi = steady_report.ratios(runs, "tpcb", "nvm", "heap", lambda r: float(r["tps"]))
+        self.assertAlmostEqual(lo, 0.8)
+        self.assertAlmostEqual(hi, 1.2)
+        self.assertAlmostEqual(med, 1.0)
+        text = "\n".join(steady_report.render(
+            [dict(r, checkpoints="1", ckpt_logged="1", ckpt_logged_s="0.5", check="-", failed="0",
+                  retried="0", load1="1") for r in runs], []))
+        self.assertIn("| nvm | 70.0 (60.0–80.0) | 1.00 (0.800–1.20) |", text)
+
+    def test_scale_ratios_pair_rounds_and_sizes(self):
+        rounds = [{"rows": "200", "contender": "heap", "round": "1", "ckpt_s": "0.1"},
+                  {"rows": "200", "contender": "nvm", "round": "1", "ckpt_s": "0.4"},
+                  {"rows": "200", "contender": "heap", "round": "2", "ckpt_s": "0.2"},
+                  {"rows": "200", "contender": "nvm", "round": "2", "ckpt_s": "0.2"},
+                  {"rows": "2000", "contender": "nvm", "round": "1", "ckpt_s": "9"}]
+        med, lo, hi = scale_report.round_ratios(rounds, "200", "ckpt_s")
+        self.assertEqual((lo, hi), (1.0, 4.0))
+        self.assertAlmostEqual(med, 2.5)
+        self.assertIsNone(scale_report.round_ratios(rounds, "2000", "ckpt_s"))
 
 
 if __name__ == "__main__":
