@@ -15,16 +15,21 @@
 #	                 wrote, and the bytes it wrote: the buffers of its
 #	                 "checkpoint complete" log line (8 kB each: heap's table
 #	                 and index, nvm's index and catalog) plus, for nvm, the
-#	                 checkpoint files of the pool ("checkpoint of the pool:
-#	                 wrote the files of ...", log_checkpoints = on; the
-#	                 write_bytes of the "nvm backup watch" worker in
+#	                 checkpoint files of the pool its capture wrote (the
+#	                 bytes_written of the view nvm_checkpoints, exact; the
+#	                 log's "checkpoint of the pool at a checkpoint: wrote K
+#	                 kB (R rows) ...", log_checkpoints = on, for its rows;
+#	                 the write_bytes of the "nvm backup watch" worker in
 #	                 /proc/PID/io as a cross-check);
-#	    restart      a clean stop (pg_ctl stop -m fast: its seconds) and a
-#	                 start, timed until a single-row SELECT answers; the WAL
-#	                 written from before the stop until the WAL rests 2 s
-#	                 after the start (nvm logs an image of the pool at
-#	                 every start), and the first CHECKPOINT after the start
-#	                 (seconds and bytes, as above);
+#	    restart      a clean stop (pg_ctl stop -m fast: its seconds; nvm
+#	                 captures the pool into its checkpoint files at the stop:
+#	                 the kB its log line says) and a start, timed until a
+#	                 single-row SELECT answers; the WAL written from before
+#	                 the stop until the WAL rests 2 s after the start (the
+#	                 engine before incremental checkpoints logged an image
+#	                 of the pool at every start: its MB as the log said),
+#	                 and the first CHECKPOINT after the start (seconds and
+#	                 bytes, as above);
 #	    power loss   a CHECKPOINT, --crash-seconds of single-row UPDATEs
 #	                 (--clients clients, at --rate transactions a second
 #	                 in all, so both replay as many updates), then SIGKILL to every
@@ -37,7 +42,10 @@
 #	                 cold); the start timed until a single-row SELECT
 #	                 answers and until a count and sum of every row do,
 #	                 which must find every row and every acknowledged
-#	                 update (the sum of n); redo seconds from the log.
+#	                 update (the sum of n); redo seconds from the log; for
+#	                 nvm the seconds of the rebuild's load of the checkpoint
+#	                 files and of the replay after it, and its workers (the
+#	                 view nvm_rebuild).
 #	  Per size and contender, once after the load: the load's seconds (one
 #	  INSERT ... SELECT of N rows into the table with its primary key), the
 #	  first CHECKPOINT after it (seconds, bytes), and bytes per row: heap
@@ -157,23 +165,29 @@ pool_size_for()
 mb() { awk -v b="$1" 'BEGIN { printf "%.3f", b / 1048576 }'; }
 
 # ckpt_bytes C OFFSET: the bytes the checkpoints logged from OFFSET on wrote:
-# buffers x 8 kB, plus the pool's checkpoint files; "TOTAL BUFFERS POOL"
+# buffers x 8 kB, plus the pool's checkpoint files; "TOTAL BUFFERS POOL
+# POOL_ROWS CHECKPOINTS POOL_CAPTURES"
 ckpt_bytes()
 {
 	# shellcheck disable=SC2034 # set by the eval of day_log_sum's lines
 	local CHECKPOINTS CKPT_BUFFERS CKPT_SECONDS POOL_CKPTS POOL_FILES POOL_KB POOL_ROWS POOL_KEPT IMAGES
 	# shellcheck disable=SC2034
-	local IMAGE_ROWS IMAGE_MB REDO_SECONDS REBUILDS LOADED_ROWS
+	local IMAGE_ROWS IMAGE_MB REDO_SECONDS REBUILDS LOADED_ROWS POOL_CHANGED POOL_WHOLE POOL_SECONDS
+	# shellcheck disable=SC2034
+	local MERGES MERGED_KB LOAD_SECONDS LOAD_WORKERS
 	eval "$(day_log_sum "$1" "$2")"
-	echo "$((CKPT_BUFFERS * 8192 + POOL_KB * 1024)) $((CKPT_BUFFERS * 8192)) $((POOL_KB * 1024)) $POOL_ROWS $CHECKPOINTS"
+	echo "$((CKPT_BUFFERS * 8192 + POOL_KB * 1024)) $((CKPT_BUFFERS * 8192)) $((POOL_KB * 1024)) $POOL_ROWS $CHECKPOINTS $POOL_CKPTS"
 }
 
 # timed_checkpoint C: a CHECKPOINT, with what it wrote; prints
-# "SECONDS TOTAL_BYTES BUFFER_BYTES POOL_BYTES POOL_ROWS WAL_BYTES WATCH_BYTES"
+# "SECONDS TOTAL_BYTES BUFFER_BYTES POOL_BYTES POOL_ROWS WAL_BYTES WATCH_BYTES";
+# nvm's POOL_BYTES are those of nvm_checkpoints (the log's kB when the view
+# saw no capture)
 timed_checkpoint()
 {
-	local c=$1 off l0 l1 t0 s w0 w1 _p b checkpoints
+	local c=$1 off l0 l1 t0 s w0 w1 _p b checkpoints v0 v1
 	off=$(day_log_size "$c")
+	read -r -a v0 < <(day_pool_ckpt "$c")
 	read -r _p w0 < <(day_watch_io "$c")
 	l0=$(day_lsn "$c")
 	t0=$EPOCHREALTIME
@@ -188,6 +202,11 @@ timed_checkpoint()
 		[ "$checkpoints" -lt 1 ] || break
 		sleep 0.1
 	done
+	read -r -a v1 < <(day_pool_ckpt "$c")
+	if [ "${v1[1]}" -gt "${v0[1]}" ]; then
+		b[2]=$((v1[0] - v0[0]))
+		b[0]=$((b[1] + b[2]))
+	fi
 	echo "$s ${b[0]} ${b[1]} ${b[2]} ${b[3]} $((l1 - l0)) $((w1 - w0))"
 }
 
@@ -239,11 +258,13 @@ updates()
 # round_once C: the three steps on C; a line of rounds.csv
 round_once()
 {
-	local c=$1 up ck st stop_s lsn0 lsn1 off t0 rck crash lsn_a lsn_b first all_s got want
+	local c=$1 up ck st stop_s lsn0 lsn1 off t0 rck crash lsn_a lsn_b first all_s got want rb
 	# shellcheck disable=SC2034 # set by the eval of day_log_sum's lines
 	local CHECKPOINTS CKPT_BUFFERS CKPT_SECONDS POOL_CKPTS POOL_FILES POOL_KB POOL_ROWS POOL_KEPT IMAGES
 	# shellcheck disable=SC2034
-	local IMAGE_ROWS IMAGE_MB REDO_SECONDS REBUILDS LOADED_ROWS image_mb
+	local IMAGE_ROWS IMAGE_MB REDO_SECONDS REBUILDS LOADED_ROWS POOL_CHANGED POOL_WHOLE POOL_SECONDS
+	# shellcheck disable=SC2034
+	local MERGES MERGED_KB LOAD_SECONDS LOAD_WORKERS image_mb stop_pool_bytes
 	local dir=${DAY_DIR[$c]}
 
 	# the checkpoint after --updates single-row updates
@@ -265,6 +286,7 @@ round_once()
 	lsn1=$(day_lsn "$c")
 	eval "$(day_log_sum "$c" "$off")"
 	image_mb=$IMAGE_MB
+	stop_pool_bytes=$((POOL_KB * 1024))
 	read -r -a rck < <(timed_checkpoint "$c")
 
 	# a power loss after a checkpoint and --crash-seconds of updates
@@ -285,6 +307,7 @@ round_once()
 	read -r -a first < <(day_start_timed "$c" postgres "SELECT n FROM t WHERE id = 1")
 	got=$(day_psql "$c" postgres "SELECT count(*) || '/' || sum(n) FROM t")
 	all_s=$(day_since "${first[1]}")
+	read -r -a rb < <(day_rebuild "$c")
 	want="$ROWS/${TOTAL[$c]}"
 	day_wal_quiet "$c" 2
 	eval "$(day_log_sum "$c" "$off")"
@@ -294,12 +317,12 @@ round_once()
 	else
 		got=ok
 	fi
-	echo "$ROWS,$c,$ROUND,${up[1]},${ck[0]},${ck[1]},${ck[2]},${ck[3]},${ck[4]},${ck[6]},${ck[5]},$stop_s,${st[0]},$((lsn1 - lsn0)),$image_mb,${rck[0]},${rck[1]},${crash[0]},${crash[1]},$((lsn_b - lsn_a)),${first[0]},$all_s,$REDO_SECONDS,$REBUILDS,$LOADED_ROWS,$got" >>"$OUT/rounds.csv"
+	echo "$ROWS,$c,$ROUND,${up[1]},${ck[0]},${ck[1]},${ck[2]},${ck[3]},${ck[4]},${ck[6]},${ck[5]},$stop_s,${st[0]},$((lsn1 - lsn0)),$image_mb,${rck[0]},${rck[1]},${crash[0]},${crash[1]},$((lsn_b - lsn_a)),${first[0]},$all_s,$REDO_SECONDS,$REBUILDS,$LOADED_ROWS,$got,$stop_pool_bytes,${rb[1]},${rb[2]},${rb[4]}" >>"$OUT/rounds.csv"
 	nvm_log "$c, $ROWS rows, round $ROUND: checkpoint ${ck[0]} s $(mb "${ck[1]}") MB; restart ${st[0]} s, $(mb $((lsn1 - lsn0))) MB of WAL; power loss: first query ${first[0]} s, every row ${all_s} s ($got)" >&2
 }
 
 echo "rows,contender,load_s,load_ckpt_s,load_ckpt_bytes,table_bytes,index_bytes,pool_used_bytes,ckpt_files_bytes,bytes_per_row,ckpt_file_bytes_per_row" >"$OUT/sizes.csv"
-echo "rows,contender,round,update_tps,ckpt_s,ckpt_bytes,ckpt_buffer_bytes,ckpt_pool_bytes,ckpt_pool_rows,ckpt_watch_bytes,ckpt_wal_bytes,stop_s,restart_s,restart_wal_bytes,restart_image_mb,restart_ckpt_s,restart_ckpt_bytes,crash_updates,crash_tps,crash_wal_bytes,recovery_first_s,recovery_all_s,redo_s,rebuilt,loaded_rows,rows_ok" >"$OUT/rounds.csv"
+echo "rows,contender,round,update_tps,ckpt_s,ckpt_bytes,ckpt_buffer_bytes,ckpt_pool_bytes,ckpt_pool_rows,ckpt_watch_bytes,ckpt_wal_bytes,stop_s,restart_s,restart_wal_bytes,restart_image_mb,restart_ckpt_s,restart_ckpt_bytes,crash_updates,crash_tps,crash_wal_bytes,recovery_first_s,recovery_all_s,redo_s,rebuilt,loaded_rows,rows_ok,stop_pool_bytes,rebuild_load_s,rebuild_replay_s,rebuild_workers" >"$OUT/rounds.csv"
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 T_START=$(date -u '+%Y-%m-%d %H:%M UTC')
 UPTIMES=()

@@ -32,10 +32,13 @@
 #		checkpoints completed and the buffers they wrote
 #		(pg_stat_bgwriter.buffers_checkpoint x 8 kB; 17 and later
 #		pg_stat_checkpointer), and for nvm the checkpoint files of the pool
-#		they wrote, from the server log ("nvm: checkpoint of the pool: wrote
-#		the files of T nvm tables (R rows, K kB)", log_checkpoints = on),
-#		with the write_bytes of the "nvm backup watch" worker that writes
-#		them (/proc/PID/io) as a cross-check
+#		they wrote: the bytes of the captures and of the merges of files
+#		between checkpoints (the view nvm_checkpoints, exact), the tables
+#		and rows from the server log ("nvm: checkpoint of the pool at a
+#		checkpoint: wrote K kB (R rows) for D changed and B whole nvm
+#		tables, ...", log_checkpoints = on), with the write_bytes of the
+#		"nvm backup watch" worker that writes them (/proc/PID/io) as a
+#		cross-check
 #		the server's CPU (user + system of every process of the cluster,
 #		with the children each reaped, from /proc)
 #		server-side TPC-C: the consistency conditions after every run
@@ -236,9 +239,10 @@ check()
 run_once()
 {
 	local c=$1 w=$2 r=$3 fam=${WL_FAMILY[$2]} out s0 s1 cpu0 cpu1 p0 wb0 p1 wb1 off0 off1 args j
-	local txns tps failed retried chk
+	local txns tps failed retried chk v0 v1
 	local CHECKPOINTS CKPT_BUFFERS CKPT_SECONDS POOL_CKPTS POOL_FILES POOL_KB POOL_ROWS POOL_KEPT IMAGES
-	local IMAGE_ROWS IMAGE_MB REDO_SECONDS REBUILDS LOADED_ROWS
+	local IMAGE_ROWS IMAGE_MB REDO_SECONDS REBUILDS LOADED_ROWS POOL_CHANGED POOL_WHOLE POOL_SECONDS
+	local MERGES MERGED_KB LOAD_SECONDS LOAD_WORKERS
 	eval "args=(${WL_ARGS[$w $CLIENTS]})"
 	j=$((CLIENTS < NPROC ? CLIENTS : NPROC))
 	out=$OUT/logs/run-$w-$c-r$r.txt
@@ -248,6 +252,7 @@ run_once()
 	read -r -a s0 < <(day_stats "$c")
 	cpu0=$(day_cpu_ticks "$c")
 	read -r p0 wb0 < <(day_watch_io "$c")
+	read -r -a v0 < <(day_pool_ckpt "$c")
 	off0=$(day_log_size "$c")
 	echo "# pgbench ${args[*]} -n -M prepared -c $CLIENTS -j $j -T $SECONDS_RUN --max-tries=$MAX_TRIES --failures-detailed ($DAY_PGOPTIONS)" >"$out"
 	day_pgbench "$c" "${args[@]}" -n -M prepared -c "$CLIENTS" -j "$j" -T "$SECONDS_RUN" \
@@ -256,6 +261,7 @@ run_once()
 	read -r -a s1 < <(day_stats "$c")
 	cpu1=$(day_cpu_ticks "$c")
 	read -r p1 wb1 < <(day_watch_io "$c")
+	read -r -a v1 < <(day_pool_ckpt "$c")
 	off1=$(day_log_size "$c")
 	eval "$(day_log_sum "$c" "$off0" "$off1")"
 	txns=$(awk '/^number of transactions actually processed/ { split($NF, a, "/"); print a[1]; exit }' "$out")
@@ -264,13 +270,13 @@ run_once()
 	retried=$(awk '/^number of transactions retried/ { print $5; exit }' "$out")
 	chk=$(check "$c" "$fam")
 	[ "$p0" = "$p1" ] || wb0=-1		# the worker restarted: no cross-check
-	echo "$w,$c,$r,$SECONDS_RUN,$CLIENTS,${tps:-0},${txns:-0},${failed:-0},${retried:-0},$((s1[0] - s0[0])),$((s1[1] - s0[1])),$((s1[2] - s0[2])),$((s1[3] - s0[3])),$((s1[4] - s0[4])),$((s1[5] - s0[5])),$CHECKPOINTS,$CKPT_SECONDS,$POOL_CKPTS,$POOL_FILES,$POOL_KB,$POOL_ROWS,$([ "$wb0" = -1 ] && echo '' || echo $((wb1 - wb0))),$(awk -v a="$cpu0" -v b="$cpu1" -v hz="$CLK_TCK" 'BEGIN { printf "%.2f", (b - a) / hz }'),$(cut -d' ' -f1 /proc/loadavg),$chk" >>"$OUT/steady.csv"
+	echo "$w,$c,$r,$SECONDS_RUN,$CLIENTS,${tps:-0},${txns:-0},${failed:-0},${retried:-0},$((s1[0] - s0[0])),$((s1[1] - s0[1])),$((s1[2] - s0[2])),$((s1[3] - s0[3])),$((s1[4] - s0[4])),$((s1[5] - s0[5])),$CHECKPOINTS,$CKPT_SECONDS,$POOL_CKPTS,$POOL_FILES,$POOL_KB,$POOL_ROWS,$([ "$wb0" = -1 ] && echo '' || echo $((wb1 - wb0))),$(awk -v a="$cpu0" -v b="$cpu1" -v hz="$CLK_TCK" 'BEGIN { printf "%.2f", (b - a) / hz }'),$(cut -d' ' -f1 /proc/loadavg),$chk,$((v1[0] - v0[0])),$((v1[3] - v0[3])),$POOL_CHANGED,$POOL_WHOLE" >>"$OUT/steady.csv"
 	if [ "$chk" != ok ] && [ "$chk" != - ]; then nvm_warn "$c, $w round $r: consistency check: $chk"; fi
-	nvm_log "  $c: ${tps:-?} tps, $((s1[4] - s0[4])) checkpoints, pool files ${POOL_KB} kB, check $chk" >&2
+	nvm_log "  $c: ${tps:-?} tps, $((s1[4] - s0[4])) checkpoints, pool files $(((v1[0] - v0[0]) >> 10)) kB (merges $(((v1[3] - v0[3]) >> 10)) kB), check $chk" >&2
 }
 
 DAY_PGOPTIONS='-c default_transaction_isolation=repeatable\ read'
-echo "workload,contender,round,seconds,clients,tps,txns,failed,retried,wal_records,wal_fpi,wal_bytes,wal_syncs,checkpoints,ckpt_buffers,ckpt_logged,ckpt_logged_s,pool_ckpts,pool_files,pool_kb,pool_rows,watch_write_bytes,server_cpu_s,load1,check" >"$OUT/steady.csv"
+echo "workload,contender,round,seconds,clients,tps,txns,failed,retried,wal_records,wal_fpi,wal_bytes,wal_syncs,checkpoints,ckpt_buffers,ckpt_logged,ckpt_logged_s,pool_ckpts,pool_files,pool_kb,pool_rows,watch_write_bytes,server_cpu_s,load1,check,pool_bytes,merged_bytes,pool_changed,pool_whole" >"$OUT/steady.csv"
 echo "family,contender,load_s,database_bytes,pool_used_bytes" >"$OUT/sizes.csv"
 : >"$OUT/uptime.txt"
 T_START=$(date -u '+%Y-%m-%d %H:%M UTC')

@@ -30,6 +30,11 @@
 #								buffers_checkpoint insert_lsn (bytes)
 #	day_lsn C					the WAL's insert position, in bytes
 #	day_watch_io C				"PID WRITE_BYTES" of the "nvm backup watch" worker
+#	day_pool_ckpt C				"BYTES CAPTURES SECONDS MERGED_BYTES" the checkpoints of
+#								the pool wrote since the server started (nvm_checkpoints;
+#								"0 0 0 0" for heap)
+#	day_rebuild C				"STATE LOAD_S REPLAY_S ROWS WORKERS" of the rebuild of the
+#								pool since the start (nvm_rebuild; "none 0 0 0 0" without)
 #	day_log_size C				the server log's size (an offset for day_log_sum)
 #	day_log_sum C OFFSET [END]	serverlog.py's NAME=VALUE lines from OFFSET on (to END)
 #	day_kill9 C					SIGKILL to every server process, as a crash does
@@ -171,6 +176,29 @@ day_watch_io()
 	fi
 }
 
+# day_pool_ckpt C: what the captures of the pool wrote since the server
+# started, from the view nvm_checkpoints (exact bytes, where the log says kB):
+# "BYTES CAPTURES SECONDS MERGED_BYTES"; "0 0 0 0" for heap
+day_pool_ckpt()
+{
+	if [ "$1" = heap ]; then echo "0 0 0 0"; return; fi
+	day_psql "$1" postgres "SELECT bytes_written, captures, round(capture_seconds::numeric, 3),
+		merged_bytes FROM nvm_checkpoints"
+}
+
+# day_rebuild C: the rebuild of the pool since the server started, from the
+# view nvm_rebuild: "STATE LOAD_S REPLAY_S ROWS WORKERS" (the seconds of the
+# load of the checkpoint files and of the replay after it); "none 0 0 0 0"
+# for heap
+day_rebuild()
+{
+	if [ "$1" = heap ]; then echo "none 0 0 0 0"; return; fi
+	day_psql "$1" postgres "SELECT state,
+		coalesce(round(extract(epoch FROM loaded - started)::numeric, 3), 0),
+		coalesce(round(extract(epoch FROM finished - loaded)::numeric, 3), 0),
+		coalesce(rows_loaded, 0), coalesce(workers, 0) FROM nvm_rebuild"
+}
+
 day_log_size()
 {
 	stat -c %s "${DAY_DIR[$1]}/server.log"
@@ -234,8 +262,9 @@ day_since()
 }
 
 # day_wal_quiet C SECS: waits (up to 30 minutes) until the WAL's insert
-# position has not moved for SECS seconds (after a start, nvm logs its
-# image in the WAL in the background)
+# position has not moved for SECS seconds (after a start, the pool's
+# checkpoint worker may still write: the engine before incremental
+# checkpoints logged an image of the pool in the WAL in the background)
 day_wal_quiet()
 {
 	local c=$1 secs=$2 last='' cur still=0 i

@@ -23,6 +23,7 @@ ROUND_COLUMNS = [
     ("ckpt_watch_mb", "the checkpoint worker's write_bytes, MB"),
     ("ckpt_wal_mb", "its WAL, MB"),
     ("stop_s", "clean stop, s"),
+    ("stop_pool_mb", "the stop's capture of the pool into its checkpoint files, MB"),
     ("restart_s", "start until the first query answers, s"),
     ("restart_wal_mb", "WAL of the stop and start, MB"),
     ("restart_ckpt_s", "first checkpoint after the start, s"),
@@ -33,6 +34,8 @@ ROUND_COLUMNS = [
     ("recovery_first_s", "power loss: start until the first query answers, s"),
     ("recovery_all_s", "power loss: start until every row answers, s"),
     ("redo_s", "redo, as the log says, s"),
+    ("rebuild_load_s", "nvm's rebuild: load of the checkpoint files, s (nvm_rebuild)"),
+    ("rebuild_replay_s", "nvm's rebuild: replay after the files, s (nvm_rebuild)"),
 ]
 # the ratios nvm / heap shown, per round
 RATIO_COLUMNS = ["ckpt_s", "ckpt_mb", "restart_s", "restart_wal_mb", "recovery_first_s",
@@ -111,7 +114,7 @@ def round_ratios(rounds, rows, col, mine="nvm", ref="heap"):
     by = {}
     for r in rounds:
         if r["rows"] == rows:
-            by[(r["contender"], r["round"])] = num(r[col])
+            by[(r["contender"], r["round"])] = num(r.get(col))
     out = []
     for (c, rnd), v in by.items():
         if c != mine:
@@ -143,7 +146,7 @@ def render(sizes, rounds):
         cells = []
         for n in all_rows:
             for c in CONTENDERS:
-                cells.append(fmt_spread(spread(r[col] for r in rounds
+                cells.append(fmt_spread(spread(r.get(col) for r in rounds
                                                if r["rows"] == n and r["contender"] == c)))
         out.append(f"| {title} | " + " | ".join(cells) + " |")
     cells = []

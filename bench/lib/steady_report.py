@@ -5,7 +5,8 @@
      and contender the median and range of the rounds of tps and of every
      cost per transaction (WAL bytes, full-page images, WAL fsyncs,
      checkpoint bytes: the checkpoints' buffers x 8 kB plus nvm's pool
-     checkpoint files, server CPU), each contender against heap as the
+     checkpoint files, those of the captures and of the merges between
+     checkpoints, server CPU), each contender against heap as the
      median and range of the per-round ratios, and the consistency checks.
          steady_report.py DIR
 """
@@ -24,13 +25,25 @@ def _per_txn(f):
     return g
 
 
+def pool_file_bytes(r):
+    """The pool's checkpoint files the run wrote (nvm): the bytes of the
+    captures and merges (nvm_checkpoints) where the run has them, else the
+    kB of the captures' log lines (the engine before incremental
+    checkpoints, which merged nothing)."""
+    p = num(r.get("pool_bytes"))
+    if p is not None:
+        return p + (num(r.get("merged_bytes")) or 0)
+    k = num(r["pool_kb"])
+    return None if k is None else k * 1024
+
+
 def ckpt_bytes(r):
     """What the run's checkpoints wrote: their buffers (8 kB each) and the
     pool's checkpoint files (nvm)."""
-    b, k = num(r["ckpt_buffers"]), num(r["pool_kb"])
-    if b is None or k is None:
+    b, p = num(r["ckpt_buffers"]), pool_file_bytes(r)
+    if b is None or p is None:
         return None
-    return b * 8192 + k * 1024
+    return b * 8192 + p
 
 
 COSTS = [
@@ -38,7 +51,9 @@ COSTS = [
     ("wal_fpi", "full-page images", _per_txn(lambda r: num(r["wal_fpi"]))),
     ("wal_syncs", "WAL fsyncs", _per_txn(lambda r: num(r["wal_syncs"]))),
     ("ckpt_bytes", "checkpoint bytes written", _per_txn(ckpt_bytes)),
-    ("pool_bytes", "of them the pool's checkpoint files", _per_txn(lambda r: (num(r["pool_kb"]) or 0) * 1024)),
+    ("pool_bytes", "of them the pool's checkpoint files", _per_txn(lambda r: pool_file_bytes(r) or 0)),
+    ("merged_bytes", "of those the merges of checkpoint files",
+     _per_txn(lambda r: num(r.get("merged_bytes")))),
     ("watch_bytes", "checkpoint worker's write_bytes (cross-check)",
      _per_txn(lambda r: num(r["watch_write_bytes"]))),
     ("cpu_us", "server CPU, µs", _per_txn(lambda r: None if num(r["server_cpu_s"]) is None

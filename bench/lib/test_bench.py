@@ -767,6 +767,48 @@ class ServerDay(unittest.TestCase):
         self.assertAlmostEqual(s.redo_seconds, 0.17)
         self.assertEqual(serverlog.summarize("LOG:  database system is ready").redo_seconds, -1.0)
 
+    # the same events as the incremental checkpoints of the pool log them:
+    # captures at a checkpoint, a clean stop and the end of recovery, a
+    # merge, no image at the start, and a rebuild's parallel load
+    NEW_LOG = "\n".join([
+        "2026-12-07 12:11:26.060 UTC [2] LOG:  nvm: checkpoint of the pool at a checkpoint: wrote 41 kB "
+        "(200 rows) for 1 changed and 0 whole nvm tables, kept 2 unchanged, dropped 0, 0 in doubt; 0.004 s",
+        "2026-12-07 12:11:26.168 UTC [1] LOG:  checkpoint complete: wrote 4 buffers (0.0%); 0 WAL file(s) "
+        "added, 0 removed, 0 recycled; write=0.018 s, sync=0.019 s, total=0.076 s; sync files=3, "
+        "longest=0.017 s, average=0.007 s; distance=0 kB, estimate=0 kB",
+        "2026-12-07 12:11:40.000 UTC [2] LOG:  nvm: merged the checkpoint files of 1 nvm tables "
+        "(9 files into 20000 rows, 3066 kB)",
+        "2026-12-07 12:12:11.260 UTC [2] LOG:  nvm: checkpoint of the pool at the clean stop: wrote 3070 kB "
+        "(20001 rows) for 0 changed and 1 whole nvm tables, kept 1 unchanged, dropped 1, 2 in doubt; 0.250 s",
+        "2026-12-07 12:12:28.474 UTC [4] LOG:  nvm: nvm pool \"/x/pg_nvm/pool\" is gone after a "
+        "crash of the operating system, a power loss or a reboot: it is rebuilt from the WAL",
+        "2026-12-07 12:12:31.326 UTC [4] LOG:  nvm: loaded the checkpoint files of 2 nvm tables "
+        "(20001 rows, 3 MB) into the rebuilt pool in 1.5 s with 2 workers",
+        "2026-12-07 12:12:31.358 UTC [4] LOG:  redo done at 0/2337C98 system usage: CPU: user: 0.01 s, "
+        "system: 0.02 s, elapsed: 0.17 s",
+        "2026-12-07 12:12:31.400 UTC [4] LOG:  nvm: checkpoint of the pool at the end of recovery: wrote "
+        "12 kB (30 rows) for 2 changed and 0 whole nvm tables, kept 0 unchanged, dropped 0, 0 in doubt; "
+        "0.010 s",
+    ])
+
+    def test_log_summary_of_incremental_checkpoints(self):
+        s = serverlog.summarize(self.NEW_LOG)
+        self.assertEqual((s.checkpoints, s.ckpt_buffers), (1, 4))
+        self.assertEqual((s.pool_ckpts, s.pool_kb, s.pool_rows), (3, 41 + 3070 + 12, 200 + 20001 + 30))
+        self.assertEqual((s.pool_changed, s.pool_whole, s.pool_files, s.pool_kept), (3, 1, 4, 3))
+        self.assertAlmostEqual(s.pool_seconds, 0.264)
+        self.assertEqual((s.merges, s.merged_kb), (1, 3066))
+        self.assertEqual((s.images, s.image_mb), (0, 0))
+        self.assertEqual((s.rebuilds, s.loaded_rows, s.load_workers), (1, 20001, 2))
+        self.assertAlmostEqual(s.load_seconds, 1.5)
+        self.assertAlmostEqual(s.redo_seconds, 0.17)
+        # the first line alone: a checkpoint after 200 single-row updates
+        s = serverlog.summarize(self.NEW_LOG.splitlines()[0])
+        self.assertEqual((s.pool_ckpts, s.pool_kb, s.pool_rows, s.pool_files), (1, 41, 200, 1))
+        # the old engine's lines carry no load seconds
+        self.assertEqual(serverlog.summarize(self.LOG).load_seconds, -1.0)
+        self.assertEqual(serverlog.summarize(self.LOG).pool_whole, 2)
+
     def test_log_from_offset_to_end(self):
         with tempfile.NamedTemporaryFile("w", delete=False) as f:
             f.write(self.LOG + "\n")
