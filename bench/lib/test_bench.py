@@ -8,7 +8,8 @@
      shown), the PostgreSQL version the report names, and the descriptors (every one loads, a new one is a single
      file, the family keys autovacuum and check); for bench/steady.sh and
      bench/scale.sh, what the server log says (serverlog.py), checkpoint
-     bytes and costs per transaction, and per-round ratios.  Run by meson test (the
+     bytes and costs per transaction, per-round ratios, and issue 45's
+     targets before and after (day_targets.py).  Run by meson test (the
      unit suite of regress/run-tests.sh) and by hand:
          python3 bench/lib/test_bench.py
 """
@@ -25,6 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report  # noqa: E402
 import report_common  # noqa: E402
 import report_load  # noqa: E402
+import day_targets  # noqa: E402
 import scale_report  # noqa: E402
 import serverlog  # noqa: E402
 import steady_report  # noqa: E402
@@ -861,6 +863,31 @@ class ServerDay(unittest.TestCase):
         self.assertEqual((lo, hi), (1.0, 4.0))
         self.assertAlmostEqual(med, 2.5)
         self.assertIsNone(scale_report.round_ratios(rounds, "2000", "ckpt_s"))
+
+    def test_targets_before_and_after(self):
+        # per-round ratios paired by round; a verdict per target: met when
+        # every round meets it, missed when none does, else within noise
+        scale = [{"rows": "2000000", "contender": c, "round": str(r), "ckpt_s": s,
+                  "ckpt_pool_bytes": str(p), "restart_wal_bytes": "120", "restart_s": "1",
+                  "recovery_all_s": a}
+                 for c, r, s, p, a in [("heap", 1, "0.2", 0, "2"), ("nvm", 1, "0.1", 40000, "2.5"),
+                                       ("heap", 2, "0.2", 0, "2"), ("nvm", 2, "0.3", 2 * 1048576, "4")]]
+        steady = [{"workload": "tpcb", "contender": c, "round": "1", "tps": t}
+                  for c, t in [("heap", "100"), ("nvm", "160")]]
+        got = dict(day_targets.targets(scale, steady))
+        self.assertIn("1.60 ×, 1 rounds: **met**", got["steady-state TPC-B, nvm / heap tps ≥ 1.5"])
+        self.assertEqual(got["server-side TPC-C, nvm / heap tps ≥ 1.3"], "not measured")
+        files = got["checkpoint after 200 updates, 2,000,000 rows: nvm's checkpoint files ≤ 1 MB"]
+        self.assertIn("**within noise**", files)
+        self.assertIn("(0.0381–2.00) MB", files)
+        self.assertIn("**within noise**", got["checkpoint after 200 updates, 2,000,000 rows: "
+                                              "nvm / heap seconds ≤ 1"])
+        self.assertIn("**met**", got["clean restart, 2,000,000 rows: first query, nvm / heap seconds ≤ 1.5"])
+        self.assertIn("1.62 (1.25–2.00) ×, 2 rounds: **within noise**",
+                      got["power loss, 2,000,000 rows: every row answers, nvm / heap seconds ≤ 1.5"])
+        slow = [dict(r, recovery_all_s="9") if r["contender"] == "nvm" else r for r in scale]
+        self.assertIn("**missed**", dict(day_targets.targets(slow, []))[
+            "power loss, 2,000,000 rows: every row answers, nvm / heap seconds ≤ 1.5"])
 
 
 if __name__ == "__main__":
