@@ -18,7 +18,10 @@
      "within noise" when some rounds do and some do not (the rounds are
      interleaved, so a verdict that differs between rounds is the noise of
      the machine, not of the engine).
-         day_targets.py BEFORE_SCALE BEFORE_STEADY AFTER_SCALE[,MORE...] AFTER_STEADY
+     With --plot FILE, also a PNG of the scale family's costs against the
+     rows, heap and nvm of both runs (medians of the rounds; matplotlib,
+     skipped without it).
+         day_targets.py [--plot FILE] BEFORE_SCALE BEFORE_STEADY AFTER_SCALE[,MORE...] AFTER_STEADY
      (a side's scale results may come from several directories, joined by
      commas, as when its sizes ran apart; a missing directory or size
      reads "not measured").
@@ -130,10 +133,66 @@ def targets(scale, steady):
     return out
 
 
+# the plot's panels: (column of rounds.csv, title, unit, scale)
+PANELS = [
+    ("ckpt_bytes", "checkpoint after 200 updates: bytes written", "MB", MB),
+    ("ckpt_s", "checkpoint after 200 updates", "s", 1),
+    ("restart_wal_bytes", "clean restart: WAL of the stop and start", "MB", MB),
+    ("restart_s", "clean restart: first query", "s", 1),
+    ("recovery_all_s", "power loss: every row answers", "s", 1),
+    ("recovery_first_s", "power loss: first query", "s", 1),
+]
+
+
+def plot(before, after, path):
+    """path: each panel of PANELS against the rows, heap and nvm of both
+    runs; False without matplotlib."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fig, axes = plt.subplots(2, 3, figsize=(15, 8.5))
+    for ax, (col, title, unit, div) in zip(axes.flat, PANELS):
+        for side, rounds, dash in [("before", before, "--"), ("after", after, "-")]:
+            for c, mark, color in [("heap", "o", "tab:blue"), ("nvm", "s", "tab:red")]:
+                xs, ys = [], []
+                for n in sorted({r["rows"] for r in rounds}, key=int):
+                    vs = [num(r.get(col)) for r in rounds if r["rows"] == n and r["contender"] == c]
+                    vs = [v / div for v in vs if v is not None]
+                    if vs:
+                        xs.append(int(n))
+                        ys.append(statistics.median(vs))
+                if xs:
+                    ax.plot(xs, ys, dash + mark, color=color, label=f"{c}, {side}",
+                            alpha=0.55 if side == "before" else 1.0)
+        ax.set_xscale("log")
+        # log above a floor, linear below it (bytes of WAL may be near 0)
+        ax.set_yscale("symlog", linthresh=1e-3 if unit == "MB" else 1e-2)
+        ax.set_ylim(bottom=0)
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("rows")
+        ax.set_ylabel(unit)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle("A server's day against the table's size, before and after (medians of the rounds)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
 def main(argv):
+    png = None
+    if len(argv) > 2 and argv[1] == "--plot":
+        png = argv[2]
+        argv = argv[:1] + argv[3:]
     if len(argv) != 5:
         sys.stderr.write(__doc__)
         return 2
+    if png and not plot(scale_rounds(argv[1]), scale_rounds(argv[3]), png):
+        sys.stderr.write("no matplotlib: no plot\n")
     before = dict(targets(scale_rounds(argv[1]), read(os.path.join(argv[2], "steady.csv"))))
     after = dict(targets(scale_rounds(argv[3]), read(os.path.join(argv[4], "steady.csv"))))
     keys = list(dict.fromkeys(list(before) + list(after)))
