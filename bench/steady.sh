@@ -240,8 +240,11 @@ run_once()
 {
 	local c=$1 w=$2 r=$3 fam=${WL_FAMILY[$2]} out s0 s1 cpu0 cpu1 p0 wb0 p1 wb1 off0 off1 args j
 	local txns tps failed retried chk v0 v1
+	# shellcheck disable=SC2034 # set by the eval of day_log_sum's lines
 	local CHECKPOINTS CKPT_BUFFERS CKPT_SECONDS POOL_CKPTS POOL_FILES POOL_KB POOL_ROWS POOL_KEPT IMAGES
+	# shellcheck disable=SC2034
 	local IMAGE_ROWS IMAGE_MB REDO_SECONDS REBUILDS LOADED_ROWS POOL_CHANGED POOL_WHOLE POOL_SECONDS
+	# shellcheck disable=SC2034
 	local MERGES MERGED_KB LOAD_SECONDS LOAD_WORKERS
 	eval "args=(${WL_ARGS[$w $CLIENTS]})"
 	j=$((CLIENTS < NPROC ? CLIENTS : NPROC))
