@@ -41,6 +41,13 @@
  *	   checkpoint go on, in a new transaction.  The backup's checkpoint,
  *	   hence its start, comes after the image is in the WAL.  Every
  *	   checkpoint waits for the worker's next look (NVM_BACKUP_LOOK_MS).
+ *	   Between two transactions the worker holds no flag: a checkpoint
+ *	   that chose its redo point just before the worker set it again, and
+ *	   looked for holders just after, waits for the worker although the
+ *	   redo point did not move since the worker read it.  So, once it holds
+ *	   the flag, the worker serves at once a checkpoint under way that it
+ *	   has not served (pg_control still names an older redo point:
+ *	   checkpoint_in_progress) instead of waiting for the next one.
  *
  * Where commits of nvm rows are durable through the WAL (nvm.durability,
  * claim/nvm_durability.c), the same worker captures the pool at every
@@ -73,7 +80,9 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "access/xloginsert.h"
+#include "catalog/pg_control.h"
 #include "commands/progress.h"
+#include "common/controldata_utils.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -496,6 +505,28 @@ merge_stop(void)
 }
 
 /*
+ * checkpoint_in_progress says whether a checkpoint has chosen its redo
+ * point (redo, GetRedoRecPtr) and not completed: pg_control names an
+ * older redo point until it completes (a pg_control that cannot be read
+ * whole counts as in progress).  The worker asks it once it holds
+ * DELAY_CHKPT_START: a checkpoint that chose its redo point just before
+ * the worker set the flag, and collected the holders of the flag just
+ * after, waits for the worker; waiting for the next redo point instead
+ * would wait for each other (a CHECKPOINT right after a start hung until
+ * the worker was stopped).
+ */
+static bool
+checkpoint_in_progress(XLogRecPtr redo)
+{
+	bool		crc_ok = false;
+	ControlFileData *cf = get_controlfile(DataDir, &crc_ok);
+	bool		in_progress = !crc_ok || cf->checkPointCopy.redo != redo;
+
+	pfree(cf);
+	return in_progress;
+}
+
+/*
  * nvm_backup_watch_main is the worker (see the file header): a transaction
  * that holds DELAY_CHKPT_START until a checkpoint chooses its redo point,
  * then the image if a base backup waits for that checkpoint, the capture
@@ -508,6 +539,7 @@ nvm_backup_watch_main(Datum arg)
 	MemoryContext image_cxt;
 	bool		files = false;
 	bool		opened = false;
+	XLogRecPtr	served = InvalidXLogRecPtr; /* the redo point last served */
 
 	pqsignal(SIGTERM, watch_sigterm);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -532,6 +564,7 @@ nvm_backup_watch_main(Datum arg)
 	for (;;)
 	{
 		XLogRecPtr	redo;
+		bool		serve_now;
 
 		StartTransactionCommand();
 		MyProc->delayChkptFlags |= DELAY_CHKPT_START;
@@ -551,7 +584,12 @@ nvm_backup_watch_main(Datum arg)
 			nvm_redo_set_writable(NVM_REDO_WRITES_OPEN);
 			opened = true;
 		}
-		while (GetRedoRecPtr() == redo && !stop_requested)
+		/*
+		 * A checkpoint this worker has not served yet that is under way
+		 * now may wait for it already: served at once, not at the next one.
+		 */
+		serve_now = redo != served && checkpoint_in_progress(redo);
+		while (!serve_now && GetRedoRecPtr() == redo && !stop_requested)
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 NVM_BACKUP_LOOK_MS, PG_WAIT_EXTENSION);
@@ -602,6 +640,7 @@ nvm_backup_watch_main(Datum arg)
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(image_cxt);
 		}
+		served = redo;
 		MyProc->delayChkptFlags &= ~(DELAY_CHKPT_START | DELAY_CHKPT_COMPLETE);
 		CommitTransactionCommand();
 	}
