@@ -661,8 +661,10 @@ server_cpu_ticks()
 {
 	local pm
 	pm=$(head -n 1 "${CDIR[$1]}/data/postmaster.pid" 2>/dev/null) || return 0
+	# a backend that exits between pgrep and cat makes cat fail (its time
+	# goes to the postmaster's reaped children): the others still count
 	# shellcheck disable=SC2046 # one argument per child pid
-	cat "/proc/$pm/stat" $(pgrep -P "$pm" | sed 's|.*|/proc/&/stat|') 2>/dev/null |
+	{ cat "/proc/$pm/stat" $(pgrep -P "$pm" | sed 's|.*|/proc/&/stat|') 2>/dev/null || true; } |
 		awk '{ t += $14 + $15 + $16 + $17 } END { if (NR) print t }'
 }
 
