@@ -684,7 +684,10 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
         "and when the run's summary was taken, about a second after its end), over the "
         "transactions it completed, at each contender's maximum throughput. A COPY's "
         "transaction copies the same rows on every contender, so its ratio is that of WAL "
-        "bytes per row.\n")
+        "bytes per row. Every run starts right after a CHECKPOINT, so the first change to each "
+        "heap or index page in a run logs a full-page image: in short runs that weighs more "
+        "than between the checkpoints of a long run, on heap tables most, on nvm tables only "
+        "for their indexes.\n")
     add(wal_bytes_table(res) + "\n")
 
     add("## CPU per transaction\n")
