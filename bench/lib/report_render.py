@@ -77,13 +77,13 @@ def contender_legend(res):
         if base in DURABLE:
             dur = "durable: its commits survive a power loss"
         elif base in ("nvm-mcsi", "nvm-n2db", "nvm-pisces", "nvm-pomvcc"):
-            dur = ("stands for persistent memory, which this machine does not have "
-                   "(nvm.durability = pool): NOT durable here, its pool is lost at a power loss")
+            dur = ("NOT durable here: this machine has no persistent memory, and with "
+                   "nvm.durability = pool the pool in /dev/shm is lost at a power loss")
         elif base == "heap-async":
             dur = "NOT durable: synchronous_commit = off loses the last commits at a crash"
         elif base.endswith("-logical"):
             dur = ("pool in /dev/shm standing for persistent memory (nvm.durability = pool): "
-                   "NOT durable here")
+                   "NOT durable here, the pool is lost at a power loss")
         else:
             dur = "NOT durable: its WAL (and pool) are in /dev/shm, lost at a power loss"
         L.append("- `%s`: %s; %s." % (c, common.ctitle(c), dur))

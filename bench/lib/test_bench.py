@@ -578,7 +578,7 @@ class HonestHeadline(unittest.TestCase):
             self.assertEqual(cols[5], "nvm default place/heap")
             self.assertIn("MCSI pmem stand-in/heap", cols)
             self.assertRegex(out, r"- `nvm-mcsi-pagecache`: [^\n]*durable: its commits survive a power loss")
-            self.assertRegex(out, r"- `nvm-mcsi`: [^\n]*stands for persistent memory[^\n]*NOT durable here")
+            self.assertRegex(out, r"- `nvm-mcsi`: [^\n]*standing for persistent memory[^\n]*NOT durable here")
             v = {(t.mine, t.ref, t.kind): t for t in report.targets(res) if t.workload == "insert"}
             # nvm at its default place >= 1.0 x heap (1.1 x, within noise
             # against a disk-bound heap), and the persistent-memory target named as such
