@@ -10,16 +10,21 @@
 #            page-cache file), nvm.durability at its default (auto: through
 #            the WAL)
 #   Each round, contenders interleaved:
-#     - a CHECKPOINT (after a start, nvm writes every table's checkpoint file);
+#     - a CHECKPOINT (after a rebuild, nvm writes the changes since the
+#       files it loaded);
 #     - --seconds of single-row UPDATEs of random accounts (pgbench, 2
 #       clients), with tps and WAL fsyncs per transaction (pg_stat_wal);
 #     - a second CHECKPOINT, with its seconds, the WAL it wrote and, for
-#       nvm, the checkpoint files it wrote and kept (from the server log:
-#       accounts written again, still kept);
+#       nvm, the checkpoint files it wrote and kept (from the server log,
+#       read by bench/lib/serverlog.py: the tables whose files it wrote,
+#       a delta of the rows that changed or a whole base file, their kB,
+#       and the tables kept; the engine before incremental checkpoints
+#       wrote accounts whole and kept still);
 #     - every server process killed (kill -9); for nvm, a power loss on top:
 #       the pool file removed and a new boot of the operating system
-#       (nvm.debug_boot_id), so the start rebuilds the pool from the image
-#       and the WAL; for heap, crash recovery of the same WAL volume;
+#       (nvm.debug_boot_id), so the start rebuilds the pool from its
+#       checkpoint files and the WAL after them; for heap, crash recovery
+#       of the same WAL volume;
 #     - recovery: seconds from the start of the server until a count of
 #       the table answers, the redo the log reports, and whether every row
 #       is there with the balance total conserved (updates add 0).
@@ -35,6 +40,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=regress/lib/cluster.sh
 . "$ROOT/regress/lib/cluster.sh"
 
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROUNDS=3
 ROWS=200000
 SECONDS_LOAD=10
@@ -94,7 +100,8 @@ round_once()
 	psql_at "$c" "CHECKPOINT" >/dev/null
 	t1=$(date +%s.%N)
 	w1=$(psql_at "$c" "SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn")
-	files=$(tail -c +"$((off0 + 1))" "$log" | sed -n 's/.*checkpoint of the pool: wrote the files of \([0-9]*\) nvm tables ([0-9]* rows, \([0-9]*\) kB), kept \([0-9]*\).*/\1w\/\2kB\/\3k/p' | head -1)
+	files=$(python3 "$HERE/lib/serverlog.py" sum "$log" "$off0" | awk -F= '{ v[$1] = $2 }
+		END { if (v["POOL_CKPTS"] > 0) printf "%dw/%dkB/%dk", v["POOL_FILES"], v["POOL_KB"], v["POOL_KEPT"] }')
 	local txns
 	txns=$(awk -v t="$tps" -v s="$SECONDS_LOAD" 'BEGIN { printf "%d", t * s }')
 	nvm_as_pg "$PG_BINDIR/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null

@@ -6,7 +6,10 @@
      fixed shift of runs without them), the targets and report of a
      synthetic run, the consistency checks after each run (a failed one is
      shown), the PostgreSQL version the report names, and the descriptors (every one loads, a new one is a single
-     file, the family keys autovacuum and check).  Run by meson test (the
+     file, the family keys autovacuum and check); for bench/steady.sh and
+     bench/scale.sh, what the server log says (serverlog.py), checkpoint
+     bytes and costs per transaction, per-round ratios, and issue 45's
+     targets before and after (day_targets.py).  Run by meson test (the
      unit suite of regress/run-tests.sh) and by hand:
          python3 bench/lib/test_bench.py
 """
@@ -23,6 +26,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report  # noqa: E402
 import report_common  # noqa: E402
 import report_load  # noqa: E402
+import day_targets  # noqa: E402
+import scale_report  # noqa: E402
+import serverlog  # noqa: E402
+import steady_report  # noqa: E402
 import workloads  # noqa: E402
 
 
@@ -790,6 +797,163 @@ class Descriptors(unittest.TestCase):
                         'factor = 2\n')
             with self.assertRaisesRegex(workloads.DescriptorError, "unknown key"):
                 workloads.load(d)
+
+
+class ServerDay(unittest.TestCase):
+    """bench/steady.sh and bench/scale.sh: what the server log says
+    (serverlog.py), the per-transaction costs and per-round ratios of
+    steady_report.py, and scale_report.py's rounds paired by number."""
+
+    LOG = "\n".join([
+        "2026-12-07 06:11:26.092 UTC [1] LOG:  checkpoint starting: time",
+        "2026-12-07 06:11:26.168 UTC [1] LOG:  checkpoint complete: wrote 4 buffers (0.0%); 0 WAL file(s) "
+        "added, 0 removed, 0 recycled; write=0.018 s, sync=0.019 s, total=0.076 s; sync files=3, "
+        "longest=0.017 s, average=0.007 s; distance=0 kB, estimate=0 kB",
+        "2026-12-07 06:12:11.260 UTC [2] LOG:  nvm: checkpoint of the pool: wrote the files of 2 nvm tables "
+        "(20000 rows, 3066 kB), kept 1 unchanged, removed 0; logged 0 prepared transactions",
+        "2026-12-07 06:12:12.168 UTC [1] LOG:  checkpoint complete: wrote 10 buffers (0.0%); 0 WAL file(s) "
+        "added, 0 removed, 0 recycled; write=0.018 s, sync=0.019 s, total=1.500 s; sync files=3, "
+        "longest=0.017 s, average=0.007 s; distance=0 kB, estimate=0 kB",
+        "2026-12-07 06:12:13.507 UTC [3] LOG:  nvm: logged the rows of 1 nvm tables (20000 rows, "
+        "0 prepared transactions, 3 MB of WAL) as the image of the pool at the start of the server",
+        "2026-12-07 06:12:28.474 UTC [4] LOG:  nvm: nvm pool \"/x/pg_nvm/pool\" is perhaps torn after a "
+        "crash of the operating system, a power loss or a reboot: it is rebuilt from the WAL",
+        "2026-12-07 06:12:31.326 UTC [5] LOG:  nvm: loaded the checkpoint files of 1 nvm tables "
+        "(20000 rows) into the rebuilt pool",
+        "2026-12-07 06:12:31.358 UTC [5] LOG:  redo done at 0/2337C98 system usage: CPU: user: 0.01 s, "
+        "system: 0.02 s, elapsed: 0.17 s",
+    ])
+
+    def test_log_summary(self):
+        s = serverlog.summarize(self.LOG)
+        self.assertEqual((s.checkpoints, s.ckpt_buffers), (2, 14))
+        self.assertAlmostEqual(s.ckpt_seconds, 1.576)
+        self.assertEqual((s.pool_ckpts, s.pool_files, s.pool_rows, s.pool_kb, s.pool_kept),
+                         (1, 2, 20000, 3066, 1))
+        self.assertEqual((s.images, s.image_rows, s.image_mb), (1, 20000, 3))
+        self.assertEqual((s.rebuilds, s.loaded_rows), (1, 20000))
+        self.assertAlmostEqual(s.redo_seconds, 0.17)
+        self.assertEqual(serverlog.summarize("LOG:  database system is ready").redo_seconds, -1.0)
+
+    # the same events as the incremental checkpoints of the pool log them:
+    # captures at a checkpoint, a clean stop and the end of recovery, a
+    # merge, no image at the start, and a rebuild's parallel load
+    NEW_LOG = "\n".join([
+        "2026-12-07 12:11:26.060 UTC [2] LOG:  nvm: checkpoint of the pool at a checkpoint: wrote 41 kB "
+        "(200 rows) for 1 changed and 0 whole nvm tables, kept 2 unchanged, dropped 0, 0 in doubt; 0.004 s",
+        "2026-12-07 12:11:26.168 UTC [1] LOG:  checkpoint complete: wrote 4 buffers (0.0%); 0 WAL file(s) "
+        "added, 0 removed, 0 recycled; write=0.018 s, sync=0.019 s, total=0.076 s; sync files=3, "
+        "longest=0.017 s, average=0.007 s; distance=0 kB, estimate=0 kB",
+        "2026-12-07 12:11:40.000 UTC [2] LOG:  nvm: merged the checkpoint files of 1 nvm tables "
+        "(9 files into 20000 rows, 3066 kB)",
+        "2026-12-07 12:12:11.260 UTC [2] LOG:  nvm: checkpoint of the pool at the clean stop: wrote 3070 kB "
+        "(20001 rows) for 0 changed and 1 whole nvm tables, kept 1 unchanged, dropped 1, 2 in doubt; 0.250 s",
+        "2026-12-07 12:12:28.474 UTC [4] LOG:  nvm: nvm pool \"/x/pg_nvm/pool\" is gone after a "
+        "crash of the operating system, a power loss or a reboot: it is rebuilt from the WAL",
+        "2026-12-07 12:12:31.326 UTC [4] LOG:  nvm: loaded the checkpoint files of 2 nvm tables "
+        "(20001 rows, 3 MB) into the rebuilt pool in 1.5 s with 2 workers",
+        "2026-12-07 12:12:31.358 UTC [4] LOG:  redo done at 0/2337C98 system usage: CPU: user: 0.01 s, "
+        "system: 0.02 s, elapsed: 0.17 s",
+        "2026-12-07 12:12:31.400 UTC [4] LOG:  nvm: checkpoint of the pool at the end of recovery: wrote "
+        "12 kB (30 rows) for 2 changed and 0 whole nvm tables, kept 0 unchanged, dropped 0, 0 in doubt; "
+        "0.010 s",
+    ])
+
+    def test_log_summary_of_incremental_checkpoints(self):
+        s = serverlog.summarize(self.NEW_LOG)
+        self.assertEqual((s.checkpoints, s.ckpt_buffers), (1, 4))
+        self.assertEqual((s.pool_ckpts, s.pool_kb, s.pool_rows), (3, 41 + 3070 + 12, 200 + 20001 + 30))
+        self.assertEqual((s.pool_changed, s.pool_whole, s.pool_files, s.pool_kept), (3, 1, 4, 3))
+        self.assertAlmostEqual(s.pool_seconds, 0.264)
+        self.assertEqual((s.merges, s.merged_kb), (1, 3066))
+        self.assertEqual((s.images, s.image_mb), (0, 0))
+        self.assertEqual((s.rebuilds, s.loaded_rows, s.load_workers), (1, 20001, 2))
+        self.assertAlmostEqual(s.load_seconds, 1.5)
+        self.assertAlmostEqual(s.redo_seconds, 0.17)
+        # the first line alone: a checkpoint after 200 single-row updates
+        s = serverlog.summarize(self.NEW_LOG.splitlines()[0])
+        self.assertEqual((s.pool_ckpts, s.pool_kb, s.pool_rows, s.pool_files), (1, 41, 200, 1))
+        # the old engine's lines carry no load seconds
+        self.assertEqual(serverlog.summarize(self.LOG).load_seconds, -1.0)
+        self.assertEqual(serverlog.summarize(self.LOG).pool_whole, 2)
+
+    def test_log_from_offset_to_end(self):
+        with tempfile.NamedTemporaryFile("w", delete=False) as f:
+            f.write(self.LOG + "\n")
+        try:
+            first = len(self.LOG.splitlines()[0]) + 1
+            two = first + len(self.LOG.splitlines()[1]) + 1
+            s = serverlog.summarize(serverlog.read_from(f.name, first, two))
+            self.assertEqual((s.checkpoints, s.ckpt_buffers, s.pool_ckpts), (1, 4, 0))
+            s = serverlog.summarize(serverlog.read_from(f.name, two))
+            self.assertEqual((s.checkpoints, s.pool_kb), (1, 3066))
+        finally:
+            os.unlink(f.name)
+
+    @staticmethod
+    def line(contender, rnd, tps, txns, buffers, pool_kb, cpu):
+        return {"workload": "tpcb", "contender": contender, "round": str(rnd), "tps": str(tps),
+                "txns": str(txns), "ckpt_buffers": str(buffers), "pool_kb": str(pool_kb),
+                "wal_bytes": "0", "wal_fpi": "0", "wal_syncs": "0", "watch_write_bytes": "",
+                "server_cpu_s": str(cpu)}
+
+    def test_steady_checkpoint_bytes_per_transaction(self):
+        # nvm's checkpoints write buffers (index, catalog) and pool files
+        r = self.line("nvm", 1, 100, 1000, 10, 2000, 1.0)
+        self.assertEqual(steady_report.ckpt_bytes(r), 10 * 8192 + 2000 * 1024)
+        per_txn = dict((n, f) for n, _, f in steady_report.COSTS)
+        self.assertAlmostEqual(per_txn["ckpt_bytes"](r), (10 * 8192 + 2000 * 1024) / 1000)
+        self.assertAlmostEqual(per_txn["cpu_us"](r), 1000.0)
+        self.assertIsNone(per_txn["watch_bytes"](r))
+
+    def test_steady_ratios_pair_rounds(self):
+        runs = [self.line("heap", 1, 100, 1, 0, 0, 1), self.line("nvm", 1, 80, 1, 0, 0, 1),
+                self.line("heap", 2, 50, 1, 0, 0, 1), self.line("nvm", 2, 60, 1, 0, 0, 1),
+                self.line("nvm", 3, 70, 1, 0, 0, 1)]   # a round heap lacks: left out
+        med, lo, hi = steady_report.ratios(runs, "tpcb", "nvm", "heap", lambda r: float(r["tps"]))
+        self.assertAlmostEqual(lo, 0.8)
+        self.assertAlmostEqual(hi, 1.2)
+        self.assertAlmostEqual(med, 1.0)
+        text = "\n".join(steady_report.render(
+            [dict(r, checkpoints="1", ckpt_logged="1", ckpt_logged_s="0.5", check="-", failed="0",
+                  retried="0", load1="1") for r in runs], []))
+        self.assertIn("| nvm | 70.0 (60.0–80.0) | 1.00 (0.800–1.20) |", text)
+
+    def test_scale_ratios_pair_rounds_and_sizes(self):
+        rounds = [{"rows": "200", "contender": "heap", "round": "1", "ckpt_s": "0.1"},
+                  {"rows": "200", "contender": "nvm", "round": "1", "ckpt_s": "0.4"},
+                  {"rows": "200", "contender": "heap", "round": "2", "ckpt_s": "0.2"},
+                  {"rows": "200", "contender": "nvm", "round": "2", "ckpt_s": "0.2"},
+                  {"rows": "2000", "contender": "nvm", "round": "1", "ckpt_s": "9"}]
+        med, lo, hi = scale_report.round_ratios(rounds, "200", "ckpt_s")
+        self.assertEqual((lo, hi), (1.0, 4.0))
+        self.assertAlmostEqual(med, 2.5)
+        self.assertIsNone(scale_report.round_ratios(rounds, "2000", "ckpt_s"))
+
+    def test_targets_before_and_after(self):
+        # per-round ratios paired by round; a verdict per target: met when
+        # every round meets it, missed when none does, else within noise
+        scale = [{"rows": "2000000", "contender": c, "round": str(r), "ckpt_s": s,
+                  "ckpt_pool_bytes": str(p), "restart_wal_bytes": "120", "restart_s": "1",
+                  "recovery_all_s": a}
+                 for c, r, s, p, a in [("heap", 1, "0.2", 0, "2"), ("nvm", 1, "0.1", 40000, "2.5"),
+                                       ("heap", 2, "0.2", 0, "2"), ("nvm", 2, "0.3", 2 * 1048576, "4")]]
+        steady = [{"workload": "tpcb", "contender": c, "round": "1", "tps": t}
+                  for c, t in [("heap", "100"), ("nvm", "160")]]
+        got = dict(day_targets.targets(scale, steady))
+        self.assertIn("1.60 ×, 1 rounds: **met**", got["steady-state TPC-B, nvm / heap tps ≥ 1.5"])
+        self.assertEqual(got["server-side TPC-C, nvm / heap tps ≥ 1.3"], "not measured")
+        files = got["checkpoint after 200 updates, 2,000,000 rows: nvm's checkpoint files ≤ 1 MB"]
+        self.assertIn("**within noise**", files)
+        self.assertIn("(0.0381–2.00) MB", files)
+        self.assertIn("**within noise**", got["checkpoint after 200 updates, 2,000,000 rows: "
+                                              "nvm / heap seconds ≤ 1"])
+        self.assertIn("**met**", got["clean restart, 2,000,000 rows: first query, nvm / heap seconds ≤ 1.5"])
+        self.assertIn("1.62 (1.25–2.00) ×, 2 rounds: **within noise**",
+                      got["power loss, 2,000,000 rows: every row answers, nvm / heap seconds ≤ 1.5"])
+        slow = [dict(r, recovery_all_s="9") if r["contender"] == "nvm" else r for r in scale]
+        self.assertIn("**missed**", dict(day_targets.targets(slow, []))[
+            "power loss, 2,000,000 rows: every row answers, nvm / heap seconds ≤ 1.5"])
 
 
 if __name__ == "__main__":

@@ -84,7 +84,9 @@
 #include "miscadmin.h"
 #include "postmaster/bgwriter.h"
 #include "portability/instr_time.h"
+#include "storage/proc.h"
 #include "storage/shmem.h"
+#include "utils/wait_event.h"
 #include "utils/memutils.h"
 
 #include "ckptmark.h"
@@ -199,9 +201,31 @@ count_one(uint64 record_no, void *arg)
 }
 
 /*
+ * checkpoint_awaited says whether a process waits for the checkpoint to
+ * start or end (RequestCheckpoint with CHECKPOINT_WAIT: a CHECKPOINT
+ * command, a base backup, pg_backup_start, a promotion).  Such a
+ * checkpoint is wanted now, as PostgreSQL's immediate ones: its capture is
+ * not spread (the checkpointer's own flags are private to it).  It reads
+ * each process's wait event without a lock, as pg_stat_activity does.
+ */
+static bool
+checkpoint_awaited(void)
+{
+	for (uint32 i = 0; i < ProcGlobal->allProcCount; i++)
+	{
+		uint32		w = ProcGlobal->allProcs[i].wait_event_info;
+
+		if (w == WAIT_EVENT_CHECKPOINT_DONE || w == WAIT_EVENT_CHECKPOINT_START)
+			return true;
+	}
+	return false;
+}
+
+/*
  * pace_begin estimates what the capture will write and turns pacing on if
- * it is large; online captures only (at the end of recovery and at a stop
- * nothing else waits).
+ * it is large; online captures of a checkpoint nobody waits for only (at
+ * the end of recovery and at a stop nothing else waits; a CHECKPOINT
+ * command or a base backup waits for it).
  */
 static void
 pace_begin(bool online, const NvmCkptManifest *m)
@@ -212,7 +236,7 @@ pace_begin(bool online, const NvmCkptManifest *m)
 	double		secs;
 
 	memset(&pace, 0, sizeof(pace));
-	if (!online)
+	if (!online || checkpoint_awaited())
 		return;
 	for (size_t i = 0; i < n; i++)
 	{
@@ -251,6 +275,11 @@ pace_after(uint64 bytes)
 	pace.done += bytes;
 	if (pace.done % (1024 * 1024) >= bytes)
 		return;					/* look once a megabyte */
+	if (checkpoint_awaited())
+	{
+		pace.on = false;		/* somebody waits for it now: full speed */
+		return;
+	}
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, pace.start);
 	ahead = pace.done / pace.rate - INSTR_TIME_GET_DOUBLE(now);
