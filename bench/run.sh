@@ -22,23 +22,29 @@
 #	  Contenders, each on a fresh cluster of its own (made per workload
 #	  family, torn down after it):
 #		heap		heap, synchronous_commit = on, data directory (and WAL) on disk
-#		heap-tmpfs	heap, synchronous_commit = on, data directory (and WAL) in
-#					/dev/shm: the fair durable comparison with a pool in memory
-#		nvm-mcsi	nvm tables, MCSI; pool in /dev/shm, data directory (index WAL)
-#					on disk, synchronous_commit = on
+#		nvm-mcsi-pagecache	nvm tables, MCSI, as a user on ordinary storage
+#					has them: the pool at its default place (pg_nvm/pool,
+#					a page-cache file in the data directory on disk) and
+#					nvm.durability at its default (auto: through the WAL,
+#					so each commit flushes its nvm redo as heap's flushes
+#					its commit record), synchronous_commit = on: the first
+#					contender against heap, both durable
+#		nvm-mcsi	nvm tables, MCSI; pool in /dev/shm with nvm.durability =
+#					pool, standing for persistent memory, which the machine
+#					does not have (log-free commits; NOT durable here: the
+#					pool is lost at a power loss); data directory (index
+#					WAL) on disk, synchronous_commit = on
 #		nvm-n2db	the same with nvm.concurrency_control = n2db
+#		heap-tmpfs	heap, synchronous_commit = on, data directory (and WAL) in
+#					/dev/shm (not durable): heap with its WAL in memory, like
+#					the pools standing for persistent memory (full mode's
+#					default; in quick mode with --contenders)
 #		nvm-mcsi-tmpfs	nvm-mcsi with its data directory, so the WAL of
 #					indexes and catalog, in /dev/shm like heap-tmpfs: the
-#					like-for-like contender against heap-tmpfs (full mode's
-#					default; in quick mode with --contenders)
-#	  The pools in /dev/shm stand for persistent memory: nvm.durability =
-#	  pool (commits durable in the pool, log-free).  Optional
-#	  (--contenders): nvm-mcsi-pagecache, nvm-n2db-pagecache: the pool at
-#	  its default place, a page-cache file in the data directory on disk,
-#	  with nvm.durability at its default (auto: through the WAL, so each
-#	  commit flushes its nvm redo as heap's flushes its commit record): the
-#	  like-for-like contenders against heap on ordinary storage.
-#	  Optional (--contenders): nvm-pisces, nvm-pomvcc (nvm-mcsi with
+#					like-for-like contender against heap-tmpfs, neither
+#					durable (full mode's default; quick with --contenders)
+#	  Optional (--contenders): nvm-n2db-pagecache (nvm-mcsi-pagecache with
+#	  nvm.concurrency_control = n2db); nvm-pisces, nvm-pomvcc (nvm-mcsi with
 #	  nvm.concurrency_control = pisces or pomvcc: the other designs of
 #	  doc/modes.md's table of modes); heap-async (heap, synchronous_commit = off);
 #	  nvm-n2db-tmpfs (nvm-n2db with its data directory in /dev/shm);
@@ -89,7 +95,7 @@
 #
 # Options:
 #	--quick					small data, 4 clients, 5 rounds of 1 s runs (default;
-#							about 5 minutes on 2 cores once built)
+#							about 6 minutes on 2 cores once built)
 #	--full					paper sizes (YCSB 1M rows, TPC-C with standard items and
 #							customers), clients 1 2 4 8 16 32, 3 rounds of 5 s runs
 #							(about 2 hours on 2 cores, estimated)
@@ -109,8 +115,8 @@
 #							nvm-mcsi-tmpfs nvm-n2db-tmpfs nvm-mcsi-pagecache
 #							nvm-n2db-pagecache heap-logical
 #							nvm-mcsi-logical nvm-n2db-logical (default: quick
-#							heap heap-tmpfs nvm-mcsi nvm-n2db, full the same
-#							and nvm-mcsi-tmpfs)
+#							heap nvm-mcsi-pagecache nvm-mcsi nvm-n2db, full
+#							the same and heap-tmpfs nvm-mcsi-tmpfs)
 #	--drain-delay "NS ..."	sensitivity: also run nvm-mcsi and nvm-n2db with
 #							nvm.emulated_drain_delay_ns = NS (off by default)
 #	--profile, --no-profile	after the measured runs of a family, profile given
@@ -234,7 +240,9 @@ if [ "$MODE" = quick ]; then
 	ENGINE_WARMUP=0.05
 	ENGINE_ROWS=${NVM_BENCH_ENGINE_ROWS:-20000}
 	ENGINE_REPS=${NVM_BENCH_ENGINE_REPS:-1}
-	DEFAULT_CONTENDERS="heap heap-tmpfs nvm-mcsi nvm-n2db"
+	# heap-tmpfs runs in full mode (and with --contenders): with nvm at its
+	# default place as a fourth contender, quick mode stays within 6 minutes
+	DEFAULT_CONTENDERS="heap nvm-mcsi-pagecache nvm-mcsi nvm-n2db"
 	PROFILE=${PROFILE:-1}
 	PROFILE_POINTS=${PROFILE_POINTS:-tpcc-1wh:8}
 else
@@ -249,7 +257,7 @@ else
 	ENGINE_WARMUP=0.1
 	ENGINE_ROWS=${NVM_BENCH_ENGINE_ROWS:-1000000}
 	ENGINE_REPS=${NVM_BENCH_ENGINE_REPS:-2}
-	DEFAULT_CONTENDERS="heap heap-tmpfs nvm-mcsi nvm-n2db nvm-mcsi-tmpfs"
+	DEFAULT_CONTENDERS="heap nvm-mcsi-pagecache heap-tmpfs nvm-mcsi nvm-n2db nvm-mcsi-tmpfs"
 	PROFILE=${PROFILE:-1}
 	PROFILE_POINTS=${PROFILE_POINTS:-tpcc-1wh:8 tpcc-4wh:8 ycsb-a:8}
 fi
@@ -300,11 +308,13 @@ if [ -n "$OPT_PG_CONFIG" ]; then
 fi
 nvm_find_pg >&2
 # WAL fsyncs of a whole server: PostgreSQL 18 counts them in pg_stat_io
+# and the WAL's insert position, in bytes, for the WAL bytes of a run
+WAL_POS_SQL="pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint"
 if [ "$PG_MAJOR" -ge 18 ]; then
-	WAL_SYNC_SQL="SELECT sum(fsyncs) FROM pg_stat_io WHERE object = 'wal' AND context = 'normal'"
+	WAL_SYNC_SQL="SELECT (SELECT sum(fsyncs) FROM pg_stat_io WHERE object = 'wal' AND context = 'normal') || ' ' || $WAL_POS_SQL"
 	WAL_SYNC_SOURCE="pg_stat_io's WAL fsyncs"
 else
-	WAL_SYNC_SQL="SELECT wal_sync FROM pg_stat_wal"
+	WAL_SYNC_SQL="SELECT wal_sync || ' ' || $WAL_POS_SQL FROM pg_stat_wal"
 	WAL_SYNC_SOURCE="pg_stat_wal.wal_sync"
 fi
 
@@ -529,7 +539,8 @@ start_contender()
 			"nvm.pool_size = '${FAM_POOL[$fam]}'" \
 			"nvm.concurrency_control = '$cc'"
 		if [ "${CPC[$c]}" = 0 ]; then
-			# the pool in /dev/shm stands for persistent memory
+			# the pool in /dev/shm stands for persistent memory, which the
+			# machine does not have: not durable here
 			nvm_cluster_conf "$dir" "nvm.pool_path = '${CSHM[$c]}/pool'" "nvm.durability = 'pool'"
 		fi
 		if [ "$delay" != 0 ]; then
@@ -636,7 +647,7 @@ workload_args()
 
 # wal_syncs CONTENDER: the WAL fsyncs of the contender's server so far
 # (WAL_SYNC_SQL: pg_stat_wal, or 18's pg_stat_io; processes report theirs
-# within a second)
+# within a second) and its WAL insert position in bytes, as "FSYNCS BYTES"
 wal_syncs()
 {
 	pg "$1" psql -X -At -d postgres -c "$WAL_SYNC_SQL" 2>/dev/null || echo ''
@@ -650,8 +661,10 @@ server_cpu_ticks()
 {
 	local pm
 	pm=$(head -n 1 "${CDIR[$1]}/data/postmaster.pid" 2>/dev/null) || return 0
+	# a backend that exits between pgrep and cat makes cat fail (its time
+	# goes to the postmaster's reaped children): the others still count
 	# shellcheck disable=SC2046 # one argument per child pid
-	cat "/proc/$pm/stat" $(pgrep -P "$pm" | sed 's|.*|/proc/&/stat|') 2>/dev/null |
+	{ cat "/proc/$pm/stat" $(pgrep -P "$pm" | sed 's|.*|/proc/&/stat|') 2>/dev/null || true; } |
 		awk '{ t += $14 + $15 + $16 + $17 } END { if (NR) print t }'
 }
 
@@ -717,18 +730,24 @@ check_run()
 # family's check (after the CPU reading, so the run's CPU does not hold it)
 finish_run()
 {
-	local c=$1 left s1 fsyncs='' summary meta del=(--delete-logs) id cpu1 server_cpu=
+	local c=$1 left s1 fsyncs='' wal_bytes='' summary meta del=(--delete-logs) id cpu1 server_cpu=
+	local f0 b0 f1 b1
 	[ -n "${PEND_END[$c]:-}" ] || return 0
 	left=$((PEND_END[$c] + 1200000 - $(now_us)))
 	if [ "$left" -gt 0 ]; then sleep "$(printf '%d.%06d' $((left / 1000000)) $((left % 1000000)))"; fi
 	s1=$(wal_syncs "$c")
-	if [ -n "${PEND_S0[$c]}" ] && [ -n "$s1" ]; then fsyncs=$((s1 - PEND_S0[$c])); fi
+	read -r f0 b0 <<<"${PEND_S0[$c]}" || true
+	read -r f1 b1 <<<"$s1" || true
+	if [[ ${f0:-} =~ ^[0-9]+$ && ${f1:-} =~ ^[0-9]+$ ]]; then fsyncs=$((f1 - f0)); fi
+	# the WAL written from the run's start to its summary (the checkpoint
+	# before the run is behind its start)
+	if [[ ${b0:-} =~ ^[0-9]+$ && ${b1:-} =~ ^[0-9]+$ ]]; then wal_bytes=$((b1 - b0)); fi
 	cpu1=$(server_cpu_ticks "$c")
 	if [ -n "${PEND_CPU0[$c]}" ] && [ -n "$cpu1" ]; then
 		server_cpu=$(ticks_seconds $((cpu1 - PEND_CPU0[$c])))
 	fi
 	eval "meta=(${PEND_META[$c]})"
-	meta+=(wal_fsyncs="$fsyncs" server_cpu_s="$server_cpu" client_cpu_s="${PEND_CLIENT[$c]}")
+	meta+=(wal_fsyncs="$fsyncs" wal_bytes="$wal_bytes" server_cpu_s="$server_cpu" client_cpu_s="${PEND_CLIENT[$c]}")
 	id=${PEND_RUN[$c]}
 	if [ "$KEEP_LOGS" = 1 ]; then del=(); fi
 	summary=$("$PYTHON" "$BENCH/lib/pgbench_summary.py" --csv "$OUT/results.csv" \
@@ -995,18 +1014,18 @@ profile_family()
 		echo "- extra settings of the nvm clusters: $NVM_BENCH_NVM_CONF"
 	fi
 	echo
-	echo "| contender | access method | concurrency control | synchronous_commit | where data, WAL and pool live |"
-	echo "|---|---|---|---|---|"
+	echo "| contender | access method | concurrency control | synchronous_commit | where data, WAL and pool live | survives a power loss |"
+	echo "|---|---|---|---|---|---|"
 	for c in $CONTENDERS; do
 		case "${c%@*}" in
-			heap) echo "| $c | heap | PostgreSQL (heap MVCC) | on | data directory and WAL: $(fs_of "$DISK_BASE") |" ;;
-			heap-tmpfs) echo "| $c | heap | PostgreSQL (heap MVCC) | on | data directory and WAL: $(fs_of /dev/shm) |" ;;
-			heap-async) echo "| $c | heap | PostgreSQL (heap MVCC) | off | data directory and WAL: $(fs_of "$DISK_BASE") |" ;;
-			heap-logical) echo "| $c | heap | PostgreSQL (heap MVCC) | on | data directory and WAL: $(fs_of "$DISK_BASE"); wal_level = logical |" ;;
-			nvm-*-logical) c2=${c#nvm-}; echo "| $c | nvm | ${c2%%-*} | on | pool: $(fs_of /dev/shm); data directory and WAL: $(fs_of "$DISK_BASE"); wal_level = logical (row changes logged) |" ;;
-			nvm-*-pagecache) c2=${c#nvm-}; echo "| $c | nvm | ${c2%%-*} | on | pool: a page-cache file in the data directory, nvm.durability = auto (through the WAL); data directory and WAL: $(fs_of "$DISK_BASE") |" ;;
-			nvm-*-tmpfs*) c2=${c#nvm-}; echo "| $c | nvm | ${c2%%-*} | on | pool: $(fs_of /dev/shm); data directory and WAL (indexes, catalog): $(fs_of /dev/shm) |" ;;
-			nvm-*) c2=${c#nvm-}; echo "| $c | nvm | ${c2%%@*} | on | pool: $(fs_of /dev/shm); data directory and WAL (indexes, catalog): $(fs_of "$DISK_BASE") |" ;;
+			heap) echo "| $c | heap | PostgreSQL (heap MVCC) | on | data directory and WAL: $(fs_of "$DISK_BASE") | yes |" ;;
+			heap-tmpfs) echo "| $c | heap | PostgreSQL (heap MVCC) | on | data directory and WAL: $(fs_of /dev/shm) | no (WAL in memory) |" ;;
+			heap-async) echo "| $c | heap | PostgreSQL (heap MVCC) | off | data directory and WAL: $(fs_of "$DISK_BASE") | the last commits are lost |" ;;
+			heap-logical) echo "| $c | heap | PostgreSQL (heap MVCC) | on | data directory and WAL: $(fs_of "$DISK_BASE"); wal_level = logical | yes |" ;;
+			nvm-*-logical) c2=${c#nvm-}; echo "| $c | nvm | ${c2%%-*} | on | pool: $(fs_of /dev/shm), nvm.durability = pool, standing for persistent memory; data directory and WAL: $(fs_of "$DISK_BASE"); wal_level = logical (row changes logged) | no (the pool stands for persistent memory) |" ;;
+			nvm-*-pagecache) c2=${c#nvm-}; echo "| $c | nvm | ${c2%%-*} | on | pool at its default place (pg_nvm/pool, a page-cache file in the data directory), nvm.durability = auto (through the WAL); data directory and WAL: $(fs_of "$DISK_BASE") | yes |" ;;
+			nvm-*-tmpfs*) c2=${c#nvm-}; echo "| $c | nvm | ${c2%%-*} | on | pool: $(fs_of /dev/shm), nvm.durability = pool; data directory and WAL (indexes, catalog): $(fs_of /dev/shm) | no (everything in memory) |" ;;
+			nvm-*) c2=${c#nvm-}; echo "| $c | nvm | ${c2%%@*} | on | pool: $(fs_of /dev/shm), nvm.durability = pool, standing for persistent memory; data directory and WAL (indexes, catalog): $(fs_of "$DISK_BASE") | no (the pool stands for persistent memory) |" ;;
 		esac
 	done
 } >"$OUT/settings.md"

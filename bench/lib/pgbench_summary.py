@@ -18,7 +18,9 @@ KEY=VALUE pairs become leading columns (mode, workload, contender, clients, ...,
 rep = the round of the point, wal_fsyncs = the server's WAL fsyncs during
 the run, from pg_stat_wal (PostgreSQL 18: pg_stat_io), server_cpu_s = the CPU time, user and system,
 of the server's processes during the run, client_cpu_s = pgbench's, load1 =
-the machine's 1-minute load average when the run started).
+the machine's 1-minute load average when the run started, wal_bytes = the
+bytes of WAL the server wrote from the run's start until its summary, from
+its WAL insert position).
 --error records a run that did not take place (status "skipped").
 --duplicate-of appends a copy of the row of run RUN_ID with the given keys
 replaced: a configuration reached under two workload names is measured once.
@@ -47,6 +49,7 @@ META_COLUMNS = [
     "mode", "family", "workload", "contender", "clients", "threads", "warehouses",
     "duration_s", "isolation", "synchronous_commit", "drain_delay_ns", "run_id",
     "started_utc", "rep", "wal_fsyncs", "server_cpu_s", "client_cpu_s", "load1",
+    "wal_bytes",
 ]
 
 

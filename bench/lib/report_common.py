@@ -54,22 +54,24 @@ CONTENDER_TITLES = {
     "heap": "heap (sync on, WAL on disk)",
     "heap-tmpfs": "heap (sync on, WAL on tmpfs)",
     "heap-async": "heap (sync off)",
-    "nvm-mcsi": "nvm MCSI",
-    "nvm-n2db": "nvm N2DB",
-    "nvm-pisces": "nvm Pisces",
-    "nvm-pomvcc": "nvm POMVCC",
-    "nvm-mcsi-tmpfs": "nvm MCSI, WAL on tmpfs",
-    "nvm-n2db-tmpfs": "nvm N2DB, WAL on tmpfs",
-    "nvm-mcsi-pagecache": "nvm MCSI, pool a page-cache file, durable through the WAL",
-    "nvm-n2db-pagecache": "nvm N2DB, pool a page-cache file, durable through the WAL",
+    "nvm-mcsi": "nvm MCSI, pool in /dev/shm standing for persistent memory",
+    "nvm-n2db": "nvm N2DB, pool in /dev/shm standing for persistent memory",
+    "nvm-pisces": "nvm Pisces, pool in /dev/shm standing for persistent memory",
+    "nvm-pomvcc": "nvm POMVCC, pool in /dev/shm standing for persistent memory",
+    "nvm-mcsi-tmpfs": "nvm MCSI, pool and WAL on tmpfs",
+    "nvm-n2db-tmpfs": "nvm N2DB, pool and WAL on tmpfs",
+    "nvm-mcsi-pagecache": "nvm MCSI at its default place and durability (pool and WAL on disk)",
+    "nvm-n2db-pagecache": "nvm N2DB at its default place and durability (pool and WAL on disk)",
     "heap-logical": "heap, wal_level = logical",
     "nvm-mcsi-logical": "nvm MCSI, wal_level = logical",
     "nvm-n2db-logical": "nvm N2DB, wal_level = logical",
 }
-CONTENDER_ORDER = ["heap", "heap-tmpfs", "heap-async", "nvm-mcsi", "nvm-n2db", "nvm-pisces", "nvm-pomvcc",
-                   "nvm-mcsi-tmpfs",
-                   "nvm-n2db-tmpfs", "nvm-mcsi-pagecache", "nvm-n2db-pagecache", "heap-logical",
-                   "nvm-mcsi-logical", "nvm-n2db-logical"]
+# heap, then nvm at its default place and durability (what a user on
+# ordinary storage gets), then the rest; the pools in /dev/shm with
+# nvm.durability = pool stand for persistent memory
+CONTENDER_ORDER = ["heap", "nvm-mcsi-pagecache", "nvm-n2db-pagecache", "heap-tmpfs", "heap-async",
+                   "nvm-mcsi", "nvm-n2db", "nvm-pisces", "nvm-pomvcc", "nvm-mcsi-tmpfs",
+                   "nvm-n2db-tmpfs", "heap-logical", "nvm-mcsi-logical", "nvm-n2db-logical"]
 
 
 def ctitle(c):

@@ -28,7 +28,7 @@ def load_results(out):
         r["clients"] = int(r["clients"])
         for k in ("tps", "lat_avg_ms", "lat_p50_ms", "lat_p99_ms", "lat_p95_ms",
                   "abort_pct", "script1_tps", "script2_tps", "commits", "wal_fsyncs",
-                  "server_cpu_s", "client_cpu_s", "duration_s"):
+                  "wal_bytes", "server_cpu_s", "client_cpu_s", "duration_s"):
             r[k] = fnum(r.get(k))
         r["ok"] = r["status"] == "ok" and r["tps"] is not None
         r["rep"] = int(r.get("rep") or 1)
@@ -91,7 +91,8 @@ def load_engine_delays(out):
 def aggregate(reps):
     """One row for the repetitions of a point: the run with the median
     throughput, with "reps", "tps_min", "tps_max", "fsyncs_per_txn" (WAL
-    fsyncs over transactions, summed over the repetitions) and the CPU
+    fsyncs over transactions, summed over the repetitions),
+    "wal_bytes_per_txn" (the same for WAL bytes) and the CPU
     accounts of cpu_per_txn added."""
     ok = sorted((r for r in reps if r["ok"]), key=lambda r: r["tps"])
     if not ok:
@@ -102,6 +103,9 @@ def aggregate(reps):
     counted = [r for r in ok if r.get("wal_fsyncs") is not None and r.get("commits")]
     row["fsyncs_per_txn"] = (sum(r["wal_fsyncs"] for r in counted) /
                              sum(r["commits"] for r in counted)) if counted else None
+    counted = [r for r in ok if r.get("wal_bytes") is not None and r.get("commits")]
+    row["wal_bytes_per_txn"] = (sum(r["wal_bytes"] for r in counted) /
+                                sum(r["commits"] for r in counted)) if counted else None
     row.update(cpu_per_txn(ok))
     return row
 

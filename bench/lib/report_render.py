@@ -28,6 +28,10 @@ def main_table(res):
     cs = res.contenders
     header = ["workload"] + ["%s max tps (clients)" % c for c in cs]
     extra = []
+    # first nvm as a user on ordinary storage has it: pool at its default
+    # place, default durability (through the WAL)
+    if "nvm-mcsi-pagecache" in cs and "heap" in cs:
+        extra.append(("nvm default place/heap", "nvm-mcsi-pagecache", "heap"))
     if "nvm-mcsi" in cs and "nvm-n2db" in cs:
         extra.append(("MCSI/N2DB", "nvm-mcsi", "nvm-n2db"))
     for other, title in (("nvm-pisces", "Pisces"), ("nvm-pomvcc", "POMVCC")):
@@ -36,9 +40,9 @@ def main_table(res):
         if other in cs and "nvm-n2db" in cs:
             extra.append(("%s/N2DB" % title, other, "nvm-n2db"))
     if "nvm-mcsi" in cs and "heap" in cs:
-        extra.append(("MCSI/heap", "nvm-mcsi", "heap"))
+        extra.append(("MCSI pmem stand-in/heap", "nvm-mcsi", "heap"))
     if "nvm-mcsi" in cs and "heap-tmpfs" in cs:
-        extra.append(("MCSI/heap-tmpfs", "nvm-mcsi", "heap-tmpfs"))
+        extra.append(("MCSI pmem stand-in/heap-tmpfs", "nvm-mcsi", "heap-tmpfs"))
     if "nvm-mcsi-tmpfs" in cs and "heap-tmpfs" in cs:
         extra.append(("MCSI-tmpfs/heap-tmpfs", "nvm-mcsi-tmpfs", "heap-tmpfs"))
     for base in ("nvm-mcsi", "nvm-n2db", "heap"):
@@ -56,6 +60,44 @@ def main_table(res):
             row.append(fmt_spread(res, w, a, best[a][1], b, best[b][1]))
         rows.append(row)
     return md_table(header, rows)
+
+
+# the contenders whose acknowledged commits survive a power loss on this
+# machine: WAL (and pool) on disk, synchronous_commit on, and nvm's commits
+# durable through the WAL
+DURABLE = {"heap", "heap-logical", "nvm-mcsi-pagecache", "nvm-n2db-pagecache"}
+
+
+def contender_legend(res):
+    """What each contender of the run stands for, and whether its commits
+    survive a power loss on this machine: a list in Markdown."""
+    L = []
+    for c in res.contenders:
+        base = c.partition("@")[0]
+        if base in DURABLE:
+            dur = "durable: its commits survive a power loss"
+        elif base in ("nvm-mcsi", "nvm-n2db", "nvm-pisces", "nvm-pomvcc"):
+            dur = ("NOT durable here: this machine has no persistent memory, and with "
+                   "nvm.durability = pool the pool in /dev/shm is lost at a power loss")
+        elif base == "heap-async":
+            dur = "NOT durable: synchronous_commit = off loses the last commits at a crash"
+        elif base.endswith("-logical"):
+            dur = ("pool in /dev/shm standing for persistent memory (nvm.durability = pool): "
+                   "NOT durable here, the pool is lost at a power loss")
+        else:
+            dur = "NOT durable: its WAL (and pool) are in /dev/shm, lost at a power loss"
+        L.append("- `%s`: %s; %s." % (c, common.ctitle(c), dur))
+    return "\n".join(L)
+
+
+def wal_bytes_table(res):
+    """WAL bytes per transaction of every contender, at its maximum
+    throughput (clients in brackets), from the WAL insert position around
+    each run."""
+    def cell(r, n):
+        b = r.get("wal_bytes_per_txn")
+        return None if b is None else "%.0f (%d)" % (b, n)
+    return best_point_table(res, "%s WAL bytes/txn", cell)
 
 
 def fmt_spread(res, w, a, na, b, nb):
@@ -378,17 +420,17 @@ WHERE = {
     "heap": "heap, WAL on disk",
     "heap-tmpfs": "heap, data directory and WAL in /dev/shm",
     "heap-async": "heap, synchronous_commit off",
-    "nvm-mcsi": "pool in /dev/shm, index and catalog WAL on disk",
-    "nvm-n2db": "pool in /dev/shm, index and catalog WAL on disk",
-    "nvm-pisces": "pool in /dev/shm, index and catalog WAL on disk",
-    "nvm-pomvcc": "pool in /dev/shm, index and catalog WAL on disk",
+    "nvm-mcsi": "pool in /dev/shm standing for persistent memory, not durable here; index and catalog WAL on disk",
+    "nvm-n2db": "pool in /dev/shm standing for persistent memory, not durable here; index and catalog WAL on disk",
+    "nvm-pisces": "pool in /dev/shm standing for persistent memory, not durable here; index and catalog WAL on disk",
+    "nvm-pomvcc": "pool in /dev/shm standing for persistent memory, not durable here; index and catalog WAL on disk",
     "nvm-mcsi-tmpfs": "pool, data directory and WAL in /dev/shm",
     "nvm-n2db-tmpfs": "pool, data directory and WAL in /dev/shm",
-    "nvm-mcsi-pagecache": "pool a page-cache file and WAL on disk, commits durable through the WAL",
-    "nvm-n2db-pagecache": "pool a page-cache file and WAL on disk, commits durable through the WAL",
+    "nvm-mcsi-pagecache": "pool at its default place (pg_nvm/pool) and WAL on disk, commits durable through the WAL",
+    "nvm-n2db-pagecache": "pool at its default place (pg_nvm/pool) and WAL on disk, commits durable through the WAL",
     "heap-logical": "heap, WAL on disk, wal_level = logical",
-    "nvm-mcsi-logical": "pool in /dev/shm, WAL on disk, wal_level = logical",
-    "nvm-n2db-logical": "pool in /dev/shm, WAL on disk, wal_level = logical",
+    "nvm-mcsi-logical": "pool in /dev/shm standing for persistent memory, WAL on disk, wal_level = logical",
+    "nvm-n2db-logical": "pool in /dev/shm standing for persistent memory, WAL on disk, wal_level = logical",
 }
 
 
@@ -406,13 +448,20 @@ def comparison(t, ran):
                 "the two equal up to a few threads; the evidence for many cores is the engine "
                 "level's per-operation costs and its model (\"MCSI and N2DB through SQL\" "
                 "below, \"Engine level\")" % common.CORES)
-    like = WHERE.get(a, "").endswith("in /dev/shm") == WHERE.get(b, "").endswith("in /dev/shm")
+    ba, bb = a.partition("@")[0], b.partition("@")[0]
     if a == "nvm-mcsi" and b == "heap-tmpfs":
         return ("nvm-mcsi (%s) vs heap-tmpfs (%s): NOT like for like (nvm-mcsi's WAL is on "
                 "disk)%s" % (WHERE[a], WHERE[b], "" if "nvm-mcsi-tmpfs" in ran else
                              ", nvm-mcsi-tmpfs did not run"))
-    return "%s (%s) vs %s (%s)%s" % (a, WHERE.get(a, a), b, WHERE.get(b, b),
-                                     ": like for like, both durable" if like else "")
+    if ba in DURABLE and bb in DURABLE:
+        how = ": like for like, both durable (WAL on disk)"
+    elif ba.endswith("-tmpfs") and bb.endswith("-tmpfs"):
+        how = ": like for like, everything in /dev/shm (neither survives a power loss)"
+    elif ba in DURABLE or bb in DURABLE:
+        how = ": NOT like for like, only %s is durable on this machine" % (a if ba in DURABLE else b)
+    else:
+        how = ""
+    return "%s (%s) vs %s (%s)%s" % (a, WHERE.get(a, a), b, WHERE.get(b, b), how)
 
 
 WAIT_CLASS_TITLES = {
@@ -616,15 +665,30 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
         "for TPC-C it counts every transaction of the mix (New-Order and Payment; server-side "
         "TPC-C all five), the 1% rolled-back New-Orders included. Ratios compare the maxima.\n")
     add(main_table(res) + "\n")
+    add("What each contender stands for:\n")
+    add(contender_legend(res) + "\n")
 
     add("## WAL fsyncs per transaction\n")
     add("WAL fsyncs of the whole server (pg_stat_wal.wal_sync, on PostgreSQL 18 pg_stat_io's "
         "WAL fsyncs: backends, WAL writer, checkpointer) during each run, over the transactions it completed, at each contender's "
         "maximum throughput. heap pays a flush at every commit that wrote WAL (fewer than one "
-        "when group commit shares them); nvm commits that wrote only nvm rows and index "
+        "when group commit shares them), and so does nvm at its default place and durability "
+        "(its commits are durable through the WAL). With the pool standing for persistent "
+        "memory (nvm.durability = pool), nvm commits that wrote only nvm rows and index "
         "entries pay none (the WAL writer flushes their index WAL later), those that also wrote "
         "heap rows pay PostgreSQL's own.\n")
     add(fsync_table(res) + "\n")
+
+    add("## WAL bytes per transaction\n")
+    add("Bytes of WAL each server wrote during a run (its WAL insert position before the run "
+        "and when the run's summary was taken, about a second after its end), over the "
+        "transactions it completed, at each contender's maximum throughput. A COPY's "
+        "transaction copies the same rows on every contender, so its ratio is that of WAL "
+        "bytes per row. Every run starts right after a CHECKPOINT, so the first change to each "
+        "heap or index page in a run logs a full-page image: in short runs that weighs more "
+        "than between the checkpoints of a long run, on heap tables most, on nvm tables only "
+        "for their indexes.\n")
+    add(wal_bytes_table(res) + "\n")
 
     add("## CPU per transaction\n")
     add("CPU time (user + system) per completed transaction at each contender's maximum "
@@ -710,7 +774,8 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
         add("### %s\n" % wtitle(w))
         cs = res.contenders
         pairs = []
-        for a, b in (("nvm-mcsi", "nvm-n2db"), ("nvm-mcsi", "heap"), ("nvm-mcsi", "heap-tmpfs"),
+        for a, b in (("nvm-mcsi-pagecache", "heap"), ("nvm-mcsi", "nvm-n2db"), ("nvm-mcsi", "heap"),
+                     ("nvm-mcsi", "heap-tmpfs"),
                      ("nvm-n2db", "heap"), ("nvm-n2db", "heap-tmpfs")):
             if a in cs and b in cs:
                 pairs.append((a, b))
@@ -739,10 +804,15 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
     add(verdict_rule_text(res) + "\n")
     add("Each target compares maximum throughputs (over client counts) of two contenders, "
         "except MCSI >= N2DB, which takes the geometric mean of the ratios at the client counts "
-        "from 4 up. The comparison column says which two and where each keeps its data and "
-        "WAL: against heap (`synchronous_commit = on`, WAL on disk) the nvm contender is "
-        "`nvm-mcsi`, whose indexes and catalog log to a WAL on the same disk; against "
-        "heap-tmpfs it is `nvm-mcsi-tmpfs`, everything in /dev/shm, when that ran.\n")
+        "from 4 up, and the WAL bounds. The comparison column says which two and where each "
+        "keeps its data and WAL. The targets of nvm on ordinary storage compare "
+        "`nvm-mcsi-pagecache` (the pool at its default place, commits durable through the WAL "
+        "on disk) with heap (`synchronous_commit = on`, WAL on disk): both durable. The targets "
+        "of `nvm-mcsi` compare a pool in /dev/shm with nvm.durability = pool, standing for "
+        "persistent memory, which this machine does not have: they say what nvm does on "
+        "persistent memory, and its commits there do not survive a power loss. Against "
+        "heap-tmpfs the nvm contender is `nvm-mcsi-tmpfs`, everything in /dev/shm, when that "
+        "ran.\n")
     add(md_table(["target", "verdict", "measured: median of the per-round ratios (lowest–highest round; verdict interval)",
                   "comparison"],
                  [[t[0], "**%s**" % t[1], t[2], comparison(t, set(res.contenders))] for t in tg]) + "\n")
@@ -943,7 +1013,7 @@ def summary(out, res, tg):
     """What report.py prints on stdout: the main table and the targets."""
     L = ["", "## nvmam benchmark (%s): maximum throughput, best client count in brackets"
          % ", ".join(x for x in (res.rows[0]["mode"] if res.rows else "?", pg_version(out)) if x),
-         "", main_table(res), "",
+         "", main_table(res), "", contender_legend(res), "",
          "Targets (PASS / MISS when the ratio's verdict interval lies wholly above / below the "
          "target, within noise when the target lies inside it; report.md, \"How to read the "
          "spread\"):", ""]

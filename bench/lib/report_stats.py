@@ -344,8 +344,11 @@ def targets(res):
 def metric_target(res, w, t):
     """A bound on a metric (WAL fsyncs per transaction) of one contender,
     at its maximum throughput: PASS if every round is within it, MISS if
-    none is, otherwise within noise."""
+    none is, otherwise within noise; WAL bytes per transaction in
+    wal_bytes_target."""
     c = t.contender
+    if t.metric == "wal_bytes_per_txn":
+        return wal_bytes_target(res, w, t)
     name = "%s, %s: <= %s WAL fsyncs per transaction" % (wtitle(w), ctitle(c), fmt_factor(t.max))
     if c not in res.contenders:
         return []
@@ -358,6 +361,39 @@ def metric_target(res, w, t):
     verdict = "PASS" if max(vals) <= t.max else ("MISS" if min(vals) > t.max else "within noise")
     return [Target(name, verdict, "%.4f fsyncs per transaction (median of %d rounds, %.4f–%.4f) at %d clients (the server's WAL fsyncs)"
                    % (median(vals), len(vals), min(vals), max(vals), mn), w, c, None, kind="metric")]
+
+
+def wal_bytes_per_txn(r):
+    """The WAL bytes per transaction of run r, or None."""
+    if r.get("wal_bytes") is None or not r.get("commits"):
+        return None
+    return r["wal_bytes"] / r["commits"]
+
+
+def wal_bytes_target(res, w, t):
+    """WAL bytes per transaction of t.contender against t.ref's, each at
+    its maximum throughput, within each round: PASS if every round's ratio
+    is at most t.max, MISS if none is, otherwise within noise.  A COPY's
+    transaction copies the same rows for both, so its ratio is the ratio
+    of WAL bytes per row."""
+    c, ref = t.contender, t.ref
+    name = "%s, %s: WAL bytes per transaction <= %s x %s's" % (wtitle(w), ctitle(c), fmt_factor(t.max),
+                                                                ctitle(ref))
+    if c not in res.contenders or ref not in res.contenders:
+        return []
+    mn, hn = res.best(w, c)[1], res.best(w, ref)[1]
+    mine = res.rounds(w, c, mn) if mn is not None else {}
+    theirs = res.rounds(w, ref, hn) if hn is not None else {}
+    pairs = [(wal_bytes_per_txn(mine[r]), wal_bytes_per_txn(theirs[r])) for r in sorted(set(mine) & set(theirs))]
+    pairs = [(a, b) for a, b in pairs if a is not None and b]
+    if not pairs:
+        return [Target(name, "NO DATA", "", w, c, ref, kind="metric")]
+    vals = [a / b for a, b in pairs]
+    verdict = "PASS" if max(vals) <= t.max else ("MISS" if min(vals) > t.max else "within noise")
+    return [Target(name, verdict, "%s/%s %.2f (%.2f–%.2f, %d rounds); medians %.0f against %.0f WAL bytes "
+                   "per transaction (%d and %d clients; the WAL insert position around each run)"
+                   % (c, ref, median(vals), min(vals), max(vals), len(vals), median([a for a, _ in pairs]),
+                      median([b for _, b in pairs]), mn, hn), w, c, ref, kind="metric")]
 
 
 def interleaved(res):

@@ -118,15 +118,21 @@ def check_keys(table, allowed, required, where):
 class Target:
     """One target of a workload: "mine >= factor x ref" (maximum
     throughputs; `instead` stands in for mine when mine did not run, marked
-    as not like for like), or a metric bound "metric of contender <= max"."""
+    as not like for like), or a metric bound "metric of contender <= max"
+    (fsyncs_per_txn: WAL fsyncs per transaction) or "<= max x ref's"
+    (wal_bytes_per_txn: WAL bytes per transaction against ref's)."""
 
     def __init__(self, t, where):
         if "metric" in t:
-            check_keys(t, ("metric", "contender", "max"), ("metric", "contender", "max"), where)
-            if t["metric"] != "fsyncs_per_txn":
-                raise DescriptorError("%s: the only metric is fsyncs_per_txn" % where)
+            check_keys(t, ("metric", "contender", "max", "ref"), ("metric", "contender", "max"), where)
+            if t["metric"] not in ("fsyncs_per_txn", "wal_bytes_per_txn"):
+                raise DescriptorError("%s: the metrics are fsyncs_per_txn and wal_bytes_per_txn" % where)
+            if (t["metric"] == "wal_bytes_per_txn") != ("ref" in t):
+                raise DescriptorError("%s: wal_bytes_per_txn is bounded by a factor of a ref "
+                                      "contender's, fsyncs_per_txn by a number" % where)
             self.kind = "metric"
             self.metric, self.contender, self.max = t["metric"], t["contender"], float(t["max"])
+            self.ref = t.get("ref")
         else:
             check_keys(t, ("mine", "ref", "factor", "instead"), ("mine", "ref", "factor"), where)
             self.kind = "ratio"
