@@ -75,7 +75,7 @@ typedef struct NvmBindingShared
 /* Logs again the rows a crash may have lost the redo of (nvm_resync.c). */
 static void (*resync_hook) (void) = NULL;
 
-/* Loads a rebuilt pool from its checkpoint files (redo/nvm_replay.c). */
+/* Loads a rebuilt pool from its checkpoint files (redo/nvm_replay_files.c). */
 static bool (*rebuild_loader) (void) = NULL;
 
 /* This process works for the resync in progress (nvm_binding_help_resync). */

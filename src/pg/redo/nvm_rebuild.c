@@ -7,7 +7,7 @@
  * A pool that a crash of the operating system tore or lost is rebuilt
  * (claim/nvm_binding.c, the "restore" states with "rebuild"): a new, empty
  * pool, into which the first record replayed loads the checkpoint files
- * the manifest names (nvm_replay.c calls nvm_rebuild_load), and then the
+ * the manifest names (nvm_replay_files.c calls nvm_rebuild_load), and then the
  * WAL from the last checkpoint's redo point, each table's records from its
  * files' position on.
  *
@@ -32,7 +32,8 @@
  * A crash during the load: the next start of the server begins the rebuild
  * again, from a new pool (claim/nvm_binding.c); a crash-restart, which
  * keeps the pool, drops the tables the load had begun before it loads
- * again (nvm_replay.c): the load's transaction was aborted by the crash.
+ * again (nvm_replay_files.c): the load's transaction was aborted by the
+ * crash.
  * A test's crash midway (nvm.debug_crash_point = rebuild_mid_load) stops
  * the threads once half the parts are loaded, then stops the server.
  *

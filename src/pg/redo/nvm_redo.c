@@ -352,7 +352,7 @@ note_logged(uint32 slot, uint64 txid)
 /*
  * nvm_redo_note_final counts transaction txid of slot, committed, at every
  * later cut although it logged no COMMIT record: the load of a rebuilt pool
- * at the first access after recovery (nvm_replay.c), whose rows are the
+ * at the first access after recovery (nvm_replay_files.c), whose rows are the
  * checkpoint files'.  A capture of a record it wrote, marked since (the
  * in-doubt versions loaded on top, say), must find its row, not a
  * tombstone.

@@ -67,8 +67,9 @@
  * During crash recovery of a primary (its pool is not a standby's), the
  * records are skipped: the pool holds what they say.  The rebuild of a
  * pool a crash of the operating system tore or lost replays as a restored
- * backup does, after loading the pool's checkpoint files (prepare_files):
- * a table's records before its file's position are skipped (before_file).
+ * backup does, after loading the pool's checkpoint files
+ * (nvm_replay_files.c): a table's records before its file's position are
+ * skipped (nvm_replay_before_file).
  *
  *-------------------------------------------------------------------------
  */
@@ -76,7 +77,6 @@
 
 #include "access/xlogreader.h"
 #include "access/xlogrecovery.h"
-#include "common/controldata_utils.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
@@ -85,7 +85,6 @@
 #include "storage/proc.h"
 #include "storage/procarray.h"
 #include "storage/standby.h"
-#include "utils/hsearch.h"
 #include "utils/timestamp.h"
 
 #include "ckptmark.h"
@@ -100,16 +99,14 @@
 #include "claim/nvm_binding.h"
 #include "nvm_compat.h"
 #include "nvm_settings.h"
-#include "redo/nvm_ckptfile.h"
 #include "redo/nvm_rebuild.h"
-#include "redo/nvm_redo.h"
 #include "redo/nvm_redofmt.h"
 #include "redo/nvm_replay.h"
+#include "redo/nvm_replay_files.h"
 
 static NvmTable open_table(const NvmTableKey *key);
 static void replay_commit_data(const char *p, size_t len, XLogRecPtr read, XLogRecPtr end_rec);
 static void replay_locks_data(const char *p, XLogRecPtr read);
-static bool before_file(const NvmTableKey *key, XLogReaderState *record);
 static void resync_begin(const NvmTableKey *key, uint64 next_record, uint64 next_version);
 static void resync_rows(XLogRecPtr where, const char *p, const char *end, uint64 nrows);
 static void resync_end(void);
@@ -175,248 +172,38 @@ report_full(const NvmTableKey *key)
 			 errhint("Give the standby a larger pool (nvm.pool_max_size), or make it again from a new copy of the primary.")));
 }
 
-/*
- * The checkpoint files of a rebuild (redo/nvm_ckptfile.h): the manifest
- * names each table's files and the WAL position they are as of, and replay
- * skips the records of that table before it.  The first record replayed
- * loads the files into the new pool (nvm_rebuild.c), unless an earlier
- * start of this rebuild did (the pool then notes a record applied): a
- * start cut short while loading loads again, keeping what it loaded.
- */
-typedef struct FilePosition
-{
-	NvmTableKey key;
-	XLogRecPtr	lsn;
-} FilePosition;
-
-static HTAB *file_positions = NULL;
-static bool files_ready = false;
-static XLogRecPtr files_lsn = InvalidXLogRecPtr;	/* the manifest's cut */
-
 static bool image_replayed = false;	/* by this process */
 
 /*
- * load_indoubt replays the records of the in-doubt file seq (transactions
- * in doubt, prepared row locks), as their records would be.
+ * replay_begin_for_files begins the replay transaction for a load of the
+ * checkpoint files (nvm_replay_files.c) and returns it, its slot in *slot.
  */
-static void
-load_indoubt(uint64 seq)
+static NvmTxn *
+replay_begin_for_files(int *slot)
 {
-	char	   *path = nvm_ckptfile_indoubt_name(seq);
-	NvmCkptError err;
-	NvmCkptReader *r = nvm_ckptreader_open(path, &err);
-	char	   *blob;
-	size_t		len;
-	size_t		off = 0;
-
-	if (r == NULL || !nvm_ckptreader_blob(r, &blob, &len, &err))
-		ereport(FATAL,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("could not rebuild the nvm pool: %s", err.msg),
-				 errhint("The nvm pool cannot be rebuilt without it: restore the cluster from a base backup.")));
-	nvm_ckptreader_close(r);
-	while (off + sizeof(NvmCkptRecordHeader) <= len)
-	{
-		NvmCkptRecordHeader rh;
-
-		memcpy(&rh, blob + off, sizeof(rh));
-		off += sizeof(rh);
-		if (off + rh.len > len)
-			break;
-		if (rh.info == XLOG_NVM_COMMIT)
-			replay_commit_data(blob + off, rh.len, InvalidXLogRecPtr, InvalidXLogRecPtr);
-		else if (rh.info == XLOG_NVM_LOCKS)
-			replay_locks_data(blob + off, InvalidXLogRecPtr);
-		off += rh.len;
-	}
-	free(blob);
-}
-
-/*
- * drop_partial_load drops every table of the pool before a load: a rebuilt
- * pool holds nothing before its files are loaded but what a load cut short
- * by a crash wrote (a crash-restart of the server goes on with the pool it
- * has), whose transaction the crash aborted.
- */
-static void
-drop_partial_load(void)
-{
-	NvmTableDirEntry *dir = nvm_table_dir();
-	size_t		n = nvm_table_dir_count();
-	uint32		dropped = 0;
-
-	for (size_t i = 0; i < n; i++)
-	{
-		NvmTableKey key;
-
-		if (atomic_load(&dir[i].desc) == 0)
-			continue;
-		memcpy(&key, &dir[i].key, sizeof(key));
-		if (nvm_table_drop(&key))
-			dropped++;
-	}
-	if (dropped > 0)
-		ereport(LOG,
-				(errmsg("nvm: dropped %u nvm tables that a load of the checkpoint files cut short had begun; they are loaded again",
-						dropped)));
-}
-
-/*
- * load_files loads the tables of m and its in-doubt file into the new pool,
- * in a transaction of this process's replay slot, and logs what it did.
- */
-static void
-load_files(const NvmCkptManifest *m)
-{
-	NvmRebuildProgress *p = nvm_rebuild_progress();
-	int			slot;
-	uint64		txid;
-
-	drop_partial_load();
 	replay_begin();
-	nvm_rebuild_load(m, &replay_txn, replay_slot);
-	slot = replay_slot;
-	txid = replay_txn.txid;
-	nvm_txn_commit(&replay_txn);
-	/* after recovery its commit logs nothing: the next cut counts it still */
-	nvm_redo_note_final((uint32) slot, txid);
-	if (m->indoubt_seq != 0)
-		load_indoubt(m->indoubt_seq);
-	ereport(LOG,
-			(errmsg("nvm: loaded the checkpoint files of %u nvm tables (%llu rows, %llu MB) into the rebuilt pool in %.1f s with %d workers",
-					m->ntables, (unsigned long long) pg_atomic_read_u64(&p->rows),
-					(unsigned long long) (pg_atomic_read_u64(&p->bytes) >> 20),
-					(double) (pg_atomic_read_u64(&p->loaded) - pg_atomic_read_u64(&p->started)) / 1e6,
-					(int) pg_atomic_read_u32(&p->workers)),
-			 errdetail("The files are as of %X/%X.", LSN_FORMAT_ARGS((XLogRecPtr) m->lsn))));
+	*slot = replay_slot;
+	return &replay_txn;
 }
 
-/*
- * check_files_within_wal refuses checkpoint files as of a position (files)
- * beyond the end of the WAL this start has (wal_end): they hold rows whose
- * redo is gone (pg_wal restored from an earlier moment, or removed), and
- * a rebuild from them would serve rows the rest of the cluster never saw.
- * Reported at elevel: FATAL in the startup process, which stops the
- * start; ERROR at a first access after recovery, which leaves the pool
- * unused.
- */
-static void
-check_files_within_wal(XLogRecPtr files, XLogRecPtr wal_end, int elevel)
-{
-	if (files == InvalidXLogRecPtr || wal_end == InvalidXLogRecPtr || files <= wal_end)
-		return;
-	ereport(elevel,
-			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("could not rebuild nvm pool \"%s\": its checkpoint files are as of WAL position %X/%X, but the WAL ends at %X/%X",
-					nvm_pool_path_resolved, LSN_FORMAT_ARGS(files), LSN_FORMAT_ARGS(wal_end)),
-			 errdetail("The WAL that the checkpoint files follow is missing."),
-			 errhint("Put back the WAL of the data directory (pg_wal), or restore the cluster from a base backup.")));
-}
-
-/*
- * wal_end_at_start returns where the WAL this start found ends: where
- * recovery's replay ended, or, after a clean stop (no recovery), the last
- * checkpoint's record (a later checkpoint only moves it on).
- */
-static XLogRecPtr
-wal_end_at_start(void)
-{
-	XLogRecPtr	end = GetXLogReplayRecPtr(NULL);
-
-	if (end == InvalidXLogRecPtr)
-	{
-		bool		crc_ok = false;
-		ControlFileData *cf = get_controlfile(DataDir, &crc_ok);
-
-		if (crc_ok)
-			end = cf->checkPoint;
-		pfree(cf);
-	}
-	return end;
-}
+/* What a load of the checkpoint files needs of replay. */
+static const NvmReplayFilesReplay files_replay = {
+	.begin = replay_begin_for_files,
+	.commit_data = replay_commit_data,
+	.locks_data = replay_locks_data,
+	.exit = replay_exit,
+};
 
 /*
  * nvm_replay_load_files_now loads a rebuilt pool from its checkpoint files
- * when recovery replayed no nvm record (or there was no recovery: the
- * server had stopped cleanly, and its last capture holds every commit):
- * the binding calls it at the first access (claim/nvm_binding.c).  Files
- * beyond the WAL are refused (ERROR).  Returns false if there are no
- * files.
+ * when recovery replayed no nvm record: the binding calls it at the first
+ * access (claim/nvm_binding.c; nvm_replay_files_load_now).  Returns false
+ * if there are no files.
  */
 bool
 nvm_replay_load_files_now(void)
 {
-	NvmCkptManifest m;
-
-	if (!nvm_ckptfile_manifest_read(&m))
-		return false;
-	check_files_within_wal((XLogRecPtr) m.lsn, wal_end_at_start(), ERROR);
-	load_files(&m);
-	nvm_rebuild_replay_done();
-	replay_exit(0, (Datum) 0);
-	nvm_ckptfile_manifest_free(&m);
-	return true;
-}
-
-/* prepare_files loads the checkpoint files of a rebuild, once. */
-static void
-prepare_files(void)
-{
-	HASHCTL		ctl;
-	NvmCkptManifest m;
-
-	files_ready = true;
-	if (!nvm_binding_is_restore())
-		return;
-	if (!nvm_binding_is_rebuild())
-	{
-		/* a restored backup: the original's files say nothing of its WAL */
-		nvm_ckptfile_remove_all();
-		return;
-	}
-	if (!nvm_ckptfile_manifest_read(&m))
-		return;
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(NvmTableKey);
-	ctl.entrysize = sizeof(FilePosition);
-	ctl.hcxt = TopMemoryContext;
-	file_positions = hash_create("nvm checkpoint files", 256, &ctl,
-								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	for (uint32 i = 0; i < m.ntables; i++)
-	{
-		FilePosition *fp = hash_search(file_positions, &m.tables[i].key, HASH_ENTER, NULL);
-
-		fp->lsn = (XLogRecPtr) m.tables[i].lsn;
-	}
-	files_lsn = (XLogRecPtr) m.lsn;
-	nvm_rebuild_note_wal_end();
-	if (nvm_pool_replayed_lsn() == 0)
-		load_files(&m);
-	/* the files are the image of the pool: it serves once replay is consistent */
-	image_replayed = true;
-	nvm_binding_restore_image_replayed();
-	nvm_ckptfile_manifest_free(&m);
-}
-
-/*
- * before_file says whether a record of a rebuild about key's table lies
- * before that table's checkpoint file, which holds its effects.
- */
-static bool
-before_file_at(const NvmTableKey *key, XLogRecPtr read)
-{
-	FilePosition *fp;
-
-	if (file_positions == NULL || read == InvalidXLogRecPtr)
-		return false;
-	fp = hash_search(file_positions, key, HASH_FIND, NULL);
-	return fp != NULL && read < fp->lsn;
-}
-
-static bool
-before_file(const NvmTableKey *key, XLogReaderState *record)
-{
-	return before_file_at(key, record->ReadRecPtr);
+	return nvm_replay_files_load_now(&files_replay);
 }
 
 /*
@@ -567,7 +354,7 @@ replay_commit_data(const char *p, size_t len, XLogRecPtr read, XLogRecPtr end_re
 
 		memcpy(&ref, p, sizeof(ref));
 		p += sizeof(ref);
-		if (!before_file_at(&ref.key, read) && known_table(&ref.key, &tables[i]))
+		if (!nvm_replay_before_file_at(&ref.key, read) && known_table(&ref.key, &tables[i]))
 			nvm_replica_raise_counters(&tables[i], ref.next_record, ref.next_version);
 		else
 			tables[i].desc = NULL;
@@ -651,7 +438,7 @@ replay_storage(XLogReaderState *record)
 	nvm_off		detached = 0;
 
 	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
-	if (before_file(&rec.key, record))
+	if (nvm_replay_before_file(&rec.key, record))
 		return;
 	switch (rec.op)
 	{
@@ -703,7 +490,7 @@ replay_reserve(XLogReaderState *record)
 	NvmTable	t;
 
 	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
-	if (before_file(&rec.key, record) || !known_table(&rec.key, &t))
+	if (nvm_replay_before_file(&rec.key, record) || !known_table(&rec.key, &t))
 		return;
 	nvm_replica_raise_counters(&t, 0, rec.limit);
 	nvm_table_raise_redo_reserved(&t, rec.limit);
@@ -811,7 +598,7 @@ replay_resync(XLogReaderState *record)
 	p += sizeof(rec);
 	if (rec.phase == XLNVM_RESYNC_BEGIN)
 	{
-		skipping = before_file(&rec.key, record);
+		skipping = nvm_replay_before_file(&rec.key, record);
 		if (!skipping)
 		{
 			resync_begin(&rec.key, rec.next_record, rec.next_version);
@@ -973,7 +760,7 @@ replay_locks_data(const char *p, XLogRecPtr read)
 
 	memcpy(&rec, p, sizeof(rec));
 	p += sizeof(rec);
-	if (before_file_at(&rec.key, read) || !known_table(&rec.key, &t))
+	if (nvm_replay_before_file_at(&rec.key, read) || !known_table(&rec.key, &t))
 		return;
 	for (uint32 i = 0; i < rec.nitems; i++)
 	{
@@ -1029,8 +816,8 @@ nvm_replay(XLogReaderState *record)
 
 	if (!nvm_binding_is_replica())
 		return;
-	if (!files_ready)
-		prepare_files();
+	if (nvm_replay_files_prepare(&files_replay))
+		image_replayed = true;
 	/*
 	 * Transactions in doubt whose PostgreSQL commit or abort record was
 	 * replayed since are resolved first: a tied commit's versions are
@@ -1092,17 +879,7 @@ nvm_replay_end(void)
 	 * replayed: the first access loads them) are checked here too, so that
 	 * the start stops.
 	 */
-	if (files_lsn == InvalidXLogRecPtr && nvm_binding_is_rebuild())
-	{
-		NvmCkptManifest m;
-
-		if (nvm_ckptfile_manifest_read(&m))
-		{
-			files_lsn = (XLogRecPtr) m.lsn;
-			nvm_ckptfile_manifest_free(&m);
-		}
-	}
-	check_files_within_wal(files_lsn, GetXLogReplayRecPtr(NULL), FATAL);
+	nvm_replay_files_check_end();
 	nvm_rebuild_replay_done();
 }
 
