@@ -87,8 +87,10 @@
 #include "xact/nvm_commit.h"
 #include "xact/nvm_import.h"
 #include "xact/nvm_imported_snapshot.h"
+#include "xact/nvm_indoubt.h"
 #include "xact/nvm_parallel.h"
 #include "xact/nvm_published.h"
+#include "xact/nvm_snapshot.h"
 #include "xact/nvm_token.h"
 #include "xact/nvm_xact.h"
 

@@ -44,6 +44,7 @@
 #include "row/nvm_tid.h"
 #include "row/nvm_tuple.h"
 #include "space/nvm_relation.h"
+#include "xact/nvm_snapshot.h"
 #include "xact/nvm_ssi.h"
 #include "xact/nvm_visibility.h"
 #include "xact/nvm_xact.h"

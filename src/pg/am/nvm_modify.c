@@ -77,6 +77,7 @@
 #include "wait/nvm_rowlock.h"
 #include "wait/nvm_wait.h"
 #include "xact/nvm_commit.h"
+#include "xact/nvm_snapshot.h"
 #include "xact/nvm_ssi.h"
 #include "xact/nvm_token.h"
 #include "xact/nvm_visibility.h"

@@ -75,8 +75,8 @@
 #include "nvm_compat.h"
 #include "wait/nvm_decision.h"
 #include "wait/nvm_wait.h"
+#include "xact/nvm_indoubt.h"
 #include "xact/nvm_published.h"
-#include "xact/nvm_xact.h"
 
 int			nvm_write_conflict = NVM_WRITE_CONFLICT_WAIT;
 

@@ -30,7 +30,7 @@
 
 #include "nvm_compat.h"
 #include "xact/nvm_import.h"
-#include "xact/nvm_xact.h"
+#include "xact/nvm_snapshot.h"
 
 /* The exporter named in a pg_snapshots file. */
 typedef struct Exporter

@@ -64,6 +64,8 @@
 
 #include "row/nvm_tuple.h"
 #include "xact/nvm_imported_snapshot.h"
+#include "xact/nvm_indoubt.h"
+#include "xact/nvm_snapshot.h"
 #include "xact/nvm_standin.h"
 #include "xact/nvm_visibility.h"
 #include "xact/nvm_xact.h"

@@ -2,8 +2,8 @@
  *
  * nvm_xact.h
  *	  Transaction glue between PostgreSQL and the core's concurrency
- *	  control (MCSI or N2DB): clock slots, per-statement snapshots, views,
- *	  and the write life cycle.
+ *	  control (MCSI or N2DB): clock slots and the write life cycle (the
+ *	  snapshots are nvm_snapshot.h's, in-doubt transactions nvm_indoubt.h's).
  *
  *-------------------------------------------------------------------------
  */
@@ -52,25 +52,13 @@ typedef enum NvmWriteWaiters
 } NvmWriteWaiters;
 
 extern void nvm_xact_get_stats(NvmBackendStats *out);
-extern void nvm_xact_statement_boundary(void);
-extern void nvm_xact_statement_sees_latest(void);
-struct QueryDesc;
-extern void nvm_xact_query_start(struct QueryDesc *queryDesc);
 extern void nvm_xact_check_access(Relation rel);
 
 extern uint64 nvm_xact_my_txid(void);
-extern const NvmSnapshot *nvm_xact_statement_snapshot(void);
-extern const NvmSnapshot *nvm_xact_transaction_snapshot(void);
-extern NvmSnapshot *nvm_xact_copy_snapshot(const NvmSnapshot *snap);
-extern NvmSnapshot *nvm_xact_fresh_snapshot(void);
-extern void nvm_xact_adopt_snapshot(int from_pgprocno, bool (*still_runs) (void *),
-									void *arg, const char *refused);
 
 extern NvmTxn *nvm_xact_begin_write(NvmWriteWaiters waiters);
 extern NvmTxn *nvm_xact_running_txn(void);
 extern int	nvm_xact_level(void);
-extern TransactionId nvm_xact_settle_indoubt(uint64 txid);
-extern void nvm_xact_resolve_prepared(void);
 extern TransactionId nvm_xact_published_xid(uint64 txid);
 extern TransactionId nvm_xact_wait_target(uint64 txid, uint32 *standin);
 
