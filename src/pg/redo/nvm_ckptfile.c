@@ -549,7 +549,7 @@ nvm_ckptreader_open(const char *path, NvmCkptError *err)
 		snprintf(err->msg, sizeof(err->msg), "out of memory");
 		return NULL;
 	}
-	strlcpy(r->path, path, sizeof(r->path));
+	snprintf(r->path, sizeof(r->path), "%s", path);
 	r->fd = open(path, O_RDONLY | PG_BINARY, 0);
 	if (r->fd < 0)
 	{

@@ -134,7 +134,7 @@ load_fail(LoadShared *ls, const char *msg)
 {
 	pthread_mutex_lock(&ls->err_lock);
 	if (!atomic_load(&ls->failed))
-		strlcpy(ls->err.msg, msg, sizeof(ls->err.msg));
+		snprintf(ls->err.msg, sizeof(ls->err.msg), "%s", msg);
 	atomic_store(&ls->failed, 1);
 	pthread_mutex_unlock(&ls->err_lock);
 }
