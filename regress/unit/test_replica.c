@@ -344,7 +344,7 @@ run_mode(uint32_t mode, int ncommits, unsigned seed)
 static bool
 reader_sees(NvmTable *t, NvmSnapshot *snap, const RecState *st, bool by_number)
 {
-	NvmView		view = {NVM_VIEW_SNAPSHOT, snap, 0, 0, NULL, NULL};
+	NvmView		view = {NVM_VIEW_SNAPSHOT, snap, 0, 0, NULL, NULL, NULL};
 	int			seen[RECORDS + 1] = {0};
 	uint64_t	limit = by_number ? nvm_table_version_limit(t) : nvm_table_record_limit(t);
 

@@ -89,7 +89,7 @@ typedef struct NvmView
 	 * NVM_VIEW_BOUNDS: bounds[c] is the highest clock value of slot c whose
 	 * transactions count (NVM_MAX_SLOTS entries); a creator counts if it is
 	 * within its slot's bound and committed.  A checkpoint's capture reads
-	 * the pool so, as of its cut (src/pg/checkpoint/nvm_capture.c).
+	 * the pool so, as of its cut (src/pg/checkpoint/nvm_checkpoint.c).
 	 */
 	const uint64_t *bounds;
 } NvmView;
