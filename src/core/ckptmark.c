@@ -41,30 +41,7 @@ nvm_ckpt_epoch_advance(void)
 static NvmSegArray *
 marks_array(const NvmTable *t, int p, bool create)
 {
-	_Atomic nvm_off *word = &t->desc->ckpt_marks[p];
-	nvm_off		arr = atomic_load_explicit(word, memory_order_acquire);
-
-	if (arr == 0)
-	{
-		nvm_off		fresh;
-		nvm_off		expected = 0;
-
-		if (!create)
-			return NULL;
-		fresh = nvm_alloc_zeroed(sizeof(NvmSegArray));
-		if (fresh == 0)
-			return NULL;
-		nvm_drain();
-		if (atomic_compare_exchange_strong(word, &expected, fresh))
-			arr = fresh;
-		else
-		{
-			nvm_free(fresh);	/* another process installed one first */
-			arr = expected;
-		}
-		nvm_persist(word, sizeof(nvm_off));
-	}
-	return nvm_ptr(arr);
+	return nvm_segarray_at(&t->desc->ckpt_marks[p], create);
 }
 
 bool

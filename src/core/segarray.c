@@ -61,3 +61,31 @@ nvm_segarray_free(NvmSegArray *arr)
 	}
 	nvm_drain();
 }
+
+NvmSegArray *
+nvm_segarray_at(_Atomic nvm_off *word, bool create)
+{
+	nvm_off		arr = atomic_load_explicit(word, memory_order_acquire);
+
+	if (arr == 0)
+	{
+		nvm_off		fresh;
+		nvm_off		expected = 0;
+
+		if (!create)
+			return NULL;
+		fresh = nvm_alloc_zeroed(sizeof(NvmSegArray));
+		if (fresh == 0)
+			return NULL;
+		nvm_drain();
+		if (atomic_compare_exchange_strong(word, &expected, fresh))
+			arr = fresh;
+		else
+		{
+			nvm_free(fresh);	/* another process installed one first */
+			arr = expected;
+		}
+		nvm_persist(word, sizeof(nvm_off));
+	}
+	return nvm_ptr(arr);
+}

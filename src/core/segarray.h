@@ -50,6 +50,15 @@ nvm_segarray_locate(uint64_t idx, int *seg, uint64_t *pos)
  */
 extern _Atomic uint64_t *nvm_segarray_slot(NvmSegArray *arr, uint64_t idx, bool create);
 
+/*
+ * nvm_segarray_at returns the array whose offset the pool word *word holds,
+ * made if create and there is none: the array allocated zeroed and
+ * drained, installed with a compare-and-swap (the loser frees its own),
+ * and the word persisted.  NULL if there is none and create is false, or
+ * the pool is full.  A crash before the word is durable leaks the array.
+ */
+extern NvmSegArray *nvm_segarray_at(_Atomic nvm_off *word, bool create);
+
 /* Frees every segment (the array must be unreachable for everybody). */
 extern void nvm_segarray_free(NvmSegArray *arr);
 

@@ -235,30 +235,9 @@ nvm_record_kill(NvmTable *t, NvmTxn *txn, uint64_t version_no)
 _Atomic uint64_t *
 nvm_record_lock_word(const NvmTable *t, uint64_t record_no, bool create)
 {
-	NvmTableDesc *desc = t->desc;
-	nvm_off		arr = atomic_load_explicit(&desc->lock_words, memory_order_acquire);
+	NvmSegArray *arr = nvm_segarray_at(&t->desc->lock_words, create);
 
-	if (arr == 0)
-	{
-		nvm_off		fresh;
-		nvm_off		expected = 0;
-
-		if (!create)
-			return NULL;
-		fresh = nvm_alloc_zeroed(sizeof(NvmSegArray));
-		if (fresh == 0)
-			return NULL;
-		nvm_drain();
-		if (atomic_compare_exchange_strong(&desc->lock_words, &expected, fresh))
-			arr = fresh;
-		else
-		{
-			nvm_free(fresh);	/* another process installed one first */
-			arr = expected;
-		}
-		nvm_persist(&desc->lock_words, sizeof(nvm_off));
-	}
-	return nvm_segarray_slot(nvm_ptr(arr), record_no, create);
+	return arr == NULL ? NULL : nvm_segarray_slot(arr, record_no, create);
 }
 
 /* ---------------------------------------------------------------------
