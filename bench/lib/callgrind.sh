@@ -1,5 +1,6 @@
 # bench/lib/callgrind.sh
 #	  What the callgrind benchmarks (bench/pointread_callgrind.sh,
+#	  bench/cpu_per_row.sh,
 #	  bench/copy_callgrind.sh) share: a throwaway cluster whose postmaster
 #	  runs under callgrind with its children, the instruction count of the
 #	  backend that did a piece of work, and the difference of two such

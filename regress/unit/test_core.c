@@ -45,6 +45,12 @@ static int	failed = 0;
 		else { failed++; printf("not ok - %s (%s:%d)\n", name, __FILE__, __LINE__); } \
 	} while (0)
 
+/* a check that reports only a failure (for checks in a loop) */
+#define CHECK_QUIET(cond) \
+	do { \
+		if (!(cond)) { failed++; printf("not ok - %s (%s:%d)\n", #cond, __FILE__, __LINE__); } \
+	} while (0)
+
 static char pool_path[256];
 static uint32_t cur_mode = NVM_CC_MCSI;
 static bool allow_switch = false;
@@ -690,6 +696,115 @@ test_mvcc(void)
 	}
 	nvm_slot_release(sa);
 	nvm_slot_release(sb);
+}
+
+/*
+ * scan_mismatches counts the version numbers of t below limit for which
+ * nvm_scan_visible, with one cache for the whole walk as a scan keeps it,
+ * answers otherwise than nvm_version_by_no and nvm_chain_visible on its
+ * record, compared.
+ */
+static int
+scan_mismatches(NvmTable *t, uint64_t limit, const NvmView *view)
+{
+	NvmScanCache c;
+	int			bad = 0;
+
+	memset(&c, 0, sizeof(c));
+	for (uint64_t n = 0; n <= limit; n++)
+	{
+		NvmVersion *v = nvm_version_by_no(t, n);
+		NvmVersion *want = (v != NULL && nvm_chain_visible(t, v->record_no, view) == v) ? v : NULL;
+
+		if (nvm_scan_visible(t, n, view, &c) != want)
+			bad++;
+	}
+	return bad;
+}
+
+/*
+ * A scan's test of each version by number (nvm_scan_visible) answers as
+ * the chain walk does, for every view: rows of several creators in runs
+ * across segments of the version slots, rows updated and deleted after
+ * them, a snapshot that sees some creators and not others, own rows by
+ * command id, a subtransaction's rolled-back rows, a creator still running.
+ */
+static void
+test_scan_visible(void)
+{
+	static NvmTableKey k = {1663, 5, 16390, 0};
+	static NvmSnapshot s_none,
+				s_a,
+				s_ab,
+				s_own;
+	NvmTable	t;
+	NvmTxn		a,
+				b,
+				c;
+	NvmConflict cf;
+	uint64_t	n,
+				first_a = 0,
+				limit;
+	NvmView		v;
+
+	nvm_txn_init(&a, nvm_slot_acquire(1));
+	nvm_txn_init(&b, nvm_slot_acquire(2));
+	nvm_txn_init(&c, nvm_slot_acquire(3));
+	CHECK(nvm_table_create(&k, 0, &t), "table created");
+	nvm_snapshot_take(&s_none);
+	for (int i = 0; i < 1500; i++)
+	{
+		CHECK_QUIET(nvm_record_insert(&t, &a, 1, 0, "a", 2, &n) == NVM_WRITE_OK);
+		if (i == 0)
+			first_a = n;
+	}
+	nvm_txn_commit(&a);
+	nvm_snapshot_take(&s_a);
+	for (int i = 0; i < 1000; i++)
+		CHECK_QUIET(nvm_record_insert(&t, &b, 1, 0, "b", 2, &n) == NVM_WRITE_OK);
+	for (uint64_t no = first_a; no < first_a + 1500; no += 7)
+		CHECK_QUIET(nvm_record_update(&t, &b, 1, 0, no, (no % 2) ? "u" : NULL, (no % 2) ? 2 : 0, false, &n, &cf) == NVM_WRITE_OK);
+	nvm_txn_commit(&b);
+	nvm_snapshot_take(&s_ab);
+	/* c: rows and updates in commands 0 and 1, some rolled back, left running */
+	for (int i = 0; i < 300; i++)
+		CHECK_QUIET(nvm_record_insert(&t, &c, 1, (uint32_t) (i % 2), "c", 2, &n) == NVM_WRITE_OK);
+	for (int i = 0; i < 50; i++)
+		CHECK_QUIET(nvm_record_insert(&t, &c, 2, 1, "r", 2, &n) == NVM_WRITE_OK);
+	for (uint64_t no = first_a + 3; no < first_a + 1500; no += 11)
+	{
+		NvmVersion *cur = nvm_chain_newest(&t, nvm_version_record_no(&t, no));
+
+		if (cur != NULL && !nvm_version_is_tombstone(cur) && cur->txid != c.txid)
+			CHECK_QUIET(nvm_record_update(&t, &c, 2, 1, cur->version_no, "x", 2, false, &n, &cf) == NVM_WRITE_OK);
+	}
+	nvm_txn_subxact_abort(&c, 2);
+	limit = nvm_table_version_limit(&t) + 2;
+
+	v = (NvmView) {NVM_VIEW_SNAPSHOT, &s_none, 0, 0, NULL, NULL, NULL};
+	CHECK(scan_mismatches(&t, limit, &v) == 0, "scan test: a snapshot before every row");
+	v.snap = &s_a;
+	CHECK(scan_mismatches(&t, limit, &v) == 0, "scan test: a snapshot that sees the first creator only");
+	v.snap = &s_ab;
+	CHECK(scan_mismatches(&t, limit, &v) == 0, "scan test: a snapshot that sees both committed creators");
+	for (uint32_t cid = 0; cid <= 2; cid++)
+	{
+		v = (NvmView) {NVM_VIEW_SNAPSHOT, &s_own, c.txid, cid, NULL, NULL, NULL};
+		nvm_snapshot_take(&s_own);
+		CHECK(scan_mismatches(&t, limit, &v) == 0, "scan test: the running creator's own view, by command");
+	}
+	v = (NvmView) {NVM_VIEW_SELF, NULL, 0, 0, NULL, NULL, NULL};
+	CHECK(scan_mismatches(&t, limit, &v) == 0, "scan test: a view of what committed");
+	v.kind = NVM_VIEW_DIRTY;
+	CHECK(scan_mismatches(&t, limit, &v) == 0, "scan test: a dirty view");
+	nvm_txn_abort(&c);
+	v = (NvmView) {NVM_VIEW_SNAPSHOT, &s_own, 0, 0, NULL, NULL, NULL};
+	nvm_snapshot_take(&s_own);
+	CHECK(scan_mismatches(&t, limit, &v) == 0, "scan test: after the running creator aborted");
+	nvm_table_drop(&k);
+	nvm_slot_release(a.slot);
+	nvm_slot_release(b.slot);
+	nvm_slot_release(c.slot);
 }
 
 static void
@@ -2174,6 +2289,7 @@ main(void)
 			test_alloc_cache_full();
 		}
 		test_mvcc();
+		test_scan_visible();
 		test_recovery();
 		test_drop_and_kill();
 		test_lock_words();

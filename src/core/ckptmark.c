@@ -47,10 +47,24 @@ marks_array(const NvmTable *t, int p, bool create)
 bool
 nvm_ckpt_mark(NvmTable *t, uint64_t record_no)
 {
-	NvmSegArray *arr = marks_array(t, (int) (nvm_ckpt_epoch() & 1), true);
+	int			parity = (int) (nvm_ckpt_epoch() & 1);
+	NvmSegArray *arr = marks_array(t, parity, false);
 	_Atomic uint64_t *w;
 	uint64_t	bit = UINT64_C(1) << (record_no % BITS_PER_WORD);
 
+	/*
+	 * Marked already in this epoch (the record changed before, or this
+	 * commit's redo is logged twice, as a tied commit's is: prepared, then
+	 * committed): nothing to store, and nothing to flush, as below when
+	 * the bit is set, since who set it flushed its word and the offset of
+	 * its segment.
+	 */
+	if (arr != NULL &&
+		(w = nvm_segarray_slot(arr, record_no / BITS_PER_WORD, false)) != NULL &&
+		(atomic_load_explicit(w, memory_order_relaxed) & bit) != 0)
+		return true;
+	if (arr == NULL)
+		arr = marks_array(t, parity, true);
 	if (arr == NULL || (w = nvm_segarray_slot(arr, record_no / BITS_PER_WORD, true)) == NULL)
 	{
 		nvm_ckpt_mark_whole(t);

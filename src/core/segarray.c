@@ -45,6 +45,25 @@ nvm_segarray_slot(NvmSegArray *arr, uint64_t idx, bool create)
 	return ((_Atomic uint64_t *) nvm_ptr(seg)) + pos;
 }
 
+_Atomic uint64_t *
+nvm_segarray_fill(NvmSegArray *arr, uint64_t idx, NvmSegCache *c)
+{
+	int			k;
+	uint64_t	pos;
+	nvm_off		seg;
+
+	nvm_segarray_locate(idx, &k, &pos);
+	if (k >= NVM_SEG_COUNT)
+		return NULL;
+	seg = atomic_load_explicit(&arr->seg[k], memory_order_acquire);
+	if (seg == 0)
+		return NULL;			/* not remembered: it may be installed later */
+	c->lo = idx - pos;
+	c->hi = c->lo + ((uint64_t) NVM_SEG_BASE << k);
+	c->base = (_Atomic uint64_t *) nvm_ptr(seg);
+	return c->base + pos;
+}
+
 void
 nvm_segarray_free(NvmSegArray *arr)
 {

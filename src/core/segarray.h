@@ -51,6 +51,37 @@ nvm_segarray_locate(uint64_t idx, int *seg, uint64_t *pos)
 extern _Atomic uint64_t *nvm_segarray_slot(NvmSegArray *arr, uint64_t idx, bool create);
 
 /*
+ * A reader's memory of one segment of an array: entries [lo, hi) are at
+ * base[0 ..].  A reader that asks for entries near each other (a scan
+ * walking numbers in order) finds most of them here without the array.
+ * A segment never moves and is freed only with its array, so what is
+ * remembered stays right as long as the array is the reader's to use.
+ * Zeroed, it remembers nothing.
+ */
+typedef struct NvmSegCache
+{
+	uint64_t	lo;
+	uint64_t	hi;
+	_Atomic uint64_t *base;
+} NvmSegCache;
+
+/* The slow path of nvm_segarray_cached: looks up idx, remembers its segment. */
+extern _Atomic uint64_t *nvm_segarray_fill(NvmSegArray *arr, uint64_t idx, NvmSegCache *c);
+
+/*
+ * nvm_segarray_cached returns the address of entry idx as
+ * nvm_segarray_slot(arr, idx, false) does, from c when idx lies in the
+ * segment c remembers (c must be arr's, or zeroed).
+ */
+static inline _Atomic uint64_t *
+nvm_segarray_cached(NvmSegArray *arr, uint64_t idx, NvmSegCache *c)
+{
+	if (idx - c->lo < c->hi - c->lo)
+		return c->base + (idx - c->lo);
+	return nvm_segarray_fill(arr, idx, c);
+}
+
+/*
  * nvm_segarray_at returns the array whose offset the pool word *word holds,
  * made if create and there is none: the array allocated zeroed and
  * drained, installed with a compare-and-swap (the loser frees its own),

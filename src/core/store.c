@@ -57,6 +57,25 @@ nvm_version_by_no(const NvmTable *t, uint64_t version_no)
 	return v;
 }
 
+NvmVersion *
+nvm_version_by_no_cached(const NvmTable *t, uint64_t version_no, NvmSegCache *c)
+{
+	_Atomic uint64_t *slot;
+	uint64_t	val;
+	NvmVersion *v;
+
+	if (version_no == 0 || version_no >= atomic_load(&t->desc->next_version))
+		return NULL;
+	slot = nvm_segarray_cached(&t->desc->versions, version_no, c);
+	val = slot ? atomic_load_explicit(slot, memory_order_acquire) : 0;
+	if (val == 0 || (val & NVM_TAG_MASK) != 0)
+		return NULL;
+	v = nvm_ptr(val);
+	if (v->version_no != version_no)
+		return NULL;
+	return v;
+}
+
 /*
  * nvm_version_record_no: see store.h.  The version the slot names may be
  * collected while it is read: pruning rewrites the slot (a redirect for an

@@ -128,6 +128,9 @@ extern bool nvm_store_numbers_moved(void);
  * nvm_record_head in visibility.h)
  */
 extern NvmVersion *nvm_version_by_no(const NvmTable *t, uint64_t version_no);
+/* the same, the slot found through c (segarray.h; t's version slots', or zeroed) */
+extern NvmVersion *nvm_version_by_no_cached(const NvmTable *t, uint64_t version_no,
+											NvmSegCache *c);
 extern uint64_t nvm_table_record_limit(const NvmTable *t);	/* record numbers are < this */
 extern uint64_t nvm_table_version_limit(const NvmTable *t); /* version numbers are < this */
 

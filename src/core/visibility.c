@@ -118,6 +118,76 @@ nvm_chain_visible(const NvmTable *t, uint64_t record_no, const NvmView *view)
 }
 
 /*
+ * creator_visible_cached is nvm_version_creator_visible with the snapshot
+ * test of another transaction's version taken from c when it is of the
+ * same snapshot and creator as the last one.
+ */
+static inline bool
+creator_visible_cached(NvmVersion *v, const NvmView *view, NvmScanCache *c)
+{
+	uint64_t	txid = v->txid;
+	uint64_t	info;
+
+	if (view->kind != NVM_VIEW_SNAPSHOT ||
+		(view->my_txid != NVM_INVALID_TXID && txid == view->my_txid) ||
+		(view->external_visible != NULL && v->external_id != 0))
+		return nvm_version_creator_visible(v, view);
+	if (c->snap != view->snap || c->txid != txid)
+	{
+		c->contains = nvm_snapshot_contains(view->snap, txid);
+		c->snap = view->snap;
+		c->txid = txid;
+	}
+	if (!c->contains)
+		return false;
+	/* nvm_version_status's first look, here: the inlined status */
+	info = atomic_load_explicit(&v->info, memory_order_acquire);
+	if ((info & NVM_VINFO_STATUS_MASK) != NVM_STATUS_INITIAL)
+		return (info & NVM_VINFO_STATUS_MASK) == NVM_STATUS_COMMITTED;
+	return nvm_version_status(v) == NVM_STATUS_COMMITTED;
+}
+
+/*
+ * nvm_scan_visible: see visibility.h.  The slot and head are read as
+ * nvm_version_by_no (store.c) and nvm_record_head read them.
+ */
+NvmVersion *
+nvm_scan_visible(const NvmTable *t, uint64_t version_no, const NvmView *view,
+				 NvmScanCache *c)
+{
+	_Atomic uint64_t *slot;
+	uint64_t	val;
+	uint64_t	head = 0;
+	uint64_t	record_no;
+	NvmVersion *v;
+
+	if (version_no == 0 || version_no >= atomic_load(&t->desc->next_version))
+		return NULL;
+	slot = nvm_segarray_cached(&t->desc->versions, version_no, &c->versions);
+	if (slot == NULL)
+		return NULL;
+	val = atomic_load_explicit(slot, memory_order_acquire);
+	if (val == 0 || (val & NVM_TAG_MASK) != 0)
+		return NULL;
+	v = nvm_ptr(val);
+	if (v->version_no != version_no)
+		return NULL;
+
+	record_no = v->record_no;
+	if (record_no != 0 && record_no < atomic_load(&t->desc->next_record))
+	{
+		slot = nvm_segarray_cached(&t->desc->records, record_no, &c->records);
+		if (slot != NULL)
+			head = atomic_load_explicit(slot, memory_order_acquire);
+	}
+	/* a later version, or none: the walk decides */
+	if (head != val)
+		return nvm_chain_visible(t, record_no, view) == v ? v : NULL;
+	/* the newest: the walk would stop here if the view sees it */
+	return creator_visible_cached(v, view, c) ? v : NULL;
+}
+
+/*
  * nvm_chain_newest: see visibility.h.
  */
 NvmVersion *

@@ -57,6 +57,7 @@
 
 #include "ccstate.h"
 #include "nvm_types.h"
+#include "segarray.h"
 #include "storefmt.h"
 
 /* How a chain is read: which versions count as visible. */
@@ -121,5 +122,35 @@ extern NvmVersion *nvm_chain_visible(const NvmTable *t, uint64_t record_no, cons
  * aborted (running ones included), or NULL.
  */
 extern NvmVersion *nvm_chain_newest(const NvmTable *t, uint64_t record_no);
+
+/*
+ * What a scan that reads a table's versions by number keeps from one row to
+ * the next (nvm_scan_visible): the segments of the version slots and record
+ * heads it read last, and the snapshot test of the creator it met last.
+ * Zeroed at the scan's start; good for one table and one view.
+ */
+typedef struct NvmScanCache
+{
+	NvmSegCache versions;
+	NvmSegCache records;
+	const NvmSnapshot *snap;	/* the test below is of this snapshot ... */
+	uint64_t	txid;			/* ... and this creator: */
+	bool		contains;		/* nvm_snapshot_contains(snap, txid) */
+} NvmScanCache;
+
+/*
+ * nvm_scan_visible returns version version_no if it is the version of its
+ * record the view sees (maybe a tombstone), else NULL: the answer of
+ * nvm_version_by_no and then nvm_chain_visible on its record, compared.
+ * When the version is its record's newest (no later write to the row, the
+ * case of a scan with no writer beside it), that is one test of its
+ * creator, done here without walking the chain; the lookups of numbers
+ * near the last ones and the snapshot test of the creator met last come
+ * from c.  A snapshot's test of a creator never changes (a snapshot is
+ * fixed), so remembering it is exact; the creator's status is read for
+ * every version (a version alone may have been rolled back).
+ */
+extern NvmVersion *nvm_scan_visible(const NvmTable *t, uint64_t version_no,
+									const NvmView *view, NvmScanCache *c);
 
 #endif							/* NVM_CORE_VISIBILITY_H */

@@ -185,17 +185,19 @@ note_version_number(Relation rel, NvmTable *table, uint64 version_no)
  * insert_done does what follows the core's insert of tuple as version
  * version_no: the main fork covered, the number reserved for standbys, the
  * insert logged for logical decoding (options are the insert's), the
- * slot's TID and contents set to the new version, the index root noted.
+ * slot's TID and contents set to the new version (its slot found through
+ * vslots, the caller's memory of the table's version slots), the index root
+ * noted.
  */
 static inline void
 insert_done(Relation rel, NvmTable *table, TupleTableSlot *slot, HeapTuple tuple,
-			uint64 version_no, int options)
+			uint64 version_no, int options, NvmSegCache *vslots)
 {
 	nvm_storage_cover_version(rel, version_no);
 	note_version_number(rel, table, version_no);
 	/* logged before the slot takes the version: tuple may be the slot's (nvm_form_tuple) */
 	nvm_wal_log_insert(rel, tuple, options);
-	nvm_store_version(rel, nvm_version_by_no(table, version_no), slot);
+	nvm_store_version(rel, nvm_version_by_no_cached(table, version_no, vslots), slot);
 	if (rel->rd_rel->relhasindex)
 		nvm_commit_note_index_root(rel, table, version_no);
 }
@@ -235,7 +237,7 @@ nvm_insert_one(Relation rel, NvmTable *table, NvmTxn *txn, TupleTableSlot *slot,
 							tuple->t_data, tuple->t_len, &version_no);
 	if (res != NVM_WRITE_OK)
 		insert_failed(rel, res);
-	insert_done(rel, table, slot, tuple, version_no, options);
+	insert_done(rel, table, slot, tuple, version_no, options, &(NvmSegCache) {0});
 }
 
 /*
@@ -333,6 +335,7 @@ nvm_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	const void **data = palloc(sizeof(void *) * nslots);
 	uint32	   *len = palloc(sizeof(uint32) * nslots);
 	uint64	   *version_nos = palloc(sizeof(uint64) * nslots);
+	NvmSegCache vslots = {0};	/* the batch's numbers are mostly consecutive */
 	int			done;
 	NvmWriteResult res;
 
@@ -346,7 +349,7 @@ nvm_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	res = nvm_record_insert_many(&table, txn, nvm_xact_level(), cid, nslots,
 								 data, len, version_nos, &done);
 	for (int i = 0; i < done; i++)
-		insert_done(rel, &table, slots[i], tuples[i], version_nos[i], options);
+		insert_done(rel, &table, slots[i], tuples[i], version_nos[i], options, &vslots);
 	if (res != NVM_WRITE_OK)
 		insert_failed(rel, res);
 	nvm_commit_note_write(rel);

@@ -87,6 +87,7 @@ typedef struct NvmScanDescData
 	NvmTable	table;
 	NvmSnapshot *snap;			/* private vector copy, or NULL */
 	NvmView		view;
+	NvmScanCache cache;			/* what nvm_scan_visible keeps between rows */
 
 	/* serializable: report reads to the predicate-lock manager (nvm_ssi.c) */
 	bool		ssi;
@@ -409,19 +410,30 @@ nvm_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 			return true;
 		}
 
-		v = nvm_version_by_no(&scan->table, scan->cur);
-		if (v != NULL && scan->ssi)
-			nvm_ssi_check_version(sscan->rs_rd, v, sscan->rs_snapshot, &scan->view);
 		/*
 		 * The version must be the one its row shows to the view.  It is
 		 * looked at again after that test: a version below the newest
 		 * all-visible one may have been collected and its block reused
 		 * between the two reads (a visible one no longer can be).
+		 * Serializable scans report every version they look at, before
+		 * the test; the others test it in one call (nvm_scan_visible: the
+		 * same answer, without walking the chain of a row nobody wrote
+		 * since).
 		 */
+		if (scan->ssi)
+		{
+			v = nvm_version_by_no(&scan->table, scan->cur);
+			if (v != NULL)
+				nvm_ssi_check_version(sscan->rs_rd, v, sscan->rs_snapshot, &scan->view);
+			if (v != NULL &&
+				nvm_chain_visible(&scan->table, v->record_no, &scan->view) != v)
+				v = NULL;
+		}
+		else
+			v = nvm_scan_visible(&scan->table, scan->cur, &scan->view, &scan->cache);
 		if (v == NULL || nvm_version_is_tombstone(v) ||
-			nvm_chain_visible(&scan->table, v->record_no, &scan->view) != v ||
 			v->version_no != scan->cur ||
-			!nvm_scan_key_test(scan, v))
+			(sscan->rs_nkeys > 0 && !nvm_scan_key_test(scan, v)))
 		{
 			if (direction == NoMovementScanDirection)
 				break;

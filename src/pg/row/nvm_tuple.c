@@ -76,16 +76,25 @@ nvm_form_tuple(Relation rel, TupleTableSlot *slot, CommandId cid, HeapTuple oldt
 }
 
 /*
- * nvm_version_tuple makes tuple describe version v in place (no copy).
+ * version_tuple makes tuple describe version v in place (no copy).
  */
-void
-nvm_version_tuple(Relation rel, NvmVersion *v, HeapTuple tuple)
+static inline void
+version_tuple(Relation rel, NvmVersion *v, HeapTuple tuple)
 {
 	Assert(!nvm_version_is_tombstone(v));
 	tuple->t_len = v->data_len;
 	nvm_version_to_tid(v->version_no, &tuple->t_self);
 	tuple->t_tableOid = RelationGetRelid(rel);
 	tuple->t_data = (HeapTupleHeader) v->data;
+}
+
+/*
+ * nvm_version_tuple makes tuple describe version v in place (no copy).
+ */
+void
+nvm_version_tuple(Relation rel, NvmVersion *v, HeapTuple tuple)
+{
+	version_tuple(rel, v, tuple);
 }
 
 /*
@@ -100,9 +109,13 @@ nvm_store_version(Relation rel, NvmVersion *v, TupleTableSlot *slot)
 	{
 		HeapTupleTableSlot *hslot = (HeapTupleTableSlot *) slot;
 
-		/* the slot may be showing tupdata right now: empty it first */
-		ExecClearTuple(slot);
-		nvm_version_tuple(rel, v, &hslot->tupdata);
+		/*
+		 * The slot may be showing tupdata right now: rewriting it before
+		 * the store is harmless, since ExecStoreHeapTuple first clears the
+		 * slot, which never frees tupdata (the slot owns only tuples it
+		 * copied), and then takes the tuple, its TID and its table.
+		 */
+		version_tuple(rel, v, &hslot->tupdata);
 		ExecStoreHeapTuple(&hslot->tupdata, slot, false);
 	}
 	else
@@ -112,8 +125,8 @@ nvm_store_version(Relation rel, NvmVersion *v, TupleTableSlot *slot)
 		nvm_version_tuple(rel, v, &tuple);
 		ExecForceStoreHeapTuple(&tuple, slot, false);
 		slot->tts_tid = tuple.t_self;
+		slot->tts_tableOid = RelationGetRelid(rel);
 	}
-	slot->tts_tableOid = RelationGetRelid(rel);
 }
 
 /*
