@@ -11,7 +11,11 @@
  * rows come back in TID order, in the order their visible versions were
  * written, as heap returns them from a table whose updated rows moved to
  * its end; each row once, since a record has at most one visible version,
- * and a version written after the scan began lies beyond n.
+ * and a version written after the scan began lies beyond n.  Outside
+ * serializable transactions each version is tested in one call of the core
+ * (nvm_scan_visible), which walks the record's chain only when the version
+ * is not its newest: a row nobody wrote since costs one test of its
+ * creator, as a heap tuple's costs one test of its xmin.
  *
  * On a standby (while replay runs, and after a promotion until the next
  * start, if replay moved a number: store.h, "Moved numbers") a version
