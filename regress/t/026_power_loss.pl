@@ -155,23 +155,24 @@ my $image_a = $node->basedir . '/pool.image-a';
 my $image_b = $node->basedir . '/pool.image-b';
 my $mixed = $node->basedir . '/pool.mixed';
 
-# manifest_covers_checkpoint NAME: the checkpoint that completed last
-# waited for the capture of the pool: the checkpoint files it leaves are as
-# of its redo point or later (the WAL before that point may be removed once
-# its record is written, so files older than it could not be rebuilt from)
-sub manifest_covers_checkpoint
+# checkpoint_covered NAME: a CHECKPOINT, and at once in the same session
+# whether it waited for the capture of the pool: the checkpoint files it
+# leaves are as of its redo point or later (the WAL before that point may
+# be removed once its record is written, so files older than it could
+# not be rebuilt from)
+sub checkpoint_covered
 {
 	my ($name) = @_;
-	is($node->safe_psql('postgres',
-			q{SELECT c.last_lsn >= (pg_control_checkpoint()).redo_lsn FROM nvm_checkpoints c}),
-		't', "$name: its checkpoint files are as of its redo point or later");
+	is($node->safe_psql('postgres', q{
+			CHECKPOINT;
+			SELECT c.last_lsn >= (pg_control_checkpoint()).redo_lsn FROM nvm_checkpoints c}),
+		't', "$name: it completes with checkpoint files as of its redo point or later");
 	return;
 }
 
 # the first checkpoint of the run writes a base file of every table
 my $offset0 = -s $node->logfile;
-$node->safe_psql('postgres', 'CHECKPOINT');
-manifest_covers_checkpoint('the first checkpoint');
+checkpoint_covered('the first checkpoint');
 like(slurp_file($node->logfile, $offset0), qr/checkpoint of the pool at a checkpoint: wrote \d+ kB \(\d+ rows\) for 0 changed and 3 whole nvm tables/,
 	'the first checkpoint writes a base file of every table');
 my %stamp = map { $_ => file_stamps(checkpoint_files($_)) } qw(accounts history unchanged);
@@ -187,8 +188,7 @@ run_for(0.5);
 # the second writes only what changed, as deltas: the recovery after the
 # power loss starts at its redo point, with the files it left
 $offset0 = -s $node->logfile;
-$node->safe_psql('postgres', 'CHECKPOINT');
-manifest_covers_checkpoint('the second checkpoint, under load');
+checkpoint_covered('the second checkpoint, under load');
 like(slurp_file($node->logfile, $offset0), qr/checkpoint of the pool at a checkpoint: wrote \d+ kB \(\d+ rows\) for 2 changed and 0 whole nvm tables, kept 1 unchanged/,
 	'the next checkpoint writes deltas of the two tables that changed and keeps the third');
 # accounts keeps its base and gets a delta; the history, whose delta
