@@ -112,6 +112,7 @@
 #include "redo/nvm_ckptfile.h"
 #include "redo/nvm_redo.h"
 #include "redo/nvm_redo_flusher.h"
+#include "redo/nvm_redoenc.h"
 #include "redo/nvm_redofmt.h"
 
 /* Row images of one COMMIT record, at most (a larger commit takes parts). */
@@ -119,6 +120,13 @@
 
 /* Version numbers one RESERVE record reserves ahead. */
 #define NVM_REDO_RESERVE_STEP	4096
+
+/* A version a COMMIT record logs: what the checkpoint's marks need of it. */
+typedef struct RedoMark
+{
+	uint64		record_no;
+	int			table;
+} RedoMark;
 
 /* A COMMIT record being built (malloc'd: the commit hook must not fail). */
 typedef struct RedoBuild
@@ -132,9 +140,9 @@ typedef struct RedoBuild
 	xl_nvm_table_ref *refs;
 	int			ntables;
 	int			cap_tables;
-	char	   *versions;		/* xl_nvm_version + data, one after another */
-	size_t		len;
-	size_t		cap;
+	NvmRedoEncoder enc;			/* the versions, encoded (nvm_redoenc.c) */
+	struct RedoMark *marks;		/* each version's table and record number */
+	size_t		cap_marks;
 	uint32		nversions;
 	XLogRecPtr	end;			/* end of the last part written */
 } RedoBuild;
@@ -296,18 +304,12 @@ nvm_redo_sink_end(void)
 static void
 mark_changed(const RedoBuild *b)
 {
-	const char *p = b->versions;
-	const char *end = b->versions + b->len;
-
-	while (p < end)
+	for (uint32 i = 0; i < b->nversions; i++)
 	{
-		xl_nvm_version xv;
 		NvmTable	t;
 
-		memcpy(&xv, p, sizeof(xv));
-		p += sizeof(xv) + xv.data_len;
-		t.desc = nvm_ptr(b->descs[xv.table]);
-		(void) nvm_ckpt_mark(&t, xv.record_no);
+		t.desc = nvm_ptr(b->descs[b->marks[i].table]);
+		(void) nvm_ckpt_mark(&t, b->marks[i].record_no);
 	}
 }
 
@@ -475,10 +477,10 @@ emit_part(RedoBuild *b, bool more)
 	if (redo_sink != NULL)
 	{
 		sink_append(XLOG_NVM_COMMIT, (char *) &hdr, sizeof(hdr), (char *) b->refs,
-					b->ntables * sizeof(xl_nvm_table_ref), b->versions, b->len);
+					b->ntables * sizeof(xl_nvm_table_ref), b->enc.buf, b->enc.len);
 		b->flags = XLNVM_COMMIT_CONTINUED;
 		b->ntables = 0;
-		b->len = 0;
+		nvm_redoenc_reset(&b->enc);
 		b->nversions = 0;
 		return;
 	}
@@ -492,8 +494,8 @@ emit_part(RedoBuild *b, bool more)
 	XLogBeginInsert();
 	XLogRegisterData((char *) &hdr, sizeof(hdr));
 	XLogRegisterData((char *) b->refs, b->ntables * sizeof(xl_nvm_table_ref));
-	if (b->len > 0)
-		XLogRegisterData(b->versions, b->len);
+	if (b->enc.len > 0)
+		XLogRegisterData(b->enc.buf, b->enc.len);
 	b->end = XLogInsert(RM_NVM_ID, XLOG_NVM_COMMIT);
 	END_CRIT_SECTION();
 	/* under the lock, as the cut of a checkpoint expects */
@@ -510,7 +512,7 @@ emit_part(RedoBuild *b, bool more)
 
 	b->flags = XLNVM_COMMIT_CONTINUED;
 	b->ntables = 0;
-	b->len = 0;
+	nvm_redoenc_reset(&b->enc);
 	b->nversions = 0;
 }
 
@@ -523,12 +525,11 @@ add_version(nvm_off table, nvm_off version, void *arg)
 	NvmVersion *v = nvm_ptr(version);
 	bool		tomb = nvm_version_is_tombstone(v);
 	uint32		len = tomb ? 0 : v->data_len;
-	xl_nvm_version xv;
 	int			ti;
 
 	if (NVM_KEY_KIND(&desc->key) != NVM_KIND_PERMANENT)
 		return;
-	if (b->len > 0 && b->len + sizeof(xv) + len > NVM_REDO_PART_BYTES)
+	if (b->enc.len > 0 && b->enc.len + NVM_REDOENC_MAX_OVERHEAD + len > NVM_REDO_PART_BYTES)
 		emit_part(b, true);
 	for (ti = 0; ti < b->ntables; ti++)
 		if (b->descs[ti] == table)
@@ -559,19 +560,10 @@ add_version(nvm_off table, nvm_off version, void *arg)
 		b->ntables++;
 	}
 
-	memset(&xv, 0, sizeof(xv));
-	xv.record_no = v->record_no;
-	xv.version_no = v->version_no;
-	xv.index_root = v->index_root;
-	xv.data_len = len;
-	xv.table = (uint16) ti;
-	xv.kind = (uint8) (atomic_load(&v->info) &
-					   (NVM_VINFO_TOMBSTONE | NVM_VINFO_MOVED | NVM_VINFO_INSERTED));
-	b->versions = grow_or_die(b->versions, &b->cap, b->len + sizeof(xv) + len, 1);
-	memcpy(b->versions + b->len, &xv, sizeof(xv));
-	if (len > 0)
-		memcpy(b->versions + b->len + sizeof(xv), v->data, len);
-	b->len += sizeof(xv) + len;
+	b->marks = grow_or_die(b->marks, &b->cap_marks, b->nversions + 1, sizeof(RedoMark));
+	b->marks[b->nversions].record_no = v->record_no;
+	b->marks[b->nversions].table = ti;
+	nvm_redoenc_add(&b->enc, (uint16) ti, v, NULL);
 	b->nversions++;
 }
 
@@ -595,7 +587,8 @@ log_versions(uint32_t slot, uint64_t txid, const NvmTxn *txn, uint32 xid, uint8 
 		emit_part(&b, false);
 	free(b.descs);
 	free(b.refs);
-	free(b.versions);
+	free(b.marks);
+	free(b.enc.buf);
 	return b.end;
 }
 

@@ -100,6 +100,7 @@
 #include "nvm_compat.h"
 #include "nvm_settings.h"
 #include "redo/nvm_rebuild.h"
+#include "redo/nvm_redoenc.h"
 #include "redo/nvm_redofmt.h"
 #include "redo/nvm_replay.h"
 #include "redo/nvm_replay_files.h"
@@ -247,9 +248,9 @@ abort_open_commit(void)
 }
 
 /*
- * next_version reads the version at *p (an xl_nvm_version and its data,
- * which must end by end) into rv, moves *p past it, and returns its table
- * reference (below ntables).  A record (at where) that does not hold it is
+ * next_version reads the version at *p (an xl_nvm_version and its data, as
+ * RESYNC ROWS records hold them; they must end by end) into rv, moves *p
+ * past it, and returns its table reference (below ntables).  A record (at where) that does not hold it is
  * damaged.
  */
 static uint16
@@ -323,8 +324,11 @@ replay_commit_data(const char *p, size_t len, XLogRecPtr read, XLogRecPtr end_re
 	const char *end = p + len;
 	xl_nvm_commit hdr;
 	NvmTable   *tables;
+	NvmRedoDecoder dec;
 
 	replay_begin();
+	if (len < sizeof(hdr))
+		elog(PANIC, "nvm redo record at %X/%X is truncated", LSN_FORMAT_ARGS(read));
 	memcpy(&hdr, p, sizeof(hdr));
 	p += sizeof(hdr);
 	if ((hdr.flags & XLNVM_COMMIT_CONTINUED) == 0 && open_txid == 0 && read != InvalidXLogRecPtr &&
@@ -352,6 +356,8 @@ replay_commit_data(const char *p, size_t len, XLogRecPtr read, XLogRecPtr end_re
 	{
 		xl_nvm_table_ref ref;
 
+		if (p + sizeof(ref) > end)
+			elog(PANIC, "nvm redo record at %X/%X is truncated", LSN_FORMAT_ARGS(read));
 		memcpy(&ref, p, sizeof(ref));
 		p += sizeof(ref);
 		if (!nvm_replay_before_file_at(&ref.key, read) && known_table(&ref.key, &tables[i]))
@@ -359,11 +365,16 @@ replay_commit_data(const char *p, size_t len, XLogRecPtr read, XLogRecPtr end_re
 		else
 			tables[i].desc = NULL;
 	}
+	nvm_redodec_begin(&dec, read, p, end, hdr.ntables);
 	for (uint32 i = 0; i < hdr.nversions; i++)
 	{
+		NvmRedoVersion ver;
 		NvmReplicaVersion rv;
-		uint16		ti = next_version(read, &p, end, hdr.ntables, &rv);
+		uint16		ti;
 
+		nvm_redodec_next(&dec, &ver);
+		rv = ver.rv;
+		ti = ver.table;
 		if (tables[ti].desc == NULL)
 			continue;
 		switch (nvm_replica_install(&tables[ti], &replay_txn, &rv))
@@ -382,6 +393,7 @@ replay_commit_data(const char *p, size_t len, XLogRecPtr read, XLogRecPtr end_re
 				break;
 		}
 	}
+	nvm_redodec_end(&dec);
 	pfree(tables);
 
 	if (hdr.flags & XLNVM_COMMIT_MORE)
