@@ -516,6 +516,69 @@ emit_part(RedoBuild *b, bool more)
 	b->nversions = 0;
 }
 
+/*
+ * diff_base returns the version v replaces if the record may log v's row
+ * as a diff against it (nvm_redofmt.h, XLNVM_T_DIFF), else NULL.  The
+ * replay rebuilds the row from the version it holds under that number, so
+ * the primary uses one only where every replaying side is certain to hold
+ * it, byte for byte, when it replays this record:
+ *
+ *	 - it is the committed version of the same record that v replaced
+ *	   (v is an update, not an insert or a tombstone; the version before
+ *	   is no tombstone, not aborted, and another transaction's: a version
+ *	   of this transaction's own may have been written by a subtransaction
+ *	   rolled back since, which is not logged);
+ *	 - its COMMIT record is in the WAL before this one: its txid is at or
+ *	   below its clock slot's last logged commit (note_logged, raised when
+ *	   that record is inserted; a slot runs one transaction at a time), read
+ *	   now, before this record is inserted.  Versions of an earlier start of
+ *	   the server count as logged: after a crash that may have lost their
+ *	   records, the resync logs their rows again before any transaction can
+ *	   write (nvm_resync.c), so the replaying side holds them;
+ *	 - a replaying side that replays the WAL in order from a consistent
+ *	   base holds every version whose COMMIT record came before, under its
+ *	   primary's number: a standby made from a cold copy holds the pool
+ *	   and replays every record; a restored base backup and a pool rebuilt
+ *	   from its checkpoint files start a table from its image (a RESYNC
+ *	   group, written in a group that no COMMIT record enters) or its file
+ *	   (as of a cut that COMMIT records are wholly before or after), and
+ *	   replay its records after it; the standby's own pruning never takes
+ *	   the newest version of a record, which the one it replaces is until
+ *	   this record is replayed; and the primary gives the number again only
+ *	   once the version is collected, after this commit;
+ *	 - the version is still here to be read: the primary collects it only
+ *	   once no snapshot needs it, and every snapshot that does not see this
+ *	   commit does, until this commit's completion is published, after
+ *	   this hook.
+ * Where a side does not hold it after all (a restored backup whose image
+ * holds this very version already: its commit was durable, not yet
+ * logged, when the image read the table), the replay finds the version
+ * itself installed, and keeps it (nvm_replay.c, version_image).  Records
+ * written to a checkpoint's in-doubt file (the sink) never carry a diff:
+ * their replay follows the load of the files, not the WAL's order.
+ */
+static const NvmVersion *
+diff_base(const RedoBuild *b, const NvmVersion *v)
+{
+	uint64		info = atomic_load(&((NvmVersion *) v)->info);
+	const NvmVersion *pred;
+	uint32		slot;
+
+	if (redo_sink != NULL || redo_shared == NULL || v->prev == 0 ||
+		(info & (NVM_VINFO_TOMBSTONE | NVM_VINFO_INSERTED | NVM_VINFO_MOVED)) != 0)
+		return NULL;
+	pred = nvm_ptr(v->prev);
+	if (pred->record_no != v->record_no || pred->txid == b->txid ||
+		nvm_version_is_tombstone(pred) || nvm_version_inlined_aborted(pred))
+		return NULL;
+	slot = nvm_txid_clock_id(pred->txid);
+	if (slot >= NVM_MAX_SLOTS ||
+		nvm_txid_clock_ts(pred->txid) >
+		nvm_txid_clock_ts(pg_atomic_read_u64(&redo_shared->last_logged[slot])))
+		return NULL;
+	return pred;
+}
+
 /* add_version is the write-log visitor: it adds one version to the record. */
 static void
 add_version(nvm_off table, nvm_off version, void *arg)
@@ -563,7 +626,7 @@ add_version(nvm_off table, nvm_off version, void *arg)
 	b->marks = grow_or_die(b->marks, &b->cap_marks, b->nversions + 1, sizeof(RedoMark));
 	b->marks[b->nversions].record_no = v->record_no;
 	b->marks[b->nversions].table = ti;
-	nvm_redoenc_add(&b->enc, (uint16) ti, v, NULL);
+	nvm_redoenc_add(&b->enc, (uint16) ti, v, diff_base(b, v));
 	b->nversions++;
 }
 

@@ -107,6 +107,64 @@ compactable(const char *image, uint32 len)
 		memcmp(image + HDR_CTID, &invalid, sizeof(ItemPointerData)) == 0;
 }
 
+/* varint_len is the number of bytes put_varint writes for v. */
+static size_t
+varint_len(uint64 v)
+{
+	size_t		n = 1;
+
+	while (v >= 0x80)
+	{
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * try_diff writes the body of a row (the image after its tuple header,
+ * blen bytes) as a diff against pred's body, if that is smaller than the
+ * body: the delta of pred's version number to version_no, the lengths of
+ * the common prefix and suffix, the length of the bytes between them and
+ * those bytes, as heap's XLOG_HEAP_PREFIX_FROM_OLD and SUFFIX_FROM_OLD do.
+ * Returns whether it did.
+ */
+static bool
+try_diff(NvmRedoEncoder *e, const char *body, uint32 blen, const NvmVersion *pred,
+		 uint64 version_no)
+{
+	const char *pbody;
+	uint32		plen;
+	uint32		most;
+	uint32		prefix = 0;
+	uint32		suffix = 0;
+	uint32		mid;
+	uint64		zz;
+	int64		d;
+
+	if (!compactable(pred->data, pred->data_len))
+		return false;
+	pbody = pred->data + HDR_LEN;
+	plen = pred->data_len - HDR_LEN;
+	most = Min(blen, plen);
+	while (prefix < most && body[prefix] == pbody[prefix])
+		prefix++;
+	while (suffix < most - prefix && body[blen - 1 - suffix] == pbody[plen - 1 - suffix])
+		suffix++;
+	mid = blen - prefix - suffix;
+	d = (int64) (pred->version_no - version_no);
+	zz = ((uint64) d << 1) ^ (uint64) (d >> 63);
+	if (varint_len(zz) + varint_len(prefix) + varint_len(suffix) + varint_len(mid) + mid >=
+		varint_len(blen) + blen)
+		return false;
+	put_varint(e, zz);
+	put_varint(e, prefix);
+	put_varint(e, suffix);
+	put_varint(e, mid);
+	put_bytes(e, body + prefix, mid);
+	return true;
+}
+
 /* nvm_redoenc_reset starts a new record in e (its buffer is kept). */
 void
 nvm_redoenc_reset(NvmRedoEncoder *e)
@@ -133,7 +191,6 @@ nvm_redoenc_add(NvmRedoEncoder *e, uint16 table, const NvmVersion *v, const NvmV
 	size_t		flags_at;
 	uint8		flags;
 
-	(void) pred;				/* diffs come with the next change */
 	grow(e, NVM_REDOENC_MAX_OVERHEAD + len);
 	flags_at = e->len;
 	put_byte(e, 0);
@@ -192,8 +249,13 @@ nvm_redoenc_add(NvmRedoEncoder *e, uint16 table, const NvmVersion *v, const NvmV
 		e->cid = cid;
 		memcpy(e->masks, v->data + HDR_MASKS, 5);
 
-		put_varint(e, len - HDR_LEN);
-		put_bytes(e, v->data + HDR_LEN, len - HDR_LEN);
+		if (pred != NULL && try_diff(e, v->data + HDR_LEN, len - HDR_LEN, pred, v->version_no))
+			iflags |= XLNVM_T_DIFF;
+		else
+		{
+			put_varint(e, len - HDR_LEN);
+			put_bytes(e, v->data + HDR_LEN, len - HDR_LEN);
+		}
 		e->buf[iflags_at] = (char) iflags;
 	}
 	e->buf[flags_at] = (char) flags;
@@ -364,9 +426,48 @@ nvm_redodec_next(NvmRedoDecoder *d, NvmRedoVersion *out)
 		memcpy(hdr + HDR_MASKS, d->masks, 5);
 		appendBinaryStringInfo(&d->img, hdr, HDR_LEN);
 
+		if (iflags & XLNVM_T_DIFF)
+		{
+			out->diff = true;
+			out->pred_version_no = get_delta(d, out->rv.version_no);
+			out->prefix = get_len(d);
+			out->suffix = get_len(d);
+			out->mid_len = get_len(d);
+			out->mid = get_bytes(d, out->mid_len);
+			return;
+		}
 		len = get_len(d);
 		appendBinaryStringInfo(&d->img, get_bytes(d, len), len);
 		out->rv.data = d->img.data;
 		out->rv.len = (uint32) d->img.len;
 	}
+}
+
+/*
+ * nvm_redodec_apply_diff makes the image of a version logged as a diff
+ * (out->diff) from pred, the image (pred_len bytes) of the version it was
+ * logged against, which the replaying side holds: the header decoded,
+ * then the prefix of pred's body, the new bytes, the suffix of pred's
+ * body.  Returns false if pred cannot be that version (too short for the
+ * lengths the diff names).
+ */
+bool
+nvm_redodec_apply_diff(NvmRedoDecoder *d, NvmRedoVersion *out, const char *pred, uint32 pred_len)
+{
+	const char *pbody;
+	uint32		plen;
+
+	Assert(out->diff && d->img.len == HDR_LEN);
+	if (!compactable(pred, pred_len))
+		return false;
+	pbody = pred + HDR_LEN;
+	plen = pred_len - HDR_LEN;
+	if ((uint64) out->prefix + out->suffix > plen)
+		return false;
+	appendBinaryStringInfo(&d->img, pbody, out->prefix);
+	appendBinaryStringInfo(&d->img, out->mid, out->mid_len);
+	appendBinaryStringInfo(&d->img, pbody + plen - out->suffix, out->suffix);
+	out->rv.data = d->img.data;
+	out->rv.len = (uint32) d->img.len;
+	return true;
 }

@@ -64,16 +64,28 @@ typedef struct NvmRedoDecoder
 	StringInfoData img;
 } NvmRedoDecoder;
 
-/* One decoded version: what nvm_replica_install takes, and its table. */
+/*
+ * One decoded version: what nvm_replica_install takes, its table, and for
+ * a row logged as a diff (rv.data not set yet) what
+ * nvm_redodec_apply_diff needs.
+ */
 typedef struct NvmRedoVersion
 {
 	NvmReplicaVersion rv;
 	uint16		table;
+	bool		diff;
+	uint64		pred_version_no;	/* the version it is a diff against */
+	uint32		prefix;			/* bytes of that version's body in front */
+	uint32		suffix;			/* ... and at the end */
+	const char *mid;			/* the new bytes in between */
+	uint32		mid_len;
 } NvmRedoVersion;
 
 extern void nvm_redodec_begin(NvmRedoDecoder *d, XLogRecPtr where, const char *p,
 							  const char *end, uint16 ntables);
 extern void nvm_redodec_next(NvmRedoDecoder *d, NvmRedoVersion *out);
+extern bool nvm_redodec_apply_diff(NvmRedoDecoder *d, NvmRedoVersion *out,
+								   const char *pred, uint32 pred_len);
 extern void nvm_redodec_end(NvmRedoDecoder *d);
 
 #endif							/* NVM_REDOENC_H */

@@ -80,9 +80,18 @@
  *	   flags, xmin (4 bytes) unless XLNVM_T_XMIN_SAME (the previous
  *	   tuple's in the record), cid (varint) unless XLNVM_T_CID_SAME,
  *	   t_infomask2, t_infomask and t_hoff (5 bytes) unless
- *	   XLNVM_T_MASKS_SAME; then the varint length of the rest of the image
- *	   (from the null bitmap on) and its bytes.  The replay rebuilds the
- *	   header byte for byte.
+ *	   XLNVM_T_MASKS_SAME; then the rest of the image (from the null
+ *	   bitmap on, the "body"): its varint length and its bytes, or, with
+ *	   XLNVM_T_DIFF, a diff against the body of the version this one
+ *	   replaces (an UPDATE's), as heap's XLOG_HEAP_PREFIX_FROM_OLD and
+ *	   SUFFIX_FROM_OLD do: that version's number (a delta to this one's),
+ *	   the lengths of the prefix and of the suffix kept from its body, the
+ *	   length of the new bytes between them (varints) and those bytes.
+ *	   The replay rebuilds the header byte for byte, and a diff's body from
+ *	   the version it holds under the number named.  The primary logs a
+ *	   diff only against a version every replaying side is certain to hold
+ *	   (the argument is at nvm_redo.c's diff_base), and only where it is
+ *	   smaller than the body.
  *
  * The format is that of this version of nvmam only: nvmam does not read
  * WAL written by another version (a standby or a restored backup runs the
@@ -121,7 +130,8 @@ typedef struct xl_nvm_table_ref
 #define XLNVM_T_XMIN_SAME		0x01
 #define XLNVM_T_CID_SAME		0x02
 #define XLNVM_T_MASKS_SAME		0x04
-#define XLNVM_T_ALL				0x07
+#define XLNVM_T_DIFF			0x08	/* the rest is a diff against the version before */
+#define XLNVM_T_ALL				0x0F
 
 /*
  * A version as RESYNC records and the checkpoint files hold it (fixed

@@ -278,6 +278,48 @@ next_version(XLogRecPtr where, const char **p, const char *end, uint16 ntables,
 }
 
 /*
+ * diff_image makes the image of a version the record logs as a diff
+ * against the version it replaced (nvm_redoenc.c), from that version as
+ * this pool holds it under its number: the primary logs a diff only
+ * against a version the replaying side is certain to hold (the argument
+ * is at nvm_redo.c's diff_base).  Where it is gone, the record is being
+ * applied again (after a crash of this process before the note of its
+ * end, and replay's pruning collected the version since), or the image of
+ * a restored backup brought this very version: then the version itself is
+ * here, and its own image is taken, which nvm_replica_install finds
+ * present.  Anything else means this pool does not hold what the primary
+ * wrote: replay stops.
+ */
+static void
+diff_image(NvmRedoDecoder *dec, NvmRedoVersion *ver, NvmTable *t)
+{
+	NvmVersion *pred = nvm_version_by_no(t, ver->pred_version_no);
+	NvmVersion *self;
+
+	if (pred != NULL && pred->record_no == ver->rv.record_no && !nvm_version_is_tombstone(pred) &&
+		nvm_redodec_apply_diff(dec, ver, pred->data, pred->data_len))
+		return;
+	self = nvm_version_by_no(t, ver->rv.version_no);
+	if (self != NULL && self->record_no == ver->rv.record_no && !nvm_version_is_tombstone(self) &&
+		!nvm_version_inlined_aborted(self))
+	{
+		ver->rv.data = self->data;
+		ver->rv.len = self->data_len;
+		return;
+	}
+	ereport(FATAL,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("could not replay nvm redo at %X/%X: version %llu of record %llu of relfilenode %u/%u/%u is logged as a change of version %llu, which this pool does not hold",
+					LSN_FORMAT_ARGS(dec->where),
+					(unsigned long long) ver->rv.version_no,
+					(unsigned long long) ver->rv.record_no,
+					t->desc->key.spc, t->desc->key.db, t->desc->key.rel,
+					(unsigned long long) ver->pred_version_no),
+			 errdetail("The primary logs an update as a change of the version before it, which every copy that replays its WAL in order holds."),
+			 errhint("Make the standby again from a new copy of the primary.")));
+}
+
+/*
  * past_target_time says whether a commit lies beyond recovery_target_time,
  * and if so stops recovery right after its record, which is not applied.
  * PostgreSQL stops replay at the first commit record of its own past the
@@ -373,10 +415,12 @@ replay_commit_data(const char *p, size_t len, XLogRecPtr read, XLogRecPtr end_re
 		uint16		ti;
 
 		nvm_redodec_next(&dec, &ver);
-		rv = ver.rv;
 		ti = ver.table;
 		if (tables[ti].desc == NULL)
 			continue;
+		if (ver.diff)
+			diff_image(&dec, &ver, &tables[ti]);
+		rv = ver.rv;
 		switch (nvm_replica_install(&tables[ti], &replay_txn, &rv))
 		{
 			case NVM_REPLICA_NO_SPACE:
