@@ -458,6 +458,7 @@ static void
 emit_part(RedoBuild *b, bool more)
 {
 	xl_nvm_commit hdr;
+	NvmRedoEncoder head;
 	XLogRecPtr	save_last = XactLastRecEnd;
 
 	for (int i = 0; i < b->ntables; i++)
@@ -473,11 +474,13 @@ emit_part(RedoBuild *b, bool more)
 	hdr.nversions = b->nversions;
 	hdr.ntables = (uint16) b->ntables;
 	hdr.flags = b->flags | (more ? XLNVM_COMMIT_MORE : b->last_flags);
+	memset(&head, 0, sizeof(head));
+	nvm_redoenc_head(&head, &hdr, b->refs);
 
 	if (redo_sink != NULL)
 	{
-		sink_append(XLOG_NVM_COMMIT, (char *) &hdr, sizeof(hdr), (char *) b->refs,
-					b->ntables * sizeof(xl_nvm_table_ref), b->enc.buf, b->enc.len);
+		sink_append(XLOG_NVM_COMMIT, head.buf, head.len, b->enc.buf, b->enc.len, NULL, 0);
+		free(head.buf);
 		b->flags = XLNVM_COMMIT_CONTINUED;
 		b->ntables = 0;
 		nvm_redoenc_reset(&b->enc);
@@ -492,12 +495,12 @@ emit_part(RedoBuild *b, bool more)
 		LWLockAcquire(group_lock, LW_SHARED);
 	START_CRIT_SECTION();
 	XLogBeginInsert();
-	XLogRegisterData((char *) &hdr, sizeof(hdr));
-	XLogRegisterData((char *) b->refs, b->ntables * sizeof(xl_nvm_table_ref));
+	XLogRegisterData(head.buf, head.len);
 	if (b->enc.len > 0)
 		XLogRegisterData(b->enc.buf, b->enc.len);
 	b->end = XLogInsert(RM_NVM_ID, XLOG_NVM_COMMIT);
 	END_CRIT_SECTION();
+	free(head.buf);
 	/* under the lock, as the cut of a checkpoint expects */
 	mark_changed(b);
 	if (!more && (b->last_flags & XLNVM_COMMIT_PREPARED) == 0)

@@ -165,6 +165,33 @@ try_diff(NvmRedoEncoder *e, const char *body, uint32 blen, const NvmVersion *pre
 	return true;
 }
 
+/*
+ * nvm_redoenc_head writes into h (emptied first) the header of a COMMIT
+ * record and its ntables table references, in the format of
+ * nvm_redofmt.h.
+ */
+void
+nvm_redoenc_head(NvmRedoEncoder *h, const xl_nvm_commit *hdr, const xl_nvm_table_ref *refs)
+{
+	h->len = 0;
+	grow(h, 32 + (size_t) hdr->ntables * 60);
+	put_byte(h, hdr->flags);
+	put_bytes(h, &hdr->txid, sizeof(hdr->txid));
+	put_bytes(h, &hdr->time, sizeof(hdr->time));
+	put_varint(h, hdr->xid);
+	put_varint(h, hdr->nversions);
+	put_varint(h, hdr->ntables);
+	for (int i = 0; i < hdr->ntables; i++)
+	{
+		put_varint(h, refs[i].key.spc);
+		put_varint(h, refs[i].key.db);
+		put_varint(h, refs[i].key.rel);
+		put_varint(h, refs[i].key.pad);
+		put_varint(h, refs[i].next_record);
+		put_varint(h, refs[i].next_version);
+	}
+}
+
 /* nvm_redoenc_reset starts a new record in e (its buffer is kept). */
 void
 nvm_redoenc_reset(NvmRedoEncoder *e)
@@ -323,21 +350,57 @@ get_len(NvmRedoDecoder *d)
 	return (uint32) n;
 }
 
+static uint32
+get_u32(NvmRedoDecoder *d)
+{
+	uint64		v = get_varint(d);
+
+	if (v > PG_UINT32_MAX)
+		damaged(d);
+	return (uint32) v;
+}
+
 /*
- * nvm_redodec_begin starts decoding the versions of a record at p..end
- * (right after its table references), from the WAL at where (invalid for
- * a checkpoint's in-doubt file), of ntables tables.
+ * nvm_redodec_begin starts decoding the COMMIT record at p..end, from the
+ * WAL at where (invalid for a checkpoint's in-doubt file), and reads its
+ * header into hdr; nvm_redodec_ref reads its table references next, then
+ * nvm_redodec_next its versions.
  */
 void
 nvm_redodec_begin(NvmRedoDecoder *d, XLogRecPtr where, const char *p, const char *end,
-				  uint16 ntables)
+				  xl_nvm_commit *hdr)
 {
+	uint32		ntables;
+
 	memset(d, 0, sizeof(*d));
 	d->where = where;
 	d->p = p;
 	d->end = end;
-	d->ntables = ntables;
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->flags = get_byte(d);
+	memcpy(&hdr->txid, get_bytes(d, sizeof(hdr->txid)), sizeof(hdr->txid));
+	memcpy(&hdr->time, get_bytes(d, sizeof(hdr->time)), sizeof(hdr->time));
+	hdr->xid = get_u32(d);
+	hdr->nversions = get_u32(d);
+	ntables = get_u32(d);
+	if (ntables > PG_UINT16_MAX)
+		damaged(d);
+	hdr->ntables = (uint16) ntables;
+	d->ntables = hdr->ntables;
 	initStringInfo(&d->img);
+}
+
+/* nvm_redodec_ref reads the next table reference of the record into ref. */
+void
+nvm_redodec_ref(NvmRedoDecoder *d, xl_nvm_table_ref *ref)
+{
+	memset(ref, 0, sizeof(*ref));
+	ref->key.spc = get_u32(d);
+	ref->key.db = get_u32(d);
+	ref->key.rel = get_u32(d);
+	ref->key.pad = get_u32(d);
+	ref->next_record = get_varint(d);
+	ref->next_version = get_varint(d);
 }
 
 /* nvm_redodec_end frees what the decoder allocated. */

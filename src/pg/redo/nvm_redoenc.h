@@ -16,6 +16,8 @@
 #include "replica.h"
 #include "storefmt.h"
 
+#include "redo/nvm_redofmt.h"
+
 /*
  * The encoder's state for one record: the previous version's fields, that
  * the next one is coded against.  The buffer is malloc'd and grown with
@@ -39,6 +41,8 @@ typedef struct NvmRedoEncoder
 /* The most bytes a version's encoding adds besides its row bytes. */
 #define NVM_REDOENC_MAX_OVERHEAD	80
 
+extern void nvm_redoenc_head(NvmRedoEncoder *h, const xl_nvm_commit *hdr,
+							 const xl_nvm_table_ref *refs);
 extern void nvm_redoenc_reset(NvmRedoEncoder *e);
 extern void nvm_redoenc_add(NvmRedoEncoder *e, uint16 table, const NvmVersion *v,
 							const NvmVersion *pred);
@@ -82,7 +86,8 @@ typedef struct NvmRedoVersion
 } NvmRedoVersion;
 
 extern void nvm_redodec_begin(NvmRedoDecoder *d, XLogRecPtr where, const char *p,
-							  const char *end, uint16 ntables);
+							  const char *end, xl_nvm_commit *hdr);
+extern void nvm_redodec_ref(NvmRedoDecoder *d, xl_nvm_table_ref *ref);
 extern void nvm_redodec_next(NvmRedoDecoder *d, NvmRedoVersion *out);
 extern bool nvm_redodec_apply_diff(NvmRedoDecoder *d, NvmRedoVersion *out,
 								   const char *pred, uint32 pred_len);

@@ -55,14 +55,22 @@
  * XLNVM_COMMIT_MORE; the standby applies them in one transaction of its
  * own and commits it at the last part.
  *
- * Layout: xl_nvm_commit, then ntables xl_nvm_table_ref, then nversions
- * versions in the compact encoding below (nvm_redoenc.c writes and reads
- * it).  Numbers are LEB128 varints (7 bits a byte, least significant
- * first); a "delta" is the signed difference to a base, zigzag-coded
- * (0, -1, 1, -2, ... as 0, 1, 2, 3, ...), so that small differences take
- * one byte.  Each version is coded against the previous version of the
- * same record (the first against table 0, record 0, version 0), so every
- * record (and every part) decodes on its own:
+ * Layout, in the compact encoding that nvm_redoenc.c writes and reads
+ * (xl_nvm_commit and xl_nvm_table_ref are what it decodes into): numbers
+ * are LEB128 varints (7 bits a byte, least significant first); a "delta"
+ * is the signed difference to a base, zigzag-coded (0, -1, 1, -2, ... as
+ * 0, 1, 2, 3, ...), so that small differences take one byte.
+ *
+ *	 the header		flags (one byte), txid and time (8 bytes each, as in
+ *					memory), xid, nversions and ntables (varints)
+ *	 ntables table references
+ *					the key's spc, db, rel and pad, the table's next_record
+ *					and next_version (varints)
+ *	 nversions versions
+ *
+ * Each version is coded against the previous version of the same record
+ * (the first against table 0, record 0, version 0), so every record (and
+ * every part) decodes on its own:
  *
  *	 flags			one byte (XLNVM_V_*)
  *	 table			varint, unless XLNVM_V_TABLE_SAME (the previous one's)

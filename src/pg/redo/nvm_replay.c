@@ -369,18 +369,21 @@ replay_commit_data(const char *p, size_t len, XLogRecPtr read, XLogRecPtr end_re
 	NvmRedoDecoder dec;
 
 	replay_begin();
-	if (len < sizeof(hdr))
-		elog(PANIC, "nvm redo record at %X/%X is truncated", LSN_FORMAT_ARGS(read));
-	memcpy(&hdr, p, sizeof(hdr));
-	p += sizeof(hdr);
+	nvm_redodec_begin(&dec, read, p, end, &hdr);
 	if ((hdr.flags & XLNVM_COMMIT_CONTINUED) == 0 && open_txid == 0 && read != InvalidXLogRecPtr &&
 		past_target_time(read, end_rec, &hdr))
+	{
+		nvm_redodec_end(&dec);
 		return;
+	}
 	if (hdr.flags & XLNVM_COMMIT_CONTINUED)
 	{
 		/* a restore starts within the WAL: the image holds the commit */
 		if (open_txid != hdr.txid && (nvm_binding_is_restore() || target_time_passed))
+		{
+			nvm_redodec_end(&dec);
 			return;
+		}
 		if (open_txid != hdr.txid)
 			ereport(FATAL,
 					(errcode(ERRCODE_DATA_CORRUPTED),
@@ -398,16 +401,12 @@ replay_commit_data(const char *p, size_t len, XLogRecPtr read, XLogRecPtr end_re
 	{
 		xl_nvm_table_ref ref;
 
-		if (p + sizeof(ref) > end)
-			elog(PANIC, "nvm redo record at %X/%X is truncated", LSN_FORMAT_ARGS(read));
-		memcpy(&ref, p, sizeof(ref));
-		p += sizeof(ref);
+		nvm_redodec_ref(&dec, &ref);
 		if (!nvm_replay_before_file_at(&ref.key, read) && known_table(&ref.key, &tables[i]))
 			nvm_replica_raise_counters(&tables[i], ref.next_record, ref.next_version);
 		else
 			tables[i].desc = NULL;
 	}
-	nvm_redodec_begin(&dec, read, p, end, hdr.ntables);
 	for (uint32 i = 0; i < hdr.nversions; i++)
 	{
 		NvmRedoVersion ver;
@@ -957,8 +956,10 @@ nvm_replay_desc(StringInfo buf, XLogReaderState *record)
 		case XLOG_NVM_COMMIT:
 			{
 				xl_nvm_commit hdr;
+				NvmRedoDecoder dec;
 
-				memcpy(&hdr, p, sizeof(hdr));
+				nvm_redodec_begin(&dec, record->ReadRecPtr, p, p + XLogRecGetDataLen(record), &hdr);
+				nvm_redodec_end(&dec);
 				appendStringInfo(buf, "txid %llu xid %u: %u versions in %u tables%s%s",
 								 (unsigned long long) hdr.txid, hdr.xid, hdr.nversions,
 								 (unsigned) hdr.ntables,
