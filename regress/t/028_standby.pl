@@ -139,7 +139,7 @@ $primary->safe_psql('postgres', 'UPDATE wide SET mid = mid + 1000 WHERE id = 7')
 my $wide_bytes = $primary->safe_psql('postgres',
 	"SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '$wide_lsn')");
 ok($wide_bytes < 200,
-	"an UPDATE of one integer of a 500-byte row logs its change, not the row ($wide_bytes WAL bytes)");
+	"an UPDATE of one integer of a 430-byte row logs its change, not the row ($wide_bytes WAL bytes)");
 $primary->safe_psql('postgres', 'UPDATE wide SET mid = mid + 1000 WHERE id % 2 = 0');
 $primary->safe_psql('postgres', "UPDATE wide SET a = a || 'z' WHERE id % 5 = 0");
 $primary->safe_psql('postgres', "UPDATE wide SET d = 'e' WHERE id % 11 = 0");
