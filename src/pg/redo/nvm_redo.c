@@ -10,7 +10,9 @@
  *
  *	 - COMMIT, at every commit of a transaction that wrote permanent nvm
  *	   tables: its versions with their numbers, index roots and row images,
- *	   and the counters of its tables.  Written from the core's commit hook
+ *	   and the counters of its tables, coded compactly (nvm_redoenc.c; an
+ *	   UPDATE's row as a diff against the version it replaced where every
+ *	   replaying side is certain to hold that one: diff_base).  Written from the core's commit hook
  *	   (txn.h), after the commit's status is durable in the pool and before
  *	   its completion is published.  So:
  *		 - a record is never written for a transaction the pool may still
