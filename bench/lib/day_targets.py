@@ -27,26 +27,13 @@
      reads "not measured").
 """
 
-import csv
 import os
 import statistics
 import sys
 
+from round_stats import fmt, num, read_rows as read
+
 MB = 1048576
-
-
-def num(v):
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return None
-
-
-def read(path):
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def scale_rounds(dirs):
@@ -71,19 +58,6 @@ def per_round(rows, value, ref="heap", mine="nvm", ratio=True):
         if w:
             out.append(v / w)
     return out
-
-
-def fmt(x):
-    a = abs(x)
-    if a == 0:
-        return "0"
-    if a >= 100:
-        return f"{x:,.0f}"
-    if a >= 10:
-        return f"{x:.1f}"
-    if a >= 1:
-        return f"{x:.2f}"
-    return f"{x:#.3g}"
 
 
 def cell(values, unit, ok):

@@ -9,10 +9,10 @@
          scale_report.py DIR
 """
 
-import csv
 import os
-import statistics
 import sys
+
+from round_stats import fmt, fmt_spread, num, read_rows, spread
 
 # the rounds' columns shown, with their headings (rounds.csv)
 ROUND_COLUMNS = [
@@ -58,54 +58,12 @@ CONTENDERS = ["heap", "nvm"]
 def read_csv(path):
     """The lines of a CSV file as dicts; every column NAME_bytes also as
     NAME_mb (MB)."""
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows = read_rows(path)
     for r in rows:
         for k in [k for k in r if k.endswith("_bytes")]:
             v = num(r[k])
             r[k[:-len("_bytes")] + "_mb"] = None if v is None else v / 1048576
     return rows
-
-
-def num(v):
-    """v as a float, or None when it is not a number."""
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return None
-
-
-def spread(values):
-    """(median, lowest, highest) of the numbers among values, or None."""
-    xs = [x for x in (num(v) for v in values) if x is not None]
-    if not xs:
-        return None
-    return statistics.median(xs), min(xs), max(xs)
-
-
-def fmt(x):
-    """x with three significant digits (whole numbers from 100 on)."""
-    if x is None:
-        return "-"
-    a = abs(x)
-    if a == 0:
-        return "0"
-    if a >= 100:
-        return f"{x:,.0f}"
-    if a >= 10:
-        return f"{x:.1f}"
-    if a >= 1:
-        return f"{x:.2f}"
-    return f"{x:#.3g}"
-
-
-def fmt_spread(s):
-    if s is None:
-        return "-"
-    med, lo, hi = s
-    if lo == hi:
-        return fmt(med)
-    return f"{fmt(med)} ({fmt(lo)}–{fmt(hi)})"
 
 
 def round_ratios(rounds, rows, col, mine="nvm", ref="heap"):

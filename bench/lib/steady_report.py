@@ -11,10 +11,10 @@
          steady_report.py DIR
 """
 
-import csv
 import os
-import statistics
 import sys
+
+from round_stats import fmt, fmt_spread, num, read_rows as read_csv, spread
 
 # per-transaction costs: (name, heading, function of a run's line)
 def _per_txn(f):
@@ -60,46 +60,6 @@ COSTS = [
                                            else num(r["server_cpu_s"]) * 1e6)),
 ]
 PREFERRED = ["heap", "nvm", "nvm-shm"]
-
-
-def num(v):
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return None
-
-
-def spread(values):
-    """(median, lowest, highest) of the numbers among values, or None."""
-    xs = [x for x in values if x is not None]
-    if not xs:
-        return None
-    return statistics.median(xs), min(xs), max(xs)
-
-
-def fmt(x):
-    """x with three significant digits (whole numbers from 100 on)."""
-    if x is None:
-        return "-"
-    a = abs(x)
-    if a == 0:
-        return "0"
-    if a >= 100:
-        return f"{x:,.0f}"
-    if a >= 10:
-        return f"{x:.1f}"
-    if a >= 1:
-        return f"{x:.2f}"
-    return f"{x:#.3g}"
-
-
-def fmt_spread(s):
-    if s is None:
-        return "-"
-    med, lo, hi = s
-    if lo == hi:
-        return fmt(med)
-    return f"{fmt(med)} ({fmt(lo)}–{fmt(hi)})"
 
 
 def ratios(runs, workload, mine, ref, value):
@@ -179,13 +139,6 @@ def render(runs, sizes):
                        f"{fmt(used / 1048576) if used is not None else '-'} |")
         out.append("")
     return out
-
-
-def read_csv(path):
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def main(argv):

@@ -9,7 +9,8 @@
 #	  the pool is copied mid-run; a second checkpoint writes deltas of the
 #	  two tables that changed (the records they changed) and keeps the
 #	  third (the recovery after the power loss starts at its redo point,
-#	  with those files);
+#	  with those files); each checkpoint completes only with its files, as
+#	  of its redo point or later;
 #	  image B is copied after every server process was killed, with the
 #	  data directory.  After a power loss each 4 KiB page of the file holds
 #	  whatever the kernel last wrote back: the model takes each page from A
@@ -46,7 +47,6 @@ use NvmTest;
 my $ACCOUNTS = 100000;
 my $INITIAL = 1000;
 my $TOTAL = $ACCOUNTS * $INITIAL;
-my $PAGE = 4096;
 my @SEEDS = split ' ', ($ENV{NVM_POWER_LOSS_SEEDS} // '11 22 33');
 
 my ($node, $pool) = nvm_node('power_loss', pool_in_datadir => 1, pool_size => '64MB',
@@ -155,9 +155,24 @@ my $image_a = $node->basedir . '/pool.image-a';
 my $image_b = $node->basedir . '/pool.image-b';
 my $mixed = $node->basedir . '/pool.mixed';
 
+# checkpoint_covered NAME: a CHECKPOINT, and at once in the same session
+# whether it waited for the capture of the pool: the checkpoint files it
+# leaves are as of its redo point or later (the WAL before that point may
+# be removed once its record is written, so files older than it could
+# not be rebuilt from)
+sub checkpoint_covered
+{
+	my ($name) = @_;
+	is($node->safe_psql('postgres', q{
+			CHECKPOINT;
+			SELECT c.last_lsn >= (pg_control_checkpoint()).redo_lsn FROM nvm_checkpoints c}),
+		't', "$name: it completes with checkpoint files as of its redo point or later");
+	return;
+}
+
 # the first checkpoint of the run writes a base file of every table
 my $offset0 = -s $node->logfile;
-$node->safe_psql('postgres', 'CHECKPOINT');
+checkpoint_covered('the first checkpoint');
 like(slurp_file($node->logfile, $offset0), qr/checkpoint of the pool at a checkpoint: wrote \d+ kB \(\d+ rows\) for 0 changed and 3 whole nvm tables/,
 	'the first checkpoint writes a base file of every table');
 my %stamp = map { $_ => file_stamps(checkpoint_files($_)) } qw(accounts history unchanged);
@@ -173,7 +188,7 @@ run_for(0.5);
 # the second writes only what changed, as deltas: the recovery after the
 # power loss starts at its redo point, with the files it left
 $offset0 = -s $node->logfile;
-$node->safe_psql('postgres', 'CHECKPOINT');
+checkpoint_covered('the second checkpoint, under load');
 like(slurp_file($node->logfile, $offset0), qr/checkpoint of the pool at a checkpoint: wrote \d+ kB \(\d+ rows\) for 2 changed and 0 whole nvm tables, kept 1 unchanged/,
 	'the next checkpoint writes deltas of the two tables that changed and keeps the third');
 # accounts keeps its base and gets a delta; the history, whose delta
@@ -249,29 +264,7 @@ sub mix_images
 {
 	my ($seed) = @_;
 	srand($seed);
-	open(my $a, '<:raw', $image_a) or die "$image_a: $!";
-	open(my $b, '<:raw', $image_b) or die "$image_b: $!";
-	open(my $m, '>:raw', $mixed) or die "$mixed: $!";
-	my ($differ, $from_a) = (0, 0);
-	for (;;)
-	{
-		my $nb = read($b, my $pb, $PAGE);
-		last unless $nb;
-		my $na = read($a, my $pa, $PAGE) // 0;
-		my $page = $pb;
-		if ($na == $nb && $pa ne $pb)
-		{
-			$differ++;
-			if (rand() < 0.5)
-			{
-				$page = $pa;
-				$from_a++;
-			}
-		}
-		print $m $page;
-	}
-	close $_ foreach ($a, $b, $m);
-	return ($differ, $from_a);
+	return nvm_mix_pages($image_a, $image_b, $mixed);
 }
 
 my $round = 0;

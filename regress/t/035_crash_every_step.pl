@@ -94,7 +94,6 @@ use NvmTest;
 my $ACCOUNTS = 2000;
 my $INITIAL = 1000;
 my $TOTAL = $ACCOUNTS * $INITIAL;
-my $PAGE = 4096;
 
 my ($node, $pool) = nvm_node('crash_every_step', pool_in_datadir => 1, pool_size => '64MB',
 	durability => 'auto', init => { allows_streaming => 1 });
@@ -243,34 +242,12 @@ sub image_a
 	return;
 }
 
-# tear_pool: each page of the pool from image A or from the file at the
-# crash, at random; returns (pages differing, from A)
+# tear_pool: the pool as a crash of the operating system can leave it,
+# from image A and the file at the crash; returns (pages differing, from A)
 sub tear_pool
 {
 	copy($pool, $image_b) or die "cannot copy $pool: $!";
-	open(my $a, '<:raw', $image_a) or die "$image_a: $!";
-	open(my $b, '<:raw', $image_b) or die "$image_b: $!";
-	open(my $m, '>:raw', $pool) or die "$pool: $!";
-	my ($differ, $from_a) = (0, 0);
-	for (;;)
-	{
-		my $nb = read($b, my $pb, $PAGE);
-		last unless $nb;
-		my $na = read($a, my $pa, $PAGE) // 0;
-		my $page = $pb;
-		if ($na == $nb && $pa ne $pb)
-		{
-			$differ++;
-			if (rand() < 0.5)
-			{
-				$page = $pa;
-				$from_a++;
-			}
-		}
-		print $m $page;
-	}
-	close $_ foreach ($a, $b, $m);
-	return ($differ, $from_a);
+	return nvm_mix_pages($image_a, $image_b, $pool);
 }
 
 # os_crash NAME HOW: the operating system crashes with the server stopped:
@@ -434,6 +411,14 @@ foreach my $c (@capture)
 		});
 		$prepared = 1;
 		$scratch = scratch_digest();
+		# PostgreSQL 18 (18.6) loses a transaction prepared after the last
+		# completed checkpoint when the server crashes in a checkpoint that
+		# wrote its state file (heap's too): recovery takes the file for a
+		# "future" one, removes it under a wrong name (an epoch of
+		# FFFFFFFF), then skips the PREPARE record because the file is
+		# still there.  So on 18 a checkpoint completes after the PREPARE
+		# (doc/limitations.md).
+		$node->safe_psql('postgres', 'CHECKPOINT') if $node->pg_version >= 18;
 	}
 	elsif ($point eq 'capture_after_manifest')
 	{

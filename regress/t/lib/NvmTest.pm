@@ -19,7 +19,7 @@ use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(nvm_pool_path nvm_node nvm_scan_digests nvm_check_indexes
   nvm_verify_clean nvm_server_pids nvm_freeze_server nvm_crash nvm_wait_gone nvm_wait_ready nvm_fatal_text
-  nvm_log_crashes nvm_commit_and_crash nvm_client_start nvm_pump_client);
+  nvm_log_crashes nvm_commit_and_crash nvm_client_start nvm_pump_client nvm_mix_pages);
 
 my @pools;
 # other files a test makes next to its pools (copies), removed at exit too
@@ -351,6 +351,43 @@ sub nvm_pump_client
 	}
 	push @lines, $1 while $c->{out} =~ s/^([^\n]*)\n//;
 	return @lines;
+}
+
+# nvm_mix_pages A B OUT: writes OUT as the image a power loss or a crash of
+# the operating system can leave of a file that was A at an earlier moment
+# and B at the crash: each 4 KiB page that differs between them taken from
+# A or from B at random (rand: seed it with srand for a repeatable mix),
+# the first such page from A and the second from B, so that an image
+# whose pages differ by two or more is always torn; a page that does not
+# differ, or lies beyond A's end, from B.  Returns (pages differing,
+# taken from A).
+sub nvm_mix_pages
+{
+	my ($image_a, $image_b, $out) = @_;
+	my $page_size = 4096;
+	open(my $a, '<:raw', $image_a) or die "$image_a: $!";
+	open(my $b, '<:raw', $image_b) or die "$image_b: $!";
+	open(my $m, '>:raw', $out) or die "$out: $!";
+	my ($differ, $from_a) = (0, 0);
+	for (;;)
+	{
+		my $nb = read($b, my $pb, $page_size);
+		last unless $nb;
+		my $na = read($a, my $pa, $page_size) // 0;
+		my $page = $pb;
+		if ($na == $nb && $pa ne $pb)
+		{
+			$differ++;
+			if ($differ == 1 || ($differ > 2 && rand() < 0.5))
+			{
+				$page = $pa;
+				$from_a++;
+			}
+		}
+		print $m $page;
+	}
+	close $_ foreach ($a, $b, $m);
+	return ($differ, $from_a);
 }
 
 1;

@@ -41,13 +41,18 @@
  *	   checkpoint go on, in a new transaction.  The backup's checkpoint,
  *	   hence its start, comes after the image is in the WAL.  Every
  *	   checkpoint waits for the worker's next look (NVM_BACKUP_LOOK_MS).
- *	   Between two transactions the worker holds no flag: a checkpoint
- *	   that chose its redo point just before the worker set it again, and
- *	   looked for holders just after, waits for the worker although the
- *	   redo point did not move since the worker read it.  So, once it holds
- *	   the flag, the worker serves at once a checkpoint under way that it
- *	   has not served (pg_control still names an older redo point:
- *	   checkpoint_in_progress) instead of waiting for the next one.
+ *	   Once it holds the flag, the worker serves at once every redo point
+ *	   it has not served yet (the last one it served is remembered), not
+ *	   only the next one: a checkpoint that chose its redo point while the
+ *	   worker was between two transactions (holding no flag: the
+ *	   checkpointer tells holders apart by their virtual transaction)
+ *	   waits for the worker although the redo point did not move since the
+ *	   worker read it, and is served, not waited on.  A checkpoint already
+ *	   served that looks for the flag's holders only after the worker's
+ *	   next transaction began waits for that transaction: the worker ends
+ *	   its transaction after the capture at its start, and every second
+ *	   while the checkpoint of the redo point it served has not completed
+ *	   (pg_control: checkpoint_in_progress).
  *
  * Where commits of nvm rows are durable through the WAL (nvm.durability,
  * claim/nvm_durability.c), the same worker captures the pool at every
@@ -55,7 +60,28 @@
  * DELAY_CHKPT_START until its cut, then DELAY_CHKPT_COMPLETE until the
  * manifest is durable, so that the checkpointer writes its buffers while
  * the worker writes the files, and completes only with them.  Between
- * checkpoints it merges files.  At its start it makes the first access to
+ * checkpoints it merges files.
+ *
+ * Persist order of a checkpoint against the files (where they are kept):
+ * a checkpoint with redo point R removes the WAL before R once its record
+ * is written, so the manifest must be as of R or later before that
+ * record.  The worker holds DELAY_CHKPT_START while it waits, takes
+ * DELAY_CHKPT_COMPLETE as soon as it sees a redo point it has not served
+ * (before it captures), and once a manifest is durable takes
+ * DELAY_CHKPT_START again and reads the redo point once more before it
+ * lets the flags go: a checkpoint that chose its redo point during the
+ * capture (one that had gone on without the worker was still completing)
+ * is served in the same transaction, so the flags a checkpoint found are
+ * never let go before its own manifest.  COMPLETE is never held while
+ * the worker waits: a checkpoint already served that looked for its
+ * holders then would wait for the worker, and the worker for the next
+ * redo point.  What is left is the instant between two of the worker's
+ * transactions (and between its look and COMPLETE): a checkpoint that
+ * chose its redo point and looked for both flags' holders within it does
+ * not wait; the worker serves it as soon as it sees it, and until that
+ * capture ends a crash of the operating system could find removed the
+ * WAL between the previous manifest and that redo point
+ * (doc/limitations.md).  At its start it makes the first access to
  * nvm rows (which logs again what a crash may have lost), captures the
  * pool if the manifest is older than the last checkpoint, and opens nvm
  * writes (redo/nvm_redo.c, nvm_redo_set_writable): from then on it takes
@@ -114,6 +140,8 @@
 
 /* How often the worker looks whether a checkpoint chose its redo point. */
 #define NVM_BACKUP_LOOK_MS		20
+/* looks between two checks that no checkpoint served waits for the worker (1 s) */
+#define NVM_BACKUP_STALE_LOOKS	50
 
 PGDLLEXPORT void nvm_backup_watch_main(Datum arg);
 
@@ -508,12 +536,7 @@ merge_stop(void)
  * checkpoint_in_progress says whether a checkpoint has chosen its redo
  * point (redo, GetRedoRecPtr) and not completed: pg_control names an
  * older redo point until it completes (a pg_control that cannot be read
- * whole counts as in progress).  The worker asks it once it holds
- * DELAY_CHKPT_START: a checkpoint that chose its redo point just before
- * the worker set the flag, and collected the holders of the flag just
- * after, waits for the worker; waiting for the next redo point instead
- * would wait for each other (a CHECKPOINT right after a start hung until
- * the worker was stopped).
+ * whole counts as in progress).
  */
 static bool
 checkpoint_in_progress(XLogRecPtr redo)
@@ -564,7 +587,7 @@ nvm_backup_watch_main(Datum arg)
 	for (;;)
 	{
 		XLogRecPtr	redo;
-		bool		serve_now;
+		uint32		looks;
 
 		StartTransactionCommand();
 		MyProc->delayChkptFlags |= DELAY_CHKPT_START;
@@ -579,17 +602,27 @@ nvm_backup_watch_main(Datum arg)
 			XLogRecPtr	manifest = nvm_checkpoint_manifest_lsn();
 
 			if (manifest == InvalidXLogRecPtr || manifest < redo)
+			{
+				MyProc->delayChkptFlags |= DELAY_CHKPT_COMPLETE;
 				capture_or_panic(NVM_CAPTURE_ONLINE, InvalidXLogRecPtr, redo, NULL,
 								 "the start of the server");
+				MyProc->delayChkptFlags &= ~DELAY_CHKPT_COMPLETE;
+			}
 			nvm_redo_set_writable(NVM_REDO_WRITES_OPEN);
 			opened = true;
+			served = redo;
+			/* a checkpoint at redo that found this transaction's flag waits for its end */
+			MyProc->delayChkptFlags &= ~DELAY_CHKPT_START;
+			CommitTransactionCommand();
+			continue;
 		}
 		/*
-		 * A checkpoint this worker has not served yet that is under way
-		 * now may wait for it already: served at once, not at the next one.
+		 * A redo point this worker has not served (a checkpoint that chose
+		 * it while the worker held no flag may wait for it already, or have
+		 * gone on) is served at once, not at the next one.
 		 */
-		serve_now = redo != served && checkpoint_in_progress(redo);
-		while (!serve_now && GetRedoRecPtr() == redo && !stop_requested)
+		looks = 0;
+		while (redo == served && !stop_requested)
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 NVM_BACKUP_LOOK_MS, PG_WAIT_EXTENSION);
@@ -608,39 +641,79 @@ nvm_backup_watch_main(Datum arg)
 				merge_redo = redo;
 				nvm_checkpoint_merge(&mc, merge_stop);
 			}
+			redo = GetRedoRecPtr();
+
+			/*
+			 * A checkpoint at the redo point served that looked for the
+			 * flag's holders only after this transaction began (it chose its
+			 * redo point before the worker read it, and was slow to look)
+			 * waits for this transaction to end: now and then, while that
+			 * checkpoint has not completed, the transaction ends.
+			 */
+			if (redo == served && ++looks % NVM_BACKUP_STALE_LOOKS == 0 &&
+				checkpoint_in_progress(redo))
+				break;
+		}
+		if (redo == served && !stop_requested)
+		{
+			MyProc->delayChkptFlags &= ~DELAY_CHKPT_START;
+			CommitTransactionCommand();
+			continue;
+		}
+		/*
+		 * A reload that came while a merge ran applies to the checkpoint
+		 * the merge gave way to (nvm.debug_crash_point is read here too).
+		 */
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
 		}
 		if (stop_requested)
 		{
-			MyProc->delayChkptFlags &= ~DELAY_CHKPT_START;
+			MyProc->delayChkptFlags &= ~(DELAY_CHKPT_START | DELAY_CHKPT_COMPLETE);
 			CommitTransactionCommand();
 			if (files)
 				stop_capture();
 			proc_exit(0);
 		}
-		redo = GetRedoRecPtr();
-		if (basebackup_waits_for_checkpoint())
-		{
-			MemoryContext old = MemoryContextSwitchTo(image_cxt);
 
-			nvm_backup_log_image("pg_basebackup", true);
-			MemoryContextSwitchTo(old);
-			MemoryContextReset(image_cxt);
-		}
+		/*
+		 * Every redo point chosen since the last one served, in this
+		 * transaction: the flags a checkpoint found held are let go only
+		 * once no redo point is left unserved (after each capture, START
+		 * is taken again before the redo point is read once more).
+		 * COMPLETE is held from the moment a redo point is seen to need
+		 * serving, and never while the worker waits: a checkpoint it has
+		 * served that looks for COMPLETE's holders after its capture would
+		 * wait for the worker, and the worker for the next redo point.
+		 */
 		if (files)
-		{
-			MemoryContext old = MemoryContextSwitchTo(image_cxt);
-
-			/*
-			 * The checkpoint waits for the manifest before its record
-			 * (DELAY_CHKPT_COMPLETE).
-			 */
 			MyProc->delayChkptFlags |= DELAY_CHKPT_COMPLETE;
-			capture_or_panic(NVM_CAPTURE_ONLINE, InvalidXLogRecPtr, redo, release_start,
-							 "a checkpoint");
-			MemoryContextSwitchTo(old);
-			MemoryContextReset(image_cxt);
+		while (redo != served)
+		{
+			if (basebackup_waits_for_checkpoint())
+			{
+				MemoryContext old = MemoryContextSwitchTo(image_cxt);
+
+				nvm_backup_log_image("pg_basebackup", true);
+				MemoryContextSwitchTo(old);
+				MemoryContextReset(image_cxt);
+			}
+			if (files)
+			{
+				MemoryContext old = MemoryContextSwitchTo(image_cxt);
+
+				/* the checkpoint waits for the manifest before its record */
+				capture_or_panic(NVM_CAPTURE_ONLINE, InvalidXLogRecPtr, redo, release_start,
+								 "a checkpoint");
+				MemoryContextSwitchTo(old);
+				MemoryContextReset(image_cxt);
+			}
+			served = redo;
+			MyProc->delayChkptFlags |= DELAY_CHKPT_START;
+			redo = GetRedoRecPtr();
 		}
-		served = redo;
 		MyProc->delayChkptFlags &= ~(DELAY_CHKPT_START | DELAY_CHKPT_COMPLETE);
 		CommitTransactionCommand();
 	}

@@ -287,8 +287,9 @@ restore_usable(void)
 /*
  * nvm_binding_restore_image_replayed says that replay of a data directory
  * restored from a base backup has applied the image of the pool (the
- * startup process, at IMAGE END): nvm rows may be served from now on, and
- * after restarts too.
+ * startup process, at IMAGE END), or that a rebuild has loaded the pool's
+ * checkpoint files, which are its image: nvm rows may be served from now
+ * on, and after restarts too.
  */
 void
 nvm_binding_restore_image_replayed(void)
@@ -297,9 +298,14 @@ nvm_binding_restore_image_replayed(void)
 		return;
 	nvm_claim_file_image_replayed();
 	binding_shared->restore = NVM_RESTORE_REPLAY;
-	ereport(LOG,
-			(errmsg("nvm: the image of the nvm pool in the WAL is replayed: the rebuilt pool holds every nvm table"),
-			 errdetail("nvm tables can be read once the data directory is consistent.")));
+	if (nvm_claim_start.rebuild)
+		ereport(LOG,
+				(errmsg("nvm: the checkpoint files of the nvm pool are loaded: the rebuilt pool holds every nvm table as of the files, and the WAL after them is replayed on top"),
+				 errdetail("nvm tables can be read once the data directory is consistent.")));
+	else
+		ereport(LOG,
+				(errmsg("nvm: the image of the nvm pool in the WAL is replayed: the rebuilt pool holds every nvm table"),
+				 errdetail("nvm tables can be read once the data directory is consistent.")));
 }
 
 /*
