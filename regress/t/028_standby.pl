@@ -123,6 +123,45 @@ same_rows($primary, $standby, 'streaming');
 my $big = q{SELECT count(*) || ':' || md5(string_agg(id || pad, ',' ORDER BY id)) FROM big};
 is($standby->safe_psql('postgres', $big), $primary->safe_psql('postgres', $big),
 	'streaming: commits of 10 MB of rows, logged in parts among other commits, are the primary\'s');
+
+# --- updates of wide rows, logged as a change of the version before ----------
+# (a middle column, the first, the last, a column going NULL, a row changed
+# by several commits in a row, and twice in one transaction: its own
+# version before is no diff's base); the standby's rows are the primary's
+# byte for byte, tuple header's xmin and cmin included
+$primary->safe_psql('postgres', q{
+	CREATE TABLE wide (id int PRIMARY KEY, a text, b char(60), mid int, n int, c text, d char(60))
+	  USING nvm;
+	INSERT INTO wide SELECT g, repeat('a', g % 50), 'b' || g, g, CASE WHEN g % 3 = 0 THEN NULL ELSE g END,
+	  repeat(md5(g::text), 8), 'd' || g FROM generate_series(1, 600) g;});
+my $wide_lsn = $primary->lsn('insert');
+$primary->safe_psql('postgres', 'UPDATE wide SET mid = mid + 1000 WHERE id = 7');
+my $wide_bytes = $primary->safe_psql('postgres',
+	"SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '$wide_lsn')");
+ok($wide_bytes < 200,
+	"an UPDATE of one integer of a 430-byte row logs its change, not the row ($wide_bytes WAL bytes)");
+$primary->safe_psql('postgres', 'UPDATE wide SET mid = mid + 1000 WHERE id % 2 = 0');
+$primary->safe_psql('postgres', "UPDATE wide SET a = a || 'z' WHERE id % 5 = 0");
+$primary->safe_psql('postgres', "UPDATE wide SET d = 'e' WHERE id % 11 = 0");
+$primary->safe_psql('postgres', 'UPDATE wide SET n = NULL, mid = -mid WHERE id % 7 = 0');
+$primary->safe_psql('postgres', 'UPDATE wide SET n = 1 WHERE id % 9 = 0');
+$primary->safe_psql('postgres', "UPDATE wide SET mid = mid + 1 WHERE id = 3") for 1 .. 5;
+$primary->safe_psql('postgres', q{
+	BEGIN;
+	UPDATE wide SET mid = mid + 1 WHERE id = 4;
+	SAVEPOINT s;
+	UPDATE wide SET c = 'gone' WHERE id = 4;
+	ROLLBACK TO s;
+	UPDATE wide SET mid = mid + 1 WHERE id = 4;
+	COMMIT;});
+my $wide = q{SELECT count(*) || ':' || md5(string_agg(w::text || '/' || w.xmin || '/' || w.cmin, ','
+	ORDER BY id)) FROM wide w};
+$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+is($standby->safe_psql('postgres', $wide), $primary->safe_psql('postgres', $wide),
+	'streaming: wide rows updated in a middle, first or last column are the primary\'s byte for byte');
+is($standby->safe_psql('postgres', 'SELECT mid, n FROM wide WHERE id IN (3, 4, 14) ORDER BY id'),
+	"8|\n1006|4\n-1014|", 'streaming: the standby reads the updated values');
+
 my $versions = $standby->safe_psql('postgres', q{SELECT versions FROM nvm_table_stats('accounts')});
 ok($versions < 3 * $ROWS, "streaming: replay prunes the rows it updates ($versions versions of $ROWS rows)");
 
@@ -172,6 +211,8 @@ sleep 1;
 $standby->start;
 nvm_transfers_finish($load, 'load over a kill of the standby');
 same_rows($primary, $standby, 'standby killed and restarted');
+is($standby->safe_psql('postgres', $wide), $primary->safe_psql('postgres', $wide),
+	'standby killed and restarted: the wide rows are the primary\'s byte for byte');
 
 # --- a cascading standby, from a cold copy of the standby --------------------
 my ($cascade) = nvm_standby_from_cold_copy($standby, $standby_pool, 'cascade');
@@ -180,6 +221,8 @@ nvm_transfers_finish($load, 'load with a cascading standby');
 $primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
 same_rows($standby, $cascade, 'cascading standby');
 is(nvm_rows_digest($cascade), nvm_rows_digest($primary), 'cascading standby: the primary\'s rows');
+is($cascade->safe_psql('postgres', $wide), $primary->safe_psql('postgres', $wide),
+	'cascading standby: the wide rows are the primary\'s byte for byte');
 $cascade->stop;
 
 # --- rolled-back writes: their numbers are reserved --------------------------

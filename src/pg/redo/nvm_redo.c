@@ -10,7 +10,9 @@
  *
  *	 - COMMIT, at every commit of a transaction that wrote permanent nvm
  *	   tables: its versions with their numbers, index roots and row images,
- *	   and the counters of its tables.  Written from the core's commit hook
+ *	   and the counters of its tables, coded compactly (nvm_redoenc.c; an
+ *	   UPDATE's row as a diff against the version it replaced where every
+ *	   replaying side is certain to hold that one: diff_base).  Written from the core's commit hook
  *	   (txn.h), after the commit's status is durable in the pool and before
  *	   its completion is published.  So:
  *		 - a record is never written for a transaction the pool may still
@@ -112,6 +114,7 @@
 #include "redo/nvm_ckptfile.h"
 #include "redo/nvm_redo.h"
 #include "redo/nvm_redo_flusher.h"
+#include "redo/nvm_redoenc.h"
 #include "redo/nvm_redofmt.h"
 
 /* Row images of one COMMIT record, at most (a larger commit takes parts). */
@@ -119,6 +122,13 @@
 
 /* Version numbers one RESERVE record reserves ahead. */
 #define NVM_REDO_RESERVE_STEP	4096
+
+/* A version a COMMIT record logs: what the checkpoint's marks need of it. */
+typedef struct RedoMark
+{
+	uint64		record_no;
+	int			table;
+} RedoMark;
 
 /* A COMMIT record being built (malloc'd: the commit hook must not fail). */
 typedef struct RedoBuild
@@ -132,9 +142,9 @@ typedef struct RedoBuild
 	xl_nvm_table_ref *refs;
 	int			ntables;
 	int			cap_tables;
-	char	   *versions;		/* xl_nvm_version + data, one after another */
-	size_t		len;
-	size_t		cap;
+	NvmRedoEncoder enc;			/* the versions, encoded (nvm_redoenc.c) */
+	struct RedoMark *marks;		/* each version's table and record number */
+	size_t		cap_marks;
 	uint32		nversions;
 	XLogRecPtr	end;			/* end of the last part written */
 } RedoBuild;
@@ -296,18 +306,12 @@ nvm_redo_sink_end(void)
 static void
 mark_changed(const RedoBuild *b)
 {
-	const char *p = b->versions;
-	const char *end = b->versions + b->len;
-
-	while (p < end)
+	for (uint32 i = 0; i < b->nversions; i++)
 	{
-		xl_nvm_version xv;
 		NvmTable	t;
 
-		memcpy(&xv, p, sizeof(xv));
-		p += sizeof(xv) + xv.data_len;
-		t.desc = nvm_ptr(b->descs[xv.table]);
-		(void) nvm_ckpt_mark(&t, xv.record_no);
+		t.desc = nvm_ptr(b->descs[b->marks[i].table]);
+		(void) nvm_ckpt_mark(&t, b->marks[i].record_no);
 	}
 }
 
@@ -456,6 +460,7 @@ static void
 emit_part(RedoBuild *b, bool more)
 {
 	xl_nvm_commit hdr;
+	NvmRedoEncoder head;
 	XLogRecPtr	save_last = XactLastRecEnd;
 
 	for (int i = 0; i < b->ntables; i++)
@@ -471,14 +476,16 @@ emit_part(RedoBuild *b, bool more)
 	hdr.nversions = b->nversions;
 	hdr.ntables = (uint16) b->ntables;
 	hdr.flags = b->flags | (more ? XLNVM_COMMIT_MORE : b->last_flags);
+	memset(&head, 0, sizeof(head));
+	nvm_redoenc_head(&head, &hdr, b->refs);
 
 	if (redo_sink != NULL)
 	{
-		sink_append(XLOG_NVM_COMMIT, (char *) &hdr, sizeof(hdr), (char *) b->refs,
-					b->ntables * sizeof(xl_nvm_table_ref), b->versions, b->len);
+		sink_append(XLOG_NVM_COMMIT, head.buf, head.len, b->enc.buf, b->enc.len, NULL, 0);
+		free(head.buf);
 		b->flags = XLNVM_COMMIT_CONTINUED;
 		b->ntables = 0;
-		b->len = 0;
+		nvm_redoenc_reset(&b->enc);
 		b->nversions = 0;
 		return;
 	}
@@ -490,12 +497,12 @@ emit_part(RedoBuild *b, bool more)
 		LWLockAcquire(group_lock, LW_SHARED);
 	START_CRIT_SECTION();
 	XLogBeginInsert();
-	XLogRegisterData((char *) &hdr, sizeof(hdr));
-	XLogRegisterData((char *) b->refs, b->ntables * sizeof(xl_nvm_table_ref));
-	if (b->len > 0)
-		XLogRegisterData(b->versions, b->len);
+	XLogRegisterData(head.buf, head.len);
+	if (b->enc.len > 0)
+		XLogRegisterData(b->enc.buf, b->enc.len);
 	b->end = XLogInsert(RM_NVM_ID, XLOG_NVM_COMMIT);
 	END_CRIT_SECTION();
+	free(head.buf);
 	/* under the lock, as the cut of a checkpoint expects */
 	mark_changed(b);
 	if (!more && (b->last_flags & XLNVM_COMMIT_PREPARED) == 0)
@@ -510,8 +517,71 @@ emit_part(RedoBuild *b, bool more)
 
 	b->flags = XLNVM_COMMIT_CONTINUED;
 	b->ntables = 0;
-	b->len = 0;
+	nvm_redoenc_reset(&b->enc);
 	b->nversions = 0;
+}
+
+/*
+ * diff_base returns the version v replaces if the record may log v's row
+ * as a diff against it (nvm_redofmt.h, XLNVM_T_DIFF), else NULL.  The
+ * replay rebuilds the row from the version it holds under that number, so
+ * the primary uses one only where every replaying side is certain to hold
+ * it, byte for byte, when it replays this record:
+ *
+ *	 - it is the committed version of the same record that v replaced
+ *	   (v is an update, not an insert or a tombstone; the version before
+ *	   is no tombstone, not aborted, and another transaction's: a version
+ *	   of this transaction's own may have been written by a subtransaction
+ *	   rolled back since, which is not logged);
+ *	 - its COMMIT record is in the WAL before this one: its txid is at or
+ *	   below its clock slot's last logged commit (note_logged, raised when
+ *	   that record is inserted; a slot runs one transaction at a time), read
+ *	   now, before this record is inserted.  Versions of an earlier start of
+ *	   the server count as logged: after a crash that may have lost their
+ *	   records, the resync logs their rows again before any transaction can
+ *	   write (nvm_resync.c), so the replaying side holds them;
+ *	 - a replaying side that replays the WAL in order from a consistent
+ *	   base holds every version whose COMMIT record came before, under its
+ *	   primary's number: a standby made from a cold copy holds the pool
+ *	   and replays every record; a restored base backup and a pool rebuilt
+ *	   from its checkpoint files start a table from its image (a RESYNC
+ *	   group, written in a group that no COMMIT record enters) or its file
+ *	   (as of a cut that COMMIT records are wholly before or after), and
+ *	   replay its records after it; the standby's own pruning never takes
+ *	   the newest version of a record, which the one it replaces is until
+ *	   this record is replayed; and the primary gives the number again only
+ *	   once the version is collected, after this commit;
+ *	 - the version is still here to be read: the primary collects it only
+ *	   once no snapshot needs it, and every snapshot that does not see this
+ *	   commit does, until this commit's completion is published, after
+ *	   this hook.
+ * Where a side does not hold it after all (a restored backup whose image
+ * holds this very version already: its commit was durable, not yet
+ * logged, when the image read the table), the replay finds the version
+ * itself installed, and keeps it (nvm_replay.c, version_image).  Records
+ * written to a checkpoint's in-doubt file (the sink) never carry a diff:
+ * their replay follows the load of the files, not the WAL's order.
+ */
+static const NvmVersion *
+diff_base(const RedoBuild *b, const NvmVersion *v)
+{
+	uint64		info = atomic_load(&((NvmVersion *) v)->info);
+	const NvmVersion *pred;
+	uint32		slot;
+
+	if (redo_sink != NULL || redo_shared == NULL || v->prev == 0 ||
+		(info & (NVM_VINFO_TOMBSTONE | NVM_VINFO_INSERTED | NVM_VINFO_MOVED)) != 0)
+		return NULL;
+	pred = nvm_ptr(v->prev);
+	if (pred->record_no != v->record_no || pred->txid == b->txid ||
+		nvm_version_is_tombstone(pred) || nvm_version_inlined_aborted(pred))
+		return NULL;
+	slot = nvm_txid_clock_id(pred->txid);
+	if (slot >= NVM_MAX_SLOTS ||
+		nvm_txid_clock_ts(pred->txid) >
+		nvm_txid_clock_ts(pg_atomic_read_u64(&redo_shared->last_logged[slot])))
+		return NULL;
+	return pred;
 }
 
 /* add_version is the write-log visitor: it adds one version to the record. */
@@ -523,12 +593,11 @@ add_version(nvm_off table, nvm_off version, void *arg)
 	NvmVersion *v = nvm_ptr(version);
 	bool		tomb = nvm_version_is_tombstone(v);
 	uint32		len = tomb ? 0 : v->data_len;
-	xl_nvm_version xv;
 	int			ti;
 
 	if (NVM_KEY_KIND(&desc->key) != NVM_KIND_PERMANENT)
 		return;
-	if (b->len > 0 && b->len + sizeof(xv) + len > NVM_REDO_PART_BYTES)
+	if (b->enc.len > 0 && b->enc.len + NVM_REDOENC_MAX_OVERHEAD + len > NVM_REDO_PART_BYTES)
 		emit_part(b, true);
 	for (ti = 0; ti < b->ntables; ti++)
 		if (b->descs[ti] == table)
@@ -559,19 +628,10 @@ add_version(nvm_off table, nvm_off version, void *arg)
 		b->ntables++;
 	}
 
-	memset(&xv, 0, sizeof(xv));
-	xv.record_no = v->record_no;
-	xv.version_no = v->version_no;
-	xv.index_root = v->index_root;
-	xv.data_len = len;
-	xv.table = (uint16) ti;
-	xv.kind = (uint8) (atomic_load(&v->info) &
-					   (NVM_VINFO_TOMBSTONE | NVM_VINFO_MOVED | NVM_VINFO_INSERTED));
-	b->versions = grow_or_die(b->versions, &b->cap, b->len + sizeof(xv) + len, 1);
-	memcpy(b->versions + b->len, &xv, sizeof(xv));
-	if (len > 0)
-		memcpy(b->versions + b->len + sizeof(xv), v->data, len);
-	b->len += sizeof(xv) + len;
+	b->marks = grow_or_die(b->marks, &b->cap_marks, b->nversions + 1, sizeof(RedoMark));
+	b->marks[b->nversions].record_no = v->record_no;
+	b->marks[b->nversions].table = ti;
+	nvm_redoenc_add(&b->enc, (uint16) ti, v, diff_base(b, v));
 	b->nversions++;
 }
 
@@ -595,7 +655,8 @@ log_versions(uint32_t slot, uint64_t txid, const NvmTxn *txn, uint32 xid, uint8 
 		emit_part(&b, false);
 	free(b.descs);
 	free(b.refs);
-	free(b.versions);
+	free(b.marks);
+	free(b.enc.buf);
 	return b.end;
 }
 

@@ -55,8 +55,55 @@
  * XLNVM_COMMIT_MORE; the standby applies them in one transaction of its
  * own and commits it at the last part.
  *
- * Layout: xl_nvm_commit, then ntables xl_nvm_table_ref, then nversions
- * times an xl_nvm_version followed by its data_len bytes.
+ * Layout, in the compact encoding that nvm_redoenc.c writes and reads
+ * (xl_nvm_commit and xl_nvm_table_ref are what it decodes into): numbers
+ * are LEB128 varints (7 bits a byte, least significant first); a "delta"
+ * is the signed difference to a base, zigzag-coded (0, -1, 1, -2, ... as
+ * 0, 1, 2, 3, ...), so that small differences take one byte.
+ *
+ *	 the header		flags (one byte), txid and time (8 bytes each, as in
+ *					memory), xid, nversions and ntables (varints)
+ *	 ntables table references
+ *					the key's spc, db, rel and pad, the table's next_record
+ *					and next_version (varints)
+ *	 nversions versions
+ *
+ * Each version is coded against the previous version of the same record
+ * (the first against table 0, record 0, version 0), so every record (and
+ * every part) decodes on its own:
+ *
+ *	 flags			one byte (XLNVM_V_*)
+ *	 table			varint, unless XLNVM_V_TABLE_SAME (the previous one's)
+ *	 record_no		delta to the previous one's, unless XLNVM_V_RECORD_NEXT
+ *					(the previous one's + 1)
+ *	 version_no		delta to the previous one's, unless XLNVM_V_VERSION_NEXT
+ *	 index_root		delta to its own record_no, unless XLNVM_V_ROOT_RECORD
+ *					(equal to it: an inserted row)
+ *	 the row:
+ *	   without XLNVM_V_TUPLE: varint length, then the image's bytes (a
+ *	   tombstone: length 0);
+ *	   with XLNVM_V_TUPLE: the image is a heap tuple whose header holds
+ *	   xmax and t_ctid invalid, as every stored image does
+ *	   (../row/nvm_tuple.c), and those are not logged: a byte of XLNVM_T_*
+ *	   flags, xmin (4 bytes) unless XLNVM_T_XMIN_SAME (the previous
+ *	   tuple's in the record), cid (varint) unless XLNVM_T_CID_SAME,
+ *	   t_infomask2, t_infomask and t_hoff (5 bytes) unless
+ *	   XLNVM_T_MASKS_SAME; then the rest of the image (from the null
+ *	   bitmap on, the "body"): its varint length and its bytes, or, with
+ *	   XLNVM_T_DIFF, a diff against the body of the version this one
+ *	   replaces (an UPDATE's), as heap's XLOG_HEAP_PREFIX_FROM_OLD and
+ *	   SUFFIX_FROM_OLD do: that version's number (a delta to this one's),
+ *	   the lengths of the prefix and of the suffix kept from its body, the
+ *	   length of the new bytes between them (varints) and those bytes.
+ *	   The replay rebuilds the header byte for byte, and a diff's body from
+ *	   the version it holds under the number named.  The primary logs a
+ *	   diff only against a version every replaying side is certain to hold
+ *	   (the argument is at nvm_redo.c's diff_base), and only where it is
+ *	   smaller than the body.
+ *
+ * The format is that of this version of nvmam only: nvmam does not read
+ * WAL written by another version (a standby or a restored backup runs the
+ * primary's version of nvmam).
  */
 #define XLNVM_COMMIT_MORE		0x01	/* more parts of this commit follow */
 #define XLNVM_COMMIT_CONTINUED	0x02	/* continues the parts before */
@@ -79,6 +126,25 @@ typedef struct xl_nvm_table_ref
 	uint64		next_version;
 } xl_nvm_table_ref;
 
+/* The flags byte of a version of a COMMIT record. */
+#define XLNVM_V_KIND_MASK		0x07	/* its NVM_VINFO_TOMBSTONE, _INSERTED, _MOVED >> 2 */
+#define XLNVM_V_TABLE_SAME		0x08
+#define XLNVM_V_RECORD_NEXT		0x10
+#define XLNVM_V_VERSION_NEXT	0x20
+#define XLNVM_V_ROOT_RECORD		0x40
+#define XLNVM_V_TUPLE			0x80
+
+/* The flags byte of a row logged as a tuple (XLNVM_V_TUPLE). */
+#define XLNVM_T_XMIN_SAME		0x01
+#define XLNVM_T_CID_SAME		0x02
+#define XLNVM_T_MASKS_SAME		0x04
+#define XLNVM_T_DIFF			0x08	/* the rest is a diff against the version before */
+#define XLNVM_T_ALL				0x0F
+
+/*
+ * A version as RESYNC records and the checkpoint files hold it (fixed
+ * fields, then data_len bytes of its image).
+ */
 typedef struct xl_nvm_version
 {
 	uint64		record_no;

@@ -100,6 +100,7 @@
 #include "nvm_compat.h"
 #include "nvm_settings.h"
 #include "redo/nvm_rebuild.h"
+#include "redo/nvm_redoenc.h"
 #include "redo/nvm_redofmt.h"
 #include "redo/nvm_replay.h"
 #include "redo/nvm_replay_files.h"
@@ -247,9 +248,9 @@ abort_open_commit(void)
 }
 
 /*
- * next_version reads the version at *p (an xl_nvm_version and its data,
- * which must end by end) into rv, moves *p past it, and returns its table
- * reference (below ntables).  A record (at where) that does not hold it is
+ * next_version reads the version at *p (an xl_nvm_version and its data, as
+ * RESYNC ROWS records hold them; they must end by end) into rv, moves *p
+ * past it, and returns its table reference (below ntables).  A record (at where) that does not hold it is
  * damaged.
  */
 static uint16
@@ -274,6 +275,48 @@ next_version(XLogRecPtr where, const char **p, const char *end, uint16 ntables,
 	rv->len = xv.data_len;
 	*p += xv.data_len;
 	return xv.table;
+}
+
+/*
+ * diff_image makes the image of a version the record logs as a diff
+ * against the version it replaced (nvm_redoenc.c), from that version as
+ * this pool holds it under its number: the primary logs a diff only
+ * against a version the replaying side is certain to hold (the argument
+ * is at nvm_redo.c's diff_base).  Where it is gone, the record is being
+ * applied again (after a crash of this process before the note of its
+ * end, and replay's pruning collected the version since), or the image of
+ * a restored backup brought this very version: then the version itself is
+ * here, and its own image is taken, which nvm_replica_install finds
+ * present.  Anything else means this pool does not hold what the primary
+ * wrote: replay stops.
+ */
+static void
+diff_image(NvmRedoDecoder *dec, NvmRedoVersion *ver, NvmTable *t)
+{
+	NvmVersion *pred = nvm_version_by_no(t, ver->pred_version_no);
+	NvmVersion *self;
+
+	if (pred != NULL && pred->record_no == ver->rv.record_no && !nvm_version_is_tombstone(pred) &&
+		nvm_redodec_apply_diff(dec, ver, pred->data, pred->data_len))
+		return;
+	self = nvm_version_by_no(t, ver->rv.version_no);
+	if (self != NULL && self->record_no == ver->rv.record_no && !nvm_version_is_tombstone(self) &&
+		!nvm_version_inlined_aborted(self))
+	{
+		ver->rv.data = self->data;
+		ver->rv.len = self->data_len;
+		return;
+	}
+	ereport(FATAL,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("could not replay nvm redo at %X/%X: version %llu of record %llu of relfilenode %u/%u/%u is logged as a change of version %llu, which this pool does not hold",
+					LSN_FORMAT_ARGS(dec->where),
+					(unsigned long long) ver->rv.version_no,
+					(unsigned long long) ver->rv.record_no,
+					t->desc->key.spc, t->desc->key.db, t->desc->key.rel,
+					(unsigned long long) ver->pred_version_no),
+			 errdetail("The primary logs an update as a change of the version before it, which every copy that replays its WAL in order holds."),
+			 errhint("Make the standby again from a new copy of the primary.")));
 }
 
 /*
@@ -323,18 +366,24 @@ replay_commit_data(const char *p, size_t len, XLogRecPtr read, XLogRecPtr end_re
 	const char *end = p + len;
 	xl_nvm_commit hdr;
 	NvmTable   *tables;
+	NvmRedoDecoder dec;
 
 	replay_begin();
-	memcpy(&hdr, p, sizeof(hdr));
-	p += sizeof(hdr);
+	nvm_redodec_begin(&dec, read, p, end, &hdr);
 	if ((hdr.flags & XLNVM_COMMIT_CONTINUED) == 0 && open_txid == 0 && read != InvalidXLogRecPtr &&
 		past_target_time(read, end_rec, &hdr))
+	{
+		nvm_redodec_end(&dec);
 		return;
+	}
 	if (hdr.flags & XLNVM_COMMIT_CONTINUED)
 	{
 		/* a restore starts within the WAL: the image holds the commit */
 		if (open_txid != hdr.txid && (nvm_binding_is_restore() || target_time_passed))
+		{
+			nvm_redodec_end(&dec);
 			return;
+		}
 		if (open_txid != hdr.txid)
 			ereport(FATAL,
 					(errcode(ERRCODE_DATA_CORRUPTED),
@@ -352,8 +401,7 @@ replay_commit_data(const char *p, size_t len, XLogRecPtr read, XLogRecPtr end_re
 	{
 		xl_nvm_table_ref ref;
 
-		memcpy(&ref, p, sizeof(ref));
-		p += sizeof(ref);
+		nvm_redodec_ref(&dec, &ref);
 		if (!nvm_replay_before_file_at(&ref.key, read) && known_table(&ref.key, &tables[i]))
 			nvm_replica_raise_counters(&tables[i], ref.next_record, ref.next_version);
 		else
@@ -361,11 +409,17 @@ replay_commit_data(const char *p, size_t len, XLogRecPtr read, XLogRecPtr end_re
 	}
 	for (uint32 i = 0; i < hdr.nversions; i++)
 	{
+		NvmRedoVersion ver;
 		NvmReplicaVersion rv;
-		uint16		ti = next_version(read, &p, end, hdr.ntables, &rv);
+		uint16		ti;
 
+		nvm_redodec_next(&dec, &ver);
+		ti = ver.table;
 		if (tables[ti].desc == NULL)
 			continue;
+		if (ver.diff)
+			diff_image(&dec, &ver, &tables[ti]);
+		rv = ver.rv;
 		switch (nvm_replica_install(&tables[ti], &replay_txn, &rv))
 		{
 			case NVM_REPLICA_NO_SPACE:
@@ -382,6 +436,7 @@ replay_commit_data(const char *p, size_t len, XLogRecPtr read, XLogRecPtr end_re
 				break;
 		}
 	}
+	nvm_redodec_end(&dec);
 	pfree(tables);
 
 	if (hdr.flags & XLNVM_COMMIT_MORE)
@@ -901,8 +956,10 @@ nvm_replay_desc(StringInfo buf, XLogReaderState *record)
 		case XLOG_NVM_COMMIT:
 			{
 				xl_nvm_commit hdr;
+				NvmRedoDecoder dec;
 
-				memcpy(&hdr, p, sizeof(hdr));
+				nvm_redodec_begin(&dec, record->ReadRecPtr, p, p + XLogRecGetDataLen(record), &hdr);
+				nvm_redodec_end(&dec);
 				appendStringInfo(buf, "txid %llu xid %u: %u versions in %u tables%s%s",
 								 (unsigned long long) hdr.txid, hdr.xid, hdr.nversions,
 								 (unsigned) hdr.ntables,
