@@ -43,10 +43,14 @@ version_slot_value(const NvmTable *t, uint64_t version_no)
 	return slot ? atomic_load_explicit(slot, memory_order_acquire) : 0;
 }
 
-NvmVersion *
-nvm_version_by_no(const NvmTable *t, uint64_t version_no)
+/*
+ * version_of_slot_value returns the version a version slot's value val
+ * names if it is version_no's (not empty, not a tagged redirect, not a
+ * block already reused for another number); NULL otherwise.
+ */
+static inline NvmVersion *
+version_of_slot_value(uint64_t val, uint64_t version_no)
 {
-	uint64_t	val = version_slot_value(t, version_no);
 	NvmVersion *v;
 
 	if (val == 0 || (val & NVM_TAG_MASK) != 0)
@@ -58,22 +62,21 @@ nvm_version_by_no(const NvmTable *t, uint64_t version_no)
 }
 
 NvmVersion *
+nvm_version_by_no(const NvmTable *t, uint64_t version_no)
+{
+	return version_of_slot_value(version_slot_value(t, version_no), version_no);
+}
+
+NvmVersion *
 nvm_version_by_no_cached(const NvmTable *t, uint64_t version_no, NvmSegCache *c)
 {
 	_Atomic uint64_t *slot;
-	uint64_t	val;
-	NvmVersion *v;
 
 	if (version_no == 0 || version_no >= atomic_load(&t->desc->next_version))
 		return NULL;
 	slot = nvm_segarray_cached(&t->desc->versions, version_no, c);
-	val = slot ? atomic_load_explicit(slot, memory_order_acquire) : 0;
-	if (val == 0 || (val & NVM_TAG_MASK) != 0)
-		return NULL;
-	v = nvm_ptr(val);
-	if (v->version_no != version_no)
-		return NULL;
-	return v;
+	return version_of_slot_value(slot ? atomic_load_explicit(slot, memory_order_acquire) : 0,
+								 version_no);
 }
 
 /*
