@@ -58,39 +58,18 @@ D=$(nvm_pg_tmpdir /dev/shm "nvmam-copy-callgrind$TAG")
 PORT=$(nvm_free_port)
 cg_cluster_start "$MODE" "" "" -- "max_wal_size = '4GB'"
 
-pg()
-{
-	nvm_as_pg env PGHOST="$D" PGPORT="$PORT" PGUSER=postgres PGDATABASE=postgres \
-		"$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 "$@"
-}
-
-# rows_file N: writes the first N of the bulk family's rows to
-# DATADIR/cp_N.copy
-rows_file()
-{
-	pg -c "COPY (
-		SELECT 1 + i % 4, 1 + (i / 4) % 10, 1 + i / 40, 1 + i % 15,
-			   1 + (i * 7919) % 100000, 1 + i % 4,
-			   CASE WHEN i % 3 = 0 THEN NULL
-					ELSE timestamp '2026-01-01' + i * interval '1 second' END,
-			   1 + i % 10, ((i * 37) % 999999) / 100.0,
-			   left(md5(i::text), 24)
-		FROM generate_series(1, $1::bigint) i
-	) TO '$D/data/cp_$1.copy'"
-}
-
 echo "==> files of $SHORT and $LONG rows, tables cp_heap and cp_nvm" >&2
-pg -c "CREATE EXTENSION nvmam"
+cg_psql -c "CREATE EXTENSION nvmam"
 for am in heap nvm; do
-	pg -c "CREATE TABLE cp_$am (
+	cg_psql -c "CREATE TABLE cp_$am (
 		ol_w_id integer NOT NULL, ol_d_id integer NOT NULL, ol_o_id integer NOT NULL,
 		ol_number integer NOT NULL, ol_i_id integer NOT NULL,
 		ol_supply_w_id integer NOT NULL, ol_delivery_d timestamp,
 		ol_quantity integer NOT NULL, ol_amount numeric(6, 2) NOT NULL,
 		ol_dist_info char(24) NOT NULL) USING $am"
 done
-rows_file "$SHORT"
-rows_file "$LONG"
+cg_bulk_rows_file "$SHORT"
+cg_bulk_rows_file "$LONG"
 
 # backend_ir TABLE N: the instructions of the backend that copied N rows
 # into TABLE (of the processes that ended meanwhile, the one that did the
@@ -100,9 +79,9 @@ backend_ir()
 	local table=$1 n=$2 before
 	cg_settle
 	before=$(ls "$D/cg")
-	pg -c "BEGIN" -c "TRUNCATE $table" -c "COPY $table FROM 'cp_$n.copy'" -c "COMMIT" \
+	cg_psql -c "BEGIN" -c "TRUNCATE $table" -c "COPY $table FROM 'cp_$n.copy'" -c "COMMIT" \
 		>"$OUT/psql-$table-$n.log" 2>&1
-	pg -c "CHECKPOINT" >/dev/null
+	cg_psql -c "CHECKPOINT" >/dev/null
 	sleep 2
 	cg_busiest_since "$before" "$OUT/callgrind.$table.$n" "$table"
 }

@@ -72,32 +72,11 @@ PORT=$(nvm_free_port)
 cg_cluster_start "$MODE" "" "" -- "max_wal_size = '4GB'" \
 	"max_parallel_workers_per_gather = 0" "jit = off"
 
-pg()
-{
-	nvm_as_pg env PGHOST="$D" PGPORT="$PORT" PGUSER=postgres PGDATABASE=postgres \
-		"$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 "$@"
-}
-
-# rows_file N: writes the first N of the bulk family's rows to
-# DATADIR/cp_N.copy
-rows_file()
-{
-	pg -c "COPY (
-		SELECT 1 + i % 4, 1 + (i / 4) % 10, 1 + i / 40, 1 + i % 15,
-			   1 + (i * 7919) % 100000, 1 + i % 4,
-			   CASE WHEN i % 3 = 0 THEN NULL
-					ELSE timestamp '2026-01-01' + i * interval '1 second' END,
-			   1 + i % 10, ((i * 37) % 999999) / 100.0,
-			   left(md5(i::text), 24)
-		FROM generate_series(1, $1::bigint) i
-	) TO '$D/data/cp_$1.copy'"
-}
-
 echo "==> files of $SHORT and $LONG rows, tables heap_N and nvm_N" >&2
-pg -c "CREATE EXTENSION nvmam"
+cg_psql -c "CREATE EXTENSION nvmam"
 for am in heap nvm; do
 	for n in "$SHORT" "$LONG"; do
-		pg -c "CREATE TABLE ${am}_$n (
+		cg_psql -c "CREATE TABLE ${am}_$n (
 			ol_w_id integer NOT NULL, ol_d_id integer NOT NULL, ol_o_id integer NOT NULL,
 			ol_number integer NOT NULL, ol_i_id integer NOT NULL,
 			ol_supply_w_id integer NOT NULL, ol_delivery_d timestamp,
@@ -105,8 +84,8 @@ for am in heap nvm; do
 			ol_dist_info char(24) NOT NULL) USING $am"
 	done
 done
-rows_file "$SHORT"
-rows_file "$LONG"
+cg_bulk_rows_file "$SHORT"
+cg_bulk_rows_file "$LONG"
 
 # measure WORKLOAD AM N SQL...: runs the SQL commands in one connection and
 # prints the instructions of its backend (its callgrind file is kept as
@@ -118,7 +97,7 @@ measure()
 	for c in "$@"; do args+=(-c "$c"); done
 	cg_settle
 	before=$(ls "$D/cg")
-	pg "${args[@]}" >"$OUT/psql-$workload-$am-$n.log" 2>&1
+	cg_psql "${args[@]}" >"$OUT/psql-$workload-$am-$n.log" 2>&1
 	cg_busiest_since "$before" "$OUT/callgrind.$workload.$am.$n" "$workload $am"
 }
 
@@ -133,10 +112,10 @@ done
 echo "==> every table read once, CHECKPOINT" >&2
 for am in heap nvm; do
 	for n in "$SHORT" "$LONG"; do
-		pg -c "SELECT count(*) FROM ${am}_$n" >/dev/null
+		cg_psql -c "SELECT count(*) FROM ${am}_$n" >/dev/null
 	done
 done
-pg -c "CHECKPOINT"
+cg_psql -c "CHECKPOINT"
 for am in heap nvm; do
 	for n in "$SHORT" "$LONG"; do
 		echo "==> $am: scans of $n rows under callgrind" >&2

@@ -4,9 +4,33 @@
 #	  bench/copy_callgrind.sh) share: a throwaway cluster whose postmaster
 #	  runs under callgrind with its children, the instruction count of the
 #	  backend that did a piece of work, and the difference of two such
-#	  counts by function.  Sourced after regress/lib/common.sh and
+#	  counts by function; psql on that cluster, and the file of the bulk
+#	  family's rows that the COPY benchmarks load.  Sourced after regress/lib/common.sh and
 #	  regress/lib/cluster.sh; every function uses the caller's D (the
 #	  cluster's scratch directory), PORT and PG_BINDIR.
+
+# cg_psql ARGS...: psql on the cluster's postgres database as postgres,
+# stopping at the first error
+cg_psql()
+{
+	nvm_as_pg env PGHOST="$D" PGPORT="$PORT" PGUSER=postgres PGDATABASE=postgres \
+		"$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 "$@"
+}
+
+# cg_bulk_rows_file N: writes the first N of the bulk family's rows (the
+# order lines of bench/workloads/bulk_schema.sql) to $D/data/cp_N.copy
+cg_bulk_rows_file()
+{
+	cg_psql -c "COPY (
+		SELECT 1 + i % 4, 1 + (i / 4) % 10, 1 + i / 40, 1 + i % 15,
+			   1 + (i * 7919) % 100000, 1 + i % 4,
+			   CASE WHEN i % 3 = 0 THEN NULL
+					ELSE timestamp '2026-01-01' + i * interval '1 second' END,
+			   1 + i % 10, ((i * 37) % 999999) / 100.0,
+			   left(md5(i::text), 24)
+		FROM generate_series(1, $1::bigint) i
+	) TO '$D/data/cp_$1.copy'"
+}
 
 # cg_cluster_start MODE PRELOAD_CMD CG_ARGS -- CONF...: makes the cluster in
 # $D with nvmam preloaded (pool in $D, durability pool, MODE's concurrency
