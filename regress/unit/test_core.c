@@ -13,6 +13,7 @@
  * "N passed, N failed" and the exit code is non-zero on any failure.
  */
 #include "alloc.h"
+#include "ckptmark.h"
 #include "core.h"
 #include "gc.h"
 #include "indexlog.h"
@@ -2268,6 +2269,59 @@ test_session_reads(void)
 	free(snap);
 }
 
+/* count_marked is the visitor of test_ckpt_marks: it counts, and keeps the last. */
+static bool
+count_marked(uint64_t record_no, void *arg)
+{
+	uint64_t   *last = arg;
+
+	*last = record_no;
+	return true;
+}
+
+/*
+ * test_ckpt_marks: change marks are stored, except while the table is to
+ * be read whole at the next cut because that was asked in the current
+ * epoch; a request of an earlier epoch (a capture that did not finish)
+ * does not spare a mark.
+ */
+static void
+test_ckpt_marks(void)
+{
+	static NvmTableKey k = {1663, 5, 16395, 0};
+	NvmTable	t;
+	uint64_t	last = 0,
+				ended;
+
+	CHECK(nvm_table_create(&k, 0, &t), "marks: table created");
+	nvm_ckpt_mark_whole(&t);
+	CHECK(nvm_ckpt_wants_whole(&t), "marks: a whole read is asked");
+	CHECK(nvm_ckpt_mark(&t, 5), "marks: a mark while the whole table is to be read");
+	CHECK(nvm_ckpt_each_marked(&t, count_marked, &last) == 0,
+		  "marks: nothing stored while the next cut reads the whole table");
+
+	/* the cut: the capture reads the table whole; a change after it is marked */
+	ended = nvm_ckpt_epoch_advance();
+	CHECK(nvm_ckpt_mark(&t, 6), "marks: a mark after the cut");
+	CHECK(nvm_ckpt_each_marked(&t, count_marked, &last) == 1 && last == 6,
+		  "marks: a change after the cut is marked although the whole read is still asked");
+	nvm_ckpt_drop_marks(&t, ended);
+	CHECK(!nvm_ckpt_wants_whole(&t), "marks: the capture of the cut clears the whole read");
+	CHECK(nvm_ckpt_each_marked(&t, count_marked, &last) == 1 && last == 6,
+		  "marks: the mark made after the cut stays for the next capture");
+
+	/* a request of an earlier epoch, its capture cut short: marks are stored */
+	nvm_ckpt_mark_whole(&t);
+	ended = nvm_ckpt_epoch_advance();
+	CHECK(nvm_ckpt_mark(&t, 9), "marks: a mark after an older request");
+	last = 0;
+	CHECK(nvm_ckpt_each_marked(&t, count_marked, &last) == 2 && last == 9,
+		  "marks: a whole read asked in an earlier epoch does not spare a mark");
+	nvm_ckpt_drop_marks(&t, ended);
+	nvm_ckpt_drop_marks(&t, ended + 1);
+	nvm_table_drop(&k);
+}
+
 int
 main(void)
 {
@@ -2287,6 +2341,7 @@ main(void)
 			test_alloc_concurrent();
 			test_alloc_caches();
 			test_alloc_cache_full();
+			test_ckpt_marks();
 		}
 		test_mvcc();
 		test_scan_visible();

@@ -47,10 +47,26 @@ marks_array(const NvmTable *t, int p, bool create)
 bool
 nvm_ckpt_mark(NvmTable *t, uint64_t record_no)
 {
-	int			parity = (int) (nvm_ckpt_epoch() & 1);
-	NvmSegArray *arr = marks_array(t, parity, false);
+	uint64_t	epoch = nvm_ckpt_epoch();
+	int			parity = (int) (epoch & 1);
+	NvmSegArray *arr;
 	_Atomic uint64_t *w;
 	uint64_t	bit = UINT64_C(1) << (record_no % BITS_PER_WORD);
+
+	/*
+	 * The table is read whole at the next cut (asked in this epoch: a
+	 * table created, emptied or cloned since the last cut, as a bulk load
+	 * into a new or truncated table is): the capture of that cut reads
+	 * every record, and clears the request only then (nvm_ckpt_drop_marks:
+	 * a stamp of this epoch + 1).  The marker keeps the epoch from moving,
+	 * so what it changed is either counted by that cut or marked again in
+	 * the next epoch, where the stamp no longer matches.  An older request
+	 * (a capture that did not finish) does not count: the one that clears
+	 * it may have its cut before this change.
+	 */
+	if (atomic_load_explicit(&t->desc->ckpt_whole, memory_order_relaxed) == epoch + 1)
+		return true;
+	arr = marks_array(t, parity, false);
 
 	/*
 	 * Marked already in this epoch (the record changed before, or this

@@ -63,7 +63,9 @@ extern uint64_t nvm_ckpt_epoch_advance(void);
 /*
  * nvm_ckpt_mark marks record_no of t as changed in the current epoch
  * (false: the pool had no room for the bitmap: the caller must capture the
- * whole table at the next checkpoint, see nvm_ckpt_force_whole).
+ * whole table at the next checkpoint, see nvm_ckpt_mark_whole).  Nothing
+ * is stored while t was asked, in the current epoch, to be read whole at
+ * the next cut (nvm_ckpt_mark_whole): that read covers the change.
  */
 extern bool nvm_ckpt_mark(NvmTable *t, uint64_t record_no);
 
