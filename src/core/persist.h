@@ -19,7 +19,10 @@
 typedef enum NvmPersistMode
 {
 	NVM_PERSIST_PMEM = 0,		/* libpmem: CLWB/CLFLUSHOPT + SFENCE */
-	NVM_PERSIST_NONE,			/* no flushes (unit tests of pure logic only) */
+	NVM_PERSIST_NONE,			/* no flushes, drains are fences: a pool whose
+								 * durability is not the cache lines' (the PG
+								 * layer: commits durable through the WAL off
+								 * persistent memory), unit tests of pure logic */
 	NVM_PERSIST_HOOK			/* callbacks (crash simulator) */
 } NvmPersistMode;
 

@@ -269,6 +269,7 @@ nvm_open_pool(void)
 	{
 		nvm_claim_check_pool(rc == NVM_POOL_CREATED);
 		nvm_durability_report_storage();
+		nvm_durability_choose_flushes();
 		nvm_growth_opened();
 	}
 	switch (rc)

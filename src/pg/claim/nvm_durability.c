@@ -94,6 +94,8 @@
 #include "storage/fd.h"
 #include "utils/guc.h"
 
+#include "persist.h"
+
 #include "claim/nvm_datafile.h"
 #include "claim/nvm_durability.h"
 #include "nvm_compat.h"
@@ -198,6 +200,32 @@ nvm_durability_through_wal(void)
 			return nvm_pool_storage == NVM_STORAGE_PAGE_CACHE ||
 				nvm_pool_storage == NVM_STORAGE_VOLATILE;
 	}
+}
+
+/*
+ * nvm_durability_choose_flushes: see nvm_durability.h.  Where commits are
+ * durable through the WAL and the pool is not on persistent memory (a
+ * page-cache file, tmpfs), no durable state depends on the core's cache-line
+ * write-backs: a crash of the server's processes keeps every store they
+ * made, written back or not (the caches are coherent with the page cache
+ * that holds the pool), and a crash of the operating system or a power
+ * loss may tear the pool whatever was written back, which is why it is
+ * then rebuilt from the checkpoint files and the WAL.  So the core writes
+ * back nothing there; its drains stay full fences, so each process's
+ * stores reach memory in the order the persist orders state, which is what
+ * recovery after a crash of the processes reads.  The counters of
+ * nvm_backend_stats() still count the flushes asked for.  A pool standing
+ * for persistent memory (nvm.durability = pool) keeps its write-backs, as
+ * persistent memory needs them.
+ */
+void
+nvm_durability_choose_flushes(void)
+{
+	if (nvm_durability_through_wal() && nvm_pool_storage != NVM_STORAGE_PMEM &&
+		nvm_pool_storage != NVM_STORAGE_UNKNOWN)
+		nvm_persist_set_mode(NVM_PERSIST_NONE, NULL);
+	else
+		nvm_persist_set_mode(NVM_PERSIST_PMEM, NULL);
 }
 
 /* hash_boot hashes a boot identity with FNV-1a; never 0. */

@@ -66,6 +66,13 @@ extern uint64 nvm_boot_current(void);
 extern void nvm_durability_report_storage(void);
 
 /*
+ * nvm_durability_choose_flushes tells the core, for this process and those
+ * it starts, whether to write back cache lines at its persist points: not
+ * where commits are durable through the WAL off persistent memory.
+ */
+extern void nvm_durability_choose_flushes(void);
+
+/*
  * nvm_durability_check_pool stops the server with FATAL when the pool just
  * opened was in use (not marked clean) in an earlier boot of the operating
  * system and is not on persistent memory: a crash of the operating system
