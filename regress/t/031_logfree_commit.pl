@@ -6,7 +6,10 @@
 #	     the first of the sequence's log-ahead records after a checkpoint,
 #	     and no xid but for those records (others wait on an xid stand-in);
 #	   - a transaction that also wrote a heap row is tied to PostgreSQL's
-#	     commit record and pays exactly one WAL flush (no tie record);
+#	     commit record and pays exactly one WAL flush (no tie record); its
+#	     rows go into one nvm COMMIT record, before its commit record, and
+#	     no second one follows unless a checkpoint's cut came between
+#	     (then the second one is after the cut, where a rebuild replays it);
 #	   - a crash right after a log-free commit, before its WAL is flushed
 #	     (nvm.debug_crash_point = after_nvm_commit): the row is found
 #	     through every index after the restart, its index entries having
@@ -35,6 +38,7 @@ use lib "$FindBin::Bin/lib";
 use NvmTest;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(usleep);
 
 my ($node) = nvm_node('logfree_commit');
 # fsync on (the test harness turns it off): pg_stat_wal (18: pg_stat_io) counts WAL fsyncs
@@ -324,6 +328,125 @@ is( $node->safe_psql('postgres',
 		'SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM x WHERE k = 4242'),
 	'1', '... so the row is found through the hash index after a crash');
 
+# ---------------------------------------------------------------------------
+# 7. the WAL records of a tied commit, where commits are durable through the
+#    WAL (a pool at its default place, durability auto) and copies replay
+#    them (wal_level replica)
+# ---------------------------------------------------------------------------
+
 nvm_check_indexes($node, 'o', 'at the end');
 $node->stop;
+
+my ($tnode) = nvm_node('tied_records', pool_in_datadir => 1, pool_size => '64MB',
+	durability => 'auto', init => { allows_streaming => 1 });
+$tnode->append_conf('postgresql.conf', "autovacuum = off\n");
+$tnode->start;
+$tnode->safe_psql('postgres', q{
+	CREATE EXTENSION nvmam;
+	CREATE EXTENSION pg_walinspect;
+	CREATE TABLE h (id int PRIMARY KEY, note text);
+	CREATE TABLE o (id int PRIMARY KEY, n int NOT NULL) USING nvm;
+});
+
+# nvm_records XID FROM: the WAL records of rmgr nvmam that transaction XID
+# wrote from position FROM on, as "TYPE@LSN" (pg_walinspect), and the
+# position of its commit record
+sub nvm_records
+{
+	my ($xid, $from) = @_;
+	my $end = $tnode->safe_psql('postgres', 'SELECT pg_current_wal_flush_lsn()');
+	my $rows = $tnode->safe_psql('postgres', qq{
+		SELECT resource_manager || ' ' || record_type || ' ' || start_lsn
+		  FROM pg_get_wal_records_info('$from', '$end')
+		 WHERE xid = '$xid'::xid AND resource_manager IN ('nvmam', 'Transaction')
+		 ORDER BY start_lsn});
+	my (@nvm, $commit);
+	for my $row (split /\n/, $rows)
+	{
+		my ($rm, $type, $lsn) = split / /, $row;
+		if ($rm eq 'Transaction') { $commit = $lsn if $type eq 'COMMIT'; next; }
+		push @nvm, "$type\@$lsn";
+	}
+	return (\@nvm, $commit // '0/0');
+}
+
+# lsn_cmp A B: -1, 0 or 1 as position A is before, at or after B
+sub lsn_cmp
+{
+	my ($a, $b) = @_;
+	return $tnode->safe_psql('postgres', "SELECT sign('$a'::pg_lsn - '$b'::pg_lsn)");
+}
+
+my $from = $tnode->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+my $xid = $tnode->safe_psql('postgres', q{
+	BEGIN;
+	INSERT INTO h VALUES (1, 'tied');
+	INSERT INTO o VALUES (1, 1);
+	SELECT pg_current_xact_id();
+	COMMIT;});
+my ($recs, $commit) = nvm_records($xid, $from);
+my @commits = grep { /^COMMIT@/ } @$recs;
+is(scalar(@commits), 1, 'a tied commit writes one nvm COMMIT record (' . join(' ', @$recs) . ')');
+is(lsn_cmp((split /@/, $commits[0] // '@0/0')[1], $commit), -1,
+	'... before its PostgreSQL commit record (none after its nvm status)');
+
+# A checkpoint whose cut comes between the tied commit's nvm record and its
+# nvm status (the commit waits for a synchronous standby that never comes,
+# after its commit record, before the status): the commit writes its COMMIT
+# record again after the cut, as the checkpoint's files do not hold it and
+# its record before the cut is not replayed after them.
+$tnode->append_conf('postgresql.conf', "synchronous_standby_names = 'nobody'\n");
+$tnode->reload;
+$from = $tnode->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+my $waiter = nvm_client_start($tnode, { in => q{
+	BEGIN;
+	INSERT INTO h VALUES (2, 'tied, waiting');
+	INSERT INTO o VALUES (2, 2);
+	SELECT 'xid ' || pg_current_xact_id();
+	SELECT 'pid ' || pg_backend_pid();
+	COMMIT;
+	SELECT 'done';
+} });
+my ($wpid, $wxid);
+my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+while (time < $deadline && !defined $wpid)
+{
+	for (nvm_pump_client($waiter))
+	{
+		$wxid = $1 if /^xid (\d+)/;
+		$wpid = $1 if /^pid (\d+)/;
+	}
+	usleep(20_000);
+}
+ok($tnode->poll_query_until('postgres',
+		"SELECT wait_event = 'SyncRep' FROM pg_stat_activity WHERE pid = $wpid"),
+	'a tied commit waits for the synchronous standby, before its nvm status');
+my $redo = $tnode->safe_psql('postgres', 'CHECKPOINT; SELECT redo_lsn FROM pg_control_checkpoint()');
+$tnode->safe_psql('postgres', "SELECT pg_cancel_backend($wpid)");
+my $done = 0;
+while (time < $deadline && !$done)
+{
+	$done = grep { /^done/ } nvm_pump_client($waiter);
+	usleep(20_000);
+}
+ok($done, '... and commits once its wait is cancelled')
+  or diag("out: $waiter->{out}\nerr: $waiter->{err}");
+$waiter->{in} .= "\\q\n";
+nvm_pump_client($waiter);
+($recs, $commit) = nvm_records($wxid, $from);
+is(scalar(grep { /^COMMIT@/ && lsn_cmp((split /@/)[1], $redo) > 0 } @$recs), 1,
+	'... after a checkpoint cut it writes its nvm COMMIT record again, after the cut ('
+	  . join(' ', @$recs) . ", redo $redo)");
+$tnode->append_conf('postgresql.conf', "synchronous_standby_names = ''\n");
+$tnode->reload;
+
+# a power loss (a new boot): the pool is rebuilt from the checkpoint's files
+# and the WAL after it, with both tied commits
+$tnode->stop('immediate');
+$tnode->append_conf('postgresql.conf', "nvm.debug_boot_id = 'tied-records-power-loss'\n");
+$tnode->start;
+is($tnode->safe_psql('postgres', 'SELECT count(*) FROM h') . ' '
+	  . $tnode->safe_psql('postgres', 'SELECT string_agg(id::text, \',\' ORDER BY id) FROM o'),
+	'2 1,2', 'after a power loss both tied commits have both halves');
+$tnode->stop;
 done_testing();

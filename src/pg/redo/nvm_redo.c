@@ -29,7 +29,9 @@
  *	   commits into one flush: group commit); synchronous_commit = off
  *	   skips the flush, and a commit with an xid (heap and nvm rows) has
  *	   its versions logged in doubt before PostgreSQL's commit record,
- *	   whose flush makes them durable (xact/nvm_commit.c).  Otherwise
+ *	   whose flush makes them durable (xact/nvm_commit.c); those records
+ *	   are its only ones, unless a checkpoint's cut came between them and
+ *	   its status (tied_records_of).  Otherwise
  *	   the commit does not wait for the record to be flushed: on persistent
  *	   memory it is durable in the pool.  While walsenders run, the redo
  *	   flusher (nvm_redo_flusher.c) flushes it at once, in the background,
@@ -147,6 +149,7 @@ typedef struct RedoBuild
 	size_t		cap_marks;
 	uint32		nversions;
 	XLogRecPtr	end;			/* end of the last part written */
+	uint64		epoch;			/* the checkpoint epoch it was marked in */
 } RedoBuild;
 
 static void redo_commit_hook(uint32_t slot, uint64_t txid, const NvmTxn *txn);
@@ -167,6 +170,19 @@ typedef struct RedoShared
 } RedoShared;
 
 static RedoShared *redo_shared = NULL;
+
+/*
+ * The tied commit of this backend whose versions nvm_redo_log_tied wrote
+ * before PostgreSQL's commit record, and the checkpoint epoch its record
+ * marked them in; its commit hook writes no second record while no
+ * checkpoint cut came between (redo_commit_hook).
+ */
+static struct
+{
+	uint64		txid;
+	uint32		slot;
+	uint64		epoch;
+}			tied_logged = {NVM_INVALID_TXID, 0, 0};
 
 /*
  * The sink: while a checkpoint gathers the transactions in doubt and the
@@ -505,6 +521,7 @@ emit_part(RedoBuild *b, bool more)
 	free(head.buf);
 	/* under the lock, as the cut of a checkpoint expects */
 	mark_changed(b);
+	b->epoch = nvm_ckpt_epoch();
 	if (!more && (b->last_flags & XLNVM_COMMIT_PREPARED) == 0)
 		note_logged(b->slot, b->txid);
 	if (!group_open)
@@ -641,7 +658,8 @@ add_version(nvm_off table, nvm_off version, void *arg)
  * the last one (InvalidXLogRecPtr if it wrote none: no permanent table).
  */
 static XLogRecPtr
-log_versions(uint32_t slot, uint64_t txid, const NvmTxn *txn, uint32 xid, uint8 last_flags)
+log_versions(uint32_t slot, uint64_t txid, const NvmTxn *txn, uint32 xid, uint8 last_flags,
+			 uint64 *epoch)
 {
 	RedoBuild	b;
 
@@ -657,6 +675,8 @@ log_versions(uint32_t slot, uint64_t txid, const NvmTxn *txn, uint32 xid, uint8 
 	free(b.refs);
 	free(b.marks);
 	free(b.enc.buf);
+	if (epoch != NULL)
+		*epoch = b.epoch;
 	return b.end;
 }
 
@@ -675,7 +695,34 @@ nvm_redo_log_prepared(const NvmTxn *txn, uint32 xid)
 {
 	if (txn == NULL || txn->txid == NVM_INVALID_TXID || !nvm_redo_needed())
 		return;
-	(void) log_versions((uint32_t) txn->slot, txn->txid, txn, xid, XLNVM_COMMIT_PREPARED);
+	(void) log_versions((uint32_t) txn->slot, txn->txid, txn, xid, XLNVM_COMMIT_PREPARED, NULL);
+}
+
+/*
+ * nvm_redo_log_tied writes the versions of txn, a tied commit whose
+ * outcome was just tied to its xid (the in-doubt marker is persisted), as
+ * COMMIT records flagged prepared, before PostgreSQL's commit record, whose
+ * flush makes them durable: a copy of the cluster whose replay stops
+ * between the two records decides them from its commit log, as it decides
+ * the heap part (xact/nvm_commit.c, prepare_tied).  These are the
+ * commit's only records unless a checkpoint's cut comes before its commit
+ * hook (redo_commit_hook).
+ */
+void
+nvm_redo_log_tied(const NvmTxn *txn, uint32 xid)
+{
+	XLogRecPtr	end;
+	uint64		epoch;
+
+	tied_logged.txid = NVM_INVALID_TXID;
+	if (txn == NULL || txn->txid == NVM_INVALID_TXID || !nvm_redo_needed())
+		return;
+	end = log_versions((uint32_t) txn->slot, txn->txid, txn, xid, XLNVM_COMMIT_PREPARED, &epoch);
+	if (end == InvalidXLogRecPtr)
+		return;
+	tied_logged.txid = txn->txid;
+	tied_logged.slot = (uint32) txn->slot;
+	tied_logged.epoch = epoch;
 }
 
 /*
@@ -689,7 +736,7 @@ nvm_redo_log_prepared(const NvmTxn *txn, uint32 xid)
 void
 nvm_redo_log_indoubt(uint32_t slot, uint64_t txid, uint32 xid)
 {
-	(void) log_versions(slot, txid, NULL, xid, XLNVM_COMMIT_PREPARED);
+	(void) log_versions(slot, txid, NULL, xid, XLNVM_COMMIT_PREPARED, NULL);
 }
 
 /*
@@ -773,6 +820,58 @@ note_durable_later(uint32 slot, uint64 txid, XLogRecPtr end)
 	pending_count++;
 }
 
+/* What redo_commit_hook finds of a tied commit's records (tied_records_of). */
+typedef enum TiedRecords
+{
+	TIED_NONE,					/* not a tied commit of this backend */
+	TIED_STAND,					/* its records stand as its COMMIT records */
+	TIED_CUT_BETWEEN			/* a checkpoint's cut came after them */
+} TiedRecords;
+
+/*
+ * tied_records_of says whether transaction txid of slot is a tied commit
+ * whose versions nvm_redo_log_tied wrote, before PostgreSQL's commit
+ * record, and whether those records stand as its COMMIT records; if they
+ * do, it counts the commit as logged (note_logged) and durable, and the
+ * commit hook writes no record.  They stand if no checkpoint cut came
+ * between their insertion and now: read under the group lock, which the
+ * cut holds exclusively, with the epoch unchanged.
+ *	 - A later cut counts this commit (its status is durable, it is noted)
+ *	   and its capture reads its versions as committed; a rebuild from an
+ *	   earlier cut replays the records, which lie after that cut, and
+ *	   PostgreSQL's commit record after them resolves them (nvm_replay.c).
+ *	 - A cut between the two (the epoch moved) counted neither the
+ *	   transaction nor, if its status was written before the checkpoint
+ *	   gathered the transactions in doubt, its in-doubt marker: a rebuild
+ *	   from that cut would find its versions nowhere after it.  The commit
+ *	   then writes its COMMIT record as any other does, after the cut (it
+ *	   marks its records in the new epoch), and flushes it
+ *	   (redo_commit_hook).
+ * PostgreSQL flushed its commit record, after these records, before the
+ * nvm status (prepare_tied raised synchronous_commit), and waited there for
+ * a synchronous standby, which has the versions: the commit is durable,
+ * and has no standby to wait for.
+ */
+static TiedRecords
+tied_records_of(uint32_t slot, uint64_t txid)
+{
+	bool		stand;
+
+	if (tied_logged.txid != txid || tied_logged.slot != slot)
+		return TIED_NONE;
+	tied_logged.txid = NVM_INVALID_TXID;
+	LWLockAcquire(group_lock, LW_SHARED);
+	stand = nvm_ckpt_epoch() == tied_logged.epoch;
+	if (stand)
+		note_logged(slot, txid);
+	LWLockRelease(group_lock);
+	if (!stand)
+		return TIED_CUT_BETWEEN;
+	note_durable_flushed();
+	nvm_slot_note_durable(slot, txid);
+	return TIED_STAND;
+}
+
 /*
  * redo_commit_hook writes the COMMIT record(s) of transaction txid, whose
  * status is durable and whose completion is not published yet (txn.h);
@@ -785,6 +884,7 @@ static void
 redo_commit_hook(uint32_t slot, uint64_t txid, const NvmTxn *txn)
 {
 	XLogRecPtr	end;
+	TiedRecords tied;
 
 	if (!nvm_redo_needed())
 	{
@@ -792,12 +892,21 @@ redo_commit_hook(uint32_t slot, uint64_t txid, const NvmTxn *txn)
 		note_logged(slot, txid);
 		return;
 	}
+	tied = txn != NULL ? tied_records_of(slot, txid) : TIED_NONE;
+	if (tied == TIED_STAND)
+		return;
 	end = log_versions(slot, txid, txn,
-					   (uint32) (txn != NULL ? txn->external_id : nvm_indoubt_xid_of(txid)), 0);
+					   (uint32) (txn != NULL ? txn->external_id : nvm_indoubt_xid_of(txid)), 0, NULL);
 	if (end == InvalidXLogRecPtr)
 		return;
 	note_durable_flushed();
-	if (txn != NULL && max_wal_senders > 0 &&
+	if (tied == TIED_CUT_BETWEEN)
+	{
+		/* the only record after the cut: durable before the commit returns */
+		XLogFlush(end);
+		nvm_slot_note_durable(slot, txid);
+	}
+	else if (txn != NULL && max_wal_senders > 0 &&
 		SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0' &&
 		session_sync() > SYNCHRONOUS_COMMIT_LOCAL_FLUSH)
 	{

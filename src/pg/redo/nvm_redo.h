@@ -32,6 +32,7 @@ extern void nvm_redo_log_storage(uint8 op, const NvmTableKey *key, const NvmTabl
 extern void nvm_redo_note_version(NvmTable *table, const NvmTableKey *key, uint64 version_no);
 struct NvmTxn;
 extern void nvm_redo_log_prepared(const struct NvmTxn *txn, uint32 xid);
+extern void nvm_redo_log_tied(const struct NvmTxn *txn, uint32 xid);
 extern void nvm_redo_log_indoubt(uint32_t slot, uint64_t txid, uint32 xid);
 extern void nvm_redo_log_lock_words(const NvmTableKey *key, const uint64 *record_words, uint32 n);
 extern void nvm_redo_log_conflict(const NvmTableKey *key, const uint64 *roots, uint64 n);

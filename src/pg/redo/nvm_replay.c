@@ -448,8 +448,10 @@ replay_commit_data(const char *p, size_t len, XLogRecPtr read, XLogRecPtr end_re
 		 * primary: its slot is handed over (the startup process claims
 		 * another for the next record), and the first snapshot after
 		 * COMMIT or ROLLBACK PREPARED is replayed (or run after a
-		 * promotion) resolves it from the commit log.  Its later COMMIT
-		 * record finds its versions already there.
+		 * promotion) resolves it from the commit log.  A tied commit's
+		 * versions are replayed so too, and are usually its only record
+		 * (redo/nvm_redo.c, tied_records_of); a later COMMIT record of
+		 * the same transaction finds its versions already there.
 		 */
 		if (replay_txn.txid != NVM_INVALID_TXID)
 		{

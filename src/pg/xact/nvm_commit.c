@@ -717,10 +717,11 @@ prepare_tied(NvmTxn *txn)
 	 * record, in doubt under the xid, as a prepare's do: a copy whose
 	 * replay stops between the two records (recovery_target_xid, _lsn,
 	 * _name) decides the nvm part from its commit log, as the heap part
-	 * is decided.  The COMMIT record after the nvm status follows as for
-	 * any commit (nvm_redo.c).
+	 * is decided.  These records are the commit's only ones: no COMMIT
+	 * record follows the nvm status unless a checkpoint's cut came
+	 * between (nvm_redo.c, tied_records_of).
 	 */
-	nvm_redo_log_prepared(txn, GetTopTransactionId());
+	nvm_redo_log_tied(txn, GetTopTransactionId());
 }
 
 /*
