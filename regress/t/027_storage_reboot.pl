@@ -26,7 +26,10 @@
 #	    back; the copy is removed once the pool is there; a crash at start
 #	    before the first image (nvm.debug_crash_point), then a reboot: the
 #	    WAL after the last checkpoint holds no image, and the data directory
-#	    is detached with a cause of its own instead of serving an empty pool.
+#	    is detached with a cause of its own instead of serving an empty pool;
+#	    checkpoint files of another version of the format (an earlier
+#	    version's magics) make a rebuild stop with an error that says so,
+#	    and a start that has its pool writes every table anew.
 #	  Each start says the class in the server log and nvm_pool_stats().
 use strict;
 use warnings;
@@ -295,6 +298,95 @@ unlike(slurp_file($wnode->logfile, $offset), qr/as the image of the pool/,
 	'volatile, through the WAL: no start logs an image of the pool');
 is($wnode->safe_psql('postgres', 'SELECT state FROM nvm_pool_stats()'), 'attached',
 	'volatile, through the WAL, rebuilt after a crash at the end of recovery: attached');
+$wnode->stop;
+
+# checkpoint files of another version of nvmam's checkpoint format (an
+# earlier version's "NVMCKF2" and "NVMMAN2": its in-doubt file codes its
+# COMMIT records in another redo coding) are never read as this version's:
+# a rebuild refuses them with an error that says so; a start that finds
+# them with its pool writes every table anew at once
+my $set_magics = sub {
+	my ($file_magic, $manifest_magic) = @_;
+	my @set;
+	foreach my $file (glob($wnode->data_dir . '/pg_nvm/checkpoint/*'))
+	{
+		my $magic = $file =~ m{/manifest$} ? $manifest_magic : $file_magic;
+		next if !defined $magic;
+		open(my $fh, '+<:raw', $file) or die "cannot open $file: $!";
+		syswrite($fh, "$magic\0") == 8 or die "cannot write $file: $!";
+		close $fh or die "cannot close $file: $!";
+		push @set, $file =~ s{.*/}{}r;
+	}
+	return @set;
+};
+my $magics = sub {
+	my %m;
+	foreach my $file (glob($wnode->data_dir . '/pg_nvm/checkpoint/*'))
+	{
+		open(my $fh, '<:raw', $file) or die "cannot open $file: $!";
+		(sysread($fh, my $magic, 8) // 0) == 8 or die "cannot read $file";
+		close $fh;
+		$m{ $magic =~ s/\0.*//sr } = 1;
+	}
+	return join(' ', sort keys %m);
+};
+my $rebuild_fails = sub {
+	my ($boot) = @_;
+	unlink $wpool;
+	boot_id($wnode, $boot);
+	$offset = -s $wnode->logfile;
+	$wnode->start(fail_ok => 1);
+	$wnode->wait_for_log(qr/database system is shut down/, $offset);
+	return slurp_file($wnode->logfile, $offset);
+};
+$wnode->append_conf('postgresql.conf', "max_prepared_transactions = 4\n");
+$wnode->start;
+$wnode->safe_psql('postgres', q{
+	BEGIN;
+	UPDATE t SET v = v || 'p' WHERE id = 3;
+	PREPARE TRANSACTION 'in_doubt';
+});
+$wnode->safe_psql('postgres', 'CHECKPOINT');
+$wnode->safe_psql('postgres', q{UPDATE t SET v = v || 'o' WHERE id % 11 = 0});
+$digest = rows_digest($wnode);
+nvm_crash($wnode);
+is($magics->(), 'NVMCKF3 NVMMAN3', 'another version of the format: this version writes "NVMCKF3" and "NVMMAN3"');
+my @set = $set_magics->('NVMCKF2', undef);
+ok((grep { /^indoubt\./ } @set) && (grep { /\.base$/ } @set),
+	'another version of the format: its table and in-doubt files are made an earlier version\'s');
+like($rebuild_fails->('reboot-4'),
+	qr/FATAL:  could not rebuild the nvm pool[^\n]*: nvm checkpoint file "pg_nvm\/checkpoint\/[^"]+" is of another version of the format\n[^\n]*DETAIL:  It was written by another version of nvmam, in version "NVMCKF2" of nvmam's checkpoint format; this version reads "NVMCKF3" only.\n[^\n]*HINT:  Start the cluster with the version of nvmam that wrote it, or restore the cluster from a base backup./,
+	'another version of the format: a rebuild refuses its files, naming one, the version and what to do');
+$set_magics->('NVMCKF2', 'NVMMAN2');
+like($rebuild_fails->('reboot-5'),
+	qr/nvm checkpoint manifest "pg_nvm\/checkpoint\/manifest" is of another version of the format\n[^\n]*DETAIL:  It was written by another version of nvmam, in version "NVMMAN2" of nvmam's checkpoint format; this version reads "NVMMAN3" only.\n[^\n]*HINT:  Start the cluster with the version of nvmam that wrote it, or restore the cluster from a base backup./,
+	'another version of the format: a rebuild refuses its manifest, saying so');
+
+# the files made this version's again: the rebuild serves every row
+$set_magics->('NVMCKF3', 'NVMMAN3');
+boot_id($wnode, 'reboot-6');
+$wnode->start;
+is(rows_digest($wnode), $digest, 'another version of the format: this version\'s files rebuild every row');
+$wnode->safe_psql('postgres', q{COMMIT PREPARED 'in_doubt'});
+$wnode->safe_psql('postgres', q{UPDATE t SET v = v || 'u' WHERE id % 13 = 0});
+$digest = rows_digest($wnode);
+$wnode->stop;
+
+# a start with the pool (an upgrade of nvmam) over an earlier version's files
+$set_magics->('NVMCKF2', 'NVMMAN2');
+$offset = -s $wnode->logfile;
+$wnode->start;
+$wnode->safe_psql('postgres', 'CHECKPOINT');
+like(slurp_file($wnode->logfile, $offset),
+	qr/LOG:  nvm: the checkpoint files of the pool are of another version of nvmam's format; this checkpoint writes every nvm table anew/,
+	'another version of the format, a start with the pool: its first checkpoint writes every table anew');
+is($magics->(), 'NVMCKF3 NVMMAN3', 'another version of the format, a start with the pool: the earlier files are gone');
+nvm_crash($wnode);
+unlink $wpool;
+boot_id($wnode, 'reboot-7');
+$wnode->start;
+is(rows_digest($wnode), $digest,
+	'another version of the format, a start with the pool, then a lost pool: the rebuild serves every row');
 $wnode->stop;
 
 # ---------------------------------------------------------------------------

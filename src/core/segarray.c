@@ -8,6 +8,21 @@
 #include "persist.h"
 #include "pool.h"
 
+/*
+ * segment_of finds entry idx's segment: false if idx lies beyond the
+ * array; else its number (*k), idx's position in it (*pos) and the
+ * segment (*seg, read with acquire: 0 while none is installed).
+ */
+static bool
+segment_of(NvmSegArray *arr, uint64_t idx, int *k, uint64_t *pos, nvm_off *seg)
+{
+	nvm_segarray_locate(idx, k, pos);
+	if (*k >= NVM_SEG_COUNT)
+		return false;
+	*seg = atomic_load_explicit(&arr->seg[*k], memory_order_acquire);
+	return true;
+}
+
 _Atomic uint64_t *
 nvm_segarray_slot(NvmSegArray *arr, uint64_t idx, bool create)
 {
@@ -15,10 +30,8 @@ nvm_segarray_slot(NvmSegArray *arr, uint64_t idx, bool create)
 	uint64_t	pos;
 	nvm_off		seg;
 
-	nvm_segarray_locate(idx, &k, &pos);
-	if (k >= NVM_SEG_COUNT)
+	if (!segment_of(arr, idx, &k, &pos, &seg))
 		return NULL;
-	seg = atomic_load_explicit(&arr->seg[k], memory_order_acquire);
 	if (seg == 0)
 	{
 		size_t		bytes;
@@ -52,11 +65,7 @@ nvm_segarray_fill(NvmSegArray *arr, uint64_t idx, NvmSegCache *c)
 	uint64_t	pos;
 	nvm_off		seg;
 
-	nvm_segarray_locate(idx, &k, &pos);
-	if (k >= NVM_SEG_COUNT)
-		return NULL;
-	seg = atomic_load_explicit(&arr->seg[k], memory_order_acquire);
-	if (seg == 0)
+	if (!segment_of(arr, idx, &k, &pos, &seg) || seg == 0)
 		return NULL;			/* not remembered: it may be installed later */
 	c->lo = idx - pos;
 	c->hi = c->lo + ((uint64_t) NVM_SEG_BASE << k);

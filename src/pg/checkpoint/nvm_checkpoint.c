@@ -459,13 +459,20 @@ nvm_checkpoint_capture(NvmCaptureMode mode, XLogRecPtr lsn_quiet, XLogRecPtr red
 	bool	   *present;
 	instr_time	start,
 				duration;
+	bool		other_version;
 
 	INSTR_TIME_SET_CURRENT(start);
 	memset(counts, 0, sizeof(*counts));
-	if (!nvm_ckptfile_manifest_read(&m))
+	if (!nvm_ckptfile_manifest_read_ours(&m, &other_version))
 	{
+		uint64		next_seq = other_version ? m.next_seq : 1;
+
+		/* none, or another version's: every table is written whole */
+		if (other_version)
+			ereport(LOG,
+					(errmsg("nvm: the checkpoint files of the pool are of another version of nvmam's format; this checkpoint writes every nvm table anew")));
 		memset(&m, 0, sizeof(m));
-		m.next_seq = 1;
+		m.next_seq = next_seq;
 	}
 
 	if (mode == NVM_CAPTURE_ONLINE)
@@ -621,8 +628,9 @@ nvm_checkpoint_manifest_lsn(void)
 {
 	NvmCkptManifest m;
 	XLogRecPtr	lsn;
+	bool		other_version;
 
-	if (!nvm_ckptfile_manifest_read(&m))
+	if (!nvm_ckptfile_manifest_read_ours(&m, &other_version))
 		return InvalidXLogRecPtr;
 	lsn = (XLogRecPtr) m.lsn;
 	nvm_ckptfile_manifest_free(&m);
@@ -679,9 +687,7 @@ merge_table(NvmCkptManifest *m, NvmCkptTable *mt, NvmMergeCounts *counts)
 	uint64		bytes;
 
 	if (c == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("%s", err.msg)));
+		nvm_ckptfile_report(ERROR, NULL, &err, NULL);
 	seq = m->next_seq++;
 	w = nvm_ckptfile_begin(&mt->key, NVM_CKPT_BASE, seq, mt->lsn);
 	PG_TRY();
@@ -692,9 +698,7 @@ merge_table(NvmCkptManifest *m, NvmCkptTable *mt, NvmMergeCounts *counts)
 				nvm_ckptfile_add_row(w, &xv, data);
 		}
 		if (err.msg[0] != '\0')
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("%s", err.msg)));
+			nvm_ckptfile_report(ERROR, NULL, &err, NULL);
 	}
 	PG_FINALLY();
 	{
@@ -714,9 +718,10 @@ nvm_checkpoint_merge(NvmMergeCounts *counts, bool (*stop) (void))
 {
 	NvmCkptManifest m;
 	bool		merged = false;
+	bool		other_version;
 
 	memset(counts, 0, sizeof(*counts));
-	if (!nvm_ckptfile_manifest_read(&m))
+	if (!nvm_ckptfile_manifest_read_ours(&m, &other_version))
 		return;
 	for (uint32 i = 0; i < m.ntables; i++)
 	{

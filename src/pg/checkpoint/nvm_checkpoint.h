@@ -58,7 +58,8 @@ extern void nvm_checkpoint_capture(NvmCaptureMode mode, XLogRecPtr lsn_quiet, XL
 
 /*
  * nvm_checkpoint_manifest_lsn returns the position of the current
- * manifest's cut (InvalidXLogRecPtr: no manifest).
+ * manifest's cut (InvalidXLogRecPtr: no manifest, or one of another
+ * version of the format).
  */
 extern XLogRecPtr nvm_checkpoint_manifest_lsn(void);
 

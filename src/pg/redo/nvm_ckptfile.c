@@ -53,6 +53,33 @@ file_path(char *buf, size_t len, const char *dir, const NvmTableKey *key, const 
 			 (unsigned long long) f->seq, kind_suffix(f->kind));
 }
 
+/*
+ * of_other_version says whether magic is the file magic of another version
+ * of the format: its prefix, then another digit.
+ */
+static bool
+of_other_version(const char *magic, const char *ours)
+{
+	size_t		prefix = strlen(ours) - 1;
+
+	return memcmp(magic, ours, prefix) == 0 && magic[prefix] >= '0' && magic[prefix] <= '9' &&
+		magic[prefix] != ours[prefix] && magic[prefix + 1] == '\0';
+}
+
+/* The detail and the hint of an error about a file of another version. */
+static int
+errdetail_other_version(const char *magic, const char *ours)
+{
+	return errdetail("It was written by another version of nvmam, in version \"%.8s\" of nvmam's checkpoint format; this version reads \"%s\" only.",
+					 magic, ours);
+}
+
+static int
+errhint_other_version(void)
+{
+	return errhint("Start the cluster with the version of nvmam that wrote it, or restore the cluster from a base backup.");
+}
+
 /* ---------------------------------------------------------------------
  * The manifest
  * ---------------------------------------------------------------------
@@ -92,8 +119,39 @@ manifest_damaged(const char *why)
 			 errhint("The nvm pool cannot be rebuilt without it: restore the cluster from a base backup.")));
 }
 
+/*
+ * next_seq_past_files returns a sequence number above that of every file of
+ * the directory.
+ */
+static uint64
+next_seq_past_files(void)
+{
+	DIR		   *d = AllocateDir(NVM_CHECKPOINT_DIR);
+	struct dirent *de;
+	uint64		next = 1;
+
+	if (d == NULL)
+		return next;
+	while ((de = ReadDir(d, NVM_CHECKPOINT_DIR)) != NULL)
+	{
+		const char *dot = strchr(de->d_name, '.');
+		unsigned long long seq;
+
+		if (dot != NULL && sscanf(dot + 1, "%llu", &seq) == 1 && seq >= next)
+			next = seq + 1;
+	}
+	FreeDir(d);
+	return next;
+}
+
 bool
 nvm_ckptfile_manifest_read(NvmCkptManifest *m)
+{
+	return nvm_ckptfile_manifest_read_ours(m, NULL);
+}
+
+bool
+nvm_ckptfile_manifest_read_ours(NvmCkptManifest *m, bool *other_version)
 {
 	int			fd;
 	struct stat st;
@@ -105,6 +163,8 @@ nvm_ckptfile_manifest_read(NvmCkptManifest *m)
 	pg_crc32c	crc;
 
 	memset(m, 0, sizeof(*m));
+	if (other_version != NULL)
+		*other_version = false;
 	fd = OpenTransientFile(NVM_CKPT_MANIFEST, O_RDONLY | PG_BINARY);
 	if (fd < 0)
 	{
@@ -121,6 +181,20 @@ nvm_ckptfile_manifest_read(NvmCkptManifest *m)
 		manifest_damaged("it could not be read whole");
 	CloseTransientFile(fd);
 	memcpy(&h, buf, sizeof(h));
+	if (of_other_version(h.magic, NVM_CKPT_MANIFEST_MAGIC))
+	{
+		if (other_version == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("nvm checkpoint manifest \"%s\" is of another version of the format",
+							NVM_CKPT_MANIFEST),
+					 errdetail_other_version(h.magic, NVM_CKPT_MANIFEST_MAGIC),
+					 errhint_other_version()));
+		pfree(buf);
+		*other_version = true;
+		m->next_seq = next_seq_past_files();
+		return false;
+	}
 	if (memcmp(h.magic, NVM_CKPT_MANIFEST_MAGIC, sizeof(h.magic)) != 0 ||
 		h.bytes != (uint64) st.st_size)
 		manifest_damaged("its header is not a manifest's");
@@ -509,7 +583,15 @@ static bool
 fail(NvmCkptError *err, const char *path, const char *why)
 {
 	snprintf(err->msg, sizeof(err->msg), "nvm checkpoint file \"%s\" is damaged: %s", path, why);
+	err->other_version = false;
 	return false;
+}
+
+static void
+clear_error(NvmCkptError *err)
+{
+	err->msg[0] = '\0';
+	err->other_version = false;
 }
 
 static bool
@@ -544,6 +626,7 @@ nvm_ckptreader_open(const char *path, NvmCkptError *err)
 	uint32		want;
 	pg_crc32c	crc;
 
+	clear_error(err);
 	if (r == NULL)
 	{
 		snprintf(err->msg, sizeof(err->msg), "out of memory");
@@ -562,7 +645,15 @@ nvm_ckptreader_open(const char *path, NvmCkptError *err)
 		goto bad;
 	if (memcmp(r->h.magic, NVM_CKPT_FILE_MAGIC, sizeof(r->h.magic)) != 0)
 	{
-		fail(err, path, "it is not a checkpoint file");
+		if (of_other_version(r->h.magic, NVM_CKPT_FILE_MAGIC))
+		{
+			snprintf(err->msg, sizeof(err->msg),
+					 "nvm checkpoint file \"%s\" is of another version of the format", path);
+			memcpy(err->magic, r->h.magic, sizeof(err->magic));
+			err->other_version = true;
+		}
+		else
+			fail(err, path, "it is not a checkpoint file");
 		goto bad;
 	}
 	if (r->h.nblocks > 0)
@@ -594,6 +685,23 @@ nvm_ckptreader_open(const char *path, NvmCkptError *err)
 bad:
 	nvm_ckptreader_close(r);
 	return NULL;
+}
+
+void
+nvm_ckptfile_report(int elevel, const char *what, const NvmCkptError *err, const char *hint)
+{
+	Assert(elevel >= ERROR);
+	if (err->other_version)
+		ereport(elevel,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 what ? errmsg("%s: %s", what, err->msg) : errmsg("%s", err->msg),
+				 errdetail_other_version(err->magic, NVM_CKPT_FILE_MAGIC),
+				 errhint_other_version()));
+	ereport(elevel,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 what ? errmsg("%s: %s", what, err->msg) : errmsg("%s", err->msg),
+			 hint ? errhint("%s", hint) : 0));
+	pg_unreachable();
 }
 
 const NvmCkptFileHeader *
@@ -676,7 +784,7 @@ nvm_ckptreader_seek(NvmCkptReader *r, uint64 from_record, NvmCkptError *err)
 bool
 nvm_ckptreader_next(NvmCkptReader *r, xl_nvm_version *xv, const char **data, NvmCkptError *err)
 {
-	err->msg[0] = '\0';
+	clear_error(err);
 	while (r->p == NULL || r->p >= r->end)
 	{
 		if (r->next_block >= r->h.nblocks)
@@ -701,7 +809,7 @@ nvm_ckptreader_blob(NvmCkptReader *r, char **data, size_t *len, NvmCkptError *er
 	size_t		total = 0;
 	char	   *out = NULL;
 
-	err->msg[0] = '\0';
+	clear_error(err);
 	for (uint32 b = 0; b < r->h.nblocks; b++)
 	{
 		char	   *n;
@@ -780,7 +888,7 @@ nvm_ckptcursor_open(const char *dir, const NvmCkptTable *t, uint64 lo, uint64 hi
 {
 	NvmCkptCursor *c = calloc(1, sizeof(NvmCkptCursor));
 
-	err->msg[0] = '\0';
+	clear_error(err);
 	if (c == NULL || (c->in = calloc(Max(t->nfiles, 1), sizeof(CursorInput))) == NULL)
 	{
 		free(c);
@@ -811,7 +919,7 @@ nvm_ckptcursor_next(NvmCkptCursor *c, xl_nvm_version *xv, const char **data, Nvm
 	int			win = -1;
 	uint64		rec = PG_UINT64_MAX;
 
-	err->msg[0] = '\0';
+	clear_error(err);
 	/* the row returned last stayed in its reader's block until now */
 	if (c->pending >= 0)
 	{
@@ -860,7 +968,7 @@ nvm_ckptfile_split(const char *dir, const NvmCkptTable *t, uint64 *cuts, int max
 	const NvmCkptFileHeader *h;
 	int			n = 0;
 
-	err->msg[0] = '\0';
+	clear_error(err);
 	if (t->nfiles == 0 || t->files[0].kind != NVM_CKPT_BASE || max < 1)
 		return 0;
 	file_path(path, sizeof(path), dir, &t->key, &t->files[0]);

@@ -58,8 +58,20 @@
 
 #define NVM_CHECKPOINT_DIR			"pg_nvm/checkpoint"
 #define NVM_CKPT_MANIFEST			NVM_CHECKPOINT_DIR "/manifest"
-#define NVM_CKPT_FILE_MAGIC			"NVMCKF2"
-#define NVM_CKPT_MANIFEST_MAGIC		"NVMMAN2"
+/*
+ * The magics say the version of the format: a prefix, then a digit.  The
+ * file magic must change whenever the coding of anything a checkpoint file
+ * holds changes: its headers, the rows (xl_nvm_version and the stored
+ * images), or the redo coding of the in-doubt file's COMMIT and LOCKS
+ * records (nvm_redofmt.h, nvm_redoenc.c; version 3: the compact coding).
+ * The manifest's changes with it (and with the manifest's own layout): a
+ * manifest names files of its own version only.  A rebuild refuses a file
+ * or a manifest of another version (the prefix, another digit) with an
+ * error of its own, not as damage; a capture that finds another version's
+ * manifest writes every table anew (nvm_ckptfile_manifest_read_ours).
+ */
+#define NVM_CKPT_FILE_MAGIC			"NVMCKF3"
+#define NVM_CKPT_MANIFEST_MAGIC		"NVMMAN3"
 
 /* Rows of one block, at most (a row larger than that has a block of its own). */
 #define NVM_CKPT_BLOCK_BYTES		(1024 * 1024)
@@ -151,7 +163,15 @@ extern char *nvm_ckptfile_table_name(const NvmTableKey *key, uint64 seq, uint8 k
 extern char *nvm_ckptfile_indoubt_name(uint64 seq);
 
 /* The manifest. */
-extern bool nvm_ckptfile_manifest_read(NvmCkptManifest *m);	/* false: none */
+/*
+ * nvm_ckptfile_manifest_read reads the manifest (false: none); a manifest
+ * of another version of the format is an ERROR.  _read_ours takes such a
+ * manifest for none instead, says so in *other_version, and sets
+ * m->next_seq above the sequence number of every file of the directory
+ * (the next capture writes every table anew, under new names).
+ */
+extern bool nvm_ckptfile_manifest_read(NvmCkptManifest *m);
+extern bool nvm_ckptfile_manifest_read_ours(NvmCkptManifest *m, bool *other_version);
 extern void nvm_ckptfile_manifest_write(const NvmCkptManifest *m);
 extern NvmCkptTable *nvm_ckptfile_manifest_find(const NvmCkptManifest *m, const NvmTableKey *key);
 extern NvmCkptTable *nvm_ckptfile_manifest_add(NvmCkptManifest *m, const NvmTableKey *key);
@@ -182,7 +202,17 @@ extern void nvm_ckptfile_abandon(NvmCkptWriter *w);
 typedef struct NvmCkptError
 {
 	char		msg[256];
+	bool		other_version;	/* a file of another version of the format */
+	char		magic[8];		/* its magic, then */
 } NvmCkptError;
+
+/*
+ * nvm_ckptfile_report reports err at elevel (ERROR or above): its message
+ * after what (if not NULL), with hint if the file is damaged; a file of
+ * another version of the format has an error of its own.
+ */
+extern void nvm_ckptfile_report(int elevel, const char *what, const NvmCkptError *err,
+								const char *hint) pg_attribute_noreturn();
 
 /*
  * The reader of one file: open (checks the header and the index), then

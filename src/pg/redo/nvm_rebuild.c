@@ -130,11 +130,11 @@ typedef struct LoadShared
 } LoadShared;
 
 static void
-load_fail(LoadShared *ls, const char *msg)
+load_fail(LoadShared *ls, const NvmCkptError *err)
 {
 	pthread_mutex_lock(&ls->err_lock);
 	if (!atomic_load(&ls->failed))
-		snprintf(ls->err.msg, sizeof(ls->err.msg), "%s", msg);
+		ls->err = *err;
 	atomic_store(&ls->failed, 1);
 	pthread_mutex_unlock(&ls->err_lock);
 }
@@ -162,7 +162,7 @@ load_part(LoadShared *ls, LoadPart *p)
 
 	if (c == NULL)
 	{
-		load_fail(ls, err.msg);
+		load_fail(ls, &err);
 		return false;
 	}
 	while (!atomic_load(&ls->failed) && nvm_ckptcursor_next(c, &xv, &data, &err))
@@ -186,7 +186,10 @@ load_part(LoadShared *ls, LoadPart *p)
 			if (present)
 				continue;
 			nvm_ckptcursor_close(c);
-			load_fail(ls, "the nvm pool has no room for the rows of the checkpoint files");
+			memset(&err, 0, sizeof(err));
+			snprintf(err.msg, sizeof(err.msg),
+					 "the nvm pool has no room for the rows of the checkpoint files");
+			load_fail(ls, &err);
 			return false;
 		}
 		batch[n++] = off;
@@ -199,7 +202,7 @@ load_part(LoadShared *ls, LoadPart *p)
 	if (err.msg[0] != '\0')
 	{
 		nvm_ckptcursor_close(c);
-		load_fail(ls, err.msg);
+		load_fail(ls, &err);
 		return false;
 	}
 	if (n > 0)
@@ -266,10 +269,8 @@ plan_parts(const NvmCkptManifest *m, int workers, int *nparts)
 		nvm_table_raise_redo_reserved(&t, mt->reserved);
 		ncuts = nvm_ckptfile_split(NVM_CHECKPOINT_DIR, mt, cuts, PARTS_PER_WORKER * workers, &err);
 		if (ncuts < 0)
-			ereport(FATAL,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("could not rebuild the nvm pool: %s", err.msg),
-					 errhint("The nvm pool cannot be rebuilt without it: restore the cluster from a base backup.")));
+			nvm_ckptfile_report(FATAL, "could not rebuild the nvm pool", &err,
+								"The nvm pool cannot be rebuilt without it: restore the cluster from a base backup.");
 		for (int k = 0; k <= ncuts; k++)
 		{
 			parts[n].mt = mt;
@@ -346,10 +347,8 @@ nvm_rebuild_load(const NvmCkptManifest *m, NvmTxn *txn, int slot)
 		nvm_crash_here(NVM_CRASH_REBUILD_MID_LOAD, "with half the nvm checkpoint files loaded");
 	nvm_drain();
 	if (atomic_load(&ls->failed))
-		ereport(FATAL,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("could not rebuild the nvm pool from its checkpoint files: %s", ls->err.msg),
-				 errhint("The nvm pool cannot be rebuilt without them: restore the cluster from a base backup.")));
+		nvm_ckptfile_report(FATAL, "could not rebuild the nvm pool from its checkpoint files", &ls->err,
+							"The nvm pool cannot be rebuilt without them: restore the cluster from a base backup.");
 	pg_atomic_write_u64(&progress->loaded, (uint64) GetCurrentTimestamp());
 	pg_atomic_write_u32(&progress->state, NVM_REBUILD_REPLAYING);
 	pthread_mutex_destroy(&ls->err_lock);

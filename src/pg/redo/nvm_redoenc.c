@@ -197,10 +197,7 @@ void
 nvm_redoenc_reset(NvmRedoEncoder *e)
 {
 	e->len = 0;
-	e->table = 0;
-	e->record_no = 0;
-	e->version_no = 0;
-	e->have_tuple = false;
+	memset(&e->prev, 0, sizeof(e->prev));
 }
 
 /*
@@ -223,25 +220,25 @@ nvm_redoenc_add(NvmRedoEncoder *e, uint16 table, const NvmVersion *v, const NvmV
 	put_byte(e, 0);
 	flags = (uint8) (kind >> 2) & XLNVM_V_KIND_MASK;
 
-	if (table == e->table)
+	if (table == e->prev.table)
 		flags |= XLNVM_V_TABLE_SAME;
 	else
 		put_varint(e, table);
-	if (v->record_no == e->record_no + 1)
+	if (v->record_no == e->prev.record_no + 1)
 		flags |= XLNVM_V_RECORD_NEXT;
 	else
-		put_delta(e, v->record_no, e->record_no);
-	if (v->version_no == e->version_no + 1)
+		put_delta(e, v->record_no, e->prev.record_no);
+	if (v->version_no == e->prev.version_no + 1)
 		flags |= XLNVM_V_VERSION_NEXT;
 	else
-		put_delta(e, v->version_no, e->version_no);
+		put_delta(e, v->version_no, e->prev.version_no);
 	if (v->index_root == v->record_no)
 		flags |= XLNVM_V_ROOT_RECORD;
 	else
 		put_delta(e, v->index_root, v->record_no);
-	e->table = table;
-	e->record_no = v->record_no;
-	e->version_no = v->version_no;
+	e->prev.table = table;
+	e->prev.record_no = v->record_no;
+	e->prev.version_no = v->version_no;
 
 	if (!compactable(v->data, len))
 	{
@@ -259,22 +256,22 @@ nvm_redoenc_add(NvmRedoEncoder *e, uint16 table, const NvmVersion *v, const NvmV
 		put_byte(e, 0);
 		memcpy(&xmin, v->data + HDR_XMIN, sizeof(xmin));
 		memcpy(&cid, v->data + HDR_CID, sizeof(cid));
-		if (e->have_tuple && xmin == e->xmin)
+		if (e->prev.have_tuple && xmin == e->prev.xmin)
 			iflags |= XLNVM_T_XMIN_SAME;
 		else
 			put_bytes(e, &xmin, sizeof(xmin));
-		if (e->have_tuple && cid == e->cid)
+		if (e->prev.have_tuple && cid == e->prev.cid)
 			iflags |= XLNVM_T_CID_SAME;
 		else
 			put_varint(e, cid);
-		if (e->have_tuple && memcmp(v->data + HDR_MASKS, e->masks, 5) == 0)
+		if (e->prev.have_tuple && memcmp(v->data + HDR_MASKS, e->prev.masks, 5) == 0)
 			iflags |= XLNVM_T_MASKS_SAME;
 		else
 			put_bytes(e, v->data + HDR_MASKS, 5);
-		e->have_tuple = true;
-		e->xmin = xmin;
-		e->cid = cid;
-		memcpy(e->masks, v->data + HDR_MASKS, 5);
+		e->prev.have_tuple = true;
+		e->prev.xmin = xmin;
+		e->prev.cid = cid;
+		memcpy(e->prev.masks, v->data + HDR_MASKS, 5);
 
 		if (pred != NULL && try_diff(e, v->data + HDR_LEN, len - HDR_LEN, pred, v->version_no))
 			iflags |= XLNVM_T_DIFF;
@@ -424,7 +421,7 @@ nvm_redodec_next(NvmRedoDecoder *d, NvmRedoVersion *out)
 	memset(out, 0, sizeof(*out));
 	out->rv.kind = (uint64) (flags & XLNVM_V_KIND_MASK) << 2;
 	if (flags & XLNVM_V_TABLE_SAME)
-		out->table = d->table;
+		out->table = d->prev.table;
 	else
 	{
 		uint64		t = get_varint(d);
@@ -435,15 +432,15 @@ nvm_redodec_next(NvmRedoDecoder *d, NvmRedoVersion *out)
 	}
 	if (out->table >= d->ntables)
 		damaged(d);
-	out->rv.record_no = (flags & XLNVM_V_RECORD_NEXT) ? d->record_no + 1 :
-		get_delta(d, d->record_no);
-	out->rv.version_no = (flags & XLNVM_V_VERSION_NEXT) ? d->version_no + 1 :
-		get_delta(d, d->version_no);
+	out->rv.record_no = (flags & XLNVM_V_RECORD_NEXT) ? d->prev.record_no + 1 :
+		get_delta(d, d->prev.record_no);
+	out->rv.version_no = (flags & XLNVM_V_VERSION_NEXT) ? d->prev.version_no + 1 :
+		get_delta(d, d->prev.version_no);
 	out->rv.index_root = (flags & XLNVM_V_ROOT_RECORD) ? out->rv.record_no :
 		get_delta(d, out->rv.record_no);
-	d->table = out->table;
-	d->record_no = out->rv.record_no;
-	d->version_no = out->rv.version_no;
+	d->prev.table = out->table;
+	d->prev.record_no = out->rv.record_no;
+	d->prev.version_no = out->rv.version_no;
 
 	resetStringInfo(&d->img);
 	if ((flags & XLNVM_V_TUPLE) == 0)
@@ -464,29 +461,29 @@ nvm_redodec_next(NvmRedoDecoder *d, NvmRedoVersion *out)
 		if (iflags & ~XLNVM_T_ALL)
 			damaged(d);
 		if ((iflags & (XLNVM_T_XMIN_SAME | XLNVM_T_CID_SAME | XLNVM_T_MASKS_SAME)) &&
-			!d->have_tuple)
+			!d->prev.have_tuple)
 			damaged(d);
 		if ((iflags & XLNVM_T_XMIN_SAME) == 0)
-			memcpy(&d->xmin, get_bytes(d, sizeof(uint32)), sizeof(uint32));
+			memcpy(&d->prev.xmin, get_bytes(d, sizeof(uint32)), sizeof(uint32));
 		if ((iflags & XLNVM_T_CID_SAME) == 0)
 		{
 			uint64		cid = get_varint(d);
 
 			if (cid > PG_UINT32_MAX)
 				damaged(d);
-			d->cid = (uint32) cid;
+			d->prev.cid = (uint32) cid;
 		}
 		if ((iflags & XLNVM_T_MASKS_SAME) == 0)
-			memcpy(d->masks, get_bytes(d, 5), 5);
-		d->have_tuple = true;
+			memcpy(d->prev.masks, get_bytes(d, 5), 5);
+		d->prev.have_tuple = true;
 
 		/* the header as nvm_form_tuple stored it (xmax and t_ctid invalid) */
 		ItemPointerSetInvalid(&invalid);
-		memcpy(hdr + HDR_XMIN, &d->xmin, sizeof(uint32));
+		memcpy(hdr + HDR_XMIN, &d->prev.xmin, sizeof(uint32));
 		memcpy(hdr + HDR_XMAX, &xmax, sizeof(xmax));
-		memcpy(hdr + HDR_CID, &d->cid, sizeof(uint32));
+		memcpy(hdr + HDR_CID, &d->prev.cid, sizeof(uint32));
 		memcpy(hdr + HDR_CTID, &invalid, sizeof(invalid));
-		memcpy(hdr + HDR_MASKS, d->masks, 5);
+		memcpy(hdr + HDR_MASKS, d->prev.masks, 5);
 		appendBinaryStringInfo(&d->img, hdr, HDR_LEN);
 
 		if (iflags & XLNVM_T_DIFF)

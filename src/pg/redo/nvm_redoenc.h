@@ -19,23 +19,33 @@
 #include "redo/nvm_redofmt.h"
 
 /*
- * The encoder's state for one record: the previous version's fields, that
- * the next one is coded against.  The buffer is malloc'd and grown with
- * realloc (the commit hook must not fail: out of memory is a PANIC there,
- * as for the rest of the record being built).
+ * What the next version of a record is coded against: the previous
+ * version's table reference and numbers, and the fields of the last tuple
+ * header (if a tuple came before).  The encoder and the decoder keep it
+ * alike, version by version.
+ */
+typedef struct NvmRedoPrev
+{
+	uint16		table;
+	uint64		record_no;
+	uint64		version_no;
+	bool		have_tuple;		/* xmin, cid and masks are a tuple's */
+	uint32		xmin;
+	uint32		cid;
+	char		masks[5];		/* t_infomask2, t_infomask, t_hoff */
+} NvmRedoPrev;
+
+/*
+ * The encoder's state for one record.  The buffer is malloc'd and grown
+ * with realloc (the commit hook must not fail: out of memory is a PANIC
+ * there, as for the rest of the record being built).
  */
 typedef struct NvmRedoEncoder
 {
 	char	   *buf;
 	size_t		len;
 	size_t		cap;
-	uint16		table;
-	uint64		record_no;
-	uint64		version_no;
-	bool		have_tuple;
-	uint32		xmin;
-	uint32		cid;
-	char		masks[5];		/* t_infomask2, t_infomask, t_hoff */
+	NvmRedoPrev prev;
 } NvmRedoEncoder;
 
 /* The most bytes a version's encoding adds besides its row bytes. */
@@ -58,13 +68,7 @@ typedef struct NvmRedoDecoder
 	const char *p;
 	const char *end;
 	uint16		ntables;
-	uint16		table;
-	uint64		record_no;
-	uint64		version_no;
-	bool		have_tuple;
-	uint32		xmin;
-	uint32		cid;
-	char		masks[5];
+	NvmRedoPrev prev;
 	StringInfoData img;
 } NvmRedoDecoder;
 

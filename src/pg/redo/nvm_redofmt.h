@@ -103,7 +103,9 @@
  *
  * The format is that of this version of nvmam only: nvmam does not read
  * WAL written by another version (a standby or a restored backup runs the
- * primary's version of nvmam).
+ * primary's version of nvmam).  The in-doubt checkpoint file holds COMMIT
+ * and LOCKS records in this coding: a change of it changes the checkpoint
+ * files' magic too (nvm_ckptfile.h).
  */
 #define XLNVM_COMMIT_MORE		0x01	/* more parts of this commit follow */
 #define XLNVM_COMMIT_CONTINUED	0x02	/* continues the parts before */

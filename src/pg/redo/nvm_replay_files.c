@@ -74,10 +74,8 @@ load_indoubt(const NvmReplayFilesReplay *r, uint64 seq)
 	size_t		off = 0;
 
 	if (reader == NULL || !nvm_ckptreader_blob(reader, &blob, &len, &err))
-		ereport(FATAL,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("could not rebuild the nvm pool: %s", err.msg),
-				 errhint("The nvm pool cannot be rebuilt without it: restore the cluster from a base backup.")));
+		nvm_ckptfile_report(FATAL, "could not rebuild the nvm pool", &err,
+							"The nvm pool cannot be rebuilt without it: restore the cluster from a base backup.");
 	nvm_ckptreader_close(reader);
 	while (off + sizeof(NvmCkptRecordHeader) <= len)
 	{
