@@ -54,6 +54,7 @@
 
 #include "tabledir.h"
 
+#include "nvm_compat.h"
 #include "redo/nvm_redofmt.h"
 
 #define NVM_CHECKPOINT_DIR			"pg_nvm/checkpoint"
@@ -211,8 +212,8 @@ typedef struct NvmCkptError
  * after what (if not NULL), with hint if the file is damaged; a file of
  * another version of the format has an error of its own.
  */
-extern void nvm_ckptfile_report(int elevel, const char *what, const NvmCkptError *err,
-								const char *hint) pg_attribute_noreturn();
+pg_noreturn extern void nvm_ckptfile_report(int elevel, const char *what, const NvmCkptError *err,
+											const char *hint);
 
 /*
  * The reader of one file: open (checks the header and the index), then
