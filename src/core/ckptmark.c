@@ -70,8 +70,8 @@ nvm_ckpt_mark(NvmTable *t, uint64_t record_no)
 
 	/*
 	 * Marked already in this epoch (the record changed before, or this
-	 * commit's redo is logged twice, as a tied commit's is: prepared, then
-	 * committed): nothing to store, and nothing to flush, as below when
+	 * transaction's redo is logged twice, as a prepared transaction's is:
+	 * at PREPARE, then at COMMIT PREPARED): nothing to store, and nothing to flush, as below when
 	 * the bit is set, since who set it flushed its word and the offset of
 	 * its segment.
 	 */
