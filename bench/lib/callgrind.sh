@@ -17,19 +17,11 @@ cg_psql()
 		"$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 "$@"
 }
 
-# cg_bulk_rows_file N: writes the first N of the bulk family's rows (the
-# order lines of bench/workloads/bulk_schema.sql) to $D/data/cp_N.copy
+# cg_bulk_rows_file N: writes the first N of the bulk family's rows
+# (bench/workloads/bulk_rows.sql) to $D/data/cp_N.copy
 cg_bulk_rows_file()
 {
-	cg_psql -c "COPY (
-		SELECT 1 + i % 4, 1 + (i / 4) % 10, 1 + i / 40, 1 + i % 15,
-			   1 + (i * 7919) % 100000, 1 + i % 4,
-			   CASE WHEN i % 3 = 0 THEN NULL
-					ELSE timestamp '2026-01-01' + i * interval '1 second' END,
-			   1 + i % 10, ((i * 37) % 999999) / 100.0,
-			   left(md5(i::text), 24)
-		FROM generate_series(1, $1::bigint) i
-	) TO '$D/data/cp_$1.copy'"
+	cg_psql -v rows="$1" -v copyfile="$D/data/cp_$1.copy" -f "$ROOT/bench/workloads/bulk_rows.sql"
 }
 
 # cg_cluster_start MODE PRELOAD_CMD CG_ARGS -- CONF...: makes the cluster in

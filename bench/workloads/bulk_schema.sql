@@ -30,18 +30,9 @@ CREATE TABLE bulk_scan (
 );
 
 -- the file (COPY TO takes an absolute path; COPY FROM reads it relative to
--- the data directory), deterministic: 4 warehouses, 10 districts, 1-15 lines per
--- order, a third of the lines not yet delivered
+-- the data directory): bulk_rows.sql
 SELECT current_setting('data_directory') || '/bulk_rows.copy' AS copyfile \gset
-COPY (
-	SELECT 1 + i % 4, 1 + (i / 4) % 10, 1 + i / 40, 1 + i % 15,
-		   1 + (i * 7919) % 100000, 1 + i % 4,
-		   CASE WHEN i % 3 = 0 THEN NULL
-				ELSE timestamp '2026-01-01' + i * interval '1 second' END,
-		   1 + i % 10, ((i * 37) % 999999) / 100.0,
-		   left(md5(i::text), 24)
-	FROM generate_series(1, :rows::bigint) i
-) TO :'copyfile';
+\ir bulk_rows.sql
 
 COPY bulk_scan FROM 'bulk_rows.copy';
 
