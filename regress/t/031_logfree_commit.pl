@@ -440,6 +440,100 @@ is(scalar(grep { /^COMMIT@/ && lsn_cmp((split /@/)[1], $redo) > 0 } @$recs), 1,
 $tnode->append_conf('postgresql.conf', "synchronous_standby_names = ''\n");
 $tnode->reload;
 
+# A commit whose nvm status is final but which has not completed (its
+# record is being flushed, here: it waits for a synchronous standby that
+# never comes, after its status, before its completion is published).  A
+# writer of the same row, and a row lock that would follow the row to its
+# newest version (READ COMMITTED's SELECT FOR UPDATE), wait for it in the
+# lock manager on its virtual transaction id, as heap's wait for the xid
+# of a commit still waiting for its flush: no busy loop, and no row of a
+# commit not yet acknowledged is returned.  Once the commit completes the
+# writer updates, and the lock returns, its newest version.
+$tnode->safe_psql('postgres', q{
+	CREATE TABLE w (id int PRIMARY KEY, v int NOT NULL) USING nvm;
+	INSERT INTO w VALUES (1, 0);
+});
+$tnode->append_conf('postgresql.conf', "synchronous_standby_names = 'nobody'\n");
+$tnode->reload;
+
+# client_pid C: the pid C printed as "pid N"
+sub client_pid
+{
+	my ($c) = @_;
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (time < $deadline)
+	{
+		for (nvm_pump_client($c))
+		{
+			return $1 if /^pid (\d+)/;
+		}
+		usleep(20_000);
+	}
+	return undef;
+}
+
+# waits_on_vxid PID: true when PID is seen waiting on a virtual transaction
+# id's lock within ten seconds
+sub waits_on_vxid
+{
+	my ($pid) = @_;
+	for (1 .. 100)
+	{
+		return 1 if $tnode->safe_psql('postgres',
+			"SELECT wait_event_type || '/' || wait_event FROM pg_stat_activity WHERE pid = $pid")
+		  eq 'Lock/virtualxid';
+		usleep(100_000);
+	}
+	return 0;
+}
+
+my $committer = nvm_client_start($tnode, { in => q{
+	SELECT 'pid ' || pg_backend_pid();
+	UPDATE w SET v = v + 1 WHERE id = 1;
+	SELECT 'done';
+} });
+my $cpid = client_pid($committer);
+ok($tnode->poll_query_until('postgres',
+		"SELECT wait_event = 'SyncRep' FROM pg_stat_activity WHERE pid = $cpid"),
+	'a commit of an nvm row waits for the synchronous standby, its status final');
+my ($writer, $locker) = map {
+	nvm_client_start($tnode, { in => qq{
+	SET synchronous_commit = local;
+	SELECT 'pid ' || pg_backend_pid();
+	$_;
+	SELECT 'done';
+} }) } ('UPDATE w SET v = v + 10 WHERE id = 1',
+		'BEGIN; SELECT \'locked \' || v FROM w WHERE id = 1 FOR UPDATE; COMMIT');
+my ($wpid2, $lpid) = (client_pid($writer), client_pid($locker));
+ok(waits_on_vxid($wpid2), '... an update of its row waits on its vxid in the lock manager');
+ok(waits_on_vxid($lpid), '... so does a row lock of its row (READ COMMITTED, FOR UPDATE)');
+is($tnode->safe_psql('postgres', 'SELECT v FROM w WHERE id = 1'), '0',
+	'... and a read does not see its row yet');
+$tnode->safe_psql('postgres', "SELECT pg_cancel_backend($cpid)");
+my (%done, %out);
+$deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+while (time < $deadline && keys(%done) < 3)
+{
+	for my $c ([ committer => $committer ], [ writer => $writer ], [ locker => $locker ])
+	{
+		for (nvm_pump_client($c->[1]))
+		{
+			$done{ $c->[0] } = 1 if /^done/;
+			$out{ $c->[0] } .= "$_\n";
+		}
+	}
+	usleep(20_000);
+}
+is(join(' ', sort keys %done), 'committer locker writer',
+	'... all three finish once the commit completes');
+like($out{locker} // '', qr/^locked (1|11)$/m,
+	'... the lock returns the committed row (READ COMMITTED follows it)');
+is($tnode->safe_psql('postgres', 'SELECT v FROM w WHERE id = 1'), '11',
+	'... and the update is applied to the committed row');
+$_->{in} .= "\\q\n", nvm_pump_client($_) for ($committer, $writer, $locker);
+$tnode->append_conf('postgresql.conf', "synchronous_standby_names = ''\n");
+$tnode->reload;
+
 # a power loss (a new boot): the pool is rebuilt from the checkpoint's files
 # and the WAL after it, with both tied commits
 $tnode->stop('immediate');

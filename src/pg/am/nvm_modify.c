@@ -781,8 +781,8 @@ nvm_conflicting_writer(NvmTable *table, NvmVersion *v, LockTupleMode mode)
  * heap_lock_tuple, it looks through newer versions whose writes do not
  * conflict with mode (updates keeping the key, for FOR KEY SHARE), whether
  * their transactions committed or still run; the newest write that does
- * conflict decides.  If it belongs to another running transaction, the
- * result is TM_BeingModified with *busy set to that version, for the caller
+ * conflict decides.  If it belongs to another running transaction (or
+ * one whose commit has not completed), the result is TM_BeingModified with *busy set to that version, for the caller
  * to wait for.  Otherwise the result is heap_lock_tuple's: TM_Updated or
  * TM_Deleted for a committed conflicting write, or, with
  * TUPLE_LOCK_FLAG_FIND_LAST_VERSION, TM_Ok on the version that write
@@ -828,7 +828,16 @@ again:
 		st = nvm_version_status(p);
 		if (st == NVM_STATUS_ABORTED)
 			goto again;			/* killed or rolled back just now */
-		if (st == NVM_STATUS_RUNNING)
+
+		/*
+		 * A commit whose completion is not published yet may still be
+		 * waiting for its record's flush (where commits are durable through
+		 * the WAL) or for a synchronous standby: its rows are not to be
+		 * seen before that, so it is waited for as a running writer, as a
+		 * write on the row does (core store.c, check_newer).
+		 */
+		if (st == NVM_STATUS_RUNNING ||
+			(st == NVM_STATUS_COMMITTED && nvm_txid_unfinished(p->txid)))
 		{
 			*busy = p;
 			nvm_version_to_tid(p->version_no, &tmfd->ctid);

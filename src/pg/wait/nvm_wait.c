@@ -316,12 +316,26 @@ nvm_wait_for_writer(Relation rel, NvmVersion *v)
 	NvmSlotShared *ss = &nvm_cc->slots[nvm_txid_clock_id(txid)];
 	VirtualTransactionId vxid;
 	TransactionId xid;
+	NvmTxnStatus status;
 
 	if (nvm_decision_wait(txid, rel, v->record_no))
 		return;
-	if (nvm_version_status(v) != NVM_STATUS_RUNNING)
+
+	/*
+	 * A commit whose status is final but whose completion is not published
+	 * yet is still logging its redo (txn.h's commit hook), and where
+	 * commits are durable through the WAL, waiting for that record's
+	 * flush.  A write on its row waits for it as for a running writer
+	 * (core store.c, check_newer), so it is waited for here in the same
+	 * way, on its vxid: returning at once would make the caller retry in a
+	 * busy loop for as long as the flush takes.
+	 */
+	status = nvm_version_status(v);
+	if (status == NVM_STATUS_ABORTED ||
+		(status == NVM_STATUS_COMMITTED && !nvm_txid_unfinished(txid)))
 		return;					/* killed or finished meanwhile */
-	if (nvm_write_conflict == NVM_WRITE_CONFLICT_ABORT)
+	if (status == NVM_STATUS_RUNNING &&
+		nvm_write_conflict == NVM_WRITE_CONFLICT_ABORT)
 		nvm_report_write_conflict(rel);
 
 	/*
@@ -351,9 +365,10 @@ nvm_wait_for_writer(Relation rel, NvmVersion *v)
 
 	/*
 	 * No backend runs txid: it is just ending, or it was cut short by a
-	 * crash and waits to be resolved.  Look again in a moment.
+	 * crash and waits to be resolved.  Look again in a moment.  (A commit
+	 * still completing with no vxid published: the same.)
 	 */
 	CHECK_FOR_INTERRUPTS();
-	if (nvm_txid_is_running(txid))
+	if (nvm_txid_is_running(txid) || nvm_txid_unfinished(txid))
 		pg_usleep(1000L);
 }
