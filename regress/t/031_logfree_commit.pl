@@ -30,6 +30,11 @@
 #	   - where a log-free commit cannot log its index entries (an index
 #	     that is not a btree) or does not know the sequence it used (a
 #	     serial column, nextval()), it flushes the WAL instead.
+#	   - a commit whose status is final but which has not completed (it
+#	     waits for a synchronous standby, as a commit durable through the
+#	     WAL waits for its record's flush) is waited for in the lock manager
+#	     by a writer of its row and by a row lock that follows the row, and
+#	     its row is returned to neither before it completes.
 use strict;
 use warnings;
 
