@@ -492,50 +492,60 @@ sub waits_on_vxid
 	return 0;
 }
 
-my $committer = nvm_client_start($tnode, { in => q{
+# held_commit WHAT SQL ADD: commits an update of w's row adding ADD, held
+# by the synchronous standby after its status; runs SQL in another session
+# (synchronous_commit = local, so its own commit is not held) and checks
+# that it waits on the held commit's vxid; then lets the held commit go
+# (its wait cancelled) and returns what the other session printed, once
+# both are done
+sub held_commit
+{
+	my ($what, $sql, $add) = @_;
+	my $held = nvm_client_start($tnode, { in => qq{
 	SELECT 'pid ' || pg_backend_pid();
-	UPDATE w SET v = v + 1 WHERE id = 1;
+	UPDATE w SET v = v + $add WHERE id = 1;
 	SELECT 'done';
 } });
-my $cpid = client_pid($committer);
-ok($tnode->poll_query_until('postgres',
-		"SELECT wait_event = 'SyncRep' FROM pg_stat_activity WHERE pid = $cpid"),
-	'a commit of an nvm row waits for the synchronous standby, its status final');
-my ($writer, $locker) = map {
-	nvm_client_start($tnode, { in => qq{
+	my $hpid = client_pid($held);
+	ok($tnode->poll_query_until('postgres',
+			"SELECT wait_event = 'SyncRep' FROM pg_stat_activity WHERE pid = $hpid"),
+		"$what: the commit of an nvm row waits for the synchronous standby, its status final");
+	my $before = $tnode->safe_psql('postgres', 'SELECT v FROM w WHERE id = 1');
+	my $other = nvm_client_start($tnode, { in => qq{
 	SET synchronous_commit = local;
 	SELECT 'pid ' || pg_backend_pid();
-	$_;
+	$sql;
 	SELECT 'done';
-} }) } ('UPDATE w SET v = v + 10 WHERE id = 1',
-		'BEGIN; SELECT \'locked \' || v FROM w WHERE id = 1 FOR UPDATE; COMMIT');
-my ($wpid2, $lpid) = (client_pid($writer), client_pid($locker));
-ok(waits_on_vxid($wpid2), '... an update of its row waits on its vxid in the lock manager');
-ok(waits_on_vxid($lpid), '... so does a row lock of its row (READ COMMITTED, FOR UPDATE)');
-is($tnode->safe_psql('postgres', 'SELECT v FROM w WHERE id = 1'), '0',
-	'... and a read does not see its row yet');
-$tnode->safe_psql('postgres', "SELECT pg_cancel_backend($cpid)");
-my (%done, %out);
-$deadline = time + $PostgreSQL::Test::Utils::timeout_default;
-while (time < $deadline && keys(%done) < 3)
-{
-	for my $c ([ committer => $committer ], [ writer => $writer ], [ locker => $locker ])
+} });
+	ok(waits_on_vxid(client_pid($other)), "$what waits on its vxid in the lock manager");
+	is($tnode->safe_psql('postgres', 'SELECT v FROM w WHERE id = 1'), $before,
+		"$what: a read does not see the held commit's row yet");
+	$tnode->safe_psql('postgres', "SELECT pg_cancel_backend($hpid)");
+	my (%done, $out);
+	my $until = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (time < $until && keys(%done) < 2)
 	{
-		for (nvm_pump_client($c->[1]))
+		for my $c ([ held => $held ], [ other => $other ])
 		{
-			$done{ $c->[0] } = 1 if /^done/;
-			$out{ $c->[0] } .= "$_\n";
+			for (nvm_pump_client($c->[1]))
+			{
+				$done{ $c->[0] } = 1 if /^done/;
+				$out .= "$_\n" if $c->[0] eq 'other';
+			}
 		}
+		usleep(20_000);
 	}
-	usleep(20_000);
+	is(join(' ', sort keys %done), 'held other', "$what: both finish once the commit completes");
+	$_->{in} .= "\\q\n", nvm_pump_client($_) for ($held, $other);
+	return $out // '';
 }
-is(join(' ', sort keys %done), 'committer locker writer',
-	'... all three finish once the commit completes');
-like($out{locker} // '', qr/^locked (1|11)$/m,
-	'... the lock returns the committed row (READ COMMITTED follows it)');
+
+held_commit('an update of its row', 'UPDATE w SET v = v + 10 WHERE id = 1', 1);
 is($tnode->safe_psql('postgres', 'SELECT v FROM w WHERE id = 1'), '11',
-	'... and the update is applied to the committed row');
-$_->{in} .= "\\q\n", nvm_pump_client($_) for ($committer, $writer, $locker);
+	'... the update is applied to the committed row');
+like(held_commit('a row lock of its row (READ COMMITTED, FOR UPDATE)',
+		q{BEGIN; SELECT 'locked ' || v FROM w WHERE id = 1 FOR UPDATE; COMMIT}, 100),
+	qr/^locked 111$/m, '... the lock returns the committed row (READ COMMITTED follows it)');
 $tnode->append_conf('postgresql.conf', "synchronous_standby_names = ''\n");
 $tnode->reload;
 
