@@ -461,16 +461,20 @@ $tnode->safe_psql('postgres', q{
 $tnode->append_conf('postgresql.conf', "synchronous_standby_names = 'nobody'\n");
 $tnode->reload;
 
-# client_pid C: the pid C printed as "pid N"
+# client_pid C: the pid C printed as "pid N" (the lines after it are left
+# for the next nvm_pump_client)
 sub client_pid
 {
 	my ($c) = @_;
 	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
 	while (time < $deadline)
 	{
-		for (nvm_pump_client($c))
+		my @lines = nvm_pump_client($c);
+		while (defined(my $line = shift @lines))
 		{
-			return $1 if /^pid (\d+)/;
+			next unless $line =~ /^pid (\d+)/;
+			$c->{out} = join('', map { "$_\n" } @lines) . $c->{out};
+			return $1;
 		}
 		usleep(20_000);
 	}
