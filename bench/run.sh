@@ -161,6 +161,7 @@
 
 set -euo pipefail
 
+T_START=${EPOCHREALTIME/./}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH=$ROOT/bench
 PYTHON=/usr/bin/python3
@@ -325,7 +326,21 @@ OUT=${OUT:-$BUILD_DIR/bench-$MODE-$STAMP}
 mkdir -p "$OUT/logs"
 OUT=$(cd "$OUT" && pwd)
 rm -f "$OUT/results.csv" "$OUT/engine.csv" "$OUT/modules.csv" "$OUT/pool-usage.csv" "$OUT/pool-storage.txt" \
-	"$OUT/checks.csv" "$OUT/disk.csv"
+	"$OUT/checks.csv" "$OUT/disk.csv" "$OUT/phases.csv" "$OUT/logs/run-times.csv"
+echo "phase,start_s,seconds" >"$OUT/phases.csv"
+echo "run_id,contender,workload,round,finish_prev_ms,settle_ms,checkpoint_ms,before_ms,pgbench_ms" >"$OUT/logs/run-times.csv"
+# phase NAME: ends the phase that ran so far and begins NAME (phases.csv:
+# each phase's start, in seconds since this script started, and its wall
+# time; the first phase, setup, began with the script)
+PHASE=setup
+PHASE_T=$T_START
+phase()
+{
+	local now=${EPOCHREALTIME/./}
+	awk -v p="$PHASE" -v s="$PHASE_T" -v n="$now" -v t0="$T_START" \
+		'BEGIN { printf "%s,%.1f,%.1f\n", p, (s - t0) / 1e6, (n - s) / 1e6 }' >>"$OUT/phases.csv"
+	PHASE=$1 PHASE_T=$now
+}
 T0=$(date +%s)
 LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -381,6 +396,7 @@ for p in "${PROFILES[@]}"; do
 done
 
 if [ "$DO_BUILD" = 1 ]; then
+	phase build
 	say "==> building a release build in ${BUILD_DIR#"$ROOT"/}"
 	nvm_build "$ROOT" "$BUILD_DIR" -Dbuildtype=release -Db_ndebug=if-release \
 		>"$OUT/logs/build.log" 2>&1 || {
@@ -394,6 +410,7 @@ if [ "$DO_BUILD" = 1 ]; then
 	}
 fi
 
+phase setup
 AS_PG=()
 if [ "$(id -u)" -eq 0 ]; then
 	AS_PG=(runuser -u "$(nvm_pg_user)" --)
@@ -731,10 +748,12 @@ check_run()
 finish_run()
 {
 	local c=$1 left s1 fsyncs='' wal_bytes='' summary meta del=(--delete-logs) id cpu1 server_cpu=
-	local f0 b0 f1 b1
+	local f0 b0 f1 b1 ta tb tc td
 	[ -n "${PEND_END[$c]:-}" ] || return 0
+	ta=$(now_us)
 	left=$((PEND_END[$c] + 1200000 - $(now_us)))
 	if [ "$left" -gt 0 ]; then sleep "$(printf '%d.%06d' $((left / 1000000)) $((left % 1000000)))"; fi
+	tb=$(now_us)
 	s1=$(wal_syncs "$c")
 	read -r f0 b0 <<<"${PEND_S0[$c]}" || true
 	read -r f1 b1 <<<"$s1" || true
@@ -758,8 +777,11 @@ finish_run()
 		mv "$RAW"/r"$id".* "$OUT/txlogs/" 2>/dev/null || true
 	fi
 	say "      $c run $id: $summary"
+	tc=$(now_us)
 	# shellcheck disable=SC2086 # the run, family, workload, clients, round
 	check_run "$c" ${PEND_CHECK[$c]}
+	td=$(now_us)
+	echo "finish,$id,$c,sleep=$(((tb - ta) / 1000)),summary=$(((tc - tb) / 1000)),check=$(((td - tc) / 1000))" >>"$OUT/logs/times.csv"
 	DONE_RUNS=$((DONE_RUNS + 1))
 	unset "PEND_END[$c]"
 	# a server that died takes the contender out of this family
@@ -801,8 +823,10 @@ autovacuum_settle()
 # run_point CONTENDER WORKLOAD CLIENTS ROUND
 run_point()
 {
-	local c=$1 w=$2 n=$3 r=$4 fam db args=() nwh='' j key t1 out s0 cpu0 cc0 cc1
+	local c=$1 w=$2 n=$3 r=$4 fam db args=() nwh='' j key t1 out s0 cpu0 cc0 cc1 ta tb tc td te
+	ta=$(now_us)
 	finish_run "$c"
+	tb=$(now_us)
 	fam=${WL_FAMILY[$w]}
 	db=$fam
 	j=$((n < NPROC ? n : NPROC))
@@ -841,9 +865,12 @@ run_point()
 	if [ "$REPS" -gt 1 ]; then label=", round $r of $REPS"; fi
 	progress "$c $w clients=$n${nwh:+ wh=$nwh} (${DURATION}s$label)"
 	if [ "${FAM_AUTOVACUUM[$fam]:-off}" = on ]; then autovacuum_settle "$c"; fi
+	tc=$(now_us)
 	psql_c "$c" postgres -c CHECKPOINT >/dev/null 2>&1 || true
+	td=$(now_us)
 	s0=$(wal_syncs "$c")
 	cpu0=$(server_cpu_ticks "$c")
+	te=$(now_us)
 	{
 		echo "# $c $w clients=$n: pgbench ${args[*]} -n -M prepared -c $n -j $j -T $DURATION" \
 			"--max-tries=$MAX_TRIES --failures-detailed -l ($ISOLATION)"
@@ -859,6 +886,8 @@ run_point()
 	cat "$out.tmp" >>"$out" 2>/dev/null
 	rm -f "$out.tmp" "$out.tmp.timeout"
 	PEND_END[$c]=$(now_us)
+	echo "$RUN_ID,$c,$w,$r,$(((tb - ta) / 1000)),$(((tc - t1) / 1000)),$(((td - tc) / 1000)),$(((te - td) / 1000)),$(((PEND_END[$c] - te) / 1000))" \
+		>>"$OUT/logs/run-times.csv"
 	PEND_S0[$c]=$s0
 	PEND_CPU0[$c]=$cpu0
 	PEND_CLIENT[$c]=$(ticks_seconds $((cc1 - cc0)))
@@ -1040,7 +1069,7 @@ say "==> $MODE benchmark: ${WL_RUN[*]}; clients $CLIENTS; $REPS round(s); conten
 # side (a failure takes the contender out of the family)
 setup_and_load()
 {
-	local fam=$1 c t1 rc
+	local fam=$1 c t1 rc ta tb
 	local -A pid=()
 	shift
 	t1=$(date +%s)
@@ -1050,7 +1079,13 @@ setup_and_load()
 	progress "$* : fresh clusters, loading $fam"
 	for c in "$@"; do
 		[ -z "${FAILED_CONT[$c]:-}" ] || continue
-		{ start_contender "$c" "$fam" && load "$c" "$fam"; } &
+		{
+			ta=$(now_us)
+			start_contender "$c" "$fam" || exit 1
+			tb=$(now_us)
+			load "$c" "$fam" || exit 1
+			echo "load,$fam,$c,start=$(((tb - ta) / 1000)),load=$((($(now_us) - tb) / 1000))" >>"$OUT/logs/times.csv"
+		} &
 		pid[$c]=$!
 	done
 	for c in "$@"; do
@@ -1104,7 +1139,7 @@ disk_sample()
 
 rounds()
 {
-	local fam=$1 r w n k c
+	local fam=$1 r w n k c ta
 	local -a order
 	shift
 	for w in "${WL_RUN[@]}"; do
@@ -1113,7 +1148,9 @@ rounds()
 			# a workload with clients_up_to runs at the counts up to it
 			[ "${WL_UPTO[$w]:-0}" = 0 ] || [ "$n" -le "${WL_UPTO[$w]}" ] || continue
 			for r in $(seq 1 "$REPS"); do
+				ta=$(now_us)
 				disk_sample "$w" "$n" "$r"
+				echo "disk,$w,$r,$((($(now_us) - ta) / 1000))" >>"$OUT/logs/times.csv"
 				order=("$@")
 				k=$((POINT % ${#order[@]}))
 				POINT=$((POINT + 1))
@@ -1139,12 +1176,16 @@ for fam in "${FAMILIES[@]}"; do
 		done
 		continue
 	fi
+	phase "load $fam"
 	# shellcheck disable=SC2086 # a list of names
 	setup_and_load "$fam" $CONTENDERS
+	phase "runs $fam"
 	# shellcheck disable=SC2086
 	rounds "$fam" $CONTENDERS
+	phase "profile $fam"
 	# shellcheck disable=SC2086
 	profile_family "$fam" $CONTENDERS
+	phase "teardown $fam"
 	for c in $CONTENDERS; do
 		record_pool "$c" "$fam"
 	done
@@ -1194,6 +1235,7 @@ engine_run()
 	done
 }
 
+phase engine
 if [ "$RUN_ENGINE" = 1 ]; then
 	ENGINE_POOL=/dev/shm/nvmam-bench-engine-$$
 	nvm_cleanup_add "rm -f '$ENGINE_POOL'"
@@ -1226,7 +1268,9 @@ printf '\nTotal time of the run: %d s; machine load (load average 1, 5, 15 min) 
 	"$ELAPSED" "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/settings.md"
 ln -sfn "$OUT" "$BUILD_DIR/bench-latest" 2>/dev/null || true
 say "==> writing the report ($OUT/report.md)"
+phase report
 "$PYTHON" "$BENCH/lib/report.py" "$OUT"
+phase end
 say "==> done in ${ELAPSED} s: $OUT"
 # a run that broke its family's consistency conditions fails the benchmark
 if [ -s "$OUT/checks.csv" ] && grep -q ',\(violated\|error\),' "$OUT/checks.csv"; then
