@@ -124,7 +124,8 @@
 #							results.csv): wait events sampled from
 #							pg_stat_activity every 10 ms, and the backends' top
 #							symbols with perf when it works; the report explains
-#							missed targets with them (default: on)
+#							missed targets with them (default: full mode on,
+#							quick mode off, to stay within its 6 minutes)
 #	--profile-points "W:N ..."	what to profile, workload:clients (default: quick
 #							"tpcc-1wh:8", full "tpcc-1wh:8 tpcc-4wh:8 ycsb-a:8")
 #	--no-engine				skip the engine-level benchmark
@@ -244,7 +245,8 @@ if [ "$MODE" = quick ]; then
 	# heap-tmpfs runs in full mode (and with --contenders): with nvm at its
 	# default place as a fourth contender, quick mode stays within 6 minutes
 	DEFAULT_CONTENDERS="heap nvm-mcsi-pagecache nvm-mcsi nvm-n2db"
-	PROFILE=${PROFILE:-1}
+	# no profile by default (--profile adds its point, about 20 s)
+	PROFILE=${PROFILE:-0}
 	PROFILE_POINTS=${PROFILE_POINTS:-tpcc-1wh:8}
 else
 	CLIENTS=${OPT_CLIENTS:-1 2 4 8 16 32}
@@ -357,6 +359,7 @@ on_exit()
 	nvm_kill_group
 	nvm_cleanup
 	if [ -n "${RAW:-}" ]; then rm -rf "$RAW"; fi
+	if [ -n "${TEMPLATE:-}" ]; then rm -rf "$TEMPLATE"; fi
 	exit "$rc"
 }
 trap on_exit EXIT
@@ -418,17 +421,42 @@ fi
 # pgbench's per-transaction logs: written by the server user, summarised and
 # removed after each run
 RAW=$(nvm_pg_tmpdir "$DISK_BASE" "nvmam-bench-txlogs")
+# one initdb for the run: every cluster starts as a copy of it
+# (nvm_cluster_template), not from an initdb of its own
+TEMPLATE=$(nvm_pg_tmpdir "$DISK_BASE" "nvmam-bench-template")
+nvm_cluster_template "$TEMPLATE" || nvm_die "initdb failed"
 
 # ---------------------------------------------------------------------------
 # time estimate
 # ---------------------------------------------------------------------------
 
-NCONT=$(wc -w <<<"$CONTENDERS")
+# family_contenders FAMILY: the contenders that run in the family: every
+# one --contenders names, else the mode's default list less those the
+# family's descriptor leaves out in this mode (FAM_SKIP; a drain-delay
+# contender goes with its base)
+family_contenders()
+{
+	local c out=''
+	for c in $CONTENDERS; do
+		if [ -z "$OPT_CONTENDERS" ] && [[ " ${FAM_SKIP[$1]:-} " == *" ${c%@*} "* ]]; then continue; fi
+		out+="${out:+ }$c"
+	done
+	printf '%s' "$out"
+}
+
+declare -A FAM_CONT
+FAM_NOW=
 TOTAL_RUNS=0
+LOADS_LEFT=0
+PROFILE_RUNS_LEFT=0
+for fam in "${FAMILIES[@]}"; do
+	FAM_CONT[$fam]=$(family_contenders "$fam")
+	LOADS_LEFT=$((LOADS_LEFT + $(wc -w <<<"${FAM_CONT[$fam]}")))
+done
 for w in "${WL_RUN[@]}"; do
 	for n in $CLIENTS; do
 		[ "${WL_UPTO[$w]:-0}" = 0 ] || [ "$n" -le "${WL_UPTO[$w]}" ] || continue
-		TOTAL_RUNS=$((TOTAL_RUNS + NCONT * REPS))
+		TOTAL_RUNS=$((TOTAL_RUNS + $(wc -w <<<"${FAM_CONT[${WL_FAMILY[$w]}]}") * REPS))
 	done
 done
 DONE_RUNS=0
@@ -438,11 +466,11 @@ RUNS_TIMED=0
 EST_RUN=$((DURATION + 1))
 if [ "$MODE" = quick ]; then EST_LOAD=4; else EST_LOAD=50; fi
 PROFILE_SECS=$((DURATION > 2 ? DURATION : 2))
-PROFILE_RUNS_LEFT=0
-for c in $CONTENDERS; do
-	[[ $c == *@* ]] || PROFILE_RUNS_LEFT=$((PROFILE_RUNS_LEFT + ${#PROFILES[@]}))
+for p in "${PROFILES[@]}"; do
+	for c in ${FAM_CONT[${WL_FAMILY[${p%:*}]}]}; do
+		[[ $c == *@* ]] || PROFILE_RUNS_LEFT=$((PROFILE_RUNS_LEFT + 1))
+	done
 done
-LOADS_LEFT=$((${#FAMILIES[@]} * NCONT))
 LOAD_SECS=0
 LOADS_DONE=0
 # the engine level runs in steps (one workload, all thread counts, both modes)
@@ -539,7 +567,7 @@ prepare_contender()
 start_contender()
 {
 	local c=$1 fam=$2 dir=${CDIR[$1]} cc=${CCC[$1]} delay=${CDELAY[$1]}
-	nvm_cluster_init "$dir" "$(nvm_free_port)" || return 1
+	nvm_cluster_init "$dir" "$(nvm_free_port)" "$TEMPLATE/data" || return 1
 	nvm_cluster_conf "$dir" \
 		"shared_buffers = '$SHARED_BUFFERS'" \
 		"max_connections = $((MAX_CONN + 20))" \
@@ -802,17 +830,19 @@ finish_all()
 # autovacuum_settle CONTENDER: in a family with autovacuum on, waits (up
 # to 30 s) until no autovacuum worker runs in the other contenders'
 # clusters, so that their background work does not start this contender's
-# run; its own autovacuum may run in its runs, as on a user's server
+# run; its own autovacuum may run in its runs, as on a user's server.  A
+# worker is a child of the postmaster whose process title says so (no
+# query, so no connection to start in each cluster before every run).
 autovacuum_settle()
 {
-	local c=$1 o busy tries=0
+	local c=$1 o pm busy tries=0
 	while [ "$tries" -lt 150 ]; do
 		busy=0
-		for o in $CONTENDERS; do
+		for o in ${FAM_CONT[$FAM_NOW]}; do
 			[ "$o" != "$c" ] && [ -z "${FAILED_CONT[$o]:-}" ] && [ -n "${CDIR[$o]:-}" ] || continue
-			if [ "$(pg "$o" psql -X -At -d postgres -c "SELECT count(*) FROM pg_stat_activity
-				WHERE backend_type = 'autovacuum worker'" 2>/dev/null)" = 0 ]; then continue; fi
-			[ -f "${CDIR[$o]}/data/postmaster.pid" ] && busy=1
+			pm=$(head -n 1 "${CDIR[$o]}/data/postmaster.pid" 2>/dev/null) || continue
+			[[ $pm =~ ^[0-9]+$ ]] || continue
+			if pgrep -P "$pm" -f 'autovacuum worker' >/dev/null; then busy=1; fi
 		done
 		[ "$busy" = 1 ] || return 0
 		sleep 0.2
@@ -866,9 +896,10 @@ run_point()
 	progress "$c $w clients=$n${nwh:+ wh=$nwh} (${DURATION}s$label)"
 	if [ "${FAM_AUTOVACUUM[$fam]:-off}" = on ]; then autovacuum_settle "$c"; fi
 	tc=$(now_us)
-	psql_c "$c" postgres -c CHECKPOINT >/dev/null 2>&1 || true
+	# the CHECKPOINT, then the WAL fsyncs and insert position the run starts
+	# from, in one session (a failed CHECKPOINT leaves the reading to do)
+	s0=$(pg "$c" psql -X -q -At -d postgres -c CHECKPOINT -c "$WAL_SYNC_SQL" 2>/dev/null | tail -n 1) || s0=
 	td=$(now_us)
-	s0=$(wal_syncs "$c")
 	cpu0=$(server_cpu_ticks "$c")
 	te=$(now_us)
 	{
@@ -1010,6 +1041,11 @@ profile_family()
 	for fam in "${FAMILIES[@]}"; do
 		[ -z "${FAM_SETTINGS[$fam]}" ] || echo "- ${FAM_SETTINGS[$fam]}"
 	done
+	for fam in "${FAMILIES[@]}"; do
+		if [ "${FAM_CONT[$fam]}" != "$CONTENDERS" ]; then
+			echo "- the $fam family runs ${FAM_CONT[$fam]}: its descriptor (skip_contenders) leaves ${FAM_SKIP[$fam]} out of $MODE mode"
+		fi
+	done
 	if [ "$ORDER" = interleaved ]; then
 		echo "- repetitions: $REPS rounds per point, in a row (in each round every contender runs once, back to back, in rotating order; the report takes the median and judges the targets by the spread of the per-round ratios); WAL fsyncs from $WAL_SYNC_SOURCE around each run (all server processes)"
 	else
@@ -1018,7 +1054,7 @@ profile_family()
 	echo "- the disk's drift: its fsync latency sampled before every round of a point and after its last, every contender idle (disk.csv: up to 64 writes of 8 kB, each followed by fdatasync, within 0.25 s, in $(fs_of "$DISK_BASE"))"
 	pools=
 	for fam in "${FAMILIES[@]}"; do pools+="${pools:+, }${FAM_POOL[$fam]} ($fam)"; done
-	echo "- per cluster: shared_buffers = $SHARED_BUFFERS, max_wal_size = $MAX_WAL_SIZE, checkpoint_timeout = 1d, autovacuum = off, deadlock_timeout = 50ms (YCSB transactions update their rows in random order and can deadlock: detected after 50 ms instead of 1 s, then retried; TPC-C New-Orders update stock rows in item order and do not deadlock on them); after the load every table is read once (count(*)) and CHECKPOINTed; CHECKPOINT before each run; nvm.pool_size = $pools; a fresh cluster per contender and workload family"
+	echo "- per cluster: shared_buffers = $SHARED_BUFFERS, max_wal_size = $MAX_WAL_SIZE, checkpoint_timeout = 1d, autovacuum = off, deadlock_timeout = 50ms (YCSB transactions update their rows in random order and can deadlock: detected after 50 ms instead of 1 s, then retried; TPC-C New-Orders update stock rows in item order and do not deadlock on them); after the load every table is read once (count(*)) and CHECKPOINTed; CHECKPOINT before each run; nvm.pool_size = $pools; a fresh cluster per contender and workload family (a copy of one initdb), stopped with an immediate shutdown at the family's end"
 	for fam in "${FAMILIES[@]}"; do
 		if [ "${FAM_AUTOVACUUM[$fam]}" = on ]; then
 			echo "- autovacuum = on in the $fam family's clusters (its descriptor asks for it): a cluster's autovacuum may run during its own runs; before each run, the run waits (up to 30 s) until no autovacuum worker runs in the other contenders' clusters"
@@ -1102,6 +1138,24 @@ setup_and_load()
 	LOADS_LEFT=$((LOADS_LEFT - $#))
 }
 
+# stop_now CONTENDERS...: an immediate stop of their servers, side by side.
+# Their clusters are thrown away next (nvm_cleanup): the shutdown
+# checkpoint of a fast stop, and nvm's capture of the pool into its
+# checkpoint files at a clean stop, would write for nothing.
+stop_now()
+{
+	local c
+	local -a pids=()
+	for c in "$@"; do
+		[ -n "${CDIR[$c]:-}" ] && [ -f "${CDIR[$c]}/data/postmaster.pid" ] || continue
+		nvm_as_pg "$PG_BINDIR/pg_ctl" -D "${CDIR[$c]}/data" -m immediate -w -t 60 stop >/dev/null 2>&1 &
+		pids+=($!)
+	done
+	for c in "${pids[@]}"; do
+		wait "$c" || true
+	done
+}
+
 # record_pool CONTENDER FAMILY: pool use at the end of the family (a sizing
 # hint for nvm.pool_size)
 record_pool()
@@ -1166,29 +1220,33 @@ rounds()
 
 for fam in "${FAMILIES[@]}"; do
 	FAILED_CONT=()
+	FAM_NOW=$fam
 	if [ "$ORDER" = serial ]; then
-		for c in $CONTENDERS; do
+		for c in ${FAM_CONT[$fam]}; do
 			setup_and_load "$fam" "$c"
 			rounds "$fam" "$c"
 			profile_family "$fam" "$c"
 			record_pool "$c" "$fam"
+			stop_now "$c"
 			nvm_cleanup
 		done
 		continue
 	fi
 	phase "load $fam"
 	# shellcheck disable=SC2086 # a list of names
-	setup_and_load "$fam" $CONTENDERS
+	setup_and_load "$fam" ${FAM_CONT[$fam]}
 	phase "runs $fam"
 	# shellcheck disable=SC2086
-	rounds "$fam" $CONTENDERS
+	rounds "$fam" ${FAM_CONT[$fam]}
 	phase "profile $fam"
 	# shellcheck disable=SC2086
-	profile_family "$fam" $CONTENDERS
+	profile_family "$fam" ${FAM_CONT[$fam]}
 	phase "teardown $fam"
-	for c in $CONTENDERS; do
+	for c in ${FAM_CONT[$fam]}; do
 		record_pool "$c" "$fam"
 	done
+	# shellcheck disable=SC2086
+	stop_now ${FAM_CONT[$fam]}
 	nvm_cleanup
 done
 
