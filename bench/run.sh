@@ -698,33 +698,62 @@ wal_syncs()
 	pg "$1" psql -X -At -d postgres -c "$WAL_SYNC_SQL" 2>/dev/null || echo ''
 }
 
-# server_cpu_ticks CONTENDER: the CPU time (user + system, clock ticks) its
-# server has used so far: every live process of the cluster (the postmaster
-# and its children) with the time of the children each has reaped, so a
-# backend that exited still counts (fields 14-17 of /proc/PID/stat)
+# The CPU readings around each run use shell builtins only: on a loaded
+# machine every process started costs tens of ms, several times per run.
+
+# stat_fields PID: the fields of /proc/PID/stat after "pid (comm) " in the
+# array STAT (STAT[0] is field 3, the state; field k is STAT[k - 3]);
+# fails when the process is gone
+stat_fields()
+{
+	local line
+	{ read -r line <"/proc/$1/stat"; } 2>/dev/null || return 1
+	read -r -a STAT <<<"${line##*) }"
+}
+
+# server_cpu_ticks CONTENDER: sets TICKS to the CPU time (user + system,
+# clock ticks) its server has used so far: every live process of the
+# cluster (the postmaster and its children) with the time of the children
+# each has reaped, so a backend that exited still counts (fields 14-17 of
+# /proc/PID/stat); empty when the server does not run.  A backend that
+# exits between the list of children and its reading is left out (its time
+# goes to the postmaster's reaped children).
 server_cpu_ticks()
 {
-	local pm
-	pm=$(head -n 1 "${CDIR[$1]}/data/postmaster.pid" 2>/dev/null) || return 0
-	# a backend that exits between pgrep and cat makes cat fail (its time
-	# goes to the postmaster's reaped children): the others still count
-	# shellcheck disable=SC2046 # one argument per child pid
-	{ cat "/proc/$pm/stat" $(pgrep -P "$pm" | sed 's|.*|/proc/&/stat|') 2>/dev/null || true; } |
-		awk '{ t += $14 + $15 + $16 + $17 } END { if (NR) print t }'
+	local pm p t=0 n=0
+	local -a kids=()
+	TICKS=
+	{ read -r pm <"${CDIR[$1]}/data/postmaster.pid"; } 2>/dev/null || return 0
+	[[ $pm =~ ^[0-9]+$ ]] || return 0
+	{ read -r -a kids <"/proc/$pm/task/$pm/children"; } 2>/dev/null || true
+	for p in "$pm" "${kids[@]}"; do
+		stat_fields "$p" || continue
+		t=$((t + STAT[11] + STAT[12] + STAT[13] + STAT[14]))
+		n=$((n + 1))
+	done
+	if [ "$n" -gt 0 ]; then TICKS=$t; fi
 }
 
-# reaped_cpu_ticks: the CPU time of the children this script's shell has
-# waited for (user + system, clock ticks); taken around a pgbench run (from
-# the main shell, which waits for it), pgbench's own
+# reaped_cpu_ticks: sets TICKS to the CPU time of the children this
+# script's shell has waited for (user + system, clock ticks: fields 16-17);
+# taken around a pgbench run (from the main shell, which waits for it),
+# pgbench's own
 reaped_cpu_ticks()
 {
-	awk '{ print $16 + $17 }' "/proc/$$/stat"
+	stat_fields $$ || { TICKS=0; return 0; }
+	TICKS=$((STAT[13] + STAT[14]))
 }
 
-# ticks_seconds TICKS: clock ticks as seconds, two decimals
+# ticks_seconds TICKS: clock ticks as seconds, two decimals, rounded
 ticks_seconds()
 {
-	awk -v t="$1" -v hz="$CLK_TCK" 'BEGIN { printf "%.2f", t / hz }'
+	local t=$1 v
+	if [ "$t" -lt 0 ]; then
+		awk -v t="$t" -v hz="$CLK_TCK" 'BEGIN { printf "%.2f", t / hz }'
+		return
+	fi
+	v=$(((t * 1000 / CLK_TCK + 5) / 10))
+	printf '%d.%02d' $((v / 100)) $((v % 100))
 }
 
 now_us()
@@ -770,26 +799,44 @@ check_run()
 	fi
 }
 
-# finish_run CONTENDER: the summary of the contender's last run, once its
-# server has reported the run's WAL fsyncs (1.2 s after its end), then the
-# family's check (after the CPU reading, so the run's CPU does not hold it)
+# finish_run CONTENDER [next]: the summary of the contender's last run,
+# once its server has reported the run's WAL fsyncs (1.2 s after its end),
+# then the family's check (after the CPU reading, so the run's CPU does not
+# hold it).  With "next" (run_point, when the contender's next run follows
+# and the family has no check), the session that reads the run's end also
+# takes the next run's CHECKPOINT and start (NEXT_S0): one connection less
+# per run; the server's CPU is then read before that session, not after.
+NEXT_S0=
 finish_run()
 {
-	local c=$1 left s1 fsyncs='' wal_bytes='' summary meta del=(--delete-logs) id cpu1 server_cpu=
-	local f0 b0 f1 b1 ta tb tc td
+	local c=$1 next=${2:-} left s1 fsyncs='' wal_bytes='' summary meta del=(--delete-logs) id cpu1 server_cpu=
+	local f0 b0 f1 b1 ta tb tc td lines line after=0
+	NEXT_S0=
 	[ -n "${PEND_END[$c]:-}" ] || return 0
 	ta=$(now_us)
 	left=$((PEND_END[$c] + 1200000 - $(now_us)))
 	if [ "$left" -gt 0 ]; then sleep "$(printf '%d.%06d' $((left / 1000000)) $((left % 1000000)))"; fi
 	tb=$(now_us)
-	s1=$(wal_syncs "$c")
+	if [ -n "$next" ]; then
+		server_cpu_ticks "$c"
+		cpu1=$TICKS
+		s1=
+		lines=$(pg "$c" psql -X -q -At -d postgres -c "$WAL_SYNC_SQL" -c CHECKPOINT -c '\echo --' \
+			-c "$WAL_SYNC_SQL" 2>/dev/null) || true
+		while IFS= read -r line; do
+			if [ "$line" = -- ]; then after=1; elif [ "$after" = 0 ]; then s1=$line; else NEXT_S0=$line; fi
+		done <<<"$lines"
+	else
+		s1=$(wal_syncs "$c")
+		server_cpu_ticks "$c"
+		cpu1=$TICKS
+	fi
 	read -r f0 b0 <<<"${PEND_S0[$c]}" || true
 	read -r f1 b1 <<<"$s1" || true
 	if [[ ${f0:-} =~ ^[0-9]+$ && ${f1:-} =~ ^[0-9]+$ ]]; then fsyncs=$((f1 - f0)); fi
 	# the WAL written from the run's start to its summary (the checkpoint
 	# before the run is behind its start)
 	if [[ ${b0:-} =~ ^[0-9]+$ && ${b1:-} =~ ^[0-9]+$ ]]; then wal_bytes=$((b1 - b0)); fi
-	cpu1=$(server_cpu_ticks "$c")
 	if [ -n "${PEND_CPU0[$c]}" ] && [ -n "$cpu1" ]; then
 		server_cpu=$(ticks_seconds $((cpu1 - PEND_CPU0[$c])))
 	fi
@@ -853,11 +900,19 @@ autovacuum_settle()
 # run_point CONTENDER WORKLOAD CLIENTS ROUND
 run_point()
 {
-	local c=$1 w=$2 n=$3 r=$4 fam db args=() nwh='' j key t1 out s0 cpu0 cc0 cc1 ta tb tc td te
+	local c=$1 w=$2 n=$3 r=$4 fam db args=() nwh='' j key t1 out s0 cpu0 cc0 cc1 ta tb tc td te next=
 	ta=$(now_us)
-	finish_run "$c"
-	tb=$(now_us)
 	fam=${WL_FAMILY[$w]}
+	key="$c $n ${WL_ARGS[$w $n]} $r"
+	# the last run's end and this run's start in one session, when this run
+	# takes place and nothing (check, autovacuum wait) comes between them
+	if [ -z "${FAILED_CONT[$c]:-}" ] && [ -z "${DONE_KEY[$key]:-}" ] && [ -z "${FAM_CHECK[$fam]:-}" ] &&
+		[ "${FAM_AUTOVACUUM[$fam]:-off}" != on ]; then
+		next=1
+	fi
+	finish_run "$c" "$next"
+	s0=$NEXT_S0
+	tb=$(now_us)
 	db=$fam
 	j=$((n < NPROC ? n : NPROC))
 	workload_args "$w" "$n"
@@ -879,7 +934,6 @@ run_point()
 	fi
 	# the same configuration under another name (TPC-C with 1 warehouse at
 	# 1 client, or 4 at 4, is also the uncontended one): measured once
-	key="$c $n ${WL_ARGS[$w $n]} $r"
 	if [ -n "${DONE_KEY[$key]:-}" ]; then
 		"$PYTHON" "$BENCH/lib/pgbench_summary.py" --csv "$OUT/results.csv" \
 			--duplicate-of "${DONE_KEY[$key]}" "${meta[@]}" >/dev/null
@@ -897,23 +951,29 @@ run_point()
 	if [ "${FAM_AUTOVACUUM[$fam]:-off}" = on ]; then autovacuum_settle "$c"; fi
 	tc=$(now_us)
 	# the CHECKPOINT, then the WAL fsyncs and insert position the run starts
-	# from, in one session (a failed CHECKPOINT leaves the reading to do)
-	s0=$(pg "$c" psql -X -q -At -d postgres -c CHECKPOINT -c "$WAL_SYNC_SQL" 2>/dev/null | tail -n 1) || s0=
+	# from, in one session (a failed CHECKPOINT leaves the reading to do),
+	# unless finish_run took them
+	if [ -z "$s0" ]; then
+		s0=$(pg "$c" psql -X -q -At -d postgres -c CHECKPOINT -c "$WAL_SYNC_SQL" 2>/dev/null | tail -n 1) || s0=
+	fi
 	td=$(now_us)
-	cpu0=$(server_cpu_ticks "$c")
+	server_cpu_ticks "$c"
+	cpu0=$TICKS
 	te=$(now_us)
 	{
 		echo "# $c $w clients=$n: pgbench ${args[*]} -n -M prepared -c $n -j $j -T $DURATION" \
 			"--max-tries=$MAX_TRIES --failures-detailed -l ($ISOLATION)"
 	} >"$out"
-	cc0=$(reaped_cpu_ticks)
+	reaped_cpu_ticks
+	cc0=$TICKS
 	nvm_run_group $((DURATION + 180)) "$out.tmp" "${AS_PG[@]}" env \
 		PGHOST="${CDIR[$c]}" PGPORT="$(cat "${CDIR[$c]}/port")" PGUSER=postgres \
 		PGOPTIONS='-c default_transaction_isolation=repeatable\ read' \
 		"$PG_BINDIR/pgbench" "${args[@]}" -n -M prepared -c "$n" -j "$j" -T "$DURATION" \
 		--max-tries="$MAX_TRIES" --failures-detailed \
 		-l --log-prefix="$RAW/r$RUN_ID" "$db" >/dev/null 2>&1 || true
-	cc1=$(reaped_cpu_ticks)
+	reaped_cpu_ticks
+	cc1=$TICKS
 	cat "$out.tmp" >>"$out" 2>/dev/null
 	rm -f "$out.tmp" "$out.tmp.timeout"
 	PEND_END[$c]=$(now_us)
