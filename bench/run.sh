@@ -20,7 +20,10 @@
 #	  bench/run.sh [--quick | --full] [--out DIR] [options]
 #
 #	  Contenders, each on a fresh cluster of its own (made per workload
-#	  family, torn down after it):
+#	  family as a copy of one initdb, stopped immediately after it; a
+#	  family's descriptor may leave some of a mode's default contenders out,
+#	  skip_contenders: quick mode runs nvm-n2db in YCSB and TPC-C only, where
+#	  the report compares it with MCSI as the paper does):
 #		heap		heap, synchronous_commit = on, data directory (and WAL) on disk
 #		nvm-mcsi-pagecache	nvm tables, MCSI, as a user on ordinary storage
 #					has them: the pool at its default place (pg_nvm/pool,
@@ -88,14 +91,20 @@
 #		fig10_ycsb_throughput.png, fig12_tpcc_throughput.png,
 #		fig13_latency.png, tpcb.png, rows.png, engine.png
 #		checks.csv		the family's check after each run (families with one)
+#		phases.csv		the wall time of each phase: setup, build, each
+#						family's load, runs, profile and teardown, the engine
+#						level, the report
 #		profile/		with --profile: wait events and perf top symbols
-#		logs/			pgbench output of every run, server logs, load logs
+#		logs/			pgbench output of every run, server logs, load logs;
+#						run-times.csv and times.csv, what each run, summary,
+#						disk sample and load spent outside pgbench
 #	  Progress (contender, workload, clients, estimated time left) goes to
 #	  stderr; the main comparison table and the verdicts to stdout at the end.
 #
 # Options:
 #	--quick					small data, 4 clients, 5 rounds of 1 s runs (default;
-#							about 6 minutes on 2 cores once built)
+#							about 5 minutes on 2 idle cores, the build of
+#							an unchanged tree included)
 #	--full					paper sizes (YCSB 1M rows, TPC-C with standard items and
 #							customers), clients 1 2 4 8 16 32, 3 rounds of 5 s runs
 #							(about 2 hours on 2 cores, estimated)
@@ -116,7 +125,9 @@
 #							nvm-n2db-pagecache heap-logical
 #							nvm-mcsi-logical nvm-n2db-logical (default: quick
 #							heap nvm-mcsi-pagecache nvm-mcsi nvm-n2db, full
-#							the same and heap-tmpfs nvm-mcsi-tmpfs)
+#							the same and heap-tmpfs nvm-mcsi-tmpfs; less
+#							those a family's descriptor leaves out of the
+#							mode; a list given here runs in every family)
 #	--drain-delay "NS ..."	sensitivity: also run nvm-mcsi and nvm-n2db with
 #							nvm.emulated_drain_delay_ns = NS (off by default)
 #	--profile, --no-profile	after the measured runs of a family, profile given
