@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """bench/tools/quick_phases.py
      Where a bench/run.sh run's wall time went, from its phases.csv and the
-     per-run timings in logs/ (run-times.csv, times.csv): a Markdown table
+     per-run timings in logs/ (run-times.csv, times.csv; or beside
+     phases.csv, as a run of record keeps them): a Markdown table
      of the phases (setup, build, and per family its load, runs, profile
      and teardown, the engine level, the report), the runs' time split into
      pgbench and what surrounds it, and the machine's load average at the
@@ -29,20 +30,27 @@ def phases(out):
             if r["phase"] != "end"]
 
 
+def timing_file(out, name):
+    """OUT/logs/NAME as bench/run.sh writes it, or OUT/NAME as a run of
+    record keeps it."""
+    path = os.path.join(out, "logs", name)
+    return path if os.path.exists(path) else os.path.join(out, name)
+
+
 def runs(out):
     """Totals in seconds over the measured runs: pgbench itself, the summary
     of the contender's previous run (finish_prev: the wait for its WAL
     statistics, its readings, pgbench_summary.py and the family's check),
     the autovacuum wait, the CHECKPOINT with the start's readings, the CPU
     reading; and the disk samples."""
-    rt = read_csv(os.path.join(out, "logs", "run-times.csv"))
+    rt = read_csv(timing_file(out, "run-times.csv"))
     tot = collections.OrderedDict((k, 0.0) for k in ("pgbench_ms", "finish_prev_ms", "settle_ms",
                                                       "checkpoint_ms", "before_ms"))
     for r in rt:
         for k in tot:
             tot[k] += int(r[k]) / 1000.0
     disk, n_disk = 0.0, 0
-    path = os.path.join(out, "logs", "times.csv")
+    path = timing_file(out, "times.csv")
     if os.path.exists(path):
         with open(path) as f:
             for line in f:
