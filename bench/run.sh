@@ -1218,7 +1218,7 @@ stop_now()
 	local c
 	local -a pids=()
 	for c in "$@"; do
-		[ -n "${CDIR[$c]:-}" ] && [ -f "${CDIR[$c]}/data/postmaster.pid" ] || continue
+		if [ -z "${CDIR[$c]:-}" ] || [ ! -f "${CDIR[$c]}/data/postmaster.pid" ]; then continue; fi
 		nvm_as_pg "$PG_BINDIR/pg_ctl" -D "${CDIR[$c]}/data" -m immediate -w -t 60 stop >/dev/null 2>&1 &
 		pids+=($!)
 	done
