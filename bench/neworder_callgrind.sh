@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 #
 # bench/neworder_callgrind.sh
-#	  Instructions per server-side TPC-C New-Order (one CALL of the PL/pgSQL
-#	  procedure of bench/workloads/tpccsp_procs.sql) on heap and on nvm,
+#	  Instructions per server-side TPC-C transaction (one CALL of a PL/pgSQL
+#	  procedure of bench/workloads/tpccsp_procs.sql: New-Order by default,
+#	  or any other of the five with --transaction) on heap and on nvm,
 #	  counted by valgrind's callgrind: the whole-transaction counterpart of
 #	  bench/pointread_callgrind.sh's single-row INSERT and UPDATE, for
 #	  before/after comparisons of a change that should cost nothing.
@@ -12,17 +13,22 @@
 # tables twice, in the database tp_heap (heap) and in tp_nvm (nvm as its
 # default access method), loaded by the server-side family's scripts
 # (tpcc_schema.sql, tpcc_load.sql, tpccsp_load.sql, tpccsp_procs.sql) at
-# one warehouse and the sizes below.  For each database, pgbench runs
-# bench/workloads/tpccsp_neworder.sql (nwh = 1; 1 % of New-Orders roll
-# back, as the specification asks) with prepared statements in one
-# connection, twice: SHORT and LONG transactions, the same random draws in
-# every run (pgbench --random-seed).  The backend's instruction count of
-# the long run minus the short one's, divided by the difference in
-# transactions, is the cost of one New-Order, without connection start-up
-# and exit; the same difference by function shows where they go.
+# one warehouse and the sizes below.  For each database, pgbench runs the
+# transaction's script, bench/workloads/tpccsp_TRANSACTION.sql (nwh = 1;
+# 1 % of New-Orders roll back, as the specification asks), with prepared
+# statements in one connection, twice: SHORT and LONG transactions, the
+# same random draws in every run (pgbench --random-seed).  The backend's
+# instruction count of the long run minus the short one's, divided by the
+# difference in transactions, is the cost of one transaction, without
+# connection start-up and exit; the same difference by function shows
+# where they go.  TRANSACTION is neworder (the default), payment,
+# orderstatus, delivery or stocklevel.  A Delivery delivers the oldest new
+# order of each district (90 of them per district at the default sizes),
+# so LONG stays below that for it: its defaults are 10 and 60.
 #
 # Usage:
-#	bash bench/neworder_callgrind.sh [--items N] [--customers N] [--orders N]
+#	bash bench/neworder_callgrind.sh [--transaction T] [--items N]
+#									 [--customers N] [--orders N]
 #									 [--short N] [--long N] [--mode MODE]
 #									 [--out DIR] [--clock-tick NS]
 #
@@ -46,13 +52,27 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ITEMS=2000
 CUSTOMERS=300
 ORDERS=300
-SHORT=100
-LONG=600
+SHORT=
+LONG=
 MODE=mcsi
 OUT=
 CLOCK_TICK=
+TRANSACTION=neworder
 
-nvm_options "items=ITEMS customers=CUSTOMERS orders=ORDERS short=SHORT long=LONG mode=MODE out=OUT clock-tick=CLOCK_TICK" "$@"
+nvm_options "transaction=TRANSACTION items=ITEMS customers=CUSTOMERS orders=ORDERS short=SHORT long=LONG mode=MODE out=OUT clock-tick=CLOCK_TICK" "$@"
+case "$TRANSACTION" in
+	neworder) NAME=New-Order ;;
+	payment) NAME=Payment ;;
+	orderstatus) NAME=Order-Status ;;
+	delivery) NAME=Delivery ;;
+	stocklevel) NAME=Stock-Level ;;
+	*) nvm_die "--transaction is neworder, payment, orderstatus, delivery or stocklevel, not $TRANSACTION" ;;
+esac
+if [ "$TRANSACTION" = delivery ]; then
+	SHORT=${SHORT:-10} LONG=${LONG:-60}
+else
+	SHORT=${SHORT:-100} LONG=${LONG:-600}
+fi
 [ "$LONG" -gt "$SHORT" ] || nvm_die "--long must exceed --short"
 command -v valgrind >/dev/null 2>&1 || nvm_die "valgrind not found (apt-get install valgrind)"
 
@@ -66,9 +86,12 @@ print(2 ** max(1, int(math.log2(n * (a + 1) / s) + 0.5)) - 1)' "$@"
 }
 A_ITEM=$(nurand_a "$ITEMS" 8191 100000)
 A_CUST=$(nurand_a "$CUSTOMERS" 1023 3000)
+# the last names (bench/workloads/tpccsp.toml's derived values)
+LAST_MAX=$((CUSTOMERS < 1000 ? CUSTOMERS - 1 : 999))
+A_LAST=$(nurand_a $((LAST_MAX + 1)) 255 1000)
 
 nvm_find_pg
-OUT=${OUT:-$ROOT/build-bench/neworder-callgrind-$(date -u +%Y%m%d-%H%M%S)}
+OUT=${OUT:-$ROOT/build-bench/$TRANSACTION-callgrind-$(date -u +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 
@@ -109,34 +132,35 @@ done
 am=$(pg psql -X -At -d tp_nvm -c "SELECT a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname = 'stock'")
 [ "$am" = nvm ] || nvm_die "tp_nvm's stock uses $am, not nvm"
 
-# backend_ir DB N: the instructions of the backend that ran N New-Orders in
-# DB: of the processes that ended meanwhile, the one that did the most
+# backend_ir DB N: the instructions of the backend that ran N transactions
+# in DB: of the processes that ended meanwhile, the one that did the most
 backend_ir()
 {
 	local db=$1 n=$2 before
 	cg_settle
 	before=$(ls "$D/cg")
-	pg pgbench -n -M prepared -f "$W/tpccsp_neworder.sql" \
+	pg pgbench -n -M prepared -f "$W/tpccsp_$TRANSACTION.sql" \
 		-D nwh=1 -D items="$ITEMS" -D customers="$CUSTOMERS" -D a_item="$A_ITEM" \
-		-D a_cust="$A_CUST" -c 1 -t "$n" --random-seed=1 "$db" >"$OUT/pgbench-$db-$n.log" 2>&1
+		-D a_cust="$A_CUST" -D a_last="$A_LAST" -D last_max="$LAST_MAX" \
+		-c 1 -t "$n" --random-seed=1 "$db" >"$OUT/pgbench-$db-$n.log" 2>&1
 	sleep 2
 	cg_busiest_since "$before" "$OUT/callgrind.$db.$n" "$db"
 }
 
 {
-	echo "Instructions per server-side TPC-C New-Order, counted by callgrind (valgrind $(valgrind --version | sed 's/valgrind-//'))."
-	echo "One backend, pgbench -M prepared -f bench/workloads/tpccsp_neworder.sql, 1 warehouse, $ITEMS items,"
+	echo "Instructions per server-side TPC-C $NAME, counted by callgrind (valgrind $(valgrind --version | sed 's/valgrind-//'))."
+	echo "One backend, pgbench -M prepared -f bench/workloads/tpccsp_$TRANSACTION.sql, 1 warehouse, $ITEMS items,"
 	echo "$CUSTOMERS customers and $ORDERS initial orders per district;"
 	echo "(Ir of $LONG transactions - Ir of $SHORT) / $((LONG - SHORT)). nvm.concurrency_control = $MODE."
 	[ -n "$CLOCK_TICK" ] && echo "Pruning clocks advanced $CLOCK_TICK ns per reading (--clock-tick, bench/tools/slowclock.c)."
 	echo "Module: $(md5sum "$PG_PKGLIBDIR/nvmam.so" | cut -c1-12), git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')."
 	echo
-	echo "| database | instructions per New-Order |"
+	echo "| database | instructions per $NAME |"
 	echo "|---|---|"
 } >"$OUT/summary.md"
 
 for db in tp_heap tp_nvm; do
-	echo "==> $db: $SHORT and $LONG New-Orders under callgrind" >&2
+	echo "==> $db: $SHORT and $LONG transactions ($NAME) under callgrind" >&2
 	short=$(backend_ir "$db" "$SHORT")
 	long=$(backend_ir "$db" "$LONG")
 	echo "| $db | $(((long - short) / (LONG - SHORT))) |" >>"$OUT/summary.md"
@@ -144,12 +168,12 @@ for db in tp_heap tp_nvm; do
 		suffix=self
 		[ "$incl" = yes ] && suffix=inclusive
 		cg_by_function "$OUT/callgrind.$db.$SHORT" "$OUT/callgrind.$db.$LONG" \
-			"$((LONG - SHORT))" 1 "per New-Order" 1 22.0f --inclusive="$incl" >"$OUT/$db.$suffix.txt"
+			"$((LONG - SHORT))" 1 "per $NAME" 1 22.0f --inclusive="$incl" >"$OUT/$db.$suffix.txt"
 	done
 done
 {
 	echo
-	echo "Where they go: <database>.self.txt (instructions per New-Order by function, its own),"
+	echo "Where they go: <database>.self.txt (instructions per $NAME by function, its own),"
 	echo "<database>.inclusive.txt (with its callees); callgrind_annotate of the long run"
 	echo "minus the short run's, divided by the number of transactions between them."
 } >>"$OUT/summary.md"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 #
 # bench/quick.sh
-#	  The README's main command: the benchmark suite in quick mode (a few
-#	  minutes on 2 cores).  Same as `bench/run.sh --quick`; extra arguments
+#	  The README's main command: the benchmark suite in quick mode (about 5
+#	  minutes on 2 idle cores, build included).  Same as `bench/run.sh --quick`; extra arguments
 #	  are passed on (e.g. --out DIR, --no-engine).  See bench/run.sh.
 #
 #	  NVM_SKIP_BUILD=1 (as before) uses the installed module as it is.

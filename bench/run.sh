@@ -20,7 +20,10 @@
 #	  bench/run.sh [--quick | --full] [--out DIR] [options]
 #
 #	  Contenders, each on a fresh cluster of its own (made per workload
-#	  family, torn down after it):
+#	  family as a copy of one initdb, stopped immediately after it; a
+#	  family's descriptor may leave some of a mode's default contenders out,
+#	  skip_contenders: quick mode runs nvm-n2db in YCSB and TPC-C only, where
+#	  the report compares it with MCSI as the paper does):
 #		heap		heap, synchronous_commit = on, data directory (and WAL) on disk
 #		nvm-mcsi-pagecache	nvm tables, MCSI, as a user on ordinary storage
 #					has them: the pool at its default place (pg_nvm/pool,
@@ -88,14 +91,20 @@
 #		fig10_ycsb_throughput.png, fig12_tpcc_throughput.png,
 #		fig13_latency.png, tpcb.png, rows.png, engine.png
 #		checks.csv		the family's check after each run (families with one)
+#		phases.csv		the wall time of each phase: setup, build, each
+#						family's load, runs, profile and teardown, the engine
+#						level, the report
 #		profile/		with --profile: wait events and perf top symbols
-#		logs/			pgbench output of every run, server logs, load logs
+#		logs/			pgbench output of every run, server logs, load logs;
+#						run-times.csv and times.csv, what each run, summary,
+#						disk sample and load spent outside pgbench
 #	  Progress (contender, workload, clients, estimated time left) goes to
 #	  stderr; the main comparison table and the verdicts to stdout at the end.
 #
 # Options:
 #	--quick					small data, 4 clients, 5 rounds of 1 s runs (default;
-#							about 6 minutes on 2 cores once built)
+#							about 5 minutes on 2 idle cores, the build of
+#							an unchanged tree included)
 #	--full					paper sizes (YCSB 1M rows, TPC-C with standard items and
 #							customers), clients 1 2 4 8 16 32, 3 rounds of 5 s runs
 #							(about 2 hours on 2 cores, estimated)
@@ -116,7 +125,9 @@
 #							nvm-n2db-pagecache heap-logical
 #							nvm-mcsi-logical nvm-n2db-logical (default: quick
 #							heap nvm-mcsi-pagecache nvm-mcsi nvm-n2db, full
-#							the same and heap-tmpfs nvm-mcsi-tmpfs)
+#							the same and heap-tmpfs nvm-mcsi-tmpfs; less
+#							those a family's descriptor leaves out of the
+#							mode; a list given here runs in every family)
 #	--drain-delay "NS ..."	sensitivity: also run nvm-mcsi and nvm-n2db with
 #							nvm.emulated_drain_delay_ns = NS (off by default)
 #	--profile, --no-profile	after the measured runs of a family, profile given
@@ -124,7 +135,8 @@
 #							results.csv): wait events sampled from
 #							pg_stat_activity every 10 ms, and the backends' top
 #							symbols with perf when it works; the report explains
-#							missed targets with them (default: on)
+#							missed targets with them (default: full mode on,
+#							quick mode off, to stay within its 6 minutes)
 #	--profile-points "W:N ..."	what to profile, workload:clients (default: quick
 #							"tpcc-1wh:8", full "tpcc-1wh:8 tpcc-4wh:8 ycsb-a:8")
 #	--no-engine				skip the engine-level benchmark
@@ -161,6 +173,7 @@
 
 set -euo pipefail
 
+T_START=${EPOCHREALTIME/./}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH=$ROOT/bench
 PYTHON=/usr/bin/python3
@@ -243,7 +256,8 @@ if [ "$MODE" = quick ]; then
 	# heap-tmpfs runs in full mode (and with --contenders): with nvm at its
 	# default place as a fourth contender, quick mode stays within 6 minutes
 	DEFAULT_CONTENDERS="heap nvm-mcsi-pagecache nvm-mcsi nvm-n2db"
-	PROFILE=${PROFILE:-1}
+	# no profile by default (--profile adds its point, about 20 s)
+	PROFILE=${PROFILE:-0}
 	PROFILE_POINTS=${PROFILE_POINTS:-tpcc-1wh:8}
 else
 	CLIENTS=${OPT_CLIENTS:-1 2 4 8 16 32}
@@ -325,7 +339,21 @@ OUT=${OUT:-$BUILD_DIR/bench-$MODE-$STAMP}
 mkdir -p "$OUT/logs"
 OUT=$(cd "$OUT" && pwd)
 rm -f "$OUT/results.csv" "$OUT/engine.csv" "$OUT/modules.csv" "$OUT/pool-usage.csv" "$OUT/pool-storage.txt" \
-	"$OUT/checks.csv" "$OUT/disk.csv"
+	"$OUT/checks.csv" "$OUT/disk.csv" "$OUT/phases.csv" "$OUT/logs/run-times.csv"
+echo "phase,start_s,seconds" >"$OUT/phases.csv"
+echo "run_id,contender,workload,round,finish_prev_ms,settle_ms,checkpoint_ms,before_ms,pgbench_ms" >"$OUT/logs/run-times.csv"
+# phase NAME: ends the phase that ran so far and begins NAME (phases.csv:
+# each phase's start, in seconds since this script started, and its wall
+# time; the first phase, setup, began with the script)
+PHASE=setup
+PHASE_T=$T_START
+phase()
+{
+	local now=${EPOCHREALTIME/./}
+	awk -v p="$PHASE" -v s="$PHASE_T" -v n="$now" -v t0="$T_START" \
+		'BEGIN { printf "%s,%.1f,%.1f\n", p, (s - t0) / 1e6, (n - s) / 1e6 }' >>"$OUT/phases.csv"
+	PHASE=$1 PHASE_T=$now
+}
 T0=$(date +%s)
 LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -342,6 +370,7 @@ on_exit()
 	nvm_kill_group
 	nvm_cleanup
 	if [ -n "${RAW:-}" ]; then rm -rf "$RAW"; fi
+	if [ -n "${TEMPLATE:-}" ]; then rm -rf "$TEMPLATE"; fi
 	exit "$rc"
 }
 trap on_exit EXIT
@@ -381,6 +410,7 @@ for p in "${PROFILES[@]}"; do
 done
 
 if [ "$DO_BUILD" = 1 ]; then
+	phase build
 	say "==> building a release build in ${BUILD_DIR#"$ROOT"/}"
 	nvm_build "$ROOT" "$BUILD_DIR" -Dbuildtype=release -Db_ndebug=if-release \
 		>"$OUT/logs/build.log" 2>&1 || {
@@ -394,6 +424,7 @@ if [ "$DO_BUILD" = 1 ]; then
 	}
 fi
 
+phase setup
 AS_PG=()
 if [ "$(id -u)" -eq 0 ]; then
 	AS_PG=(runuser -u "$(nvm_pg_user)" --)
@@ -401,17 +432,42 @@ fi
 # pgbench's per-transaction logs: written by the server user, summarised and
 # removed after each run
 RAW=$(nvm_pg_tmpdir "$DISK_BASE" "nvmam-bench-txlogs")
+# one initdb for the run: every cluster starts as a copy of it
+# (nvm_cluster_template), not from an initdb of its own
+TEMPLATE=$(nvm_pg_tmpdir "$DISK_BASE" "nvmam-bench-template")
+nvm_cluster_template "$TEMPLATE" || nvm_die "initdb failed"
 
 # ---------------------------------------------------------------------------
 # time estimate
 # ---------------------------------------------------------------------------
 
-NCONT=$(wc -w <<<"$CONTENDERS")
+# family_contenders FAMILY: the contenders that run in the family: every
+# one --contenders names, else the mode's default list less those the
+# family's descriptor leaves out in this mode (FAM_SKIP; a drain-delay
+# contender goes with its base)
+family_contenders()
+{
+	local c out=''
+	for c in $CONTENDERS; do
+		if [ -z "$OPT_CONTENDERS" ] && [[ " ${FAM_SKIP[$1]:-} " == *" ${c%@*} "* ]]; then continue; fi
+		out+="${out:+ }$c"
+	done
+	printf '%s' "$out"
+}
+
+declare -A FAM_CONT
+FAM_NOW=
 TOTAL_RUNS=0
+LOADS_LEFT=0
+PROFILE_RUNS_LEFT=0
+for fam in "${FAMILIES[@]}"; do
+	FAM_CONT[$fam]=$(family_contenders "$fam")
+	LOADS_LEFT=$((LOADS_LEFT + $(wc -w <<<"${FAM_CONT[$fam]}")))
+done
 for w in "${WL_RUN[@]}"; do
 	for n in $CLIENTS; do
 		[ "${WL_UPTO[$w]:-0}" = 0 ] || [ "$n" -le "${WL_UPTO[$w]}" ] || continue
-		TOTAL_RUNS=$((TOTAL_RUNS + NCONT * REPS))
+		TOTAL_RUNS=$((TOTAL_RUNS + $(wc -w <<<"${FAM_CONT[${WL_FAMILY[$w]}]}") * REPS))
 	done
 done
 DONE_RUNS=0
@@ -421,11 +477,11 @@ RUNS_TIMED=0
 EST_RUN=$((DURATION + 1))
 if [ "$MODE" = quick ]; then EST_LOAD=4; else EST_LOAD=50; fi
 PROFILE_SECS=$((DURATION > 2 ? DURATION : 2))
-PROFILE_RUNS_LEFT=0
-for c in $CONTENDERS; do
-	[[ $c == *@* ]] || PROFILE_RUNS_LEFT=$((PROFILE_RUNS_LEFT + ${#PROFILES[@]}))
+for p in "${PROFILES[@]}"; do
+	for c in ${FAM_CONT[${WL_FAMILY[${p%:*}]}]}; do
+		[[ $c == *@* ]] || PROFILE_RUNS_LEFT=$((PROFILE_RUNS_LEFT + 1))
+	done
 done
-LOADS_LEFT=$((${#FAMILIES[@]} * NCONT))
 LOAD_SECS=0
 LOADS_DONE=0
 # the engine level runs in steps (one workload, all thread counts, both modes)
@@ -522,7 +578,7 @@ prepare_contender()
 start_contender()
 {
 	local c=$1 fam=$2 dir=${CDIR[$1]} cc=${CCC[$1]} delay=${CDELAY[$1]}
-	nvm_cluster_init "$dir" "$(nvm_free_port)" || return 1
+	nvm_cluster_init "$dir" "$(nvm_free_port)" "$TEMPLATE/data" || return 1
 	nvm_cluster_conf "$dir" \
 		"shared_buffers = '$SHARED_BUFFERS'" \
 		"max_connections = $((MAX_CONN + 20))" \
@@ -653,33 +709,62 @@ wal_syncs()
 	pg "$1" psql -X -At -d postgres -c "$WAL_SYNC_SQL" 2>/dev/null || echo ''
 }
 
-# server_cpu_ticks CONTENDER: the CPU time (user + system, clock ticks) its
-# server has used so far: every live process of the cluster (the postmaster
-# and its children) with the time of the children each has reaped, so a
-# backend that exited still counts (fields 14-17 of /proc/PID/stat)
+# The CPU readings around each run use shell builtins only: on a loaded
+# machine every process started costs tens of ms, several times per run.
+
+# stat_fields PID: the fields of /proc/PID/stat after "pid (comm) " in the
+# array STAT (STAT[0] is field 3, the state; field k is STAT[k - 3]);
+# fails when the process is gone
+stat_fields()
+{
+	local line
+	{ read -r line <"/proc/$1/stat"; } 2>/dev/null || return 1
+	read -r -a STAT <<<"${line##*) }"
+}
+
+# server_cpu_ticks CONTENDER: sets TICKS to the CPU time (user + system,
+# clock ticks) its server has used so far: every live process of the
+# cluster (the postmaster and its children) with the time of the children
+# each has reaped, so a backend that exited still counts (fields 14-17 of
+# /proc/PID/stat); empty when the server does not run.  A backend that
+# exits between the list of children and its reading is left out (its time
+# goes to the postmaster's reaped children).
 server_cpu_ticks()
 {
-	local pm
-	pm=$(head -n 1 "${CDIR[$1]}/data/postmaster.pid" 2>/dev/null) || return 0
-	# a backend that exits between pgrep and cat makes cat fail (its time
-	# goes to the postmaster's reaped children): the others still count
-	# shellcheck disable=SC2046 # one argument per child pid
-	{ cat "/proc/$pm/stat" $(pgrep -P "$pm" | sed 's|.*|/proc/&/stat|') 2>/dev/null || true; } |
-		awk '{ t += $14 + $15 + $16 + $17 } END { if (NR) print t }'
+	local pm p t=0 n=0
+	local -a kids=()
+	TICKS=
+	{ read -r pm <"${CDIR[$1]}/data/postmaster.pid"; } 2>/dev/null || return 0
+	[[ $pm =~ ^[0-9]+$ ]] || return 0
+	{ read -r -a kids <"/proc/$pm/task/$pm/children"; } 2>/dev/null || true
+	for p in "$pm" "${kids[@]}"; do
+		stat_fields "$p" || continue
+		t=$((t + STAT[11] + STAT[12] + STAT[13] + STAT[14]))
+		n=$((n + 1))
+	done
+	if [ "$n" -gt 0 ]; then TICKS=$t; fi
 }
 
-# reaped_cpu_ticks: the CPU time of the children this script's shell has
-# waited for (user + system, clock ticks); taken around a pgbench run (from
-# the main shell, which waits for it), pgbench's own
+# reaped_cpu_ticks: sets TICKS to the CPU time of the children this
+# script's shell has waited for (user + system, clock ticks: fields 16-17);
+# taken around a pgbench run (from the main shell, which waits for it),
+# pgbench's own
 reaped_cpu_ticks()
 {
-	awk '{ print $16 + $17 }' "/proc/$$/stat"
+	stat_fields $$ || { TICKS=0; return 0; }
+	TICKS=$((STAT[13] + STAT[14]))
 }
 
-# ticks_seconds TICKS: clock ticks as seconds, two decimals
+# ticks_seconds TICKS: clock ticks as seconds, two decimals, rounded
 ticks_seconds()
 {
-	awk -v t="$1" -v hz="$CLK_TCK" 'BEGIN { printf "%.2f", t / hz }'
+	local t=$1 v
+	if [ "$t" -lt 0 ]; then
+		awk -v t="$t" -v hz="$CLK_TCK" 'BEGIN { printf "%.2f", t / hz }'
+		return
+	fi
+	v=$(((t * 1000 / CLK_TCK + 5) / 10))
+	printf '%d.%02d' $((v / 100)) $((v % 100))
 }
 
 now_us()
@@ -725,24 +810,44 @@ check_run()
 	fi
 }
 
-# finish_run CONTENDER: the summary of the contender's last run, once its
-# server has reported the run's WAL fsyncs (1.2 s after its end), then the
-# family's check (after the CPU reading, so the run's CPU does not hold it)
+# finish_run CONTENDER [next]: the summary of the contender's last run,
+# once its server has reported the run's WAL fsyncs (1.2 s after its end),
+# then the family's check (after the CPU reading, so the run's CPU does not
+# hold it).  With "next" (run_point, when the contender's next run follows
+# and the family has no check), the session that reads the run's end also
+# takes the next run's CHECKPOINT and start (NEXT_S0): one connection less
+# per run; the server's CPU is then read before that session, not after.
+NEXT_S0=
 finish_run()
 {
-	local c=$1 left s1 fsyncs='' wal_bytes='' summary meta del=(--delete-logs) id cpu1 server_cpu=
-	local f0 b0 f1 b1
+	local c=$1 next=${2:-} left s1 fsyncs='' wal_bytes='' summary meta del=(--delete-logs) id cpu1 server_cpu=
+	local f0 b0 f1 b1 ta tb tc td lines line after=0
+	NEXT_S0=
 	[ -n "${PEND_END[$c]:-}" ] || return 0
+	ta=$(now_us)
 	left=$((PEND_END[$c] + 1200000 - $(now_us)))
 	if [ "$left" -gt 0 ]; then sleep "$(printf '%d.%06d' $((left / 1000000)) $((left % 1000000)))"; fi
-	s1=$(wal_syncs "$c")
+	tb=$(now_us)
+	if [ -n "$next" ]; then
+		server_cpu_ticks "$c"
+		cpu1=$TICKS
+		s1=
+		lines=$(pg "$c" psql -X -q -At -d postgres -c "$WAL_SYNC_SQL" -c CHECKPOINT -c '\echo --' \
+			-c "$WAL_SYNC_SQL" 2>/dev/null) || true
+		while IFS= read -r line; do
+			if [ "$line" = -- ]; then after=1; elif [ "$after" = 0 ]; then s1=$line; else NEXT_S0=$line; fi
+		done <<<"$lines"
+	else
+		s1=$(wal_syncs "$c")
+		server_cpu_ticks "$c"
+		cpu1=$TICKS
+	fi
 	read -r f0 b0 <<<"${PEND_S0[$c]}" || true
 	read -r f1 b1 <<<"$s1" || true
 	if [[ ${f0:-} =~ ^[0-9]+$ && ${f1:-} =~ ^[0-9]+$ ]]; then fsyncs=$((f1 - f0)); fi
 	# the WAL written from the run's start to its summary (the checkpoint
 	# before the run is behind its start)
 	if [[ ${b0:-} =~ ^[0-9]+$ && ${b1:-} =~ ^[0-9]+$ ]]; then wal_bytes=$((b1 - b0)); fi
-	cpu1=$(server_cpu_ticks "$c")
 	if [ -n "${PEND_CPU0[$c]}" ] && [ -n "$cpu1" ]; then
 		server_cpu=$(ticks_seconds $((cpu1 - PEND_CPU0[$c])))
 	fi
@@ -758,8 +863,11 @@ finish_run()
 		mv "$RAW"/r"$id".* "$OUT/txlogs/" 2>/dev/null || true
 	fi
 	say "      $c run $id: $summary"
+	tc=$(now_us)
 	# shellcheck disable=SC2086 # the run, family, workload, clients, round
 	check_run "$c" ${PEND_CHECK[$c]}
+	td=$(now_us)
+	echo "finish,$id,$c,sleep=$(((tb - ta) / 1000)),summary=$(((tc - tb) / 1000)),check=$(((td - tc) / 1000))" >>"$OUT/logs/times.csv"
 	DONE_RUNS=$((DONE_RUNS + 1))
 	unset "PEND_END[$c]"
 	# a server that died takes the contender out of this family
@@ -780,17 +888,19 @@ finish_all()
 # autovacuum_settle CONTENDER: in a family with autovacuum on, waits (up
 # to 30 s) until no autovacuum worker runs in the other contenders'
 # clusters, so that their background work does not start this contender's
-# run; its own autovacuum may run in its runs, as on a user's server
+# run; its own autovacuum may run in its runs, as on a user's server.  A
+# worker is a child of the postmaster whose process title says so (no
+# query, so no connection to start in each cluster before every run).
 autovacuum_settle()
 {
-	local c=$1 o busy tries=0
+	local c=$1 o pm busy tries=0
 	while [ "$tries" -lt 150 ]; do
 		busy=0
-		for o in $CONTENDERS; do
+		for o in ${FAM_CONT[$FAM_NOW]}; do
 			[ "$o" != "$c" ] && [ -z "${FAILED_CONT[$o]:-}" ] && [ -n "${CDIR[$o]:-}" ] || continue
-			if [ "$(pg "$o" psql -X -At -d postgres -c "SELECT count(*) FROM pg_stat_activity
-				WHERE backend_type = 'autovacuum worker'" 2>/dev/null)" = 0 ]; then continue; fi
-			[ -f "${CDIR[$o]}/data/postmaster.pid" ] && busy=1
+			pm=$(head -n 1 "${CDIR[$o]}/data/postmaster.pid" 2>/dev/null) || continue
+			[[ $pm =~ ^[0-9]+$ ]] || continue
+			if pgrep -P "$pm" -f 'autovacuum worker' >/dev/null; then busy=1; fi
 		done
 		[ "$busy" = 1 ] || return 0
 		sleep 0.2
@@ -801,9 +911,19 @@ autovacuum_settle()
 # run_point CONTENDER WORKLOAD CLIENTS ROUND
 run_point()
 {
-	local c=$1 w=$2 n=$3 r=$4 fam db args=() nwh='' j key t1 out s0 cpu0 cc0 cc1
-	finish_run "$c"
+	local c=$1 w=$2 n=$3 r=$4 fam db args=() nwh='' j key t1 out s0 cpu0 cc0 cc1 ta tb tc td te next=
+	ta=$(now_us)
 	fam=${WL_FAMILY[$w]}
+	key="$c $n ${WL_ARGS[$w $n]} $r"
+	# the last run's end and this run's start in one session, when this run
+	# takes place and nothing (check, autovacuum wait) comes between them
+	if [ -z "${FAILED_CONT[$c]:-}" ] && [ -z "${DONE_KEY[$key]:-}" ] && [ -z "${FAM_CHECK[$fam]:-}" ] &&
+		[ "${FAM_AUTOVACUUM[$fam]:-off}" != on ]; then
+		next=1
+	fi
+	finish_run "$c" "$next"
+	s0=$NEXT_S0
+	tb=$(now_us)
 	db=$fam
 	j=$((n < NPROC ? n : NPROC))
 	workload_args "$w" "$n"
@@ -825,7 +945,6 @@ run_point()
 	fi
 	# the same configuration under another name (TPC-C with 1 warehouse at
 	# 1 client, or 4 at 4, is also the uncontended one): measured once
-	key="$c $n ${WL_ARGS[$w $n]} $r"
 	if [ -n "${DONE_KEY[$key]:-}" ]; then
 		"$PYTHON" "$BENCH/lib/pgbench_summary.py" --csv "$OUT/results.csv" \
 			--duplicate-of "${DONE_KEY[$key]}" "${meta[@]}" >/dev/null
@@ -841,24 +960,36 @@ run_point()
 	if [ "$REPS" -gt 1 ]; then label=", round $r of $REPS"; fi
 	progress "$c $w clients=$n${nwh:+ wh=$nwh} (${DURATION}s$label)"
 	if [ "${FAM_AUTOVACUUM[$fam]:-off}" = on ]; then autovacuum_settle "$c"; fi
-	psql_c "$c" postgres -c CHECKPOINT >/dev/null 2>&1 || true
-	s0=$(wal_syncs "$c")
-	cpu0=$(server_cpu_ticks "$c")
+	tc=$(now_us)
+	# the CHECKPOINT, then the WAL fsyncs and insert position the run starts
+	# from, in one session (a failed CHECKPOINT leaves the reading to do),
+	# unless finish_run took them
+	if [ -z "$s0" ]; then
+		s0=$(pg "$c" psql -X -q -At -d postgres -c CHECKPOINT -c "$WAL_SYNC_SQL" 2>/dev/null | tail -n 1) || s0=
+	fi
+	td=$(now_us)
+	server_cpu_ticks "$c"
+	cpu0=$TICKS
+	te=$(now_us)
 	{
 		echo "# $c $w clients=$n: pgbench ${args[*]} -n -M prepared -c $n -j $j -T $DURATION" \
 			"--max-tries=$MAX_TRIES --failures-detailed -l ($ISOLATION)"
 	} >"$out"
-	cc0=$(reaped_cpu_ticks)
+	reaped_cpu_ticks
+	cc0=$TICKS
 	nvm_run_group $((DURATION + 180)) "$out.tmp" "${AS_PG[@]}" env \
 		PGHOST="${CDIR[$c]}" PGPORT="$(cat "${CDIR[$c]}/port")" PGUSER=postgres \
 		PGOPTIONS='-c default_transaction_isolation=repeatable\ read' \
 		"$PG_BINDIR/pgbench" "${args[@]}" -n -M prepared -c "$n" -j "$j" -T "$DURATION" \
 		--max-tries="$MAX_TRIES" --failures-detailed \
 		-l --log-prefix="$RAW/r$RUN_ID" "$db" >/dev/null 2>&1 || true
-	cc1=$(reaped_cpu_ticks)
+	reaped_cpu_ticks
+	cc1=$TICKS
 	cat "$out.tmp" >>"$out" 2>/dev/null
 	rm -f "$out.tmp" "$out.tmp.timeout"
 	PEND_END[$c]=$(now_us)
+	echo "$RUN_ID,$c,$w,$r,$(((tb - ta) / 1000)),$(((tc - t1) / 1000)),$(((td - tc) / 1000)),$(((te - td) / 1000)),$(((PEND_END[$c] - te) / 1000))" \
+		>>"$OUT/logs/run-times.csv"
 	PEND_S0[$c]=$s0
 	PEND_CPU0[$c]=$cpu0
 	PEND_CLIENT[$c]=$(ticks_seconds $((cc1 - cc0)))
@@ -981,6 +1112,11 @@ profile_family()
 	for fam in "${FAMILIES[@]}"; do
 		[ -z "${FAM_SETTINGS[$fam]}" ] || echo "- ${FAM_SETTINGS[$fam]}"
 	done
+	for fam in "${FAMILIES[@]}"; do
+		if [ "${FAM_CONT[$fam]}" != "$CONTENDERS" ]; then
+			echo "- the $fam family runs ${FAM_CONT[$fam]}: its descriptor (skip_contenders) leaves ${FAM_SKIP[$fam]} out of $MODE mode"
+		fi
+	done
 	if [ "$ORDER" = interleaved ]; then
 		echo "- repetitions: $REPS rounds per point, in a row (in each round every contender runs once, back to back, in rotating order; the report takes the median and judges the targets by the spread of the per-round ratios); WAL fsyncs from $WAL_SYNC_SOURCE around each run (all server processes)"
 	else
@@ -989,7 +1125,7 @@ profile_family()
 	echo "- the disk's drift: its fsync latency sampled before every round of a point and after its last, every contender idle (disk.csv: up to 64 writes of 8 kB, each followed by fdatasync, within 0.25 s, in $(fs_of "$DISK_BASE"))"
 	pools=
 	for fam in "${FAMILIES[@]}"; do pools+="${pools:+, }${FAM_POOL[$fam]} ($fam)"; done
-	echo "- per cluster: shared_buffers = $SHARED_BUFFERS, max_wal_size = $MAX_WAL_SIZE, checkpoint_timeout = 1d, autovacuum = off, deadlock_timeout = 50ms (YCSB transactions update their rows in random order and can deadlock: detected after 50 ms instead of 1 s, then retried; TPC-C New-Orders update stock rows in item order and do not deadlock on them); after the load every table is read once (count(*)) and CHECKPOINTed; CHECKPOINT before each run; nvm.pool_size = $pools; a fresh cluster per contender and workload family"
+	echo "- per cluster: shared_buffers = $SHARED_BUFFERS, max_wal_size = $MAX_WAL_SIZE, checkpoint_timeout = 1d, autovacuum = off, deadlock_timeout = 50ms (YCSB transactions update their rows in random order and can deadlock: detected after 50 ms instead of 1 s, then retried; TPC-C New-Orders update stock rows in item order and do not deadlock on them); after the load every table is read once (count(*)) and CHECKPOINTed; CHECKPOINT before each run; nvm.pool_size = $pools; a fresh cluster per contender and workload family (a copy of one initdb), stopped with an immediate shutdown at the family's end"
 	for fam in "${FAMILIES[@]}"; do
 		if [ "${FAM_AUTOVACUUM[$fam]}" = on ]; then
 			echo "- autovacuum = on in the $fam family's clusters (its descriptor asks for it): a cluster's autovacuum may run during its own runs; before each run, the run waits (up to 30 s) until no autovacuum worker runs in the other contenders' clusters"
@@ -1040,7 +1176,7 @@ say "==> $MODE benchmark: ${WL_RUN[*]}; clients $CLIENTS; $REPS round(s); conten
 # side (a failure takes the contender out of the family)
 setup_and_load()
 {
-	local fam=$1 c t1 rc
+	local fam=$1 c t1 rc ta tb
 	local -A pid=()
 	shift
 	t1=$(date +%s)
@@ -1050,7 +1186,13 @@ setup_and_load()
 	progress "$* : fresh clusters, loading $fam"
 	for c in "$@"; do
 		[ -z "${FAILED_CONT[$c]:-}" ] || continue
-		{ start_contender "$c" "$fam" && load "$c" "$fam"; } &
+		{
+			ta=$(now_us)
+			start_contender "$c" "$fam" || exit 1
+			tb=$(now_us)
+			load "$c" "$fam" || exit 1
+			echo "load,$fam,$c,start=$(((tb - ta) / 1000)),load=$((($(now_us) - tb) / 1000))" >>"$OUT/logs/times.csv"
+		} &
 		pid[$c]=$!
 	done
 	for c in "$@"; do
@@ -1065,6 +1207,24 @@ setup_and_load()
 	LOAD_SECS=$((LOAD_SECS + $(date +%s) - t1))
 	LOADS_DONE=$((LOADS_DONE + $#))
 	LOADS_LEFT=$((LOADS_LEFT - $#))
+}
+
+# stop_now CONTENDERS...: an immediate stop of their servers, side by side.
+# Their clusters are thrown away next (nvm_cleanup): the shutdown
+# checkpoint of a fast stop, and nvm's capture of the pool into its
+# checkpoint files at a clean stop, would write for nothing.
+stop_now()
+{
+	local c
+	local -a pids=()
+	for c in "$@"; do
+		if [ -z "${CDIR[$c]:-}" ] || [ ! -f "${CDIR[$c]}/data/postmaster.pid" ]; then continue; fi
+		nvm_as_pg "$PG_BINDIR/pg_ctl" -D "${CDIR[$c]}/data" -m immediate -w -t 60 stop >/dev/null 2>&1 &
+		pids+=($!)
+	done
+	for c in "${pids[@]}"; do
+		wait "$c" || true
+	done
 }
 
 # record_pool CONTENDER FAMILY: pool use at the end of the family (a sizing
@@ -1104,7 +1264,7 @@ disk_sample()
 
 rounds()
 {
-	local fam=$1 r w n k c
+	local fam=$1 r w n k c ta
 	local -a order
 	shift
 	for w in "${WL_RUN[@]}"; do
@@ -1113,7 +1273,9 @@ rounds()
 			# a workload with clients_up_to runs at the counts up to it
 			[ "${WL_UPTO[$w]:-0}" = 0 ] || [ "$n" -le "${WL_UPTO[$w]}" ] || continue
 			for r in $(seq 1 "$REPS"); do
+				ta=$(now_us)
 				disk_sample "$w" "$n" "$r"
+				echo "disk,$w,$r,$((($(now_us) - ta) / 1000))" >>"$OUT/logs/times.csv"
 				order=("$@")
 				k=$((POINT % ${#order[@]}))
 				POINT=$((POINT + 1))
@@ -1129,25 +1291,33 @@ rounds()
 
 for fam in "${FAMILIES[@]}"; do
 	FAILED_CONT=()
+	FAM_NOW=$fam
 	if [ "$ORDER" = serial ]; then
-		for c in $CONTENDERS; do
+		for c in ${FAM_CONT[$fam]}; do
 			setup_and_load "$fam" "$c"
 			rounds "$fam" "$c"
 			profile_family "$fam" "$c"
 			record_pool "$c" "$fam"
+			stop_now "$c"
 			nvm_cleanup
 		done
 		continue
 	fi
+	phase "load $fam"
 	# shellcheck disable=SC2086 # a list of names
-	setup_and_load "$fam" $CONTENDERS
+	setup_and_load "$fam" ${FAM_CONT[$fam]}
+	phase "runs $fam"
 	# shellcheck disable=SC2086
-	rounds "$fam" $CONTENDERS
+	rounds "$fam" ${FAM_CONT[$fam]}
+	phase "profile $fam"
 	# shellcheck disable=SC2086
-	profile_family "$fam" $CONTENDERS
-	for c in $CONTENDERS; do
+	profile_family "$fam" ${FAM_CONT[$fam]}
+	phase "teardown $fam"
+	for c in ${FAM_CONT[$fam]}; do
 		record_pool "$c" "$fam"
 	done
+	# shellcheck disable=SC2086
+	stop_now ${FAM_CONT[$fam]}
 	nvm_cleanup
 done
 
@@ -1194,6 +1364,7 @@ engine_run()
 	done
 }
 
+phase engine
 if [ "$RUN_ENGINE" = 1 ]; then
 	ENGINE_POOL=/dev/shm/nvmam-bench-engine-$$
 	nvm_cleanup_add "rm -f '$ENGINE_POOL'"
@@ -1226,7 +1397,9 @@ printf '\nTotal time of the run: %d s; machine load (load average 1, 5, 15 min) 
 	"$ELAPSED" "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/settings.md"
 ln -sfn "$OUT" "$BUILD_DIR/bench-latest" 2>/dev/null || true
 say "==> writing the report ($OUT/report.md)"
+phase report
 "$PYTHON" "$BENCH/lib/report.py" "$OUT"
+phase end
 say "==> done in ${ELAPSED} s: $OUT"
 # a run that broke its family's consistency conditions fails the benchmark
 if [ -s "$OUT/checks.csv" ] && grep -q ',\(violated\|error\),' "$OUT/checks.csv"; then

@@ -17,6 +17,9 @@
 #				through the WAL)
 #		nvm-shm	the pool in /dev/shm, nvm.durability = pool: stands for
 #				persistent memory (not durable here)
+#		nvm-tmpfs	the pool in /dev/shm, the default durability (auto:
+#				through the WAL, durable), where the kernel never writes the
+#				pool back (only with --contenders)
 #	  Each workload family gets fresh clusters, all up at once and loaded
 #	  one after the other; then --rounds rounds, in each of which every
 #	  contender runs once, back to back, in an order that rotates from
@@ -63,7 +66,8 @@
 #
 # Options:
 #	--workloads "..."		tpcb and/or tpccsp-4wh (default both)
-#	--contenders "..."		among heap nvm nvm-shm (default all three)
+#	--contenders "..."		among heap nvm nvm-shm nvm-tmpfs (default the
+#							first three)
 #	--rounds R				rounds (default 3)
 #	--seconds S				seconds per run (default 180)
 #	--clients N				pgbench clients (default 4)

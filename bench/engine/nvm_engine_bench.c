@@ -18,6 +18,7 @@
  * numbers then show lock convoys, not parallel speed-up; say so when you
  * quote them.
  */
+#include "alloc.h"
 #include "core.h"
 #include "persist.h"
 #include "pool.h"
@@ -333,6 +334,15 @@ run_point(const Options *o, int mode, const char *workload, int nt, Result *agg)
 	}
 	pthread_barrier_destroy(&barrier);
 	free(ws);
+	{
+		NvmAllocStats st;
+
+		/* what the point used of the pool: how bench/run.sh sizes it */
+		nvm_alloc_get_stats(&st);
+		fprintf(stderr, "# pool: %.0f MB of %.0f MB in allocated chunks after the point (%llu commits measured)\n",
+				(double) (st.chunks_total - st.chunks_free) * (double) st.pool_bytes / (double) st.chunks_total / 1048576.0,
+				(double) o->pool_mb, (unsigned long long) agg->commits);
+	}
 	nvm_pool_close();
 	unlink(o->pool_path);
 	free(shmem);

@@ -19,6 +19,9 @@
 #				default (auto: through the WAL off persistent memory)
 #		nvm-shm	nvm tables, the pool in /dev/shm and nvm.durability = pool:
 #				stands for persistent memory (not durable here)
+#		nvm-tmpfs	nvm tables, the pool in /dev/shm and nvm.durability at its
+#				default (auto: through the WAL, as at the default place, so
+#				durable): the pool where the kernel never writes it back
 #
 #	day_describe C				one line: what C is and where it keeps what
 #	day_make C TAG CONF...		a fresh cluster for C, started; TAG names its log
@@ -54,7 +57,8 @@ day_describe()
 		heap) echo "heap: PostgreSQL's heap, data directory and WAL on disk ($DAY_DISK)" ;;
 		nvm) echo "nvm: nvm tables, the pool at its default place (pg_nvm/pool in the data directory, a page-cache file on disk), nvm.durability = auto (through the WAL), WAL on disk" ;;
 		nvm-shm) echo "nvm-shm: nvm tables, the pool in /dev/shm, nvm.durability = pool: stands for persistent memory (not durable here), WAL on disk" ;;
-		*) nvm_die "unknown contender $1 (heap, nvm, nvm-shm)" ;;
+		nvm-tmpfs) echo "nvm-tmpfs: nvm tables, the pool in /dev/shm (tmpfs, never written back by the kernel), nvm.durability = auto (through the WAL: durable), WAL on disk" ;;
+		*) nvm_die "unknown contender $1 (heap, nvm, nvm-shm, nvm-tmpfs)" ;;
 	esac
 }
 
@@ -67,7 +71,7 @@ day_make()
 	shift 2
 	day_describe "$c" >/dev/null
 	dir=$(nvm_pg_tmpdir "$DAY_DISK" "nvmam-day-$c") || return 1
-	if [ "$c" = nvm-shm ]; then
+	if [ "$c" = nvm-shm ] || [ "$c" = nvm-tmpfs ]; then
 		shm=$(nvm_pg_tmpdir /dev/shm "nvmam-day-pool") || return 1
 	fi
 	DAY_DIR[$c]=$dir DAY_SHM[$c]=$shm DAY_TAG[$c]=$tag
@@ -75,12 +79,14 @@ day_make()
 	nvm_cluster_init "$dir" "$(nvm_free_port)" || return 1
 	nvm_cluster_conf "$dir" "log_checkpoints = on" "$@"
 	case "$c" in
-		nvm | nvm-shm)
+		nvm | nvm-shm | nvm-tmpfs)
 			nvm_cluster_conf "$dir" "shared_preload_libraries = 'nvmam'" \
 				"nvm.pool_size = '${DAY_POOL_SIZE:-1GB}'" "${DAY_NVM_CONF[@]}" ;;
 	esac
 	if [ "$c" = nvm-shm ]; then
 		nvm_cluster_conf "$dir" "nvm.pool_path = '$shm/pool'" "nvm.durability = 'pool'"
+	elif [ "$c" = nvm-tmpfs ]; then
+		nvm_cluster_conf "$dir" "nvm.pool_path = '$shm/pool'"
 	fi
 	nvm_cluster_start "$dir" || return 1
 	if [ "$c" != heap ]; then

@@ -159,6 +159,14 @@ class Results:
         self.workloads = [w for w in ALL_WORKLOADS if any(r["workload"] == w for r in rows)]
         self.contenders = sorted({r["contender"] for r in rows}, key=corder)
         self.clients = sorted({r["clients"] for r in rows})
+        # (workload, contender) of every row, runs skipped after a failure
+        # included: a contender absent from a workload's family (its
+        # descriptor's skip_contenders) has none
+        self.pairs = {(r["workload"], r["contender"]) for r in rows}
+
+    def ran(self, w, c):
+        """Whether contender c was among those of workload w's family."""
+        return (w, c) in self.pairs
 
     def get(self, w, c, n):
         r = self.idx.get((w, c, n))

@@ -62,6 +62,25 @@ def main_table(res):
     return md_table(header, rows)
 
 
+def absent_text(res):
+    """What a dash in the tables means where a contender did not run a
+    workload at all (its family's descriptor leaves it out of the mode:
+    skip_contenders), or "" when every contender ran every workload."""
+    out = []
+    for c in res.contenders:
+        ws = [w for w in res.workloads if not res.ran(w, c)]
+        if ws:
+            out.append("`%s` did not run %s" % (c, ", ".join(ws)))
+    if not out:
+        return ""
+    why = ""
+    if any(not res.ran(w, "nvm-n2db") for w in res.workloads) and "nvm-n2db" in res.contenders:
+        why = (" Quick mode runs `nvm-n2db` where the report compares it with MCSI, as the paper "
+               "does: YCSB and TPC-C.")
+    return ("A dash where a contender did not run a workload: %s (its family's descriptor leaves "
+            "it out of this mode, `skip_contenders`).%s" % ("; ".join(out), why))
+
+
 # the contenders whose acknowledged commits survive a power loss on this
 # machine: WAL (and pool) on disk, synchronous_commit on, and nvm's commits
 # durable through the WAL
@@ -665,6 +684,9 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
         "for TPC-C it counts every transaction of the mix (New-Order and Payment; server-side "
         "TPC-C all five), the 1% rolled-back New-Orders included. Ratios compare the maxima.\n")
     add(main_table(res) + "\n")
+    absent = absent_text(res)
+    if absent:
+        add(absent + "\n")
     add("What each contender stands for:\n")
     add(contender_legend(res) + "\n")
 
@@ -772,7 +794,7 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
         "highest round in brackets.\n")
     for w in res.workloads:
         add("### %s\n" % wtitle(w))
-        cs = res.contenders
+        cs = [c for c in res.contenders if res.ran(w, c)]
         pairs = []
         for a, b in (("nvm-mcsi-pagecache", "heap"), ("nvm-mcsi", "nvm-n2db"), ("nvm-mcsi", "heap"),
                      ("nvm-mcsi", "heap-tmpfs"),
@@ -849,8 +871,9 @@ def write_report(out, res, eng, model, plots, plot_note, prof):
     # profile
     add("## Profile\n")
     if not prof:
-        add("Not profiled in this run (`bench/run.sh --profile`; full mode profiles by "
-            "default).\n")
+        add("Not profiled in this run: full mode profiles by default, quick mode does not (to "
+            "stay within its 6 minutes); `bench/run.sh --quick --profile` adds its profile point, "
+            "TPC-C with 1 warehouse at 8 clients, about 20 s.\n")
     else:
         add("With `--profile`, after the measured runs of a workload every contender ran once "
             "more at each profile point (these runs are not in the results above). During that "

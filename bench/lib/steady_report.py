@@ -59,7 +59,7 @@ COSTS = [
     ("cpu_us", "server CPU, µs", _per_txn(lambda r: None if num(r["server_cpu_s"]) is None
                                            else num(r["server_cpu_s"]) * 1e6)),
 ]
-PREFERRED = ["heap", "nvm", "nvm-shm"]
+PREFERRED = ["heap", "nvm", "nvm-tmpfs", "nvm-shm"]
 
 
 def ratios(runs, workload, mine, ref, value):

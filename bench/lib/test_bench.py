@@ -6,7 +6,8 @@
      fixed shift of runs without them), the targets and report of a
      synthetic run, the consistency checks after each run (a failed one is
      shown), the PostgreSQL version the report names, and the descriptors (every one loads, a new one is a single
-     file, the family keys autovacuum and check); for bench/steady.sh and
+     file, the family keys autovacuum, check and skip_contenders, and the
+     report of a contender that did not run a family); for bench/steady.sh and
      bench/scale.sh, what the server log says (serverlog.py), checkpoint
      bytes and costs per transaction, per-round ratios, and issue 45's
      targets before and after (day_targets.py).  Run by meson test (the
@@ -610,6 +611,49 @@ class HonestHeadline(unittest.TestCase):
         self.assertEqual(self.wal_verdict(None), "NO DATA")
 
 
+class ContendersPerFamily(unittest.TestCase):
+    """A contender that did not run a workload's family (quick mode's
+    nvm-n2db outside YCSB and TPC-C) has no MCSI >= N2DB target there and
+    shows as a dash the report explains; one whose runs failed still has
+    its target, with NO DATA."""
+    TPS = {("ycsb-a", c): 10000 for c in ("heap", "nvm-mcsi-pagecache", "nvm-mcsi", "nvm-n2db")}
+    TPS.update({("insert", c): 10000 for c in ("heap", "nvm-mcsi-pagecache", "nvm-mcsi")})
+
+    def test_mcsi_against_n2db_only_where_both_ran(self):
+        with tempfile.TemporaryDirectory() as d:
+            synthetic_run(d, self.TPS)
+            res = report.Results(report.load_results(d))
+            self.assertTrue(res.ran("ycsb-a", "nvm-n2db"))
+            self.assertFalse(res.ran("insert", "nvm-n2db"))
+            tg = [t for t in report.targets(res) if t.ref == "nvm-n2db"]
+            self.assertEqual([t.workload for t in tg], ["ycsb-a"])
+            self.assertNotIn("NO DATA", [t[1] for t in report.targets(res)])
+            report.write_report(d, res, [], {}, [], "", {})
+            with open(os.path.join(d, "report.md")) as f:
+                text = f.read()
+        self.assertIn("`nvm-n2db` did not run insert", text)
+        self.assertIn("Not profiled in this run: full mode profiles by default, quick mode does not", text)
+
+    def test_failed_runs_still_have_their_target(self):
+        with tempfile.TemporaryDirectory() as d:
+            tps = dict(self.TPS)
+            tps[("insert", "nvm-n2db")] = 10000
+            synthetic_run(d, tps)
+            path = os.path.join(d, "results.csv")
+            with open(path, newline="") as f:
+                rows = list(csv.DictReader(f))
+            for r in rows:
+                if r["workload"] == "insert" and r["contender"] == "nvm-n2db":
+                    r.update(status="skipped", tps="", commits="", error="setup or load failed")
+            with open(path, "w", newline="") as f:
+                wr = csv.DictWriter(f, COLUMNS)
+                wr.writeheader()
+                wr.writerows(rows)
+            res = report.Results(report.load_results(d))
+            v = {t.workload: t[1] for t in report.targets(res) if t.ref == "nvm-n2db"}
+        self.assertEqual(v, {"ycsb-a": v["ycsb-a"], "insert": "NO DATA"})
+
+
 class PostgreSQLVersion(unittest.TestCase):
     """The report, its summary and the compare mode name the PostgreSQL
     version that settings.md records (15 or 18), and nothing when it does
@@ -769,6 +813,35 @@ class Descriptors(unittest.TestCase):
                 '[[workload]]\nname = "b1"\ntitle = "b"\nscripts = ["update.sql"]\n')
         for line, msg in (('autovacuum = "on"', "autovacuum is true or false"),
                           ('check = "no_such_check.sql"', "check script no_such_check.sql not found")):
+            with tempfile.TemporaryDirectory() as d:
+                with open(os.path.join(d, "bad.toml"), "w") as f:
+                    f.write(head % line)
+                with self.assertRaisesRegex(workloads.DescriptorError, msg):
+                    workloads.load(d)
+
+    def test_contenders_left_out_of_a_mode(self):
+        fams = {f.name: f for f in workloads.load()}
+        # quick mode runs nvm-n2db only in the families the report compares
+        # with MCSI as the paper does (YCSB, TPC-C); full mode everywhere
+        for name in ("ycsb", "tpcc"):
+            self.assertEqual(fams[name].skip_contenders["quick"], [])
+        for name in ("tpccsp", "tpcb", "rows", "bulk"):
+            self.assertEqual(fams[name].skip_contenders["quick"], ["nvm-n2db"])
+        for f in fams.values():
+            self.assertEqual(f.skip_contenders["full"], [])
+        plan = workloads.shell_plan(list(fams.values()), "quick", [4], ["ycsb-a", "insert"], [])
+        self.assertIn("FAM_SKIP[rows]=nvm-n2db", plan)
+        self.assertIn("FAM_SKIP[ycsb]=''", plan)
+        plan = workloads.shell_plan(list(fams.values()), "full", [4], ["insert"], [])
+        self.assertIn("FAM_SKIP[rows]=''", plan)
+
+    def test_a_left_out_contender_a_target_needs_is_refused(self):
+        head = ('[family]\nname = "b"\ntitle = "B"\norder = 1\nload = []\n%s\n'
+                '[[workload]]\nname = "b1"\ntitle = "b"\nscripts = ["update.sql"]\n'
+                'targets = [{ mine = "nvm-n2db", ref = "heap", factor = 1.0 }]\n')
+        for line, msg in (('skip_contenders = { quick = ["nvm-n2db"] }', "leaves out nvm-n2db, which a target"),
+                          ('skip_contenders = { fast = ["heap"] }', "unknown key"),
+                          ('skip_contenders = { quick = "nvm-n2db" }', "a list of contender names")):
             with tempfile.TemporaryDirectory() as d:
                 with open(os.path.join(d, "bad.toml"), "w") as f:
                     f.write(head % line)

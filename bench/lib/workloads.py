@@ -267,7 +267,7 @@ def read_toml(path, tables):
 
 class Family:
     KEYS = ("name", "title", "order", "sizes", "pool_size", "derived", "load", "settings",
-            "figure", "paper_table", "run_order", "autovacuum", "check")
+            "figure", "paper_table", "run_order", "autovacuum", "check", "skip_contenders")
 
     def __init__(self, path):
         where = os.path.basename(path)
@@ -309,6 +309,14 @@ class Family:
                     not os.path.exists(os.path.join(WORKLOAD_DIR, self.check)):
                 raise DescriptorError("%s: check script %s not found in %s"
                                       % (where + " [family]", self.check, WORKLOAD_DIR))
+        # contenders of a mode's default list that this family does not run
+        # in that mode (a list given with --contenders runs in every family)
+        sk = t.get("skip_contenders", {})
+        check_keys(sk, MODES, (), where + " skip_contenders")
+        for m, names in sk.items():
+            if not isinstance(names, list) or not all(isinstance(x, str) for x in names):
+                raise DescriptorError("%s skip_contenders.%s: a list of contender names" % (where, m))
+        self.skip_contenders = {m: list(sk.get(m, [])) for m in MODES}
         self.settings = t.get("settings", "")
         self.figure = t.get("figure")
         if self.figure is not None:
@@ -324,6 +332,15 @@ class Family:
             if n not in names:
                 raise DescriptorError("%s: run_order names %s, which is not a workload here" % (where, n))
         self.run_order = order + [n for n in names if n not in order]
+        # a contender left out must not be one the family's targets compare
+        for m, skipped in self.skip_contenders.items():
+            for w in self.workloads:
+                for tg in w.targets:
+                    named = {tg.contender, tg.ref} if tg.kind == "metric" else {tg.mine, tg.ref, tg.instead}
+                    both = sorted(named & set(skipped))
+                    if both:
+                        raise DescriptorError("%s: skip_contenders.%s leaves out %s, which a target of %s "
+                                              "compares" % (where, m, ", ".join(both), w.name))
 
     def size_values(self, mode, max_clients, env=None):
         """Sizes and derived values of this family in this mode."""
@@ -426,7 +443,7 @@ def shell_plan(fams, mode, clients, selected, profile_points, engine=None):
             points.append((name, int(n)))
     q = shlex.quote
     L = ["declare -gA WL_FAMILY=() WL_ARGS=() WL_WH=() WL_UPTO=() FAM_POOL=() FAM_LOAD=() FAM_SETTINGS=() "
-         "FAM_AUTOVACUUM=() FAM_CHECK=() ENGINE_MB=()"]
+         "FAM_AUTOVACUUM=() FAM_CHECK=() FAM_SKIP=() ENGINE_MB=()"]
     run, families = [], []
     for f in fams:
         mine = [n for n in f.run_order if n in selected]
@@ -441,6 +458,7 @@ def shell_plan(fams, mode, clients, selected, profile_points, engine=None):
         L.append("FAM_SETTINGS[%s]=%s" % (FAM, q(f.settings_line(values))))
         L.append("FAM_AUTOVACUUM[%s]=%s" % (FAM, "on" if f.autovacuum else "off"))
         L.append("FAM_CHECK[%s]=%s" % (FAM, q(os.path.join(WORKLOAD_DIR, f.check) if f.check else "")))
+        L.append("FAM_SKIP[%s]=%s" % (FAM, q(" ".join(f.skip_contenders[mode]))))
         for name in mine:
             w = wl[name]
             run.append(name)
@@ -469,15 +487,17 @@ def listing(fams, mode, engine=None):
             tg = "; ".join(describe_target(t) for t in w.targets) or "–"
             L.append("| `%s` | %s | %s | `%s` | %s |" % (w.name, f.name, w.what or w.title, args, tg))
     L.append("")
-    L.append("| family | sizes (%s) | pool_size | load | autovacuum | check after each run |" % mode)
-    L.append("|---|---|---|---|---|---|")
+    L.append("| family | sizes (%s) | pool_size | load | autovacuum | check after each run "
+             "| default contenders left out |" % mode)
+    L.append("|---|---|---|---|---|---|---|")
     for f in fams:
         sizes = ", ".join("%s = %s%s" % (k, s[mode], " (%s)" % s["env"] if s.get("env") else "")
                           for k, s in f.sizes.items()) or "–"
         load_ = "; ".join(("psql " + " ".join(s["psql"])) if "psql" in s else
                           "pgbench " + " ".join(str(x) for x in s["pgbench_init"]) for s in f.load)
-        L.append("| %s | %s | %s | %s | %s | %s |" % (f.name, sizes, f.pool_size[mode], load_,
-                                                   "on" if f.autovacuum else "off", f.check or "–"))
+        L.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            f.name, sizes, f.pool_size[mode], load_, "on" if f.autovacuum else "off", f.check or "–",
+            " ".join(f.skip_contenders[mode]) or "–"))
     if engine:
         L.append("")
         L.append("| engine workload | what | rows per transaction | updates | writing transactions |")

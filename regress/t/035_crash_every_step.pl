@@ -53,6 +53,10 @@
 #	     as it holds, so that its delta outgrows half its base): after the
 #	     merged files, before the manifest; after the manifest, before the
 #	     merged files are removed;
+#	   - a merge of a table's deltas alone (a ninth small delta of table
+#	     dm, with rows updated, deleted and inserted since its base): the
+#	     base is not rewritten and the deltas become one, which keeps the
+#	     deleted rows deleted; then the same two crash points;
 #	   - a start: after the capture at the end of crash recovery, before the
 #	     end-of-recovery checkpoint; a recovery that replays no nvm record
 #	     (a crash right after a checkpoint), whose first access loads the
@@ -280,11 +284,18 @@ my $prepared = 0;			# the prepared transaction is held
 my $reserve_before = '2|1:100,2:200';
 my $reserve_after = '3|1:93,2:200,3:7';
 my $scratch = undef;		# the digest of table scratch, if it exists
+my $dm = undef;				# the digest of table dm, once it exists
 
 sub reserve_rows
 {
 	return $node->safe_psql('postgres',
 		q{SELECT count(*) || '|' || string_agg(id || ':' || v, ',' ORDER BY id) FROM reserve});
+}
+
+sub dm_digest
+{
+	return $node->safe_psql('postgres',
+		q{SELECT count(*) || '|' || md5(string_agg(id || ':' || v, ',' ORDER BY id)) FROM dm});
 }
 
 sub scratch_digest
@@ -344,6 +355,11 @@ sub served_exactly
 	{
 		is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname = 'scratch'}),
 			'0', "$name: the table scratch is gone");
+	}
+	if (defined $dm)
+	{
+		is(dm_digest(), $dm, "$name: the table dm is as it was");
+		nvm_verify_clean($node, 'dm', $name);
 	}
 	return;
 }
@@ -499,6 +515,101 @@ foreach my $c (@merge)
 	crash_point($point);
 	my $offset = -s $node->logfile;
 	$node->psql('postgres', 'CHECKPOINT');
+	run_for(0.3);
+	wait_down($name);
+	load_end();
+	crashed_at($name, $what, $offset);
+	os_crash($name, $how);
+	rebuilt($name, $how);
+}
+
+# ---------------------------------------------------------------------------
+# a merge of deltas: past 8 deltas that hold less than half their base, the
+# worker merges the deltas alone into one delta, which keeps their
+# tombstones (rows deleted since the base), and the base stays; then a
+# crash of the operating system at each step of such a merge
+# ---------------------------------------------------------------------------
+$node->safe_psql('postgres', q{
+	CREATE TABLE dm (id int PRIMARY KEY, v int NOT NULL) USING nvm;
+	INSERT INTO dm SELECT g, 0 FROM generate_series(1, 20000) g;
+});
+$node->safe_psql('postgres', 'CHECKPOINT');
+$dm = dm_digest();
+my $dm_round = 0;
+
+# dm_files: dm's checkpoint files, "base" and "delta" suffixes by name
+sub dm_files
+{
+	my $key = $node->safe_psql('postgres',
+		q{SELECT d.oid || '_' || pg_relation_filenode('dm') FROM pg_database d WHERE datname = 'postgres'});
+	my $dir = $node->data_dir . '/pg_nvm/checkpoint';
+	opendir(my $dh, $dir) or die "cannot open $dir: $!";
+	my @f = sort grep { /^\d+_${key}_\d+\.\d+\.(base|delta)$/ } readdir($dh);
+	closedir($dh);
+	return @f;
+}
+
+# dm_named: the files of dm the manifest names (those on disk that no
+# merge is about to remove: waits until a merge after the last checkpoint
+# is done, that is until the count of files stops changing)
+sub dm_named
+{
+	my @f = dm_files();
+	for (1 .. 10)
+	{
+		usleep(200_000);
+		my @g = dm_files();
+		last if "@g" eq "@f";
+		@f = @g;
+	}
+	return @f;
+}
+
+# dm_delta: a few rows of dm updated, one deleted, one inserted, then a
+# checkpoint: one more delta of dm
+sub dm_delta
+{
+	$dm_round++;
+	my $del = $dm_round * 11;
+	my $ins = 100000 + $dm_round;
+	$node->safe_psql('postgres', qq{
+		UPDATE dm SET v = v + 1 WHERE id % 1000 = $dm_round;
+		DELETE FROM dm WHERE id = $del;
+		INSERT INTO dm VALUES ($ins, $dm_round);
+	});
+	$dm = dm_digest();
+	$node->safe_psql('postgres', 'CHECKPOINT');
+	return;
+}
+
+{
+	my $name = 'a merge of deltas';
+	my @before = dm_named();
+	my ($base) = grep { /\.base$/ } @before;
+	ok(defined $base, "$name: dm has a base file");
+	dm_delta() while scalar(grep { /\.delta$/ } dm_named()) < 8;
+	my $offset = -s $node->logfile;
+	dm_delta();
+	my @after = dm_named();
+	like(slurp_file($node->logfile, $offset), qr/nvm: merged the checkpoint files of \d+ nvm tables/,
+		"$name: the ninth delta's checkpoint is followed by a merge");
+	is(join(' ', grep { /\.base$/ } @after), $base, "$name: the base of dm is not rewritten");
+	is(scalar(grep { /\.delta$/ } @after), 1, "$name: its deltas are merged into one");
+	served_exactly("$name, the pool kept");
+	nvm_crash($node);
+	os_crash("$name, then the operating system", 'gone');
+	rebuilt("$name, then the operating system", 'gone');
+}
+
+foreach my $c (@merge)
+{
+	my ($point, $what, $how) = @$c;
+	my $name = "a merge of deltas, $point";
+	dm_delta() while scalar(grep { /\.delta$/ } dm_named()) < 8;
+	step_begin();
+	crash_point($point);
+	my $offset = -s $node->logfile;
+	dm_delta();
 	run_for(0.3);
 	wait_down($name);
 	load_end();

@@ -105,7 +105,7 @@
 #include "redo/nvm_redo.h"
 #include "redo/nvm_redofmt.h"
 
-/* A table's deltas are merged into a new base past this many of them. */
+/* A table's deltas are merged (into one delta, or a new base) past this many of them. */
 #define NVM_MERGE_DELTAS	8
 
 static NvmCheckpointTotals *totals = NULL;
@@ -178,6 +178,13 @@ count_capture(const NvmCheckpointCounts *c)
  * over half of what checkpoint_completion_target gives a checkpoint, as
  * PostgreSQL spreads its own buffer writes; the checkpoint, which writes
  * its buffers meanwhile, waits for it before its record.
+ *
+ * A merge between checkpoints (below) is spread the same way, over the
+ * same time, estimated from the bytes of the files it reads.  It gives up
+ * its pace, and goes on at full speed, as soon as its give_way says so (a
+ * new checkpoint chose its redo point, or the server stops): the next
+ * checkpoint's capture waits for the merge's table, as before pacing, and
+ * not for a pace.
  */
 #define PACE_MIN_BYTES		(32 * 1024 * 1024)
 #define PACE_ROW_BYTES		128		/* a row's bytes, for the estimate */
@@ -188,6 +195,7 @@ typedef struct Pace
 	double		rate;			/* bytes a second */
 	uint64		done;			/* bytes written so far */
 	instr_time	start;
+	bool		(*give_way) (void);	/* a merge's: pace off once true */
 } Pace;
 
 static Pace pace;
@@ -275,7 +283,7 @@ pace_after(uint64 bytes)
 	pace.done += bytes;
 	if (pace.done % (1024 * 1024) >= bytes)
 		return;					/* look once a megabyte */
-	if (checkpoint_awaited())
+	if (checkpoint_awaited() || (pace.give_way != NULL && pace.give_way()))
 	{
 		pace.on = false;		/* somebody waits for it now: full speed */
 		return;
@@ -285,6 +293,25 @@ pace_after(uint64 bytes)
 	ahead = pace.done / pace.rate - INSTR_TIME_GET_DOUBLE(now);
 	if (ahead > 0)
 		pg_usleep((long) (Min(ahead, 0.1) * 1e6));
+}
+
+/*
+ * pace_begin_merge turns pacing on for a merge that reads bytes of files,
+ * if that is large and no process waits for a checkpoint.
+ */
+static void
+pace_begin_merge(uint64 bytes, bool (*give_way) (void))
+{
+	double		secs = CheckPointCompletionTarget * CheckPointTimeout / 2.0;
+
+	memset(&pace, 0, sizeof(pace));
+	if (bytes < PACE_MIN_BYTES || secs < 1.0 || checkpoint_awaited() ||
+		(give_way != NULL && give_way()))
+		return;
+	pace.on = true;
+	pace.rate = (double) bytes / secs;
+	pace.give_way = give_way;
+	INSTR_TIME_SET_CURRENT(pace.start);
 }
 
 /* A file being written, and the view its rows are read through. */
@@ -654,15 +681,30 @@ nvm_checkpoint_log_capture(const char *why, const NvmCheckpointCounts *c)
  * ---------------------------------------------------------------------
  */
 
-/* wants_merge says whether a table's deltas have grown enough to merge. */
-static bool
+/* What merge_table writes for a table. */
+typedef enum MergeKind
+{
+	MERGE_NONE,
+	MERGE_DELTAS,				/* the deltas into one delta; the base stays */
+	MERGE_BASE					/* every file into a new base */
+} MergeKind;
+
+/*
+ * wants_merge says how a table's files are merged, if they are: into a
+ * new base once the deltas hold more bytes than half the base (or there is
+ * no base), else the deltas into one delta once there are more than
+ * NVM_MERGE_DELTAS of them.  So a merge writes what changed since the
+ * base, not the whole table, until the changes come to half of it; a base
+ * is then rewritten after at least half its bytes of changes.
+ */
+static MergeKind
 wants_merge(const NvmCkptTable *mt)
 {
 	uint64		base = 0,
 				deltas = 0;
 
 	if (mt->nfiles < 2)
-		return false;
+		return MERGE_NONE;
 	for (uint32 i = 0; i < mt->nfiles; i++)
 	{
 		if (mt->files[i].kind == NVM_CKPT_BASE)
@@ -670,32 +712,58 @@ wants_merge(const NvmCkptTable *mt)
 		else
 			deltas += mt->files[i].bytes;
 	}
-	return mt->nfiles - 1 > NVM_MERGE_DELTAS || deltas * 2 > base;
+	if (deltas * 2 > base)
+		return MERGE_BASE;
+	if (mt->nfiles - 1 <= NVM_MERGE_DELTAS)
+		return MERGE_NONE;
+	return mt->files[0].kind == NVM_CKPT_BASE ? MERGE_DELTAS : MERGE_BASE;
 }
 
-/* merge_table writes mt's files merged as one base file and names it instead. */
+/*
+ * merge_table writes mt's files merged as one file and names it instead of
+ * them: with MERGE_BASE every file as a new base (tombstones dropped), with
+ * MERGE_DELTAS the deltas after the base (files[0]) as one delta, which
+ * keeps their tombstones, as the newest of their rows over the base.  The
+ * writes are spread over time as a capture's are (pace_begin_merge) until
+ * give_way says a checkpoint wants the worker.
+ */
 static void
-merge_table(NvmCkptManifest *m, NvmCkptTable *mt, NvmMergeCounts *counts)
+merge_table(NvmCkptManifest *m, NvmCkptTable *mt, MergeKind kind, NvmMergeCounts *counts,
+			bool (*give_way) (void))
 {
 	NvmCkptError err;
-	NvmCkptCursor *c = nvm_ckptcursor_open(NVM_CHECKPOINT_DIR, mt, 0, PG_UINT64_MAX, &err);
+	NvmCkptTable from = *mt;	/* the files merged */
+	NvmCkptCursor *c;
 	NvmCkptWriter *w;
 	xl_nvm_version xv;
 	const char *data;
 	uint64		seq;
 	uint64		nrows;
 	uint64		bytes;
+	uint64		in_bytes;
+	uint8		file_kind = kind == MERGE_DELTAS ? NVM_CKPT_DELTA : NVM_CKPT_BASE;
 
+	if (kind == MERGE_DELTAS)
+	{
+		from.files = mt->files + 1;
+		from.nfiles = mt->nfiles - 1;
+	}
+	c = nvm_ckptcursor_open(NVM_CHECKPOINT_DIR, &from, 0, PG_UINT64_MAX, &err);
 	if (c == NULL)
 		nvm_ckptfile_report(ERROR, NULL, &err, NULL);
 	seq = m->next_seq++;
-	w = nvm_ckptfile_begin(&mt->key, NVM_CKPT_BASE, seq, mt->lsn);
+	w = nvm_ckptfile_begin(&mt->key, file_kind, seq, mt->lsn);
+	in_bytes = 0;
+	for (uint32 i = 0; i < from.nfiles; i++)
+		in_bytes += from.files[i].bytes;
+	pace_begin_merge(in_bytes, give_way);
 	PG_TRY();
 	{
 		while (nvm_ckptcursor_next(c, &xv, &data, &err))
 		{
-			if ((xv.kind & NVM_VINFO_TOMBSTONE) == 0)
+			if (kind == MERGE_DELTAS || (xv.kind & NVM_VINFO_TOMBSTONE) == 0)
 				nvm_ckptfile_add_row(w, &xv, data);
+			pace_after(sizeof(xv) + xv.data_len);
 		}
 		if (err.msg[0] != '\0')
 			nvm_ckptfile_report(ERROR, NULL, &err, NULL);
@@ -703,14 +771,17 @@ merge_table(NvmCkptManifest *m, NvmCkptTable *mt, NvmMergeCounts *counts)
 	PG_FINALLY();
 	{
 		nvm_ckptcursor_close(c);
+		pace.on = false;
 	}
 	PG_END_TRY();
 	bytes = nvm_ckptfile_finish(w, &nrows);
 	counts->tables++;
-	counts->files += mt->nfiles;
+	counts->files += from.nfiles;
 	counts->rows += nrows;
 	counts->bytes += bytes;
-	add_file(mt, seq, NVM_CKPT_BASE, nrows, bytes, true);
+	if (kind == MERGE_DELTAS)
+		mt->nfiles = 1;			/* the base, then the merged delta */
+	add_file(mt, seq, file_kind, nrows, bytes, kind == MERGE_BASE);
 }
 
 void
@@ -725,9 +796,11 @@ nvm_checkpoint_merge(NvmMergeCounts *counts, bool (*stop) (void))
 		return;
 	for (uint32 i = 0; i < m.ntables; i++)
 	{
-		if (!wants_merge(&m.tables[i]))
+		MergeKind	kind = wants_merge(&m.tables[i]);
+
+		if (kind == MERGE_NONE)
 			continue;
-		merge_table(&m, &m.tables[i], counts);
+		merge_table(&m, &m.tables[i], kind, counts, stop);
 		merged = true;
 		CHECK_FOR_INTERRUPTS();
 		if (stop != NULL && stop())

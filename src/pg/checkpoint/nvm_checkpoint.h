@@ -74,10 +74,14 @@ typedef struct NvmMergeCounts
 
 /*
  * nvm_checkpoint_merge merges the files of every table whose deltas have
- * grown (more than NVM_MERGE_DELTAS of them, or more bytes than half its
- * base) into a new base, and writes a new manifest; called between
+ * grown: into a new base once they hold more bytes than half its base,
+ * else its deltas into one delta once there are more than NVM_MERGE_DELTAS
+ * of them; and writes a new manifest; called between
  * checkpoints by the worker that captures them, which stops after a table
- * once stop says so.
+ * once stop says so.  A large merge spreads its writes over half of what
+ * checkpoint_completion_target gives a checkpoint, as a capture does, and
+ * goes on at full speed once stop says so or a process waits for a
+ * checkpoint.
  */
 extern void nvm_checkpoint_merge(NvmMergeCounts *counts, bool (*stop) (void));
 
