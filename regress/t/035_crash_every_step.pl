@@ -486,6 +486,26 @@ foreach my $c (@capture)
 	rebuilt("$name, then the operating system", 'gone');
 }
 
+# crash_step NAME POINT WHAT HOW TRIGGER: a step under the load with the
+# crash point POINT set, TRIGGER (a sub) making the server reach it; the
+# server stops WHAT, the operating system crashes leaving the pool HOW, and
+# the rebuilt pool serves every acknowledged commit
+sub crash_step
+{
+	my ($name, $point, $what, $how, $trigger) = @_;
+	step_begin();
+	crash_point($point);
+	my $offset = -s $node->logfile;
+	$trigger->();
+	run_for(0.3);
+	wait_down($name);
+	load_end();
+	crashed_at($name, $what, $offset);
+	os_crash($name, $how);
+	rebuilt($name, $how);
+	return;
+}
+
 # ---------------------------------------------------------------------------
 # a merge of checkpoint files: before each step the history gets as many
 # rows again as it holds (negative ids, no transfer's), so its delta at
@@ -511,16 +531,7 @@ foreach my $c (@merge)
 		SELECT -($k * 10000000 + g), 1, 1, 0
 		FROM generate_series(1, (SELECT count(*) + 1000 FROM history)) g;
 	});
-	step_begin();
-	crash_point($point);
-	my $offset = -s $node->logfile;
-	$node->psql('postgres', 'CHECKPOINT');
-	run_for(0.3);
-	wait_down($name);
-	load_end();
-	crashed_at($name, $what, $offset);
-	os_crash($name, $how);
-	rebuilt($name, $how);
+	crash_step($name, $point, $what, $how, sub { $node->psql('postgres', 'CHECKPOINT') });
 }
 
 # ---------------------------------------------------------------------------
@@ -606,16 +617,7 @@ foreach my $c (@merge)
 	my ($point, $what, $how) = @$c;
 	my $name = "a merge of deltas, $point";
 	dm_delta() while scalar(grep { /\.delta$/ } dm_named()) < 8;
-	step_begin();
-	crash_point($point);
-	my $offset = -s $node->logfile;
-	dm_delta();
-	run_for(0.3);
-	wait_down($name);
-	load_end();
-	crashed_at($name, $what, $offset);
-	os_crash($name, $how);
-	rebuilt($name, $how);
+	crash_step($name, $point, $what, $how, \&dm_delta);
 }
 
 # ---------------------------------------------------------------------------
