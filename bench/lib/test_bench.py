@@ -811,9 +811,14 @@ class Descriptors(unittest.TestCase):
     def test_autovacuum_and_check_mistakes(self):
         head = ('[family]\nname = "b"\ntitle = "B"\norder = 1\nload = []\n%s\n'
                 '[[workload]]\nname = "b1"\ntitle = "b"\nscripts = ["update.sql"]\n')
-        for line, msg in (('autovacuum = "on"', "autovacuum is true or false"),
-                          ('check = "no_such_check.sql"', "check script no_such_check.sql not found")):
-            with tempfile.TemporaryDirectory() as d:
+        self.assert_refused(head, (('autovacuum = "on"', "autovacuum is true or false"),
+                                   ('check = "no_such_check.sql"', "check script no_such_check.sql not found")))
+
+    def assert_refused(self, head, cases):
+        """Each (line, message) of cases: the descriptor head with line put
+        in at its %s is refused with the message."""
+        for line, msg in cases:
+            with self.subTest(line=line), tempfile.TemporaryDirectory() as d:
                 with open(os.path.join(d, "bad.toml"), "w") as f:
                     f.write(head % line)
                 with self.assertRaisesRegex(workloads.DescriptorError, msg):
@@ -839,14 +844,9 @@ class Descriptors(unittest.TestCase):
         head = ('[family]\nname = "b"\ntitle = "B"\norder = 1\nload = []\n%s\n'
                 '[[workload]]\nname = "b1"\ntitle = "b"\nscripts = ["update.sql"]\n'
                 'targets = [{ mine = "nvm-n2db", ref = "heap", factor = 1.0 }]\n')
-        for line, msg in (('skip_contenders = { quick = ["nvm-n2db"] }', "leaves out nvm-n2db, which a target"),
-                          ('skip_contenders = { fast = ["heap"] }', "unknown key"),
-                          ('skip_contenders = { quick = "nvm-n2db" }', "a list of contender names")):
-            with tempfile.TemporaryDirectory() as d:
-                with open(os.path.join(d, "bad.toml"), "w") as f:
-                    f.write(head % line)
-                with self.assertRaisesRegex(workloads.DescriptorError, msg):
-                    workloads.load(d)
+        self.assert_refused(head, (('skip_contenders = { quick = ["nvm-n2db"] }', "leaves out nvm-n2db, which a target"),
+                                   ('skip_contenders = { fast = ["heap"] }', "unknown key"),
+                                   ('skip_contenders = { quick = "nvm-n2db" }', "a list of contender names")))
 
     def test_engine_workloads(self):
         engine = workloads.load_engine()

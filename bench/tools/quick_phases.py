@@ -12,16 +12,11 @@ usage: python3 bench/tools/quick_phases.py OUT [OUT...]
 """
 
 import collections
-import csv
 import os
 import sys
 
-
-def read_csv(path):
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from round_stats import read_rows as read_csv  # noqa: E402  (bench/lib/round_stats.py)
 
 
 def phases(out):
