@@ -661,21 +661,26 @@ take_blocks(int cls, int want, nvm_off *out)
 		}
 		{
 			uint64_t	seen = atomic_load(&as->nchunks);
+			ChunkState *cs;
 
+			/*
+			 * A free chunk is taken and its block headers cleared without
+			 * our lock: the clearing touches every page of the chunk (the
+			 * first touch of a new pool's page makes the kernel fill it),
+			 * and other threads of this class go on meanwhile.  No block of
+			 * the chunk is handed out before it is on our lists.
+			 */
+			nvm_spin_unlock(&cl->lock);
 			chunk = take_free_chunks(1, cls);
 			if (chunk < 0)
 			{
-				/* no free chunk: grow the pool (without our lock) and retry */
-				nvm_spin_unlock(&cl->lock);
+				/* no free chunk: grow the pool and retry */
 				if (!nvm_pool_grow(1, seen))
 					return 0;
 				nvm_spin_lock(&cl->lock);
 				continue;
 			}
-		}
-		{
-			ChunkState *cs = &as->chunks[chunk];
-
+			cs = &as->chunks[chunk];
 			memset(cs->bitmap, 0, sizeof(cs->bitmap));
 			cs->cls = (int16_t) cls;
 			cs->nblocks = nvm_pool_header->chunk_size / bsize;
@@ -684,6 +689,14 @@ take_blocks(int cls, int want, nvm_off *out)
 			cs->on_list = 1;
 			cs->next_partial = -1;
 			__atomic_store_n(&cs->scanned, 1, __ATOMIC_RELAXED);
+			nvm_spin_lock(&cl->lock);
+			if (cl->current >= 0)
+			{
+				/* another thread put a chunk in meanwhile: ours waits on the partial list */
+				cs->next_partial = cl->partial;
+				cl->partial = chunk;
+				continue;
+			}
 		}
 		cl->current = chunk;
 	}

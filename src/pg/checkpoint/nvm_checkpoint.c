@@ -759,11 +759,17 @@ merge_table(NvmCkptManifest *m, NvmCkptTable *mt, MergeKind kind, NvmMergeCounts
 	pace_begin_merge(in_bytes, give_way);
 	PG_TRY();
 	{
+		uint64		paced = 0;
+
 		while (nvm_ckptcursor_next(c, &xv, &data, &err))
 		{
+			uint64		read = nvm_ckptcursor_bytes_read(c);
+
 			if (kind == MERGE_DELTAS || (xv.kind & NVM_VINFO_TOMBSTONE) == 0)
 				nvm_ckptfile_add_row(w, &xv, data);
-			pace_after(sizeof(xv) + xv.data_len);
+			/* paced by the bytes read, as the rate is: rows passed over count too */
+			pace_after(read - paced);
+			paced = read;
 		}
 		if (err.msg[0] != '\0')
 			nvm_ckptfile_report(ERROR, NULL, &err, NULL);

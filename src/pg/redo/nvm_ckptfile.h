@@ -45,7 +45,10 @@
  * the old manifest with its files, or the new one with its files.
  *
  * The reader uses neither palloc nor ereport: the rebuild runs it in
- * threads.  It returns false with a message (NvmCkptError) instead.
+ * threads.  It returns false with a message (NvmCkptError) instead.  It
+ * holds one block in memory, and asks the kernel for the next few ahead
+ * (posix_fadvise), so that a cold file is read from the disk while the
+ * caller works through the block it has.
  *
  *-------------------------------------------------------------------------
  */
@@ -243,6 +246,9 @@ extern NvmCkptCursor *nvm_ckptcursor_open(const char *dir, const NvmCkptTable *t
 extern bool nvm_ckptcursor_next(NvmCkptCursor *c, xl_nvm_version *xv, const char **data,
 								NvmCkptError *err);
 extern void nvm_ckptcursor_close(NvmCkptCursor *c);
+
+/* The bytes of its files the cursor has read so far (blocks, headers, indexes). */
+extern uint64 nvm_ckptcursor_bytes_read(const NvmCkptCursor *c);
 
 /*
  * nvm_ckptfile_split returns up to max ascending record numbers that cut

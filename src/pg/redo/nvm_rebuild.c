@@ -139,14 +139,20 @@ load_fail(LoadShared *ls, const NvmCkptError *err)
 	pthread_mutex_unlock(&ls->err_lock);
 }
 
-/* link_batch drains the batch's versions, then makes them reachable. */
+/*
+ * link_batch drains the batch's versions, then makes them reachable, and
+ * adds them and the bytes they were read from to the progress (once a
+ * batch: the threads share its counters).
+ */
 static void
-link_batch(LoadPart *p, nvm_off *batch, int n)
+link_batch(LoadPart *p, nvm_off *batch, int n, uint64 *bytes)
 {
 	nvm_drain();
 	for (int i = 0; i < n; i++)
 		nvm_replica_load_link(&p->t, batch[i]);
 	pg_atomic_fetch_add_u64(&progress->rows, n);
+	pg_atomic_fetch_add_u64(&progress->bytes, *bytes);
+	*bytes = 0;
 }
 
 /* load_part loads one part; false if it failed (the failure is noted). */
@@ -157,6 +163,7 @@ load_part(LoadShared *ls, LoadPart *p)
 	NvmCkptCursor *c = nvm_ckptcursor_open(NVM_CHECKPOINT_DIR, p->mt, p->lo, p->hi, &err);
 	nvm_off		batch[LOAD_BATCH];
 	int			n = 0;
+	uint64		bytes = 0;
 	xl_nvm_version xv;
 	const char *data;
 
@@ -180,7 +187,7 @@ load_part(LoadShared *ls, LoadPart *p)
 		rv.data = data;
 		rv.len = xv.data_len;
 		off = nvm_replica_load_write(&p->t, ls->txid, &rv, &present);
-		pg_atomic_fetch_add_u64(&progress->bytes, sizeof(xv) + xv.data_len);
+		bytes += sizeof(xv) + xv.data_len;
 		if (off == 0)
 		{
 			if (present)
@@ -195,7 +202,7 @@ load_part(LoadShared *ls, LoadPart *p)
 		batch[n++] = off;
 		if (n == LOAD_BATCH)
 		{
-			link_batch(p, batch, n);
+			link_batch(p, batch, n, &bytes);
 			n = 0;
 		}
 	}
@@ -206,7 +213,7 @@ load_part(LoadShared *ls, LoadPart *p)
 		return false;
 	}
 	if (n > 0)
-		link_batch(p, batch, n);
+		link_batch(p, batch, n, &bytes);
 	nvm_ckptcursor_close(c);
 	return true;
 }
