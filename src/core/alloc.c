@@ -13,7 +13,10 @@
  *	 - per cache (see "Caches" below): its change counts and its share of
  *	   the byte and block counts, in a cache line of its own.
  * Lock order: a class lock may be held while taking the chunk lock, never
- * the other way round.
+ * the other way round.  A class takes a new chunk from the free chunks
+ * without its own lock held (take_blocks): clearing the chunk's block
+ * headers touches each of its pages, which on a new pool the kernel fills
+ * on first touch, and the class's other threads are not held meanwhile.
  *
  * Caches.  A thread that owns a clock slot (nvm_slot_acquire binds a cache
  * to it, nvm_slot_release returns it: in the PG layer a backend, from its
